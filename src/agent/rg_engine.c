@@ -1,0 +1,141 @@
+/* rg_engine.c: builds and tears down the runtime of one process. Order
+ * matters on the way down: sessions first, then upstreams (their curl
+ * shares), then the curl multi, then the event base (curl's cleanup still
+ * calls the socket callback). */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_engine.h>
+#include <rg_tools.h>
+#include <sys/resource.h>
+
+
+static int  rg_engine_curl_inited;
+
+
+rg_engine_t *
+rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
+{
+    rg_uint_t        i;
+    struct rlimit    rl;
+    rg_engine_t     *e;
+    rg_llm_conf_t  **llms;
+    rg_module_t    **mods;
+
+    if (!rg_engine_curl_inited) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+            rg_log_error(RG_LOG_EMERG, log, 0, "curl_global_init() failed");
+            return NULL;
+        }
+        rg_engine_curl_inited = 1;
+    }
+
+    /* thousands of sessions hold thousands of sockets */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+
+    e = calloc(1, sizeof(rg_engine_t));
+    if (e == NULL) {
+        return NULL;
+    }
+
+    e->cycle = cycle;
+    e->log = log;
+    snprintf(e->tag, sizeof(e->tag), "%06x",
+             (unsigned) ((getpid() * 2654435761u) ^ rg_wall_msec())
+             & 0xffffff);
+    srandom((unsigned) rg_monotonic_usec() ^ (unsigned) getpid());
+
+    e->base = event_base_new();
+    if (e->base == NULL) {
+        rg_log_error(RG_LOG_EMERG, log, 0, "event_base_new() failed");
+        free(e);
+        return NULL;
+    }
+
+    e->curl = rg_curl_create(e->base, log);
+    if (e->curl == NULL) {
+        rg_log_error(RG_LOG_EMERG, log, 0, "curl multi setup failed");
+        goto failed;
+    }
+
+    rg_tools_init(e->base, log);
+
+    llms = cycle->llms.elts;
+    for (i = 0; i < cycle->llms.nelts; i++) {
+        llms[i]->upstream = rg_llm_upstream_create(llms[i], e->curl, e->base,
+                                                   log);
+        if (llms[i]->upstream == NULL) {
+            goto failed;
+        }
+    }
+
+    mods = cycle->modules.elts;
+    for (i = 0; i < cycle->modules.nelts; i++) {
+        mods[i]->engine = e;
+    }
+
+    return e;
+
+failed:
+
+    rg_engine_destroy(e);
+    return NULL;
+}
+
+
+void
+rg_engine_destroy(rg_engine_t *e)
+{
+    rg_uint_t        i;
+    rg_llm_conf_t  **llms;
+
+    if (e == NULL) {
+        return;
+    }
+
+    llms = e->cycle->llms.elts;
+    for (i = 0; i < e->cycle->llms.nelts; i++) {
+        rg_llm_upstream_destroy(llms[i]->upstream);
+        llms[i]->upstream = NULL;
+    }
+
+    rg_curl_destroy(e->curl);
+
+    if (e->base) {
+        event_base_free(e->base);
+    }
+
+    free(e);
+}
+
+
+rg_llm_upstream_t *
+rg_engine_upstream(rg_engine_t *e, rg_llm_conf_t *llm)
+{
+    return llm->upstream;
+}
+
+
+uint64_t
+rg_engine_llm_retries(rg_engine_t *e)
+{
+    uint64_t            n;
+    rg_uint_t           i;
+    rg_llm_conf_t     **llms;
+    rg_llm_upstream_t  *up;
+
+    n = 0;
+    llms = e->cycle->llms.elts;
+
+    for (i = 0; i < e->cycle->llms.nelts; i++) {
+        up = llms[i]->upstream;
+        if (up) {
+            n += up->stats.retries;
+        }
+    }
+
+    return n;
+}

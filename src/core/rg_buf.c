@@ -1,0 +1,89 @@
+/* rg_buf.c: a growable byte buffer. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+
+
+rg_int_t
+rg_buf_reserve(rg_buf_t *b, size_t more)
+{
+    char    *n;
+    size_t   cap;
+
+    if (b->cap - b->len > more) {
+        return RG_OK;
+    }
+
+    cap = b->cap ? b->cap : 256;
+    while (cap - b->len <= more) {
+        cap *= 2;
+    }
+
+    n = realloc(b->data, cap);
+    if (n == NULL) {
+        return RG_ERROR;
+    }
+
+    b->data = n;
+    b->cap = cap;
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_buf_append(rg_buf_t *b, const void *p, size_t n)
+{
+    if (rg_buf_reserve(b, n) != RG_OK) {
+        return RG_ERROR;
+    }
+
+    if (n) {
+        memcpy(b->data + b->len, p, n);
+    }
+    b->len += n;
+    b->data[b->len] = '\0';
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_buf_printf(rg_buf_t *b, const char *fmt, ...)
+{
+    int      n;
+    va_list  ap;
+
+    for ( ;; ) {
+        if (rg_buf_reserve(b, 64) != RG_OK) {
+            return RG_ERROR;
+        }
+
+        va_start(ap, fmt);
+        n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+
+        if (n < 0) {
+            return RG_ERROR;
+        }
+
+        if ((size_t) n < b->cap - b->len) {
+            b->len += n;
+            return RG_OK;
+        }
+
+        if (rg_buf_reserve(b, (size_t) n + 1) != RG_OK) {
+            return RG_ERROR;
+        }
+    }
+}
+
+
+void
+rg_buf_free(rg_buf_t *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}

@@ -1,0 +1,902 @@
+/* rg_conf_file.c: reads configuration files in nginx's syntax. The
+ * tokenizer turns text into words ending at ";", "{" or "}"; the parser
+ * looks each directive up in the table of the block it is in, checks its
+ * context and argument count and calls its setter. Knows nothing about
+ * what the directives mean. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <glob.h>
+#include <math.h>
+
+
+#define RG_CONF_BLOCK_START  1
+#define RG_CONF_BLOCK_DONE   2
+#define RG_CONF_FILE_DONE    3
+
+#define RG_CONF_MAX_FILE     (16 * 1024 * 1024)
+#define RG_CONF_MAX_INCLUDE  16
+
+
+struct rg_conf_file_s {
+    const char         *name;
+    const char         *buf;
+    size_t              len;
+    size_t              pos;
+    rg_uint_t           line;
+};
+
+
+static rg_int_t rg_conf_read_token(rg_conf_t *cf);
+static char *rg_conf_handler(rg_conf_t *cf, rg_int_t last);
+static char *rg_conf_include(rg_conf_t *cf);
+
+
+const char *
+rg_conf_file_name(rg_conf_t *cf)
+{
+    return cf->file ? cf->file->name : "(command line)";
+}
+
+
+rg_uint_t
+rg_conf_line(rg_conf_t *cf)
+{
+    return cf->file ? cf->file->line : 0;
+}
+
+
+void
+rg_conf_log_error(rg_uint_t level, rg_conf_t *cf, int err, const char *fmt,
+    ...)
+{
+    int      n;
+    size_t   len;
+    va_list  args;
+
+    va_start(args, fmt);
+    n = vsnprintf(cf->errmsg, sizeof(cf->errmsg), fmt, args);
+    va_end(args);
+
+    len = n < 0 ? 0 : rg_min((size_t) n, sizeof(cf->errmsg) - 1);
+
+    if (err && len < sizeof(cf->errmsg) - 1) {
+        n = snprintf(cf->errmsg + len, sizeof(cf->errmsg) - len, " (%d: %s)",
+                     err, strerror(err));
+        len += n < 0 ? 0 : rg_min((size_t) n, sizeof(cf->errmsg) - len - 1);
+    }
+
+    if (cf->file && len < sizeof(cf->errmsg) - 1) {
+        snprintf(cf->errmsg + len, sizeof(cf->errmsg) - len, " in %s:%lu",
+                 cf->file->name, (unsigned long) cf->file->line);
+    }
+
+    rg_log_error(level, cf->log, 0, "%s", cf->errmsg);
+}
+
+
+static char *
+rg_conf_parse_buffer(rg_conf_t *cf, rg_conf_file_t *file)
+{
+    char            *rv;
+    rg_int_t         rc;
+    rg_conf_file_t  *prev;
+
+    prev = cf->file;
+    cf->file = file;
+
+    rv = RG_CONF_OK;
+
+    for ( ;; ) {
+        rc = rg_conf_read_token(cf);
+
+        if (rc == RG_ERROR) {
+            rv = RG_CONF_ERROR;
+            break;
+        }
+
+        if (rc == RG_CONF_FILE_DONE) {
+            break;
+        }
+
+        if (rc == RG_CONF_BLOCK_DONE) {
+            /* blocks end in rg_conf_parse_block(), never here */
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0, "unexpected \"}\"");
+            rv = RG_CONF_ERROR;
+            break;
+        }
+
+        rv = rg_conf_handler(cf, rc);
+        if (rv != RG_CONF_OK) {
+            break;
+        }
+    }
+
+    cf->file = prev;
+
+    return rv;
+}
+
+
+/* Called by a block's setter after it set ctx, ctx_type and commands:
+ * parses up to the closing "}". */
+char *
+rg_conf_parse_block(rg_conf_t *cf)
+{
+    char     *rv;
+    rg_int_t  rc;
+
+    cf->block++;
+
+    for ( ;; ) {
+        rc = rg_conf_read_token(cf);
+
+        if (rc == RG_ERROR) {
+            rv = RG_CONF_ERROR;
+            break;
+        }
+
+        if (rc == RG_CONF_FILE_DONE) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                              "unexpected end of file, expecting \"}\"");
+            rv = RG_CONF_ERROR;
+            break;
+        }
+
+        if (rc == RG_CONF_BLOCK_DONE) {
+            rv = RG_CONF_OK;
+            break;
+        }
+
+        rv = rg_conf_handler(cf, rc);
+        if (rv != RG_CONF_OK) {
+            break;
+        }
+    }
+
+    cf->block--;
+
+    return rv;
+}
+
+
+char *
+rg_conf_parse_file(rg_conf_t *cf, const char *filename)
+{
+    int             fd;
+    char           *buf, *rv;
+    ssize_t         n;
+    struct stat     st;
+    rg_conf_file_t  file;
+
+    fd = open(filename, O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, errno, "open() \"%s\" failed",
+                          filename);
+        return RG_CONF_ERROR;
+    }
+
+    if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)
+        || st.st_size > RG_CONF_MAX_FILE)
+    {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "\"%s\" is not a regular file of at most 16m",
+                          filename);
+        close(fd);
+        return RG_CONF_ERROR;
+    }
+
+    buf = malloc(st.st_size + 1);
+    if (buf == NULL) {
+        close(fd);
+        return RG_CONF_ERROR;
+    }
+
+    n = read(fd, buf, st.st_size);
+    close(fd);
+
+    if (n != st.st_size) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, n < 0 ? errno : 0,
+                          "read() \"%s\" failed", filename);
+        free(buf);
+        return RG_CONF_ERROR;
+    }
+
+    buf[n] = '\0';
+
+    file.name = rg_pstrdup(cf->pool, filename, strlen(filename));
+    file.buf = buf;
+    file.len = n;
+    file.pos = 0;
+    file.line = 1;
+
+    rv = file.name ? rg_conf_parse_buffer(cf, &file) : RG_CONF_ERROR;
+
+    free(buf);
+
+    return rv;
+}
+
+
+char *
+rg_conf_parse_string(rg_conf_t *cf, const char *name, const char *text)
+{
+    rg_conf_file_t  file;
+
+    file.name = name;
+    file.buf = text;
+    file.len = strlen(text);
+    file.pos = 0;
+    file.line = 1;
+
+    return rg_conf_parse_buffer(cf, &file);
+}
+
+
+static char *
+rg_conf_handler(rg_conf_t *cf, rg_int_t last)
+{
+    char          *rv;
+    rg_str_t      *name;
+    rg_uint_t      argn;
+    rg_command_t  *cmd;
+
+    name = &cf->args[0];
+
+    if (rg_str_eq(name, "include")) {
+        if (last != RG_OK) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                              "directive \"include\" is not terminated "
+                              "by \";\"");
+            return RG_CONF_ERROR;
+        }
+
+        if (cf->nargs != 2) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                              "invalid number of arguments in \"include\" "
+                              "directive, expecting one file name or mask");
+            return RG_CONF_ERROR;
+        }
+
+        return rg_conf_include(cf);
+    }
+
+    for (cmd = cf->commands; cmd && cmd->name.len; cmd++) {
+        if (cmd->name.len == name->len
+            && memcmp(cmd->name.data, name->data, name->len) == 0)
+        {
+            break;
+        }
+    }
+
+    if (cmd == NULL || cmd->name.len == 0) {
+        if (cf->handler) {
+            return cf->handler(cf, cf->handler_data);
+        }
+
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0, "unknown directive \"%.*s\"",
+                          (int) name->len, name->data);
+        return RG_CONF_ERROR;
+    }
+
+    if (!(cmd->type & cf->ctx_type)) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "\"%.*s\" directive is not allowed here",
+                          (int) name->len, name->data);
+        return RG_CONF_ERROR;
+    }
+
+    if (!(cmd->type & RG_CONF_BLOCK) && last != RG_OK) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "directive \"%.*s\" is not terminated by \";\"",
+                          (int) name->len, name->data);
+        return RG_CONF_ERROR;
+    }
+
+    if ((cmd->type & RG_CONF_BLOCK) && last != RG_CONF_BLOCK_START) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "directive \"%.*s\" has no opening \"{\"",
+                          (int) name->len, name->data);
+        return RG_CONF_ERROR;
+    }
+
+    argn = cf->nargs - 1;
+
+    if (!((cmd->type & RG_CONF_NOARGS) && argn == 0)
+        && !((cmd->type & RG_CONF_FLAG) && argn == 1)
+        && !((cmd->type & RG_CONF_1MORE) && argn >= 1)
+        && !((cmd->type & RG_CONF_2MORE) && argn >= 2)
+        && !(argn >= 1 && argn <= 3
+             && (cmd->type & (RG_CONF_TAKE1 << (argn - 1)))))
+    {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "invalid number of arguments in \"%.*s\" directive",
+                          (int) name->len, name->data);
+        return RG_CONF_ERROR;
+    }
+
+    rv = cmd->set(cf, cmd, cf->ctx);
+
+    if (rv == RG_CONF_OK || rv == RG_CONF_ERROR) {
+        return rv;
+    }
+
+    rg_conf_log_error(RG_LOG_EMERG, cf, 0, "\"%.*s\" directive %s",
+                      (int) name->len, name->data, rv);
+
+    return RG_CONF_ERROR;
+}
+
+
+char *
+rg_conf_full_path(rg_conf_t *cf, const rg_str_t *name)
+{
+    char        *p;
+    const char  *slash;
+    size_t       dirlen;
+
+    if (name->len && name->data[0] == '/') {
+        return rg_pstrdup(cf->pool, name->data, name->len);
+    }
+
+    /* relative to the file that names it */
+    slash = cf->file ? strrchr(cf->file->name, '/') : NULL;
+    if (slash == NULL) {
+        return rg_pstrdup(cf->pool, name->data, name->len);
+    }
+
+    dirlen = slash - cf->file->name + 1;
+
+    p = rg_palloc(cf->pool, dirlen + name->len + 1);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    memcpy(p, cf->file->name, dirlen);
+    memcpy(p + dirlen, name->data, name->len);
+    p[dirlen + name->len] = '\0';
+
+    return p;
+}
+
+
+static char *
+rg_conf_include(rg_conf_t *cf)
+{
+    int        rc;
+    char      *path, *rv;
+    size_t     i;
+    glob_t     g;
+    rg_uint_t  block;
+
+    if (cf->depth >= RG_CONF_MAX_INCLUDE) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "includes nested deeper than %d",
+                          RG_CONF_MAX_INCLUDE);
+        return RG_CONF_ERROR;
+    }
+
+    path = rg_conf_full_path(cf, &cf->args[1]);
+    if (path == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    if (strpbrk(path, "*?[") == NULL) {
+        cf->depth++;
+        block = cf->block;
+        cf->block = 0;
+        rv = rg_conf_parse_file(cf, path);
+        cf->block = block;
+        cf->depth--;
+        return rv;
+    }
+
+    rc = glob(path, 0, NULL, &g);
+
+    if (rc == GLOB_NOMATCH) {
+        return RG_CONF_OK;       /* like nginx: an empty mask is fine */
+    }
+
+    if (rc != 0) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0, "glob() \"%s\" failed", path);
+        return RG_CONF_ERROR;
+    }
+
+    rv = RG_CONF_OK;
+
+    for (i = 0; i < g.gl_pathc && rv == RG_CONF_OK; i++) {
+        cf->depth++;
+        block = cf->block;
+        cf->block = 0;
+        rv = rg_conf_parse_file(cf, g.gl_pathv[i]);
+        cf->block = block;
+        cf->depth--;
+    }
+
+    globfree(&g);
+
+    return rv;
+}
+
+
+/* The tokenizer. Words are kept in the pool; quotes group blanks;
+ * \" \\ \n \t are the escapes inside quotes. */
+static rg_int_t
+rg_conf_read_token(rg_conf_t *cf)
+{
+    char            ch, quote, *w;
+    size_t          start;
+    rg_buf_t        word;
+    rg_uint_t       need_space;
+    rg_conf_file_t *f;
+
+    f = cf->file;
+    cf->nargs = 0;
+    need_space = 0;
+
+    for ( ;; ) {
+
+        /* blanks and comments */
+        while (f->pos < f->len) {
+            ch = f->buf[f->pos];
+
+            if (ch == '\n') {
+                f->line++;
+                f->pos++;
+                need_space = 0;
+                continue;
+            }
+
+            if (ch == ' ' || ch == '\t' || ch == '\r') {
+                f->pos++;
+                need_space = 0;
+                continue;
+            }
+
+            if (ch == '#') {
+                while (f->pos < f->len && f->buf[f->pos] != '\n') {
+                    f->pos++;
+                }
+                continue;
+            }
+
+            break;
+        }
+
+        if (f->pos >= f->len) {
+            if (cf->nargs > 0) {
+                rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                                  "unexpected end of file, "
+                                  "expecting \";\" or \"}\"");
+                return RG_ERROR;
+            }
+
+            return RG_CONF_FILE_DONE;
+        }
+
+        ch = f->buf[f->pos];
+
+        if (ch == ';' || ch == '{') {
+            if (cf->nargs == 0) {
+                rg_conf_log_error(RG_LOG_EMERG, cf, 0, "unexpected \"%c\"",
+                                  ch);
+                return RG_ERROR;
+            }
+
+            f->pos++;
+            return ch == ';' ? RG_OK : RG_CONF_BLOCK_START;
+        }
+
+        if (ch == '}') {
+            if (cf->nargs > 0) {
+                rg_conf_log_error(RG_LOG_EMERG, cf, 0, "unexpected \"}\"");
+                return RG_ERROR;
+            }
+
+            f->pos++;
+            return RG_CONF_BLOCK_DONE;
+        }
+
+        if (need_space) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0, "unexpected \"%c\"", ch);
+            return RG_ERROR;
+        }
+
+        if (cf->nargs == RG_CONF_MAX_ARGS) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0, "too many arguments");
+            return RG_ERROR;
+        }
+
+        /* a word */
+        word.data = NULL;
+        word.len = 0;
+        word.cap = 0;
+
+        if (ch == '"' || ch == '\'') {
+            quote = ch;
+            f->pos++;
+
+            for ( ;; ) {
+                if (f->pos >= f->len) {
+                    rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                                      "unexpected end of file in a quoted "
+                                      "string, expecting %c", quote);
+                    rg_buf_free(&word);
+                    return RG_ERROR;
+                }
+
+                ch = f->buf[f->pos++];
+
+                if (ch == quote) {
+                    break;
+                }
+
+                if (ch == '\n') {
+                    f->line++;
+                }
+
+                if (ch == '\\' && f->pos < f->len) {
+                    ch = f->buf[f->pos++];
+                    switch (ch) {
+                    case 'n':  ch = '\n'; break;
+                    case 't':  ch = '\t'; break;
+                    case 'r':  ch = '\r'; break;
+                    case '"': case '\'': case '\\': break;
+                    default:
+                        if (rg_buf_append(&word, "\\", 1) != RG_OK) {
+                            rg_buf_free(&word);
+                            return RG_ERROR;
+                        }
+                    }
+                }
+
+                if (rg_buf_append(&word, &ch, 1) != RG_OK) {
+                    rg_buf_free(&word);
+                    return RG_ERROR;
+                }
+            }
+
+            need_space = 1;
+
+        } else {
+            start = f->pos;
+
+            while (f->pos < f->len) {
+                ch = f->buf[f->pos];
+                if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'
+                    || ch == ';' || ch == '{' || ch == '}' || ch == '#')
+                {
+                    break;
+                }
+
+                if (ch == '"' || ch == '\'') {
+                    rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                                      "unexpected quote inside a word");
+                    return RG_ERROR;
+                }
+
+                f->pos++;
+            }
+
+            if (rg_buf_append(&word, f->buf + start, f->pos - start)
+                != RG_OK)
+            {
+                rg_buf_free(&word);
+                return RG_ERROR;
+            }
+        }
+
+        w = rg_pstrdup(cf->pool, word.data ? word.data : "", word.len);
+        cf->args[cf->nargs].len = word.len;
+        cf->args[cf->nargs].data = w;
+        rg_buf_free(&word);
+
+        if (w == NULL) {
+            return RG_ERROR;
+        }
+
+        cf->nargs++;
+    }
+}
+
+
+/* "64k", "1m", "1g" or bytes */
+rg_int_t
+rg_conf_parse_size(const rg_str_t *s, size_t *out)
+{
+    size_t    len, mul;
+    rg_int_t  v;
+
+    len = s->len;
+    mul = 1;
+
+    if (len == 0) {
+        return RG_ERROR;
+    }
+
+    switch (s->data[len - 1]) {
+    case 'k': case 'K': mul = 1024; len--; break;
+    case 'm': case 'M': mul = 1024 * 1024; len--; break;
+    case 'g': case 'G': mul = 1024 * 1024 * 1024; len--; break;
+    }
+
+    v = rg_atoi(s->data, len);
+    if (v == RG_ERROR || (size_t) v > SIZE_MAX / mul / 2) {
+        return RG_ERROR;
+    }
+
+    *out = (size_t) v * mul;
+
+    return RG_OK;
+}
+
+
+/* "500ms", "30s", "2m", "1h", "1d", "1m30s"; a bare number is seconds */
+rg_int_t
+rg_conf_parse_msec(const rg_str_t *s, rg_msec_t *out)
+{
+    size_t     i;
+    uint64_t   total, n, mul;
+    rg_uint_t  digits;
+
+    if (s->len == 0) {
+        return RG_ERROR;
+    }
+
+    total = 0;
+    i = 0;
+
+    while (i < s->len) {
+        n = 0;
+        digits = 0;
+
+        while (i < s->len && s->data[i] >= '0' && s->data[i] <= '9') {
+            if (n > UINT64_MAX / 10 - 10) {
+                return RG_ERROR;
+            }
+            n = n * 10 + (s->data[i++] - '0');
+            digits++;
+        }
+
+        if (digits == 0) {
+            return RG_ERROR;
+        }
+
+        if (i == s->len) {
+            mul = 1000;
+
+        } else if (s->data[i] == 'm' && i + 1 < s->len
+                   && s->data[i + 1] == 's')
+        {
+            mul = 1;
+            i += 2;
+
+        } else {
+            switch (s->data[i++]) {
+            case 's': mul = 1000; break;
+            case 'm': mul = 60 * 1000; break;
+            case 'h': mul = 3600 * 1000; break;
+            case 'd': mul = 86400 * 1000; break;
+            default:
+                return RG_ERROR;
+            }
+        }
+
+        if (n > (UINT64_MAX / 2 - total) / mul) {
+            return RG_ERROR;
+        }
+
+        total += n * mul;
+    }
+
+    *out = total;
+
+    return RG_OK;
+}
+
+
+char *
+rg_conf_set_str_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_str_t  *field;
+
+    field = (rg_str_t *) ((char *) conf + cmd->offset);
+
+    if (field->data) {
+        return "is duplicate";
+    }
+
+    *field = cf->args[1];
+
+    return RG_CONF_OK;
+}
+
+
+char *
+rg_conf_set_str_array_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_str_t     *s;
+    rg_uint_t     i;
+    rg_array_t  **a;
+
+    a = (rg_array_t **) ((char *) conf + cmd->offset);
+
+    if (*a == NULL) {
+        *a = rg_array_create(cf->pool, 4, sizeof(rg_str_t));
+        if (*a == NULL) {
+            return RG_CONF_ERROR;
+        }
+    }
+
+    for (i = 1; i < cf->nargs; i++) {
+        s = rg_array_push(*a);
+        if (s == NULL) {
+            return RG_CONF_ERROR;
+        }
+        *s = cf->args[i];
+    }
+
+    return RG_CONF_OK;
+}
+
+
+char *
+rg_conf_set_num_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    static char            msg[96];
+    rg_int_t              *np, v;
+    rg_conf_num_bounds_t  *b;
+
+    np = (rg_int_t *) ((char *) conf + cmd->offset);
+
+    if (*np != RG_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    v = rg_atoi(cf->args[1].data, cf->args[1].len);
+    if (v == RG_ERROR) {
+        return "expects a non-negative integer";
+    }
+
+    b = cmd->post;
+    if (b && (v < b->min || v > b->max)) {
+        snprintf(msg, sizeof(msg), "expects a number from %ld to %ld",
+                 (long) b->min, (long) b->max);
+        return msg;
+    }
+
+    *np = v;
+
+    return RG_CONF_OK;
+}
+
+
+char *
+rg_conf_set_size_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    size_t  *sp;
+
+    sp = (size_t *) ((char *) conf + cmd->offset);
+
+    if (*sp != RG_CONF_UNSET_SIZE) {
+        return "is duplicate";
+    }
+
+    if (rg_conf_parse_size(&cf->args[1], sp) != RG_OK) {
+        return "expects a size such as 512, 64k or 1m";
+    }
+
+    return RG_CONF_OK;
+}
+
+
+char *
+rg_conf_set_msec_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_msec_t  *mp;
+
+    mp = (rg_msec_t *) ((char *) conf + cmd->offset);
+
+    if (*mp != RG_CONF_UNSET_MSEC) {
+        return "is duplicate";
+    }
+
+    if (rg_conf_parse_msec(&cf->args[1], mp) != RG_OK) {
+        return "expects a time such as 500ms, 30s, 5m or 1h";
+    }
+
+    return RG_CONF_OK;
+}
+
+
+char *
+rg_conf_set_flag_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_int_t  *fp;
+
+    fp = (rg_int_t *) ((char *) conf + cmd->offset);
+
+    if (*fp != RG_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    if (rg_str_eq(&cf->args[1], "on")) {
+        *fp = 1;
+
+    } else if (rg_str_eq(&cf->args[1], "off")) {
+        *fp = 0;
+
+    } else {
+        return "expects \"on\" or \"off\"";
+    }
+
+    return RG_CONF_OK;
+}
+
+
+char *
+rg_conf_set_double_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    static char            msg[96];
+    char                  *end;
+    double                *dp, v;
+    rg_conf_num_bounds_t  *b;
+
+    dp = (double *) ((char *) conf + cmd->offset);
+
+    if (!isnan(*dp)) {
+        return "is duplicate";
+    }
+
+    errno = 0;
+    v = strtod(cf->args[1].data, &end);
+    if (errno || end != cf->args[1].data + cf->args[1].len
+        || cf->args[1].len == 0 || !isfinite(v))
+    {
+        return "expects a number such as 0.7";
+    }
+
+    b = cmd->post;
+    if (b && (v < b->min || v > b->max)) {
+        snprintf(msg, sizeof(msg), "expects a number from %ld to %ld",
+                 (long) b->min, (long) b->max);
+        return msg;
+    }
+
+    *dp = v;
+
+    return RG_CONF_OK;
+}
+
+
+char *
+rg_conf_set_enum_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    static char      msg[256];
+    size_t           len;
+    rg_uint_t       *up;
+    rg_conf_enum_t  *e;
+
+    up = (rg_uint_t *) ((char *) conf + cmd->offset);
+
+    if (*up != RG_CONF_UNSET_UINT) {
+        return "is duplicate";
+    }
+
+    for (e = cmd->post; e->name.len; e++) {
+        if (e->name.len == cf->args[1].len
+            && memcmp(e->name.data, cf->args[1].data, e->name.len) == 0)
+        {
+            *up = e->value;
+            return RG_CONF_OK;
+        }
+    }
+
+    len = snprintf(msg, sizeof(msg), "expects one of:");
+    for (e = cmd->post; e->name.len && len < sizeof(msg); e++) {
+        len += snprintf(msg + len, sizeof(msg) - len, " \"%.*s\"",
+                        (int) e->name.len, e->name.data);
+    }
+
+    return msg;
+}

@@ -1,0 +1,110 @@
+/* rg_conf_file.h: the configuration file parser, nginx's syntax:
+ * `directive args…;` and `name { … }` blocks, # comments, quoted strings,
+ * `include`. Directives are tables of rg_command_t whose setters write into
+ * a conf struct at an offset; every error names FILE:LINE. */
+
+#ifndef RG_CONF_FILE_H
+#define RG_CONF_FILE_H
+
+/* contexts a directive is allowed in */
+#define RG_MAIN_CONF        0x0001
+#define RG_LLM_CONF         0x0002
+#define RG_AGENT_CONF       0x0004
+#define RG_MODULE_CONF      0x0008
+#define RG_ANY_CONF         0x00ff
+
+/* argument counts */
+#define RG_CONF_NOARGS      0x00000100
+#define RG_CONF_TAKE1       0x00000200
+#define RG_CONF_TAKE2       0x00000400
+#define RG_CONF_TAKE3       0x00000800
+#define RG_CONF_TAKE12      (RG_CONF_TAKE1|RG_CONF_TAKE2)
+#define RG_CONF_TAKE123     (RG_CONF_TAKE1|RG_CONF_TAKE2|RG_CONF_TAKE3)
+#define RG_CONF_1MORE       0x00001000
+#define RG_CONF_2MORE       0x00002000
+#define RG_CONF_FLAG        0x00004000   /* on | off */
+#define RG_CONF_BLOCK       0x00010000
+#define RG_CONF_ARGS_MASK   0x00007f00
+
+#define RG_CONF_MAX_ARGS    16
+#define RG_CONF_UNSET       -1
+#define RG_CONF_UNSET_UINT  ((rg_uint_t) -1)
+#define RG_CONF_UNSET_SIZE  ((size_t) -1)
+#define RG_CONF_UNSET_MSEC  ((rg_msec_t) -1)
+
+#define RG_CONF_OK          NULL
+#define RG_CONF_ERROR       ((char *) -1)
+
+typedef char *(*rg_conf_set_pt)(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+
+struct rg_command_s {
+    rg_str_t            name;
+    rg_uint_t           type;
+    rg_conf_set_pt      set;
+    size_t              offset;
+    void               *post;       /* setter-specific: bounds, enums */
+};
+
+#define rg_null_command  { rg_null_string, 0, NULL, 0, NULL }
+
+typedef struct {
+    rg_int_t            min;
+    rg_int_t            max;
+} rg_conf_num_bounds_t;
+
+typedef struct {
+    rg_str_t            name;
+    rg_uint_t           value;
+} rg_conf_enum_t;
+
+typedef struct rg_conf_file_s  rg_conf_file_t;
+
+struct rg_conf_s {
+    rg_str_t            args[RG_CONF_MAX_ARGS];
+    rg_uint_t           nargs;
+
+    rg_pool_t          *pool;       /* the cycle's */
+    rg_cycle_t         *cycle;
+    rg_log_t           *log;
+
+    rg_conf_file_t     *file;       /* the file being read */
+    rg_uint_t           ctx_type;   /* RG_MAIN_CONF, RG_LLM_CONF, … */
+    void               *ctx;        /* the conf struct of the block */
+    rg_command_t       *commands;   /* the directives of the block */
+
+    /* a block may take directives no table lists (a module's own) */
+    char             *(*handler)(rg_conf_t *cf, void *data);
+    void               *handler_data;
+
+    rg_uint_t           depth;      /* include nesting */
+    rg_uint_t           block;      /* block nesting */
+
+    char                errmsg[512]; /* the last error, for -t and tests */
+};
+
+char *rg_conf_parse_file(rg_conf_t *cf, const char *filename);
+char *rg_conf_parse_string(rg_conf_t *cf, const char *name, const char *text);
+char *rg_conf_parse_block(rg_conf_t *cf);
+void rg_conf_log_error(rg_uint_t level, rg_conf_t *cf, int err,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+const char *rg_conf_file_name(rg_conf_t *cf);
+rg_uint_t rg_conf_line(rg_conf_t *cf);
+char *rg_conf_full_path(rg_conf_t *cf, const rg_str_t *name);
+
+rg_int_t rg_conf_parse_size(const rg_str_t *s, size_t *out);
+rg_int_t rg_conf_parse_msec(const rg_str_t *s, rg_msec_t *out);
+
+char *rg_conf_set_str_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+char *rg_conf_set_str_array_slot(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+char *rg_conf_set_num_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+char *rg_conf_set_size_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+char *rg_conf_set_msec_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+char *rg_conf_set_flag_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+char *rg_conf_set_double_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+char *rg_conf_set_enum_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+
+#define rg_conf_merge_value(conf, prev, def)                                 \
+    if (conf == RG_CONF_UNSET) { conf = (prev == RG_CONF_UNSET) ? def : prev; }
+
+#endif /* RG_CONF_FILE_H */

@@ -1,0 +1,793 @@
+/* rg_cycle.c: builds a cycle from a configuration: the main, llm and
+ * agent directives, their defaults, and the checks that need the whole
+ * file (an agent's llm and tools exist, a key variable is set). Module
+ * directives (load_module, module) live in src/tools/rg_module.c. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_cycle.h>
+#include <rg_module.h>
+#include <rg_llm_openai.h>
+#include <math.h>
+
+
+static char *rg_cycle_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+static char *rg_cycle_llm_block(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+static char *rg_cycle_agent_block(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+static char *rg_cycle_system_prompt(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+
+
+static rg_conf_num_bounds_t  rg_cycle_rounds_bounds = { 1, 10000 };
+static rg_conf_num_bounds_t  rg_cycle_conns_bounds = { 1, 1000000 };
+static rg_conf_num_bounds_t  rg_cycle_retries_bounds = { 0, 100 };
+static rg_conf_num_bounds_t  rg_cycle_workers_bounds = { 1, 1024 };
+static rg_conf_num_bounds_t  rg_cycle_temp_bounds = { 0, 2 };
+
+
+static rg_command_t  rg_cycle_main_commands[] = {
+
+    { rg_string("error_log"), RG_MAIN_CONF|RG_CONF_TAKE12,
+      rg_cycle_error_log, 0, NULL },
+
+    { rg_string("load_module"), RG_MAIN_CONF|RG_CONF_TAKE12,
+      rg_module_load_directive, 0, NULL },
+
+    { rg_string("module"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_TAKE1,
+      rg_module_block_directive, 0, NULL },
+
+    { rg_string("llm"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_TAKE1,
+      rg_cycle_llm_block, 0, NULL },
+
+    { rg_string("agent"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_TAKE1,
+      rg_cycle_agent_block, 0, NULL },
+
+    { rg_string("default_agent"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_cycle_t, default_agent), NULL },
+
+    { rg_string("concurrency"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_cycle_t, concurrency),
+      &rg_cycle_conns_bounds },
+
+    { rg_string("worker_processes"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_cycle_t, worker_processes),
+      &rg_cycle_workers_bounds },
+
+    { rg_string("tool_result_limit"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_size_slot, offsetof(rg_cycle_t, tool_result_limit), NULL },
+
+      rg_null_command
+};
+
+
+static rg_command_t  rg_cycle_llm_commands[] = {
+
+    { rg_string("base_url"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_llm_conf_t, base_url), NULL },
+
+    { rg_string("api_key_env"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_llm_conf_t, api_key_env), NULL },
+
+    { rg_string("model"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_llm_conf_t, model), NULL },
+
+    { rg_string("timeout"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, timeout), NULL },
+
+    { rg_string("connect_timeout"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, connect_timeout), NULL },
+
+    { rg_string("idle_timeout"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, idle_timeout), NULL },
+
+    { rg_string("max_connections"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, max_connections),
+      &rg_cycle_conns_bounds },
+
+    { rg_string("max_retries"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, max_retries),
+      &rg_cycle_retries_bounds },
+
+    { rg_string("retry_base"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, retry_base), NULL },
+
+    { rg_string("retry_max"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, retry_max), NULL },
+
+    { rg_string("temperature"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_double_slot, offsetof(rg_llm_conf_t, temperature),
+      &rg_cycle_temp_bounds },
+
+    { rg_string("buffer_size"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_size_slot, offsetof(rg_llm_conf_t, buffer_size), NULL },
+
+      rg_null_command
+};
+
+
+static rg_command_t  rg_cycle_agent_commands[] = {
+
+    { rg_string("llm"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_agent_conf_t, llm_name), NULL },
+
+    { rg_string("system_prompt"), RG_AGENT_CONF|RG_CONF_1MORE,
+      rg_cycle_system_prompt, offsetof(rg_agent_conf_t, system_prompt),
+      NULL },
+
+    { rg_string("tools"), RG_AGENT_CONF|RG_CONF_1MORE,
+      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, tool_names),
+      NULL },
+
+    { rg_string("max_rounds"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_rounds),
+      &rg_cycle_rounds_bounds },
+
+    { rg_string("tool_timeout"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, tool_timeout), NULL },
+
+    { rg_string("temperature"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_double_slot, offsetof(rg_agent_conf_t, temperature),
+      &rg_cycle_temp_bounds },
+
+      rg_null_command
+};
+
+
+static char *
+rg_cycle_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    int         fd;
+    char       *path;
+    rg_int_t    level;
+    rg_cycle_t *cycle;
+
+    cycle = conf;
+    level = RG_LOG_NOTICE;
+
+    if (cf->nargs == 3) {
+        level = rg_log_level_parse(cf->args[2].data, cf->args[2].len);
+        if (level == RG_ERROR) {
+            return "expects a level: emerg, alert, crit, error, warn, "
+                   "notice, info or debug";
+        }
+    }
+
+    if (rg_str_eq(&cf->args[1], "stderr")) {
+        fd = STDERR_FILENO;
+
+    } else {
+        path = rg_conf_full_path(cf, &cf->args[1]);
+        if (path == NULL) {
+            return RG_CONF_ERROR;
+        }
+
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (fd == -1) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, errno,
+                              "cannot open error log \"%s\"", path);
+            return RG_CONF_ERROR;
+        }
+    }
+
+    if (cycle->new_log.fd != STDERR_FILENO && cycle->new_log.fd != -1) {
+        close(cycle->new_log.fd);
+    }
+
+    cycle->new_log.fd = fd;
+    cycle->new_log.log_level = level;
+
+    return RG_CONF_OK;
+}
+
+
+static char *
+rg_cycle_system_prompt(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    char      *p;
+    size_t     len;
+    rg_str_t  *field;
+    rg_uint_t  i;
+
+    field = (rg_str_t *) ((char *) conf + cmd->offset);
+
+    if (field->data) {
+        return "is duplicate";
+    }
+
+    /* several words are joined with one blank, like a shell would */
+    for (len = 0, i = 1; i < cf->nargs; i++) {
+        len += cf->args[i].len + 1;
+    }
+
+    p = rg_palloc(cf->pool, len);
+    if (p == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    field->data = p;
+    for (i = 1; i < cf->nargs; i++) {
+        memcpy(p, cf->args[i].data, cf->args[i].len);
+        p += cf->args[i].len;
+        *p++ = ' ';
+    }
+    field->len = len - 1;
+    field->data[field->len] = '\0';
+
+    return RG_CONF_OK;
+}
+
+
+static char *
+rg_cycle_block(rg_conf_t *cf, rg_uint_t type, rg_command_t *commands,
+    void *ctx)
+{
+    char          *rv;
+    void          *pctx;
+    rg_uint_t      ptype;
+    rg_command_t  *pcommands;
+
+    pctx = cf->ctx;
+    ptype = cf->ctx_type;
+    pcommands = cf->commands;
+
+    cf->ctx = ctx;
+    cf->ctx_type = type;
+    cf->commands = commands;
+
+    rv = rg_conf_parse_block(cf);
+
+    cf->ctx = pctx;
+    cf->ctx_type = ptype;
+    cf->commands = pcommands;
+
+    return rv;
+}
+
+
+static char *
+rg_cycle_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_cycle_t      *cycle;
+    rg_llm_conf_t   *llm, **lp;
+
+    cycle = conf;
+
+    if (rg_cycle_llm(cycle, cf->args[1].data, cf->args[1].len)) {
+        return "is duplicate: an llm of that name exists";
+    }
+
+    llm = rg_pcalloc(cf->pool, sizeof(rg_llm_conf_t));
+    lp = rg_array_push(&cycle->llms);
+    if (llm == NULL || lp == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    *lp = llm;
+
+    llm->name = cf->args[1];
+    llm->timeout = RG_CONF_UNSET_MSEC;
+    llm->connect_timeout = RG_CONF_UNSET_MSEC;
+    llm->idle_timeout = RG_CONF_UNSET_MSEC;
+    llm->max_connections = RG_CONF_UNSET;
+    llm->max_retries = RG_CONF_UNSET;
+    llm->retry_base = RG_CONF_UNSET_MSEC;
+    llm->retry_max = RG_CONF_UNSET_MSEC;
+    llm->temperature = NAN;
+    llm->buffer_size = RG_CONF_UNSET_SIZE;
+    llm->file = rg_conf_file_name(cf);
+    llm->line = rg_conf_line(cf);
+
+    return rg_cycle_block(cf, RG_LLM_CONF, rg_cycle_llm_commands, llm);
+}
+
+
+static char *
+rg_cycle_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_cycle_t       *cycle;
+    rg_agent_conf_t  *agent, **ap;
+
+    cycle = conf;
+
+    if (rg_cycle_agent(cycle, cf->args[1].data, cf->args[1].len)) {
+        return "is duplicate: an agent of that name exists";
+    }
+
+    agent = rg_pcalloc(cf->pool, sizeof(rg_agent_conf_t));
+    ap = rg_array_push(&cycle->agents);
+    if (agent == NULL || ap == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    *ap = agent;
+
+    agent->name = cf->args[1];
+    agent->max_rounds = RG_CONF_UNSET;
+    agent->tool_timeout = RG_CONF_UNSET_MSEC;
+    agent->temperature = NAN;
+    agent->file = rg_conf_file_name(cf);
+    agent->line = rg_conf_line(cf);
+
+    return rg_cycle_block(cf, RG_AGENT_CONF, rg_cycle_agent_commands, agent);
+}
+
+
+rg_agent_conf_t *
+rg_cycle_agent(rg_cycle_t *cycle, const char *name, size_t len)
+{
+    rg_uint_t         i;
+    rg_agent_conf_t **a;
+
+    a = cycle->agents.elts;
+    for (i = 0; i < cycle->agents.nelts; i++) {
+        if (a[i]->name.len == len && memcmp(a[i]->name.data, name, len) == 0)
+        {
+            return a[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+rg_llm_conf_t *
+rg_cycle_llm(rg_cycle_t *cycle, const char *name, size_t len)
+{
+    rg_uint_t        i;
+    rg_llm_conf_t  **l;
+
+    l = cycle->llms.elts;
+    for (i = 0; i < cycle->llms.nelts; i++) {
+        if (l[i]->name.len == len && memcmp(l[i]->name.data, name, len) == 0)
+        {
+            return l[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+static void
+rg_cycle_fail(rg_cycle_t *cycle, const char *file, rg_uint_t line,
+    const char *fmt, ...)
+{
+    int      n;
+    size_t   len;
+    va_list  args;
+
+    va_start(args, fmt);
+    n = vsnprintf(cycle->errmsg, sizeof(cycle->errmsg), fmt, args);
+    va_end(args);
+
+    len = n < 0 ? 0 : rg_min((size_t) n, sizeof(cycle->errmsg) - 1);
+
+    if (file && line && len < sizeof(cycle->errmsg) - 1) {
+        snprintf(cycle->errmsg + len, sizeof(cycle->errmsg) - len,
+                 " in %s:%lu", file, (unsigned long) line);
+
+    } else if (file && len < sizeof(cycle->errmsg) - 1) {
+        snprintf(cycle->errmsg + len, sizeof(cycle->errmsg) - len,
+                 " in %s", file);
+    }
+
+    rg_log_error(RG_LOG_EMERG, cycle->log, 0, "%s", cycle->errmsg);
+}
+
+
+static rg_int_t
+rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
+{
+    char        *key;
+    size_t       n;
+    rg_str_t    *u;
+
+    u = &llm->base_url;
+
+    if (u->data == NULL) {
+        rg_cycle_fail(cycle, llm->file, llm->line,
+                      "llm \"%.*s\" has no \"base_url\"",
+                      (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
+
+    if (rg_str_casecmp_prefix(u->data, u->len, "http://") != 0
+        && rg_str_casecmp_prefix(u->data, u->len, "https://") != 0)
+    {
+        rg_cycle_fail(cycle, llm->file, llm->line,
+                      "llm \"%.*s\": \"base_url\" must start with http:// "
+                      "or https://", (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
+
+    if (llm->model.data == NULL) {
+        rg_cycle_fail(cycle, llm->file, llm->line,
+                      "llm \"%.*s\" has no \"model\"",
+                      (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
+
+    n = u->len;
+    while (n > 0 && u->data[n - 1] == '/') {
+        n--;
+    }
+
+    llm->url = rg_palloc(cycle->pool, n + sizeof("/chat/completions"));
+    if (llm->url == NULL) {
+        return RG_ERROR;
+    }
+
+    memcpy(llm->url, u->data, n);
+    memcpy(llm->url + n, "/chat/completions", sizeof("/chat/completions"));
+
+    if (llm->api_key_env.data) {
+        key = getenv(llm->api_key_env.data);
+
+        if (key == NULL || *key == '\0') {
+            rg_cycle_fail(cycle, llm->file, llm->line,
+                          "llm \"%.*s\": the environment variable \"%s\" "
+                          "named by \"api_key_env\" is not set",
+                          (int) llm->name.len, llm->name.data,
+                          llm->api_key_env.data);
+            return RG_ERROR;
+        }
+
+        n = sizeof("Authorization: Bearer ") - 1 + strlen(key);
+        llm->auth = rg_palloc(cycle->pool, n + 1);
+        if (llm->auth == NULL) {
+            return RG_ERROR;
+        }
+
+        snprintf(llm->auth, n + 1, "Authorization: Bearer %s", key);
+    }
+
+    if (llm->timeout == RG_CONF_UNSET_MSEC) {
+        llm->timeout = 120000;
+    }
+    if (llm->connect_timeout == RG_CONF_UNSET_MSEC) {
+        llm->connect_timeout = 10000;
+    }
+    if (llm->idle_timeout == RG_CONF_UNSET_MSEC) {
+        llm->idle_timeout = 60000;
+    }
+    if (llm->max_connections == RG_CONF_UNSET) {
+        llm->max_connections = 1024;
+    }
+    if (llm->max_retries == RG_CONF_UNSET) {
+        llm->max_retries = 4;
+    }
+    if (llm->retry_base == RG_CONF_UNSET_MSEC) {
+        llm->retry_base = 500;
+    }
+    if (llm->retry_max == RG_CONF_UNSET_MSEC) {
+        llm->retry_max = 30000;
+    }
+    if (isnan(llm->temperature)) {
+        llm->temperature = 0;
+    }
+    if (llm->buffer_size == RG_CONF_UNSET_SIZE) {
+        llm->buffer_size = 8192;
+    }
+
+    if (llm->buffer_size < 1024 || llm->buffer_size > 512 * 1024) {
+        rg_cycle_fail(cycle, llm->file, llm->line,
+                      "llm \"%.*s\": \"buffer_size\" must be from 1k to 512k",
+                      (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+static rg_int_t
+rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
+{
+    size_t            len;
+    rg_buf_t          b;
+    rg_str_t         *names;
+    rg_uint_t         i, j;
+    rg_llm_conf_t   **llms;
+    rg_tool_entry_t  *te;
+
+    if (agent->llm_name.data) {
+        agent->llm = rg_cycle_llm(cycle, agent->llm_name.data,
+                                  agent->llm_name.len);
+        if (agent->llm == NULL) {
+            rg_cycle_fail(cycle, agent->file, agent->line,
+                          "agent \"%.*s\" names an unknown llm \"%.*s\"",
+                          (int) agent->name.len, agent->name.data,
+                          (int) agent->llm_name.len, agent->llm_name.data);
+            return RG_ERROR;
+        }
+
+    } else if (cycle->llms.nelts == 1) {
+        llms = cycle->llms.elts;
+        agent->llm = llms[0];
+
+    } else {
+        rg_cycle_fail(cycle, agent->file, agent->line,
+                      "agent \"%.*s\" has no \"llm\" (there are %lu llm "
+                      "blocks to choose from)",
+                      (int) agent->name.len, agent->name.data,
+                      (unsigned long) cycle->llms.nelts);
+        return RG_ERROR;
+    }
+
+    if (agent->max_rounds == RG_CONF_UNSET) {
+        agent->max_rounds = 8;
+    }
+    if (agent->tool_timeout == RG_CONF_UNSET_MSEC) {
+        agent->tool_timeout = 30000;
+    }
+    if (isnan(agent->temperature)) {
+        agent->temperature = agent->llm->temperature;
+    }
+
+    /* resolve the tool allow-list */
+    if (agent->tool_names) {
+        agent->ntools = agent->tool_names->nelts;
+        agent->tools = rg_pcalloc(cycle->pool,
+                                  agent->ntools * sizeof(rg_tool_entry_t *));
+        if (agent->tools == NULL) {
+            return RG_ERROR;
+        }
+
+        names = agent->tool_names->elts;
+
+        for (i = 0; i < agent->ntools; i++) {
+            te = rg_module_find_tool(cycle, names[i].data, names[i].len);
+
+            if (te == NULL) {
+                rg_cycle_fail(cycle, agent->file, agent->line,
+                              "agent \"%.*s\" names an unknown tool \"%.*s\" "
+                              "(loaded tools: %s)",
+                              (int) agent->name.len, agent->name.data,
+                              (int) names[i].len, names[i].data,
+                              rg_module_tool_list(cycle));
+                return RG_ERROR;
+            }
+
+            for (j = 0; j < i; j++) {
+                if (agent->tools[j] == te) {
+                    rg_cycle_fail(cycle, agent->file, agent->line,
+                                  "agent \"%.*s\" lists tool \"%.*s\" twice",
+                                  (int) agent->name.len, agent->name.data,
+                                  (int) names[i].len, names[i].data);
+                    return RG_ERROR;
+                }
+            }
+
+            agent->tools[i] = te;
+        }
+    }
+
+    /* the request prefix and the system message are built once */
+    memset(&b, 0, sizeof(b));
+
+    if (rg_buf_append_lit(&b, "[") != RG_OK) {
+        goto nomem;
+    }
+
+    for (i = 0; i < agent->ntools; i++) {
+        if ((i && rg_buf_append_lit(&b, ",") != RG_OK)
+            || rg_buf_append(&b, agent->tools[i]->def,
+                             agent->tools[i]->def_len) != RG_OK)
+        {
+            goto nomem;
+        }
+    }
+
+    if (rg_buf_append_lit(&b, "]") != RG_OK) {
+        goto nomem;
+    }
+
+    len = b.len;
+    b.len = 0;
+
+    {
+        rg_buf_t  p;
+
+        memset(&p, 0, sizeof(p));
+
+        if (rg_llm_openai_prefix(&p, agent->llm->model.data,
+                                 agent->temperature,
+                                 agent->ntools ? b.data : NULL,
+                                 agent->ntools ? len : 0) != RG_OK)
+        {
+            rg_buf_free(&p);
+            goto nomem;
+        }
+
+        agent->prefix = rg_pstrdup(cycle->pool, p.data, p.len);
+        agent->prefix_len = p.len;
+        rg_buf_free(&p);
+    }
+
+    if (agent->system_prompt.data) {
+        if (rg_llm_openai_msg(&b, "system", agent->system_prompt.data,
+                              agent->system_prompt.len) != RG_OK)
+        {
+            goto nomem;
+        }
+
+        agent->system_msg = rg_pstrdup(cycle->pool, b.data, b.len);
+        agent->system_msg_len = b.len;
+    }
+
+    rg_buf_free(&b);
+
+    agent->tool_list = rg_module_tool_names(cycle, agent->tools,
+                                            agent->ntools);
+
+    if (agent->prefix == NULL || agent->tool_list == NULL) {
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+
+nomem:
+
+    rg_buf_free(&b);
+    return RG_ERROR;
+}
+
+
+static void
+rg_cycle_close_log(void *data)
+{
+    rg_log_t  *log;
+
+    log = data;
+
+    if (log->fd != STDERR_FILENO && log->fd != -1) {
+        close(log->fd);
+    }
+}
+
+
+rg_cycle_t *
+rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
+    char *errmsg, size_t errlen)
+{
+    char              *rv;
+    rg_uint_t          i;
+    rg_conf_t          cf;
+    rg_pool_t         *pool;
+    rg_cycle_t        *cycle;
+    rg_llm_conf_t    **llms;
+    rg_agent_conf_t  **agents;
+
+    pool = rg_pool_create(16384);
+    if (pool == NULL) {
+        snprintf(errmsg, errlen, "out of memory");
+        return NULL;
+    }
+
+    cycle = rg_pcalloc(pool, sizeof(rg_cycle_t));
+    if (cycle == NULL
+        || rg_array_init(&cycle->llms, pool, 4, sizeof(void *)) != RG_OK
+        || rg_array_init(&cycle->agents, pool, 4, sizeof(void *)) != RG_OK
+        || rg_array_init(&cycle->modules, pool, 8, sizeof(void *)) != RG_OK
+        || rg_array_init(&cycle->tools, pool, 16, sizeof(rg_tool_entry_t))
+           != RG_OK)
+    {
+        rg_pool_destroy(pool);
+        snprintf(errmsg, errlen, "out of memory");
+        return NULL;
+    }
+
+    cycle->pool = pool;
+    cycle->log = log;
+    cycle->new_log = *log;
+    cycle->new_log.handler = NULL;
+    cycle->concurrency = RG_CONF_UNSET;
+    cycle->worker_processes = RG_CONF_UNSET;
+    cycle->tool_result_limit = RG_CONF_UNSET_SIZE;
+    cycle->conf_file = conf_file ? rg_pstrdup(pool, conf_file,
+                                              strlen(conf_file)) : NULL;
+
+    /* the log file is closed, and modules are unloaded, with the pool */
+    if (rg_pool_cleanup_add(pool, rg_cycle_close_log, &cycle->new_log)
+        == NULL
+        || rg_pool_cleanup_add(pool, rg_module_unload_all, cycle) == NULL)
+    {
+        rg_pool_destroy(pool);
+        snprintf(errmsg, errlen, "out of memory");
+        return NULL;
+    }
+
+    memset(&cf, 0, sizeof(cf));
+    cf.pool = pool;
+    cf.cycle = cycle;
+    cf.log = log;
+    cf.ctx = cycle;
+    cf.ctx_type = RG_MAIN_CONF;
+    cf.commands = rg_cycle_main_commands;
+
+    if (conf_text) {
+        rv = rg_conf_parse_string(&cf, conf_file ? conf_file : "(embedded)",
+                                  conf_text);
+    } else {
+        rv = rg_conf_parse_file(&cf, conf_file);
+    }
+
+    if (rv != RG_CONF_OK) {
+        snprintf(errmsg, errlen, "%s", cf.errmsg);
+        goto failed;
+    }
+
+    if (cycle->concurrency == RG_CONF_UNSET) {
+        cycle->concurrency = 64;
+    }
+    if (cycle->worker_processes == RG_CONF_UNSET) {
+        cycle->worker_processes = 1;
+    }
+    if (cycle->tool_result_limit == RG_CONF_UNSET_SIZE) {
+        cycle->tool_result_limit = 4000;
+    }
+
+    llms = cycle->llms.elts;
+    for (i = 0; i < cycle->llms.nelts; i++) {
+        if (rg_cycle_init_llm(cycle, llms[i]) != RG_OK) {
+            goto failed_cycle;
+        }
+    }
+
+    if (rg_module_init_all(cycle) != RG_OK) {
+        goto failed_cycle;
+    }
+
+    agents = cycle->agents.elts;
+
+    if (cycle->agents.nelts == 0) {
+        rg_cycle_fail(cycle, conf_file, 0,
+                      "no \"agent\" block: at least one agent is needed");
+        goto failed_cycle;
+    }
+
+    for (i = 0; i < cycle->agents.nelts; i++) {
+        if (rg_cycle_init_agent(cycle, agents[i]) != RG_OK) {
+            goto failed_cycle;
+        }
+    }
+
+    if (cycle->default_agent.data
+        && rg_cycle_agent(cycle, cycle->default_agent.data,
+                          cycle->default_agent.len) == NULL)
+    {
+        rg_cycle_fail(cycle, conf_file, 0,
+                      "\"default_agent\" names an unknown agent \"%.*s\"",
+                      (int) cycle->default_agent.len,
+                      cycle->default_agent.data);
+        goto failed_cycle;
+    }
+
+    if (cycle->default_agent.data == NULL) {
+        cycle->default_agent = agents[0]->name;
+    }
+
+    cycle->log = &cycle->new_log;
+
+    return cycle;
+
+failed_cycle:
+
+    snprintf(errmsg, errlen, "%s", cycle->errmsg);
+
+failed:
+
+    rg_pool_destroy(pool);
+    return NULL;
+}
+
+
+void
+rg_cycle_destroy(rg_cycle_t *cycle)
+{
+    if (cycle) {
+        rg_pool_destroy(cycle->pool);
+    }
+}

@@ -1,0 +1,113 @@
+/* rg_cycle.h: everything one configuration builds: upstreams (llm blocks),
+ * agents, loaded tool modules and the log. A reload builds a new cycle
+ * and keeps the old one when that fails. Runtime state that waits on the
+ * reactor lives in the engine (src/agent/rg_engine.h), not here. */
+
+#ifndef RG_CYCLE_H
+#define RG_CYCLE_H
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_tool_module.h>
+
+typedef struct rg_module_s      rg_module_t;
+typedef struct rg_tool_entry_s  rg_tool_entry_t;
+typedef struct rg_llm_conf_s    rg_llm_conf_t;
+typedef struct rg_agent_conf_s  rg_agent_conf_t;
+
+
+struct rg_llm_conf_s {
+    rg_str_t            name;
+    rg_str_t            base_url;
+    rg_str_t            api_key_env;
+    rg_str_t            model;
+    rg_msec_t           timeout;          /* whole request */
+    rg_msec_t           connect_timeout;
+    rg_msec_t           idle_timeout;     /* no byte for this long: give up */
+    rg_int_t            max_connections;  /* requests in flight */
+    rg_int_t            max_retries;
+    rg_msec_t           retry_base;
+    rg_msec_t           retry_max;
+    double              temperature;
+    size_t              buffer_size;
+
+    char               *url;              /* base_url/chat/completions */
+    char               *auth;             /* the header; a secret */
+    const char         *file;             /* where it was declared */
+    rg_uint_t           line;
+    void               *upstream;         /* the engine's rg_llm_upstream_t */
+};
+
+
+struct rg_tool_entry_s {
+    const rg_tool_t    *tool;
+    rg_module_t        *module;
+    char               *def;              /* its "tools" entry, JSON */
+    size_t              def_len;
+};
+
+
+struct rg_agent_conf_s {
+    rg_str_t            name;
+    rg_str_t            llm_name;
+    rg_str_t            system_prompt;
+    rg_array_t         *tool_names;       /* rg_str_t */
+    rg_int_t            max_rounds;
+    rg_msec_t           tool_timeout;
+    double              temperature;      /* NAN: the llm's */
+
+    rg_llm_conf_t      *llm;
+    rg_tool_entry_t   **tools;
+    rg_uint_t           ntools;
+    char               *tool_list;        /* "calc, time_now" for errors */
+
+    char               *prefix;           /* request body up to messages */
+    size_t              prefix_len;
+    char               *system_msg;       /* serialized system message */
+    size_t              system_msg_len;
+    const char         *file;
+    rg_uint_t           line;
+};
+
+
+struct rg_module_s {
+    char               *path;
+    void               *handle;
+    rg_tool_module_t   *mod;
+    void               *conf;
+    rg_tool_host_t      host;
+    void               *engine;           /* set when an engine starts */
+    unsigned            isolated:1;
+    unsigned            initialized:1;
+};
+
+
+struct rg_cycle_s {
+    rg_pool_t          *pool;
+    rg_log_t           *log;
+    rg_log_t            new_log;
+    char               *conf_file;
+
+    rg_array_t          llms;             /* rg_llm_conf_t * */
+    rg_array_t          agents;           /* rg_agent_conf_t * */
+    rg_array_t          modules;          /* rg_module_t * */
+    rg_array_t          tools;            /* rg_tool_entry_t */
+
+    rg_str_t            default_agent;
+    rg_int_t            concurrency;
+    rg_int_t            worker_processes;
+    size_t              tool_result_limit;
+
+    char                errmsg[512];
+};
+
+
+/* Reads conf_file and builds a cycle; NULL with errmsg set on failure. */
+rg_cycle_t *rg_cycle_create(const char *conf_file, const char *conf_text,
+    rg_log_t *log, char *errmsg, size_t errlen);
+void rg_cycle_destroy(rg_cycle_t *cycle);
+rg_agent_conf_t *rg_cycle_agent(rg_cycle_t *cycle, const char *name,
+    size_t len);
+rg_llm_conf_t *rg_cycle_llm(rg_cycle_t *cycle, const char *name, size_t len);
+
+#endif /* RG_CYCLE_H */

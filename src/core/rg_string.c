@@ -1,0 +1,85 @@
+/* rg_string.c: counted-string helpers. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <strings.h>
+
+
+int
+rg_str_cmp(const rg_str_t *a, const rg_str_t *b)
+{
+    int  r;
+
+    r = memcmp(a->data, b->data, rg_min(a->len, b->len));
+    if (r) {
+        return r;
+    }
+
+    return (a->len > b->len) - (a->len < b->len);
+}
+
+
+char *
+rg_strdup_len(const char *s, size_t len)
+{
+    char  *p;
+
+    p = malloc(len + 1);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    if (len) {
+        memcpy(p, s, len);
+    }
+    p[len] = '\0';
+
+    return p;
+}
+
+
+char *
+rg_cstr(rg_pool_t *pool, const rg_str_t *s)
+{
+    return rg_pstrdup(pool, s->data, s->len);
+}
+
+
+/* a non-negative decimal integer; RG_ERROR when it is not one */
+rg_int_t
+rg_atoi(const char *s, size_t len)
+{
+    rg_int_t  v;
+
+    if (len == 0) {
+        return RG_ERROR;
+    }
+
+    for (v = 0; len--; s++) {
+        if (*s < '0' || *s > '9') {
+            return RG_ERROR;
+        }
+
+        if (v > (INTPTR_MAX - (*s - '0')) / 10) {
+            return RG_ERROR;
+        }
+
+        v = v * 10 + (*s - '0');
+    }
+
+    return v;
+}
+
+
+int
+rg_str_casecmp_prefix(const char *s, size_t len, const char *prefix)
+{
+    size_t  n;
+
+    n = strlen(prefix);
+    if (len < n) {
+        return 1;
+    }
+
+    return strncasecmp(s, prefix, n);
+}

@@ -1,0 +1,615 @@
+/* rg_llm_client.c: sends Chat Completions requests through the worker's
+ * curl multi. Owns the per-upstream concurrency cap (requests beyond it
+ * wait in a FIFO queue, they are never failed), the retry policy
+ * (exponential backoff with jitter, Retry-After honoured) and the curl
+ * share groups that keep connection reuse cheap. Knows the wire format
+ * only through rg_llm_openai.h. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_llm.h>
+#include <strings.h>
+
+
+#define RG_LLM_LANE_SESSIONS   16
+#define RG_LLM_MAX_RESPONSE    (16 * 1024 * 1024)
+#define RG_LLM_MAX_RETRY_AFTER (10 * 60 * 1000)
+
+
+static void rg_llm_start(rg_llm_req_t *r);
+static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
+
+
+rg_llm_upstream_t *
+rg_llm_upstream_create(rg_llm_conf_t *conf, rg_curl_t *curl,
+    struct event_base *base, rg_log_t *log)
+{
+    struct curl_slist  *h, *n;
+    rg_llm_upstream_t  *up;
+    const char         *fixed[] = {
+        "Content-Type: application/json",
+        "Accept: application/json",
+        "Expect:",                       /* no 100-continue round trip */
+        "User-Agent: reagent/" RG_VERSION,
+        NULL
+    };
+    const char        **p;
+
+    up = calloc(1, sizeof(rg_llm_upstream_t));
+    if (up == NULL) {
+        return NULL;
+    }
+
+    up->conf = conf;
+    up->curl = curl;
+    up->base = base;
+    up->log = log;
+    up->queue_tail = &up->queue_head;
+
+    h = NULL;
+
+    for (p = fixed; *p; p++) {
+        n = curl_slist_append(h, *p);
+        if (n == NULL) {
+            goto failed;
+        }
+        h = n;
+    }
+
+    if (conf->auth) {
+        n = curl_slist_append(h, conf->auth);
+        if (n == NULL) {
+            goto failed;
+        }
+        h = n;
+    }
+
+    up->headers = h;
+
+    return up;
+
+failed:
+
+    curl_slist_free_all(h);
+    free(up);
+    return NULL;
+}
+
+
+void
+rg_llm_upstream_destroy(rg_llm_upstream_t *up)
+{
+    rg_uint_t  i;
+
+    if (up == NULL) {
+        return;
+    }
+
+    for (i = 0; i < up->nlanes; i++) {
+        curl_share_cleanup(up->shares[i]);
+    }
+
+    free(up->shares);
+    free(up->lane_users);
+    curl_slist_free_all(up->headers);
+    free(up);
+}
+
+
+rg_int_t
+rg_llm_lane_acquire(rg_llm_upstream_t *up)
+{
+    CURLSH     *sh;
+    rg_uint_t   i, *users;
+    void      **shares;
+
+    for (i = 0; i < up->nlanes; i++) {
+        if (up->lane_users[i] < RG_LLM_LANE_SESSIONS) {
+            up->lane_users[i]++;
+            return i;
+        }
+    }
+
+    sh = curl_share_init();
+    if (sh == NULL) {
+        return RG_ERROR;
+    }
+
+    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+
+    shares = realloc(up->shares, (up->nlanes + 1) * sizeof(void *));
+    if (shares == NULL) {
+        curl_share_cleanup(sh);
+        return RG_ERROR;
+    }
+    up->shares = shares;
+
+    users = realloc(up->lane_users, (up->nlanes + 1) * sizeof(rg_uint_t));
+    if (users == NULL) {
+        curl_share_cleanup(sh);
+        return RG_ERROR;
+    }
+    up->lane_users = users;
+
+    up->shares[up->nlanes] = sh;
+    up->lane_users[up->nlanes] = 1;
+
+    return up->nlanes++;
+}
+
+
+void
+rg_llm_lane_release(rg_llm_upstream_t *up, rg_int_t lane)
+{
+    if (lane >= 0 && (rg_uint_t) lane < up->nlanes && up->lane_users[lane]) {
+        up->lane_users[lane]--;
+    }
+}
+
+
+void
+rg_llm_req_init(rg_llm_req_t *r, rg_llm_upstream_t *up, rg_int_t lane,
+    rg_llm_handler_pt handler, void *data, rg_log_t *log)
+{
+    memset(r, 0, sizeof(rg_llm_req_t));
+
+    r->up = up;
+    r->lane = lane;
+    r->handler = handler;
+    r->data = data;
+    r->log = log;
+    r->xfer.done = rg_llm_done;
+    r->xfer.data = r;
+}
+
+
+static size_t
+rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
+{
+    rg_llm_req_t  *r;
+
+    r = data;
+    n *= size;
+
+    if (r->resp.len + n > RG_LLM_MAX_RESPONSE
+        || rg_buf_append(&r->resp, p, n) != RG_OK)
+    {
+        return 0;               /* curl fails the transfer */
+    }
+
+    return n;
+}
+
+
+static size_t
+rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
+{
+    char          *end, val[64];
+    size_t         len, vlen;
+    double         d;
+    time_t         t, now;
+    rg_llm_req_t  *r;
+
+    r = data;
+    len = size * n;
+
+    if (rg_str_casecmp_prefix(p, len, "retry-after-ms:") == 0) {
+        vlen = rg_min(len - 15, sizeof(val) - 1);
+        memcpy(val, p + 15, vlen);
+        val[vlen] = '\0';
+
+        d = strtod(val, &end);
+        if (end != val && d >= 0 && d < RG_LLM_MAX_RETRY_AFTER) {
+            r->retry_after = (rg_msec_t) d;
+        }
+
+    } else if (rg_str_casecmp_prefix(p, len, "retry-after:") == 0
+               && r->retry_after == 0)
+    {
+        vlen = rg_min(len - 12, sizeof(val) - 1);
+        memcpy(val, p + 12, vlen);
+        val[vlen] = '\0';
+
+        d = strtod(val, &end);
+        if (end != val && d >= 0) {
+            r->retry_after = (rg_msec_t) (d * 1000);
+
+        } else {
+            /* an HTTP date */
+            t = curl_getdate(val, NULL);
+            now = time(NULL);
+            if (t > now) {
+                r->retry_after = (rg_msec_t) (t - now) * 1000;
+            }
+        }
+
+        if (r->retry_after > RG_LLM_MAX_RETRY_AFTER) {
+            r->retry_after = RG_LLM_MAX_RETRY_AFTER;
+        }
+    }
+
+    return len;
+}
+
+
+static rg_int_t
+rg_llm_easy(rg_llm_req_t *r)
+{
+    CURL           *e;
+    rg_llm_conf_t  *c;
+
+    e = curl_easy_init();
+    if (e == NULL) {
+        return RG_ERROR;
+    }
+
+    c = r->up->conf;
+
+    curl_easy_setopt(e, CURLOPT_URL, c->url);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, &r->rid);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, rg_llm_write_cb);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, rg_llm_header_cb);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long) c->timeout);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long) c->connect_timeout);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+                     (long) rg_max(c->idle_timeout / 1000, 1));
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long) c->buffer_size);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+
+    if (r->lane >= 0 && (rg_uint_t) r->lane < r->up->nlanes) {
+        curl_easy_setopt(e, CURLOPT_SHARE, r->up->shares[r->lane]);
+    }
+
+    r->xfer.easy = e;
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
+    const char *request_id, rg_pool_t *pool, const char *id_prefix)
+{
+    assert(!r->busy);
+
+    r->body = body;
+    r->body_len = len;
+    r->pool = pool;
+    r->id_prefix = id_prefix;
+    r->attempt = 0;
+    r->started = rg_monotonic_msec();
+
+    snprintf(r->rid_header, sizeof(r->rid_header), "X-Request-ID: %s",
+             request_id);
+
+    /* the request's own header, chained in front of the shared ones */
+    r->rid.data = r->rid_header;
+    r->rid.next = r->up->headers;
+
+    if (r->xfer.easy == NULL && rg_llm_easy(r) != RG_OK) {
+        return RG_ERROR;
+    }
+
+    r->busy = 1;
+
+    if (r->up->stats.active >= (rg_uint_t) r->up->conf->max_connections) {
+        r->queued = 1;
+        r->next = NULL;
+        *r->up->queue_tail = r;
+        r->up->queue_tail = &r->next;
+        r->up->stats.queued++;
+        return RG_OK;
+    }
+
+    rg_llm_start(r);
+
+    return RG_OK;
+}
+
+
+static void
+rg_llm_fail_now(rg_llm_req_t *r, rg_llm_status_e status, const char *msg)
+{
+    rg_llm_response_t  resp;
+
+    memset(&resp, 0, sizeof(resp));
+    resp.status = status;
+    resp.error.data = (char *) msg;
+    resp.error.len = strlen(msg);
+
+    r->busy = 0;
+    r->up->stats.failures++;
+    r->up->stats.calls++;
+    r->handler(r, &resp);
+}
+
+
+static void
+rg_llm_start(rg_llm_req_t *r)
+{
+    rg_llm_upstream_t  *up;
+
+    up = r->up;
+
+    rg_buf_reset(&r->resp);
+    r->http_status = 0;
+    r->retry_after = 0;
+    r->errbuf[0] = '\0';
+    r->attempt_started = rg_monotonic_msec();
+
+    curl_easy_setopt(r->xfer.easy, CURLOPT_POSTFIELDS, r->body);
+    curl_easy_setopt(r->xfer.easy, CURLOPT_POSTFIELDSIZE, (long) r->body_len);
+
+    if (rg_curl_add(up->curl, &r->xfer) != RG_OK) {
+        rg_llm_fail_now(r, RG_LLM_ERR_CONNECT,
+                        "cannot start a request to the model");
+        return;
+    }
+
+    up->stats.requests++;
+    up->stats.active++;
+    if (up->stats.active > up->stats.max_active) {
+        up->stats.max_active = up->stats.active;
+    }
+}
+
+
+/* a slot was freed: the oldest waiting request takes it */
+static void
+rg_llm_next(rg_llm_upstream_t *up)
+{
+    rg_llm_req_t  *r;
+
+    while (up->queue_head
+           && up->stats.active < (rg_uint_t) up->conf->max_connections)
+    {
+        r = up->queue_head;
+        up->queue_head = r->next;
+        if (up->queue_head == NULL) {
+            up->queue_tail = &up->queue_head;
+        }
+
+        r->queued = 0;
+        r->next = NULL;
+        rg_llm_start(r);
+    }
+}
+
+
+static void
+rg_llm_backoff_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_llm_req_t  *r;
+
+    r = arg;
+    r->waiting = 0;
+
+    if (r->up->stats.active >= (rg_uint_t) r->up->conf->max_connections) {
+        r->queued = 1;
+        r->next = NULL;
+        *r->up->queue_tail = r;
+        r->up->queue_tail = &r->next;
+        return;
+    }
+
+    rg_llm_start(r);
+}
+
+
+static rg_msec_t
+rg_llm_backoff(rg_llm_req_t *r)
+{
+    rg_msec_t       d;
+    rg_llm_conf_t  *c;
+
+    c = r->up->conf;
+
+    if (r->retry_after) {
+        return r->retry_after;
+    }
+
+    d = c->retry_base;
+    d <<= rg_min(r->attempt, 20);
+    d = rg_min(d, c->retry_max);
+
+    /* jitter: somewhere in the upper half, so a burst spreads out */
+    return d / 2 + (rg_msec_t) (random() % (long) (d / 2 + 1));
+}
+
+
+static void
+rg_llm_transport_error(rg_llm_req_t *r, CURLcode rc, rg_llm_response_t *resp)
+{
+    int             n;
+    char           *msg;
+    size_t          size;
+    rg_llm_conf_t  *c;
+
+    c = r->up->conf;
+    size = 256;
+
+    msg = rg_palloc(r->pool, size);
+    if (msg == NULL) {
+        return;
+    }
+
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+        resp->status = RG_LLM_ERR_TIMEOUT;
+        n = snprintf(msg, size, "the model did not answer in time "
+                     "(llm \"%.*s\": %s)", (int) c->name.len, c->name.data,
+                     r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
+
+    } else if (rc == CURLE_WRITE_ERROR) {
+        resp->status = RG_LLM_ERR_BAD_RESPONSE;
+        n = snprintf(msg, size, "the model's response is larger than 16m "
+                     "(llm \"%.*s\")", (int) c->name.len, c->name.data);
+
+    } else {
+        resp->status = RG_LLM_ERR_CONNECT;
+        n = snprintf(msg, size, "cannot reach the model (llm \"%.*s\": %s)",
+                     (int) c->name.len, c->name.data,
+                     r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
+    }
+
+    resp->error.data = msg;
+    resp->error.len = n < 0 ? 0 : rg_min((size_t) n, size - 1);
+}
+
+
+static rg_uint_t
+rg_llm_retryable(rg_llm_status_e s)
+{
+    switch (s) {
+    case RG_LLM_ERR_RATE:
+    case RG_LLM_ERR_SERVER:
+    case RG_LLM_ERR_TIMEOUT:
+    case RG_LLM_ERR_CONNECT:
+    case RG_LLM_ERR_BAD_RESPONSE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+
+static void
+rg_llm_done(rg_curl_xfer_t *x, CURLcode rc)
+{
+    long                status;
+    rg_msec_t           delay;
+    struct timeval      tv;
+    rg_llm_req_t       *r;
+    rg_llm_upstream_t  *up;
+    rg_llm_response_t   resp;
+
+    r = x->data;
+    up = r->up;
+
+    up->stats.active--;
+
+    memset(&resp, 0, sizeof(resp));
+
+    if (rc != CURLE_OK) {
+        rg_llm_transport_error(r, rc, &resp);
+
+    } else {
+        status = 0;
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+        r->http_status = status;
+
+        if (rg_llm_openai_parse(r->pool, (int) status,
+                                r->resp.data ? r->resp.data : "",
+                                r->resp.len, r->id_prefix, &resp)
+            != RG_OK)
+        {
+            resp.status = RG_LLM_ERR_FATAL;
+            rg_str_set(&resp.error, "out of memory reading the response");
+        }
+    }
+
+    resp.retry_after = r->retry_after;
+
+    /* the freed slot goes to the oldest waiting request first */
+    rg_llm_next(up);
+
+    if (rg_llm_retryable(resp.status)
+        && r->attempt < (rg_uint_t) up->conf->max_retries)
+    {
+        delay = rg_llm_backoff(r);
+        r->attempt++;
+        up->stats.retries++;
+
+        rg_log_error(RG_LOG_WARN, r->log, 0,
+                     "model call failed (%s: %.*s), retry %lu of %ld in %llums",
+                     rg_llm_status_name(resp.status), (int) resp.error.len,
+                     resp.error.data ? resp.error.data : "",
+                     (unsigned long) r->attempt,
+                     (long) up->conf->max_retries,
+                     (unsigned long long) delay);
+
+        tv.tv_sec = delay / 1000;
+        tv.tv_usec = (delay % 1000) * 1000;
+
+        evtimer_assign(&r->backoff, up->base, rg_llm_backoff_handler, r);
+        evtimer_add(&r->backoff, &tv);
+        r->waiting = 1;
+
+        /* the response buffer is not needed while we wait */
+        rg_buf_free(&r->resp);
+        return;
+    }
+
+    if (resp.status != RG_LLM_OK) {
+        up->stats.failures++;
+    }
+
+    up->stats.calls++;
+    r->busy = 0;
+
+    /* idle sessions should not hold a large buffer */
+    if (r->resp.cap > 16384) {
+        rg_buf_free(&r->resp);
+    }
+
+    r->handler(r, &resp);
+}
+
+
+void
+rg_llm_cancel(rg_llm_req_t *r)
+{
+    rg_llm_req_t  **pp;
+
+    if (!r->busy) {
+        return;
+    }
+
+    if (r->queued) {
+        for (pp = &r->up->queue_head; *pp; pp = &(*pp)->next) {
+            if (*pp == r) {
+                *pp = r->next;
+                if (r->up->queue_tail == &r->next) {
+                    r->up->queue_tail = pp;
+                }
+                break;
+            }
+        }
+        r->queued = 0;
+    }
+
+    if (r->waiting) {
+        event_del(&r->backoff);
+        r->waiting = 0;
+    }
+
+    if (r->xfer.active) {
+        rg_curl_remove(r->up->curl, &r->xfer);
+        r->up->stats.active--;
+        rg_llm_next(r->up);
+    }
+
+    r->busy = 0;
+}
+
+
+void
+rg_llm_req_free(rg_llm_req_t *r)
+{
+    rg_llm_cancel(r);
+
+    if (r->xfer.easy) {
+        curl_easy_cleanup(r->xfer.easy);
+        r->xfer.easy = NULL;
+    }
+
+    rg_buf_free(&r->resp);
+}

@@ -1,0 +1,1264 @@
+/* rg_llm_openai.c: the OpenAI Chat Completions wire format. Reads one
+ * response body (a completion or an error) into an rg_llm_response_t,
+ * accepting the variants real providers send (shared/fixtures/providers/
+ * INDEX.md), classifies errors, and builds the pieces of a request body.
+ * All JSON goes through jansson; nothing of jansson outlives a call, what
+ * is returned is copied into the caller's pool. No I/O, no headers, no
+ * retries: the transport and the agent own those. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_llm_openai.h>
+
+#include <jansson.h>
+#include <strings.h>
+
+
+/* how much of a body that is not JSON goes into an error message */
+#define RG_LLM_OPENAI_BODY_MAX   200
+
+/* request pieces: compact, and reals as people write them (0.7, not
+ * 0.69999999999999996) */
+#define RG_LLM_OPENAI_DUMP       (JSON_COMPACT | JSON_REAL_PRECISION(15))
+
+#define rg_llm_openai_empty(s)   (s)->len = 0; (s)->data = (char *) ""
+
+
+static const char  *rg_llm_status_names[] = {
+    "ok",
+    "rate_limited",
+    "server_error",
+    "timeout",
+    "connect_error",
+    "bad_response",
+    "context_length_exceeded",
+    "fatal"
+};
+
+
+/* phrases of a 400 that mean the conversation no longer fits */
+static const char  *rg_llm_openai_context_phrases[] = {
+    "context length",
+    "maximum context",
+    "context window",
+    "too many tokens"
+};
+
+
+const char *
+rg_llm_status_name(rg_llm_status_e status)
+{
+    if ((size_t) status >= rg_nelems(rg_llm_status_names)) {
+        return "unknown";
+    }
+
+    return rg_llm_status_names[status];
+}
+
+
+/* case-insensitive search of a NUL-free needle in a counted string */
+static int
+rg_llm_openai_contains(const char *s, size_t len, const char *needle)
+{
+    size_t  i, n;
+
+    n = strlen(needle);
+
+    for (i = 0; n <= len && i <= len - n; i++) {
+        if (strncasecmp(s + i, needle, n) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+rg_llm_status_e
+rg_llm_openai_classify(int http_status, const rg_str_t *code,
+    const rg_str_t *message)
+{
+    size_t  i;
+
+    if (http_status >= 200 && http_status <= 299) {
+        return RG_LLM_OK;
+    }
+
+    if (http_status < 100) {
+        return RG_LLM_ERR_CONNECT;       /* no HTTP answer at all */
+    }
+
+    if (http_status == 429) {
+        /* OpenAI says 429 for an exhausted quota too: waiting won't help */
+        if (code != NULL && rg_str_eq(code, "insufficient_quota")) {
+            return RG_LLM_ERR_FATAL;
+        }
+
+        return RG_LLM_ERR_RATE;
+    }
+
+    if (http_status == 408 || http_status == 409 || http_status == 425
+        || (http_status >= 500 && http_status <= 599))
+    {
+        return RG_LLM_ERR_SERVER;
+    }
+
+    if (http_status == 400) {
+        if (code != NULL && rg_str_eq(code, "context_length_exceeded")) {
+            return RG_LLM_ERR_CONTEXT;
+        }
+
+        for (i = 0; message != NULL
+                    && i < rg_nelems(rg_llm_openai_context_phrases); i++)
+        {
+            if (rg_llm_openai_contains(message->data, message->len,
+                                       rg_llm_openai_context_phrases[i]))
+            {
+                return RG_LLM_ERR_CONTEXT;
+            }
+        }
+    }
+
+    return RG_LLM_ERR_FATAL;
+}
+
+
+/* the length of the valid UTF-8 sequence at p, 0 when there is none */
+static size_t
+rg_llm_openai_utf8_len(const unsigned char *p, size_t left)
+{
+    size_t         n, k;
+    unsigned char  c, lo, hi;
+
+    c = p[0];
+    lo = 0x80;
+    hi = 0xbf;
+
+    if (c < 0x80) {
+        return 1;
+
+    } else if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        lo = (c == 0xe0) ? 0xa0 : 0x80;      /* overlong */
+        hi = (c == 0xed) ? 0x9f : 0xbf;      /* surrogates */
+
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        lo = (c == 0xf0) ? 0x90 : 0x80;      /* overlong */
+        hi = (c == 0xf4) ? 0x8f : 0xbf;      /* above U+10FFFF */
+
+    } else {
+        return 0;
+    }
+
+    if (left < n || p[1] < lo || p[1] > hi) {
+        return 0;
+    }
+
+    for (k = 2; k < n; k++) {
+        if ((p[k] & 0xc0) != 0x80) {
+            return 0;
+        }
+    }
+
+    return n;
+}
+
+
+/* Copies len bytes of src to dst, which has room for 3 * len, replacing
+ * every byte that starts no valid UTF-8 sequence by U+FFFD and, when ctl
+ * is set, every ASCII control character by a space. Returns the length
+ * written. */
+static size_t
+rg_llm_openai_utf8_clean(char *dst, const char *src, size_t len, int ctl)
+{
+    size_t               i, n;
+    unsigned char        c;
+    unsigned char       *p;
+    const unsigned char  *s;
+
+    p = (unsigned char *) dst;
+    s = (const unsigned char *) src;
+
+    for (i = 0; i < len; i += n) {
+        c = s[i];
+        n = rg_llm_openai_utf8_len(s + i, len - i);
+
+        if (n == 0) {
+            *p++ = 0xef;
+            *p++ = 0xbf;
+            *p++ = 0xbd;
+            n = 1;
+            continue;
+        }
+
+        if (n == 1) {
+            *p++ = (ctl && (c < 0x20 || c == 0x7f)) ? ' ' : c;
+            continue;
+        }
+
+        memcpy(p, s + i, n);
+        p += n;
+    }
+
+    return (size_t) (p - (unsigned char *) dst);
+}
+
+
+/* a JSON string of any bytes: invalid UTF-8 becomes U+FFFD */
+static json_t *
+rg_llm_openai_string(const char *s, size_t len)
+{
+    char    *clean;
+    size_t   n;
+    json_t  *v;
+
+    v = json_stringn(s, len);
+    if (v != NULL || len > SIZE_MAX / 3) {
+        return v;
+    }
+
+    clean = malloc(3 * len);
+    if (clean == NULL) {
+        return NULL;
+    }
+
+    n = rg_llm_openai_utf8_clean(clean, s, len, 0);
+    v = json_stringn(clean, n);
+    free(clean);
+
+    return v;
+}
+
+
+static rg_int_t
+rg_llm_openai_set_str(rg_pool_t *pool, rg_str_t *dst, const char *s,
+    size_t len)
+{
+    if (len == 0) {
+        rg_llm_openai_empty(dst);
+        return RG_OK;
+    }
+
+    dst->data = rg_pstrdup(pool, s, len);
+    if (dst->data == NULL) {
+        return RG_ERROR;
+    }
+
+    dst->len = len;
+
+    return RG_OK;
+}
+
+
+/* copies a JSON string; anything else leaves dst empty */
+static rg_int_t
+rg_llm_openai_get_str(rg_pool_t *pool, rg_str_t *dst, json_t *v)
+{
+    if (!json_is_string(v)) {
+        return RG_OK;
+    }
+
+    return rg_llm_openai_set_str(pool, dst, json_string_value(v),
+                                 json_string_length(v));
+}
+
+
+/* a string as it is, any other value but null serialized (Mistral and
+ * FastAPI send objects and arrays as "message" or "detail") */
+static rg_int_t
+rg_llm_openai_get_text(rg_pool_t *pool, rg_str_t *dst, json_t *v)
+{
+    char      *s;
+    rg_int_t   rc;
+
+    if (v == NULL || json_is_null(v) || json_is_string(v)) {
+        return rg_llm_openai_get_str(pool, dst, v);
+    }
+
+    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s == NULL) {
+        return RG_ERROR;
+    }
+
+    rc = rg_llm_openai_set_str(pool, dst, s, strlen(s));
+    free(s);
+
+    return rc;
+}
+
+
+/* an error code: a string as it is, a number in decimal */
+static rg_int_t
+rg_llm_openai_get_code(rg_pool_t *pool, rg_str_t *dst, json_t *v)
+{
+    int     n;
+    char    buf[32];
+    double  d;
+
+    if (json_is_integer(v)) {
+        n = snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
+                     json_integer_value(v));
+
+    } else if (json_is_real(v)) {
+        d = json_real_value(v);
+
+        if (d > -1e18 && d < 1e18 && d == (double) (long long) d) {
+            n = snprintf(buf, sizeof(buf), "%lld", (long long) d);
+
+        } else {
+            n = snprintf(buf, sizeof(buf), "%.17g", d);
+        }
+
+    } else {
+        return rg_llm_openai_get_str(pool, dst, v);
+    }
+
+    return rg_llm_openai_set_str(pool, dst, buf, (size_t) n);
+}
+
+
+/* a token count: an integer, or a real some providers send */
+static int64_t
+rg_llm_openai_int(json_t *v, int *found)
+{
+    double  d;
+
+    if (json_is_integer(v)) {
+        *found = 1;
+        return (int64_t) json_integer_value(v);
+    }
+
+    if (json_is_real(v)) {
+        d = json_real_value(v);
+
+        if (d > -9.2e18 && d < 9.2e18) {
+            *found = 1;
+            return (int64_t) d;
+        }
+    }
+
+    *found = 0;
+
+    return 0;
+}
+
+
+static json_t *
+rg_llm_openai_load(const char *body, size_t len, json_error_t *err)
+{
+    json_t  *root;
+
+    if (body == NULL) {
+        body = "";
+        len = 0;
+    }
+
+    root = json_loadb(body, len, JSON_ALLOW_NUL, err);
+
+    /* jansson refuses integers beyond 64 bits (Together's "seed"); we
+     * need no such number, so read them all as reals then */
+    if (root == NULL && json_error_code(err) == json_error_numeric_overflow) {
+        root = json_loadb(body, len, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+                          err);
+    }
+
+    return root;
+}
+
+
+/* "HTTP 502: <the start of the body, printable>" */
+static rg_int_t
+rg_llm_openai_raw_error(rg_pool_t *pool, int http_status, const char *body,
+    size_t len, rg_llm_response_t *r)
+{
+    int      n;
+    char    *p;
+    size_t   cut, size, i;
+
+    cut = rg_min(len, RG_LLM_OPENAI_BODY_MAX);
+
+    /* do not cut a character in two */
+    for (i = 0; i < 3 && cut > 0 && cut < len
+                && (body[cut] & 0xc0) == 0x80; i++)
+    {
+        cut--;
+    }
+
+    while (cut > 0 && (unsigned char) *body <= ' ') {
+        body++;
+        cut--;
+    }
+
+    size = sizeof("HTTP -2147483648: ") + 3 * cut;
+
+    p = rg_palloc(pool, size);
+    if (p == NULL) {
+        return RG_ERROR;
+    }
+
+    n = snprintf(p, size, cut ? "HTTP %d: " : "HTTP %d", http_status);
+    r->error.data = p;
+    r->error.len = (size_t) n
+                   + rg_llm_openai_utf8_clean(p + n, body, cut, 1);
+
+    while (r->error.len > (size_t) n && p[r->error.len - 1] == ' ') {
+        r->error.len--;
+    }
+
+    p[r->error.len] = '\0';
+
+    return RG_OK;
+}
+
+
+/* Reads the provider's words from an error body: {"error":{...}},
+ * {"error":"..."}, {"message":...} or {"detail":...}, Gemini's
+ * [{"error":{...}}]. *status gets a numeric code or status_code found in
+ * the error (0 if none), for errors inside a 200. */
+static rg_int_t
+rg_llm_openai_error(rg_pool_t *pool, json_t *root, int http_status,
+    const char *body, size_t len, rg_llm_response_t *r, json_int_t *status)
+{
+    json_t  *e, *v, *where;
+
+    *status = 0;
+
+    if (json_is_array(root)) {
+        root = json_array_get(root, 0);
+    }
+
+    e = json_object_get(root, "error");
+    where = json_is_object(e) ? e : root;
+
+    if (json_is_string(e)) {
+        if (rg_llm_openai_get_str(pool, &r->error, e) != RG_OK) {
+            return RG_ERROR;
+        }
+    }
+
+    if (r->error.len == 0) {
+        v = json_object_get(where, "message");
+        if (v == NULL || json_is_null(v)) {
+            v = json_object_get(where, "detail");
+        }
+
+        if (rg_llm_openai_get_text(pool, &r->error, v) != RG_OK) {
+            return RG_ERROR;
+        }
+    }
+
+    if (r->error.len == 0 && where != root) {
+        v = json_object_get(root, "message");
+        if (v == NULL || json_is_null(v)) {
+            v = json_object_get(root, "detail");
+        }
+
+        if (rg_llm_openai_get_text(pool, &r->error, v) != RG_OK) {
+            return RG_ERROR;
+        }
+    }
+
+    v = json_object_get(where, "code");
+    if (json_is_integer(v)) {
+        *status = json_integer_value(v);
+    }
+
+    if (*status == 0) {
+        v = json_object_get(where, "status_code");    /* Groq, streamed */
+        if (json_is_integer(v)) {
+            *status = json_integer_value(v);
+        }
+    }
+
+    if (rg_llm_openai_get_str(pool, &r->error_type,
+                              json_object_get(where, "type")) != RG_OK
+        || rg_llm_openai_get_code(pool, &r->error_code,
+                                  json_object_get(where, "code")) != RG_OK
+        || rg_llm_openai_get_str(pool, &r->error_param,
+                                 json_object_get(where, "param")) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    if (r->error_type.len == 0) {
+        v = json_object_get(where, "status");    /* Gemini: "NOT_FOUND" */
+
+        if (rg_llm_openai_get_str(pool, &r->error_type, v) != RG_OK) {
+            return RG_ERROR;
+        }
+    }
+
+    if (r->error.len == 0) {
+        return rg_llm_openai_raw_error(pool, http_status, body, len, r);
+    }
+
+    return RG_OK;
+}
+
+
+/* An error inside a 200 (a proxy that had already sent its headers):
+ * classified by the code it carries, as a server error otherwise. */
+static rg_llm_status_e
+rg_llm_openai_embedded_status(rg_llm_response_t *r, json_int_t status)
+{
+    if (status >= 400 && status <= 599) {
+        return rg_llm_openai_classify((int) status, &r->error_code,
+                                      &r->error);
+    }
+
+    if (rg_llm_openai_contains(r->error_code.data, r->error_code.len,
+                               "rate_limit")
+        || rg_llm_openai_contains(r->error_type.data, r->error_type.len,
+                                  "rate_limit"))
+    {
+        return RG_LLM_ERR_RATE;
+    }
+
+    if (rg_str_eq(&r->error_code, "context_length_exceeded")
+        || rg_str_eq(&r->error_type, "invalid_request_error"))
+    {
+        return rg_llm_openai_classify(400, &r->error_code, &r->error);
+    }
+
+    return RG_LLM_ERR_SERVER;
+}
+
+
+static rg_int_t
+rg_llm_openai_bad(rg_pool_t *pool, rg_llm_response_t *r, const char *text,
+    const char *detail)
+{
+    size_t   n, m;
+    char    *p;
+
+    n = strlen(text);
+    m = (detail != NULL) ? strlen(detail) : 0;
+
+    p = rg_palloc(pool, n + m + 1);
+    if (p == NULL) {
+        return RG_ERROR;
+    }
+
+    memcpy(p, text, n);
+    if (m) {
+        memcpy(p + n, detail, m);
+    }
+    p[n + m] = '\0';
+
+    r->status = RG_LLM_ERR_BAD_RESPONSE;
+    r->error.data = p;
+    r->error.len = n + m;
+
+    return RG_OK;
+}
+
+
+/* choices[i] whose "index" is 0, else the first one */
+static json_t *
+rg_llm_openai_choice(json_t *choices)
+{
+    size_t   i;
+    json_t  *c, *index;
+
+    json_array_foreach(choices, i, c) {
+        index = json_object_get(c, "index");
+
+        if (json_is_integer(index) && json_integer_value(index) == 0) {
+            return c;
+        }
+    }
+
+    return json_array_get(choices, 0);
+}
+
+
+static rg_int_t
+rg_llm_openai_append(rg_buf_t *b, json_t *v)
+{
+    if (!json_is_string(v)) {
+        return RG_OK;
+    }
+
+    return rg_buf_append(b, json_string_value(v), json_string_length(v));
+}
+
+
+/* a "thinking" part: a string, or parts with a "text" (Magistral) */
+static rg_int_t
+rg_llm_openai_thinking(rg_buf_t *b, json_t *v)
+{
+    size_t   i;
+    json_t  *part;
+
+    if (!json_is_array(v)) {
+        return rg_llm_openai_append(b, v);
+    }
+
+    json_array_foreach(v, i, part) {
+        if (json_is_string(part)) {
+            if (rg_llm_openai_append(b, part) != RG_OK) {
+                return RG_ERROR;
+            }
+
+            continue;
+        }
+
+        if (rg_llm_openai_append(b, json_object_get(part, "text")) != RG_OK) {
+            return RG_ERROR;
+        }
+    }
+
+    return RG_OK;
+}
+
+
+/* content given as an array of parts: text parts are joined, thinking
+ * parts go to the reasoning, other parts (images, audio) are dropped */
+static rg_int_t
+rg_llm_openai_parts(json_t *parts, rg_buf_t *text, rg_buf_t *reasoning)
+{
+    size_t       i;
+    json_t      *part;
+    const char  *type;
+
+    json_array_foreach(parts, i, part) {
+        if (json_is_string(part)) {
+            if (rg_llm_openai_append(text, part) != RG_OK) {
+                return RG_ERROR;
+            }
+
+            continue;
+        }
+
+        type = json_string_value(json_object_get(part, "type"));
+
+        if (type != NULL
+            && (strcmp(type, "thinking") == 0
+                || strcmp(type, "reasoning") == 0))
+        {
+            if (rg_llm_openai_thinking(reasoning,
+                                       json_object_get(part, type)) != RG_OK
+                || rg_llm_openai_append(reasoning,
+                                        json_object_get(part, "text"))
+                   != RG_OK)
+            {
+                return RG_ERROR;
+            }
+
+            continue;
+        }
+
+        if (rg_llm_openai_append(text, json_object_get(part, "text"))
+            != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    return RG_OK;
+}
+
+
+/* content, reasoning and refusal of the message */
+static rg_int_t
+rg_llm_openai_texts(rg_pool_t *pool, json_t *msg, rg_llm_response_t *r)
+{
+    json_t    *content, *v;
+    rg_int_t   rc;
+    rg_buf_t   text, reasoning;
+
+    memset(&text, 0, sizeof(rg_buf_t));
+    memset(&reasoning, 0, sizeof(rg_buf_t));
+
+    rc = RG_ERROR;
+
+    v = json_object_get(msg, "reasoning_content");
+    if (!json_is_string(v)) {
+        v = json_object_get(msg, "reasoning");
+    }
+
+    if (rg_llm_openai_append(&reasoning, v) != RG_OK) {
+        goto done;
+    }
+
+    content = json_object_get(msg, "content");
+
+    if (json_is_array(content)) {
+        if (rg_llm_openai_parts(content, &text, &reasoning) != RG_OK) {
+            goto done;
+        }
+
+    } else if (rg_llm_openai_append(&text, content) != RG_OK) {
+        goto done;
+    }
+
+    if (rg_llm_openai_set_str(pool, &r->content, text.data, text.len)
+        != RG_OK
+        || rg_llm_openai_set_str(pool, &r->reasoning, reasoning.data,
+                                 reasoning.len) != RG_OK
+        || rg_llm_openai_get_str(pool, &r->refusal,
+                                 json_object_get(msg, "refusal")) != RG_OK)
+    {
+        goto done;
+    }
+
+    r->has_content = (r->content.len > 0);
+    rc = RG_OK;
+
+done:
+
+    rg_buf_free(&text);
+    rg_buf_free(&reasoning);
+
+    return rc;
+}
+
+
+/* arguments as the tools want them: JSON text, "{}" when none was sent */
+static rg_int_t
+rg_llm_openai_arguments(rg_pool_t *pool, rg_str_t *dst, json_t *v)
+{
+    char        *s;
+    size_t       i, len;
+    rg_int_t     rc;
+    const char  *p;
+
+    if (json_is_string(v)) {
+        p = json_string_value(v);
+        len = json_string_length(v);
+
+        for (i = 0; i < len; i++) {
+            if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n') {
+                return rg_llm_openai_set_str(pool, dst, p, len);
+            }
+        }
+
+        v = NULL;
+    }
+
+    if (v == NULL || json_is_null(v)) {
+        return rg_llm_openai_set_str(pool, dst, "{}", 2);
+    }
+
+    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s == NULL) {
+        return RG_ERROR;
+    }
+
+    rc = rg_llm_openai_set_str(pool, dst, s, strlen(s));
+    free(s);
+
+    return rc;
+}
+
+
+/* one call; fn is the "function" object (or the legacy function_call) */
+static rg_int_t
+rg_llm_openai_call(rg_pool_t *pool, json_t *id, json_t *fn,
+    const char *id_prefix, rg_llm_response_t *r)
+{
+    int                  n;
+    char                 buf[32];
+    size_t               len, plen;
+    rg_uint_t            i;
+    rg_llm_tool_call_t  *call;
+
+    call = &r->calls[r->ncalls];
+
+    rg_llm_openai_empty(&call->id);
+    rg_llm_openai_empty(&call->name);
+
+    if (rg_llm_openai_get_str(pool, &call->id, id) != RG_OK
+        || rg_llm_openai_get_str(pool, &call->name,
+                                 json_object_get(fn, "name")) != RG_OK
+        || rg_llm_openai_arguments(pool, &call->arguments,
+                                   json_object_get(fn, "arguments")) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    /* an id is needed to answer the call: make one when none was sent,
+     * or when an earlier call of this response has the same */
+    for (i = 0; call->id.len != 0 && i < r->ncalls; i++) {
+        if (rg_str_cmp(&r->calls[i].id, &call->id) == 0) {
+            call->id.len = 0;
+        }
+    }
+
+    if (call->id.len == 0) {
+        n = snprintf(buf, sizeof(buf), "_%lu", (unsigned long) r->ncalls);
+        plen = strlen(id_prefix);
+        len = plen + (size_t) n;
+
+        call->id.data = rg_palloc(pool, len + 1);
+        if (call->id.data == NULL) {
+            return RG_ERROR;
+        }
+
+        memcpy(call->id.data, id_prefix, plen);
+        memcpy(call->id.data + plen, buf, (size_t) n + 1);
+        call->id.len = len;
+    }
+
+    r->ncalls++;
+
+    return RG_OK;
+}
+
+
+static rg_int_t
+rg_llm_openai_calls(rg_pool_t *pool, json_t *msg, const char *id_prefix,
+    rg_llm_response_t *r)
+{
+    size_t   i, n;
+    json_t  *calls, *call, *fn;
+
+    if (id_prefix == NULL) {
+        id_prefix = "call";
+    }
+
+    calls = json_object_get(msg, "tool_calls");
+    n = json_array_size(calls);
+
+    if (n == 0) {
+        /* the legacy form: one "function_call" */
+        fn = json_object_get(msg, "function_call");
+        if (!json_is_object(fn)) {
+            return RG_OK;
+        }
+
+        r->calls = rg_pcalloc(pool, sizeof(rg_llm_tool_call_t));
+        if (r->calls == NULL) {
+            return RG_ERROR;
+        }
+
+        return rg_llm_openai_call(pool, NULL, fn, id_prefix, r);
+    }
+
+    r->calls = rg_pcalloc(pool, n * sizeof(rg_llm_tool_call_t));
+    if (r->calls == NULL) {
+        return RG_ERROR;
+    }
+
+    json_array_foreach(calls, i, call) {
+        if (!json_is_object(call)) {
+            continue;
+        }
+
+        fn = json_object_get(call, "function");
+        if (!json_is_object(fn)) {
+            fn = call;      /* name and arguments beside the id */
+        }
+
+        if (rg_llm_openai_call(pool, json_object_get(call, "id"), fn,
+                               id_prefix, r) != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    return RG_OK;
+}
+
+
+static void
+rg_llm_openai_usage(json_t *root, rg_llm_response_t *r)
+{
+    int      found;
+    json_t  *usage;
+
+    usage = json_object_get(root, "usage");
+    if (!json_is_object(usage)) {
+        usage = json_object_get(json_object_get(root, "x_groq"), "usage");
+    }
+
+    if (!json_is_object(usage)) {
+        return;
+    }
+
+    r->prompt_tokens = rg_llm_openai_int(json_object_get(usage,
+                                                         "prompt_tokens"),
+                                         &found);
+    r->completion_tokens =
+        rg_llm_openai_int(json_object_get(usage, "completion_tokens"),
+                          &found);
+    r->total_tokens = rg_llm_openai_int(json_object_get(usage,
+                                                        "total_tokens"),
+                                        &found);
+
+    if (!found) {
+        r->total_tokens = r->prompt_tokens + r->completion_tokens;
+    }
+}
+
+
+/* the assistant message as it goes back into the conversation */
+static rg_int_t
+rg_llm_openai_message(rg_pool_t *pool, rg_llm_response_t *r)
+{
+    int                  err;
+    char                *s;
+    json_t              *msg, *calls, *call, *fn, *content;
+    rg_int_t             rc;
+    rg_uint_t            i;
+    rg_llm_tool_call_t  *c;
+
+    msg = json_object();
+    if (msg == NULL) {
+        return RG_ERROR;
+    }
+
+    if (r->has_content) {
+        content = rg_llm_openai_string(r->content.data, r->content.len);
+
+    } else {
+        /* null beside tool calls; "" alone, as a message needs one */
+        content = r->ncalls ? json_null() : json_string("");
+    }
+
+    /* json_*_set_new() fail on a NULL value, and release the value on
+     * failure, so the results are collected and checked once */
+    err = json_object_set_new(msg, "role", json_string("assistant"));
+    err |= json_object_set_new(msg, "content", content);
+
+    if (r->ncalls) {
+        calls = json_array();
+
+        /* each value is complete before it is handed to its container,
+         * which releases it when the handing fails */
+        for (i = 0; calls != NULL && err == 0 && i < r->ncalls; i++) {
+            c = &r->calls[i];
+
+            fn = json_object();
+            err |= json_object_set_new(fn, "name",
+                       rg_llm_openai_string(c->name.data, c->name.len));
+            err |= json_object_set_new(fn, "arguments",
+                       rg_llm_openai_string(c->arguments.data,
+                                            c->arguments.len));
+
+            call = json_object();
+            err |= json_object_set_new(call, "id",
+                       rg_llm_openai_string(c->id.data, c->id.len));
+            err |= json_object_set_new(call, "type", json_string("function"));
+            err |= json_object_set_new(call, "function", fn);
+            err |= json_array_append_new(calls, call);
+        }
+
+        err |= json_object_set_new(msg, "tool_calls", calls);
+    }
+
+    s = err ? NULL : json_dumps(msg, JSON_COMPACT);
+    json_decref(msg);
+
+    if (s == NULL) {
+        return RG_ERROR;
+    }
+
+    rc = rg_llm_openai_set_str(pool, &r->message, s, strlen(s));
+    free(s);
+
+    return rc;
+}
+
+
+/* a 2xx: a completion, or an error a proxy sent after its 200 */
+static rg_int_t
+rg_llm_openai_completion(rg_pool_t *pool, json_t *root, int http_status,
+    const char *body, size_t len, const char *id_prefix,
+    rg_llm_response_t *r)
+{
+    json_t      *e, *choices, *choice, *msg;
+    json_int_t   status;
+
+    rg_llm_openai_usage(root, r);
+
+    e = json_object_get(root, "error");
+
+    if ((json_is_object(e) && json_object_size(e) > 0)
+        || (json_is_string(e) && json_string_length(e) > 0))
+    {
+        if (rg_llm_openai_error(pool, root, http_status, body, len, r,
+                                &status) != RG_OK)
+        {
+            return RG_ERROR;
+        }
+
+        r->status = rg_llm_openai_embedded_status(r, status);
+
+        return RG_OK;
+    }
+
+    choices = json_object_get(root, "choices");
+
+    if (json_array_size(choices) == 0) {
+        return rg_llm_openai_bad(pool, r, "response has no choices", NULL);
+    }
+
+    choice = rg_llm_openai_choice(choices);
+    msg = json_object_get(choice, "message");
+
+    if (!json_is_object(msg)) {
+        return rg_llm_openai_bad(pool, r, "response has no message", NULL);
+    }
+
+    if (rg_llm_openai_get_str(pool, &r->finish_reason,
+                              json_object_get(choice, "finish_reason"))
+        != RG_OK
+        || rg_llm_openai_texts(pool, msg, r) != RG_OK
+        || rg_llm_openai_calls(pool, msg, id_prefix, r) != RG_OK
+        || rg_llm_openai_message(pool, r) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    r->status = RG_LLM_OK;
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_llm_openai_parse(rg_pool_t *pool, int http_status, const char *body,
+    size_t len, const char *id_prefix, rg_llm_response_t *r)
+{
+    json_t        *root;
+    rg_int_t       rc;
+    rg_msec_t      retry_after;
+    json_int_t     status;
+    json_error_t   err;
+
+    retry_after = r->retry_after;
+
+    memset(r, 0, sizeof(rg_llm_response_t));
+
+    r->http_status = http_status;
+    r->retry_after = retry_after;
+    rg_llm_openai_empty(&r->content);
+    rg_llm_openai_empty(&r->reasoning);
+    rg_llm_openai_empty(&r->refusal);
+    rg_llm_openai_empty(&r->finish_reason);
+    rg_llm_openai_empty(&r->message);
+    rg_llm_openai_empty(&r->error);
+    rg_llm_openai_empty(&r->error_type);
+    rg_llm_openai_empty(&r->error_code);
+    rg_llm_openai_empty(&r->error_param);
+
+    root = rg_llm_openai_load(body, len, &err);
+
+    if (http_status < 200 || http_status > 299) {
+        rc = rg_llm_openai_error(pool, root, http_status, body, len, r,
+                                 &status);
+        r->status = rg_llm_openai_classify(http_status, &r->error_code,
+                                           &r->error);
+
+    } else if (root == NULL) {
+        rc = rg_llm_openai_bad(pool, r, "malformed response from the model: ",
+                               err.text);
+
+    } else if (!json_is_object(root)) {
+        rc = rg_llm_openai_bad(pool, r, "response has no choices", NULL);
+
+    } else {
+        rc = rg_llm_openai_completion(pool, root, http_status, body, len,
+                                      id_prefix, r);
+    }
+
+    json_decref(root);
+
+    return rc;
+}
+
+
+static int
+rg_llm_openai_writer(const char *buffer, size_t size, void *data)
+{
+    return rg_buf_append(data, buffer, size) == RG_OK ? 0 : -1;
+}
+
+
+/* serializes json at the end of out and releases json; on failure out is
+ * left as it was */
+static rg_int_t
+rg_llm_openai_dump(rg_buf_t *out, json_t *json, int err)
+{
+    size_t  len;
+
+    len = out->len;
+
+    if (err || json == NULL
+        || json_dump_callback(json, rg_llm_openai_writer, out,
+                              RG_LLM_OPENAI_DUMP) != 0)
+    {
+        json_decref(json);
+
+        out->len = len;
+        if (out->data != NULL) {
+            out->data[len] = '\0';
+        }
+
+        return RG_ERROR;
+    }
+
+    json_decref(json);
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_llm_openai_msg(rg_buf_t *out, const char *role, const char *content,
+    size_t len)
+{
+    int      err;
+    json_t  *msg;
+
+    msg = json_object();
+    if (msg == NULL) {
+        return RG_ERROR;
+    }
+
+    err = json_object_set_new(msg, "role", json_string(role));
+    err |= json_object_set_new(msg, "content",
+                               content ? rg_llm_openai_string(content, len)
+                                       : json_null());
+
+    return rg_llm_openai_dump(out, msg, err);
+}
+
+
+rg_int_t
+rg_llm_openai_tool_msg(rg_buf_t *out, const char *tool_call_id,
+    const char *content, size_t len)
+{
+    int      err;
+    json_t  *msg;
+
+    msg = json_object();
+    if (msg == NULL) {
+        return RG_ERROR;
+    }
+
+    err = json_object_set_new(msg, "role", json_string("tool"));
+    err |= json_object_set_new(msg, "tool_call_id",
+                               rg_llm_openai_string(tool_call_id,
+                                                    strlen(tool_call_id)));
+    err |= json_object_set_new(msg, "content",
+                               rg_llm_openai_string(content ? content : "",
+                                                    content ? len : 0));
+
+    return rg_llm_openai_dump(out, msg, err);
+}
+
+
+rg_int_t
+rg_llm_openai_prefix(rg_buf_t *out, const char *model, double temperature,
+    const char *tools_json, size_t tools_len)
+{
+    int            err;
+    json_t        *req, *tools, *t;
+    size_t         len;
+    json_error_t   jerr;
+
+    tools = NULL;
+
+    if (tools_json != NULL) {
+        tools = json_loadb(tools_json, tools_len, 0, &jerr);
+
+        if (!json_is_array(tools)) {
+            json_decref(tools);
+            return RG_ERROR;
+        }
+
+        if (json_array_size(tools) == 0) {
+            json_decref(tools);
+            tools = NULL;
+        }
+    }
+
+    /* 0 and 1 print as integers; other values with the shortest digits */
+    if (temperature > -1e6 && temperature < 1e6
+        && temperature == (double) (int) temperature)
+    {
+        t = json_integer((json_int_t) temperature);
+
+    } else {
+        t = json_real(temperature);     /* NULL for NaN and infinities */
+    }
+
+    req = json_object();
+    if (req == NULL) {
+        json_decref(tools);
+        json_decref(t);
+        return RG_ERROR;
+    }
+
+    err = json_object_set_new(req, "model", json_string(model));
+    err |= json_object_set_new(req, "temperature", t);
+
+    if (tools != NULL) {
+        err |= json_object_set_new(req, "tool_choice", json_string("auto"));
+        err |= json_object_set_new(req, "tools", tools);
+    }
+
+    len = out->len;
+
+    if (rg_llm_openai_dump(out, req, err) != RG_OK) {
+        return RG_ERROR;
+    }
+
+    /* reopen the object for the messages the caller appends */
+    out->len--;
+
+    if (rg_buf_append_lit(out, ",\"messages\":[") != RG_OK) {
+        out->len = len;
+        out->data[len] = '\0';
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_llm_openai_tool_def(rg_buf_t *out, const char *name,
+    const char *description, const char *parameters)
+{
+    int            err;
+    json_t        *def, *fn, *params;
+    json_error_t   jerr;
+
+    params = NULL;
+
+    if (parameters != NULL) {
+        params = json_loads(parameters, 0, &jerr);
+
+        if (!json_is_object(params)) {
+            json_decref(params);
+            return RG_ERROR;
+        }
+    }
+
+    def = json_object();
+    fn = json_object();
+
+    err = json_object_set_new(fn, "name", json_string(name));
+
+    if (description != NULL) {
+        err |= json_object_set_new(fn, "description",
+                                   rg_llm_openai_string(description,
+                                                        strlen(description)));
+    }
+
+    if (params != NULL) {
+        err |= json_object_set_new(fn, "parameters", params);
+    }
+
+    err |= json_object_set_new(def, "type", json_string("function"));
+    err |= json_object_set_new(def, "function", fn);
+
+    return rg_llm_openai_dump(out, def, err);
+}

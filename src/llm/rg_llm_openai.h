@@ -1,0 +1,97 @@
+/* rg_llm_openai.h: the OpenAI Chat Completions wire format. Builds the
+ * pieces of a request body (each message serialized once, when it is
+ * appended) and reads a response body into an rg_llm_response_t, accepting
+ * the variants real providers send. No I/O here. */
+
+#ifndef RG_LLM_OPENAI_H
+#define RG_LLM_OPENAI_H
+
+#include <rg_config.h>
+#include <rg_core.h>
+
+
+/* what happened, as far as the session is concerned */
+typedef enum {
+    RG_LLM_OK = 0,
+    RG_LLM_ERR_RATE,          /* 429: retry after a while */
+    RG_LLM_ERR_SERVER,        /* 5xx, 408, 409: retry */
+    RG_LLM_ERR_TIMEOUT,       /* no answer in time: retry */
+    RG_LLM_ERR_CONNECT,       /* could not connect or the peer went away */
+    RG_LLM_ERR_BAD_RESPONSE,  /* 200 with a body we cannot use: retry */
+    RG_LLM_ERR_CONTEXT,       /* context_length_exceeded */
+    RG_LLM_ERR_FATAL          /* 400/401/403/404…: end the session */
+} rg_llm_status_e;
+
+
+typedef struct {
+    rg_str_t            id;         /* generated when the provider sent none */
+    rg_str_t            name;
+    rg_str_t            arguments;  /* JSON text; an object is serialized */
+} rg_llm_tool_call_t;
+
+
+typedef struct {
+    rg_llm_status_e     status;
+    int                 http_status;
+
+    rg_str_t            content;    /* text parts joined; len 0 when none */
+    unsigned            has_content:1;
+    rg_str_t            reasoning;  /* reasoning_content / reasoning */
+    rg_str_t            refusal;
+    rg_str_t            finish_reason;
+
+    rg_llm_tool_call_t *calls;
+    rg_uint_t           ncalls;
+
+    int64_t             prompt_tokens;
+    int64_t             completion_tokens;
+    int64_t             total_tokens;
+
+    /* the assistant message to append to the conversation, serialized:
+     * role, content (string or null), tool_calls with ids, type
+     * "function" and string arguments; reasoning fields left out */
+    rg_str_t            message;
+
+    /* errors: the provider's own words, never a header or a key */
+    rg_str_t            error;
+    rg_str_t            error_type;
+    rg_str_t            error_code;  /* a numeric code is printed */
+    rg_str_t            error_param;
+
+    rg_msec_t           retry_after; /* from headers, set by the client */
+} rg_llm_response_t;
+
+
+/* Reads a response. Everything it returns lives in pool. `id_prefix`
+ * names generated tool_call ids ("<prefix>_<i>"). Returns RG_OK when the
+ * body could be read at all (r->status says what it means), RG_ERROR only
+ * when memory ran out. */
+rg_int_t rg_llm_openai_parse(rg_pool_t *pool, int http_status,
+    const char *body, size_t len, const char *id_prefix,
+    rg_llm_response_t *r);
+
+/* Classifies an HTTP status and an error code, for responses that are
+ * not 200. */
+rg_llm_status_e rg_llm_openai_classify(int http_status, const rg_str_t *code,
+    const rg_str_t *message);
+
+const char *rg_llm_status_name(rg_llm_status_e status);
+
+/* Appends one message, serialized as JSON, to out (no separator). */
+rg_int_t rg_llm_openai_msg(rg_buf_t *out, const char *role,
+    const char *content, size_t len);
+rg_int_t rg_llm_openai_tool_msg(rg_buf_t *out, const char *tool_call_id,
+    const char *content, size_t len);
+
+/* Appends the part of a request body that does not change between calls
+ * of one agent: `{"model":…,"temperature":…,"tools":[…],"tool_choice":
+ * "auto","messages":[`. tools_json is a JSON array text or NULL. */
+rg_int_t rg_llm_openai_prefix(rg_buf_t *out, const char *model,
+    double temperature, const char *tools_json, size_t tools_len);
+
+/* Appends one entry of "tools": {"type":"function","function":{…}}.
+ * parameters is a JSON Schema text; it is checked. */
+rg_int_t rg_llm_openai_tool_def(rg_buf_t *out, const char *name,
+    const char *description, const char *parameters);
+
+#endif /* RG_LLM_OPENAI_H */

@@ -1,0 +1,448 @@
+/* rg_module.c: loads tool modules. `load_module PATH [isolated];` dlopens
+ * the file with RTLD_NOW|RTLD_LOCAL and checks the exported rg_tool_module
+ * (ABI version, struct size, signature) before it reads anything else;
+ * `module NAME { … }` hands directives to the module's own table. Modules
+ * are initialized once the whole file is read and unloaded with the
+ * cycle's pool. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_cycle.h>
+#include <rg_module.h>
+#include <rg_tools.h>
+#include <rg_llm_openai.h>
+#include <dlfcn.h>
+#include <libgen.h>
+
+
+/* tries PATH as given, then next to the binary (objs/modules/ in a build
+ * tree), then the installed module folder */
+static char *
+rg_module_find_file(rg_conf_t *cf, const rg_str_t *name, char *tried,
+    size_t tlen)
+{
+    char         exe[PATH_MAX], *dir, *p;
+    ssize_t      n;
+    rg_uint_t    i;
+    const char  *base, *cands[3];
+    char         buf[3][PATH_MAX];
+
+    if (name->data[0] == '/') {
+        return rg_pstrdup(cf->pool, name->data, name->len);
+    }
+
+    base = strrchr(name->data, '/');
+    base = base ? base + 1 : name->data;
+
+    snprintf(buf[0], PATH_MAX, "%s", name->data);
+    cands[0] = buf[0];
+
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        dir = dirname(exe);
+        snprintf(buf[1], PATH_MAX, "%s/modules/%s", dir, base);
+    } else {
+        buf[1][0] = '\0';
+    }
+    cands[1] = buf[1];
+
+    snprintf(buf[2], PATH_MAX, "%s/%s", RG_MODULES_PATH, base);
+    cands[2] = buf[2];
+
+    tried[0] = '\0';
+
+    for (i = 0; i < 3; i++) {
+        if (cands[i][0] == '\0') {
+            continue;
+        }
+
+        if (access(cands[i], R_OK) == 0) {
+            return rg_pstrdup(cf->pool, cands[i], strlen(cands[i]));
+        }
+
+        p = tried + strlen(tried);
+        snprintf(p, tlen - (p - tried), "%s\"%s\"", i ? ", " : "", cands[i]);
+    }
+
+    return NULL;
+}
+
+
+char *
+rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    char               *path, tried[3 * PATH_MAX + 16];
+    void               *h;
+    rg_uint_t           i;
+    rg_cycle_t         *cycle;
+    rg_module_t        *m, **mp;
+    rg_tool_entry_t    *te;
+    rg_tool_module_t   *mod;
+    const rg_tool_t    *t;
+    rg_buf_t            def;
+
+    cycle = conf;
+
+    if (cf->nargs == 3 && !rg_str_eq(&cf->args[2], "isolated")) {
+        return "expects \"isolated\" as its second argument";
+    }
+
+    path = rg_module_find_file(cf, &cf->args[1], tried, sizeof(tried));
+    if (path == NULL) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "module \"%s\" not found (looked at %s)",
+                          cf->args[1].data, tried);
+        return RG_CONF_ERROR;
+    }
+
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0, "dlopen() \"%s\" failed: %s",
+                          path, dlerror());
+        return RG_CONF_ERROR;
+    }
+
+    mod = dlsym(h, "rg_tool_module");
+    if (mod == NULL) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "module \"%s\" exports no \"rg_tool_module\" "
+                          "symbol: is it a reagent tool module?", path);
+        dlclose(h);
+        return RG_CONF_ERROR;
+    }
+
+    if (mod->abi_version != RG_TOOL_ABI_VERSION) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "module \"%s\" was built for tool ABI version %u, "
+                          "this reagent speaks version %u: rebuild it",
+                          path, mod->abi_version, RG_TOOL_ABI_VERSION);
+        dlclose(h);
+        return RG_CONF_ERROR;
+    }
+
+    if (mod->size != sizeof(rg_tool_module_t) || mod->signature == NULL
+        || strcmp(mod->signature, RG_TOOL_SIGNATURE) != 0)
+    {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "module \"%s\" is not binary compatible "
+                          "(signature \"%s\", expected \"%s\"): rebuild it",
+                          path, mod->signature ? mod->signature : "",
+                          RG_TOOL_SIGNATURE);
+        dlclose(h);
+        return RG_CONF_ERROR;
+    }
+
+    if (mod->name == NULL || mod->tools == NULL) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "module \"%s\" has no name or no tools table",
+                          path);
+        dlclose(h);
+        return RG_CONF_ERROR;
+    }
+
+    mp = cycle->modules.elts;
+    for (i = 0; i < cycle->modules.nelts; i++) {
+        if (strcmp(mp[i]->mod->name, mod->name) == 0) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                              "module \"%s\" is already loaded", mod->name);
+            dlclose(h);
+            return RG_CONF_ERROR;
+        }
+    }
+
+    m = rg_pcalloc(cf->pool, sizeof(rg_module_t));
+    mp = rg_array_push(&cycle->modules);
+    if (m == NULL || mp == NULL) {
+        dlclose(h);
+        return RG_CONF_ERROR;
+    }
+
+    *mp = m;
+    m->path = path;
+    m->handle = h;
+    m->mod = mod;
+    m->isolated = cf->nargs == 3;
+    rg_tools_host_init(&m->host, m);
+
+    if (mod->create_conf) {
+        m->conf = mod->create_conf(&m->host);
+        if (m->conf == NULL) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                              "module \"%s\" could not create its "
+                              "configuration", mod->name);
+            return RG_CONF_ERROR;
+        }
+    }
+
+    /* register its tools */
+    for (t = mod->tools; t->name; t++) {
+        if (t->start == NULL || t->parameters == NULL) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                              "module \"%s\": tool \"%s\" has no handler "
+                              "or no parameters", mod->name, t->name);
+            return RG_CONF_ERROR;
+        }
+
+        if (rg_module_find_tool(cycle, t->name, strlen(t->name))) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                              "module \"%s\": a tool named \"%s\" is "
+                              "already loaded", mod->name, t->name);
+            return RG_CONF_ERROR;
+        }
+
+        memset(&def, 0, sizeof(def));
+
+        if (rg_llm_openai_tool_def(&def, t->name,
+                                   t->description ? t->description : "",
+                                   t->parameters) != RG_OK)
+        {
+            rg_buf_free(&def);
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                              "module \"%s\": tool \"%s\" has parameters "
+                              "that are not a JSON object", mod->name,
+                              t->name);
+            return RG_CONF_ERROR;
+        }
+
+        te = rg_array_push(&cycle->tools);
+        if (te == NULL) {
+            rg_buf_free(&def);
+            return RG_CONF_ERROR;
+        }
+
+        te->tool = t;
+        te->module = m;
+        te->def = rg_pstrdup(cf->pool, def.data, def.len);
+        te->def_len = def.len;
+        rg_buf_free(&def);
+
+        if (te->def == NULL) {
+            return RG_CONF_ERROR;
+        }
+    }
+
+    return RG_CONF_OK;
+}
+
+
+typedef struct {
+    rg_module_t        *module;
+} rg_module_block_ctx_t;
+
+
+static char *
+rg_module_directive(rg_conf_t *cf, void *data)
+{
+    rg_uint_t                   i, argc;
+    const char                 *argv[RG_CONF_MAX_ARGS], *rv;
+    rg_module_t                *m;
+    const rg_tool_directive_t  *d;
+
+    m = data;
+
+    for (d = m->mod->directives; d && d->name; d++) {
+        if (cf->args[0].len == strlen(d->name)
+            && memcmp(cf->args[0].data, d->name, cf->args[0].len) == 0)
+        {
+            break;
+        }
+    }
+
+    if (d == NULL || d->name == NULL) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "unknown directive \"%.*s\" in module \"%s\"",
+                          (int) cf->args[0].len, cf->args[0].data,
+                          m->mod->name);
+        return RG_CONF_ERROR;
+    }
+
+    argc = cf->nargs - 1;
+
+    if (argc < d->min_args || argc > d->max_args) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "invalid number of arguments in \"%s\" directive",
+                          d->name);
+        return RG_CONF_ERROR;
+    }
+
+    for (i = 0; i < argc; i++) {
+        argv[i] = cf->args[i + 1].data;
+    }
+
+    rv = d->set(&m->host, m->conf, (int) argc, argv);
+
+    if (rv) {
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0, "\"%s\" directive %s",
+                          d->name, rv);
+        return RG_CONF_ERROR;
+    }
+
+    return RG_CONF_OK;
+}
+
+
+char *
+rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    char          *rv;
+    rg_uint_t      i;
+    rg_cycle_t    *cycle;
+    rg_module_t  **mp, *m;
+    rg_conf_t      saved;
+
+    cycle = conf;
+    m = NULL;
+
+    mp = cycle->modules.elts;
+    for (i = 0; i < cycle->modules.nelts; i++) {
+        if (strlen(mp[i]->mod->name) == cf->args[1].len
+            && memcmp(mp[i]->mod->name, cf->args[1].data, cf->args[1].len)
+               == 0)
+        {
+            m = mp[i];
+        }
+    }
+
+    if (m == NULL) {
+        return "names a module that is not loaded: put its \"load_module\" "
+               "first";
+    }
+
+    saved = *cf;
+
+    cf->commands = NULL;
+    cf->ctx_type = RG_MODULE_CONF;
+    cf->handler = rg_module_directive;
+    cf->handler_data = m;
+
+    rv = rg_conf_parse_block(cf);
+
+    cf->commands = saved.commands;
+    cf->ctx_type = saved.ctx_type;
+    cf->ctx = saved.ctx;
+    cf->handler = saved.handler;
+    cf->handler_data = saved.handler_data;
+
+    return rv;
+}
+
+
+rg_int_t
+rg_module_init_all(rg_cycle_t *cycle)
+{
+    rg_uint_t     i;
+    rg_module_t **mp;
+
+    mp = cycle->modules.elts;
+
+    for (i = 0; i < cycle->modules.nelts; i++) {
+        if (mp[i]->mod->init && mp[i]->mod->init(&mp[i]->host, mp[i]->conf)
+            != RG_TOOL_OK)
+        {
+            snprintf(cycle->errmsg, sizeof(cycle->errmsg),
+                     "module \"%s\" failed to initialize (%s)",
+                     mp[i]->mod->name, mp[i]->path);
+            rg_log_error(RG_LOG_EMERG, cycle->log, 0, "%s", cycle->errmsg);
+            return RG_ERROR;
+        }
+
+        mp[i]->initialized = 1;
+    }
+
+    return RG_OK;
+}
+
+
+void
+rg_module_unload_all(void *data)
+{
+    rg_uint_t     i;
+    rg_cycle_t   *cycle;
+    rg_module_t **mp;
+
+    cycle = data;
+    mp = cycle->modules.elts;
+
+    for (i = cycle->modules.nelts; i-- > 0; ) {
+        /* exit() frees the conf, whether init ran or not */
+        if (mp[i]->mod->exit) {
+            mp[i]->mod->exit(&mp[i]->host, mp[i]->conf);
+        }
+
+#if !(RG_SANITIZERS)
+        /* under ASan, keep the code mapped so leak reports can name it */
+        dlclose(mp[i]->handle);
+#endif
+    }
+}
+
+
+rg_tool_entry_t *
+rg_module_find_tool(rg_cycle_t *cycle, const char *name, size_t len)
+{
+    rg_uint_t         i;
+    rg_tool_entry_t  *te;
+
+    te = cycle->tools.elts;
+
+    for (i = 0; i < cycle->tools.nelts; i++) {
+        if (strlen(te[i].tool->name) == len
+            && memcmp(te[i].tool->name, name, len) == 0)
+        {
+            return &te[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+const char *
+rg_module_tool_list(rg_cycle_t *cycle)
+{
+    char             *s;
+    rg_uint_t         i;
+    rg_tool_entry_t  *te, **all;
+
+    te = cycle->tools.elts;
+
+    all = rg_palloc(cycle->pool, (cycle->tools.nelts + 1) * sizeof(void *));
+    if (all == NULL) {
+        return "";
+    }
+
+    for (i = 0; i < cycle->tools.nelts; i++) {
+        all[i] = &te[i];
+    }
+
+    s = rg_module_tool_names(cycle, all, cycle->tools.nelts);
+
+    return s ? (*s ? s : "none") : "";
+}
+
+
+char *
+rg_module_tool_names(rg_cycle_t *cycle, rg_tool_entry_t **tools,
+    rg_uint_t n)
+{
+    char      *s;
+    rg_buf_t   b;
+    rg_uint_t  i;
+
+    memset(&b, 0, sizeof(b));
+
+    for (i = 0; i < n; i++) {
+        if (rg_buf_printf(&b, "%s%s", i ? ", " : "", tools[i]->tool->name)
+            != RG_OK)
+        {
+            rg_buf_free(&b);
+            return NULL;
+        }
+    }
+
+    s = rg_pstrdup(cycle->pool, b.data ? b.data : "", b.len);
+    rg_buf_free(&b);
+
+    return s;
+}

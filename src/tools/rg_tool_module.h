@@ -1,0 +1,164 @@
+/* rg_tool_module.h: the one header a reagent tool module includes.
+ *
+ * A module is a shared object that exports one symbol, `rg_tool_module`
+ * (an rg_tool_module_t). The host checks abi_version, size and signature
+ * before it reads anything else, then hands the module a table of host
+ * functions (rg_tool_host_t), as Redis hands modules their API: modules
+ * never link against the reagent binary.
+ *
+ * A tool handler never blocks the reactor. start() either answers at once
+ * (host->done()/host->fail() before it returns RG_TOOL_OK), or returns
+ * RG_TOOL_AGAIN and answers later from a timer or another event. A tool
+ * flagged RG_TOOL_BLOCKING runs its start() in the host's thread pool. */
+
+#ifndef RG_TOOL_MODULE_H
+#define RG_TOOL_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+
+#define RG_TOOL_ABI_VERSION   1
+
+/* Encodes what a module and the host must agree on beyond the version. */
+#define RG_TOOL_SIGNATURE_STR(x)  #x
+#define RG_TOOL_SIGNATURE_XSTR(x) RG_TOOL_SIGNATURE_STR(x)
+#define RG_TOOL_SIGNATURE                                                    \
+    "rg" RG_TOOL_SIGNATURE_XSTR(RG_TOOL_ABI_VERSION)                         \
+    ":p" RG_TOOL_SIGNATURE_XSTR(__SIZEOF_POINTER__)                          \
+    ":l" RG_TOOL_SIGNATURE_XSTR(__SIZEOF_LONG__)
+
+/* start() results */
+#define RG_TOOL_OK       0      /* answered (done() or fail() was called) */
+#define RG_TOOL_ERROR   -1      /* failed without an answer */
+#define RG_TOOL_AGAIN   -2      /* done() or fail() follows later */
+
+/* tool flags */
+#define RG_TOOL_READ_ONLY    0x01   /* idempotent: may be deduplicated */
+#define RG_TOOL_SIDE_EFFECT  0x02   /* runs at most once per tool_call_id */
+#define RG_TOOL_DANGEROUS    0x04   /* needs approval */
+#define RG_TOOL_BLOCKING     0x08   /* start() runs in the thread pool */
+
+/* log levels for host->log */
+#define RG_TOOL_LOG_ERR      4
+#define RG_TOOL_LOG_WARN     5
+#define RG_TOOL_LOG_NOTICE   6
+#define RG_TOOL_LOG_INFO     7
+#define RG_TOOL_LOG_DEBUG    8
+
+typedef struct rg_tool_host_s    rg_tool_host_t;
+typedef struct rg_tool_call_s    rg_tool_call_t;
+typedef struct rg_tool_s         rg_tool_t;
+typedef struct rg_tool_module_s  rg_tool_module_t;
+typedef struct rg_tool_timer_s   rg_tool_timer_t;
+
+typedef int  (*rg_tool_start_pt)(rg_tool_call_t *call);
+typedef void (*rg_tool_cancel_pt)(rg_tool_call_t *call);
+typedef void (*rg_tool_timer_pt)(void *data);
+
+
+/* One call of a tool. The host owns it; a module reads these fields and
+ * may keep its own state in `ctx`. After done(), fail() or cancel() the
+ * module must not touch the call again. */
+struct rg_tool_call_s {
+    const rg_tool_t          *tool;
+    rg_tool_host_t           *host;
+    void                     *conf;        /* the module's configuration */
+    void                     *ctx;         /* the module's per-call state */
+
+    const char               *id;          /* tool_call_id */
+    const char               *session;     /* session id, for logs */
+    const char               *args;        /* a JSON object, NUL-ended */
+    size_t                    args_len;
+};
+
+
+struct rg_tool_s {
+    const char               *name;
+    const char               *description;
+    const char               *parameters;  /* JSON Schema of the arguments */
+    uint32_t                  flags;
+    uint32_t                  timeout_ms;  /* 0: the agent's tool_timeout */
+    rg_tool_start_pt          start;
+    rg_tool_cancel_pt         cancel;      /* optional: stop an AGAIN call */
+};
+
+
+/* A directive inside `module NAME { ... }` in the configuration.
+ * set() returns NULL or a short phrase ("must be a directory"), which the
+ * host turns into a full error with file:line. */
+typedef struct {
+    const char               *name;
+    uint32_t                  min_args;
+    uint32_t                  max_args;
+    const char             *(*set)(rg_tool_host_t *host, void *conf,
+                                   int argc, const char **argv);
+} rg_tool_directive_t;
+
+
+struct rg_tool_module_s {
+    uint32_t                  abi_version;  /* RG_TOOL_ABI_VERSION; first */
+    uint32_t                  size;         /* sizeof(rg_tool_module_t) */
+    const char               *signature;    /* RG_TOOL_SIGNATURE */
+    const char               *name;
+
+    const rg_tool_directive_t *directives;  /* {NULL}-ended, or NULL */
+    void                   *(*create_conf)(rg_tool_host_t *host);
+    int                     (*init)(rg_tool_host_t *host, void *conf);
+    void                    (*exit)(rg_tool_host_t *host, void *conf);
+
+    const rg_tool_t          *tools;        /* {NULL}-ended */
+};
+
+#define RG_TOOL_MODULE_V1                                                    \
+    RG_TOOL_ABI_VERSION, sizeof(rg_tool_module_t), RG_TOOL_SIGNATURE
+
+
+/* What the host offers a module. New members are only ever added at the
+ * end; a module checks `size` before it uses one it did not know. */
+struct rg_tool_host_s {
+    uint32_t                  abi_version;
+    uint32_t                  size;
+
+    void                    (*log)(rg_tool_host_t *host, int level,
+                                   const char *fmt, ...)
+                                  __attribute__((format(printf, 3, 4)));
+
+    /* answers: the result text goes to the model as the tool message */
+    void                    (*done)(rg_tool_call_t *call, const char *result,
+                                    size_t len);
+    void                    (*fail)(rg_tool_call_t *call, const char *fmt,
+                                    ...)
+                                  __attribute__((format(printf, 2, 3)));
+
+    /* arguments; each returns 0, or -1 when the key is absent or of
+     * another type. Strings stay valid until the call ends. */
+    int                     (*arg_string)(rg_tool_call_t *call,
+                                          const char *key, const char **s,
+                                          size_t *len);
+    int                     (*arg_number)(rg_tool_call_t *call,
+                                          const char *key, double *n);
+    int                     (*arg_int)(rg_tool_call_t *call, const char *key,
+                                       long long *n);
+    int                     (*arg_bool)(rg_tool_call_t *call,
+                                        const char *key, int *b);
+
+    /* one-shot timers on the reactor */
+    rg_tool_timer_t        *(*timer_add)(rg_tool_host_t *host,
+                                         uint64_t msec, rg_tool_timer_pt cb,
+                                         void *data);
+    void                    (*timer_del)(rg_tool_timer_t *timer);
+
+    void                     *data;        /* the host's own */
+};
+
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RG_TOOL_MODULE_H */

@@ -1,0 +1,177 @@
+/* slow.c: a test plugin whose tools take time: module "slow".
+ *
+ * `slow_async` answers "waited N ms" from a host timer after `ms`
+ * milliseconds (RG_TOOL_AGAIN, cancellable); `slow_blocking` is flagged
+ * RG_TOOL_BLOCKING, so the host runs it in its thread pool, where it
+ * sleeps `ms` milliseconds and answers "slept N ms". */
+
+#include <rg_tool_module.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+
+#define RG_SLOW_MAX_MS  600000
+
+
+typedef struct {
+    rg_tool_call_t           *call;
+    rg_tool_timer_t          *timer;
+    long long                 ms;
+} rg_slow_ctx_t;
+
+
+static int rg_slow_get_ms(rg_tool_call_t *call, long long *ms);
+static int rg_slow_async(rg_tool_call_t *call);
+static void rg_slow_async_handler(void *data);
+static void rg_slow_async_cancel(rg_tool_call_t *call);
+static int rg_slow_blocking(rg_tool_call_t *call);
+
+
+#define RG_SLOW_SCHEMA                                                       \
+    "{\"type\":\"object\","                                                  \
+     "\"properties\":{"                                                      \
+      "\"ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":600000,"       \
+       "\"description\":\"Milliseconds\",\"examples\":[50]}},"               \
+     "\"required\":[\"ms\"]}"
+
+
+static const rg_tool_t  rg_slow_tools[] = {
+    { "slow_async", "Answer after the given number of milliseconds.",
+      RG_SLOW_SCHEMA, 0, 0, rg_slow_async, rg_slow_async_cancel },
+
+    { "slow_blocking", "Sleep the given number of milliseconds, then answer.",
+      RG_SLOW_SCHEMA, RG_TOOL_BLOCKING, 0, rg_slow_blocking, NULL },
+
+    { NULL, NULL, NULL, 0, 0, NULL, NULL }
+};
+
+
+__attribute__((visibility("default")))
+rg_tool_module_t  rg_tool_module = {
+    RG_TOOL_MODULE_V1,
+    "slow",
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    rg_slow_tools
+};
+
+
+/* 0, or -1 after failing the call */
+static int
+rg_slow_get_ms(rg_tool_call_t *call, long long *ms)
+{
+    if (call->host->arg_int(call, "ms", ms) != 0) {
+        call->host->fail(call, "missing argument 'ms' (an integer)");
+        return -1;
+    }
+
+    if (*ms < 0 || *ms > RG_SLOW_MAX_MS) {
+        call->host->fail(call, "argument 'ms' must be from 0 to %d",
+                         RG_SLOW_MAX_MS);
+        return -1;
+    }
+
+    return 0;
+}
+
+
+static int
+rg_slow_async(rg_tool_call_t *call)
+{
+    long long       ms;
+    rg_slow_ctx_t  *ctx;
+
+    if (rg_slow_get_ms(call, &ms) != 0) {
+        return RG_TOOL_OK;
+    }
+
+    ctx = malloc(sizeof(rg_slow_ctx_t));
+    if (ctx == NULL) {
+        call->host->fail(call, "out of memory");
+        return RG_TOOL_OK;
+    }
+
+    ctx->call = call;
+    ctx->ms = ms;
+
+    ctx->timer = call->host->timer_add(call->host, (uint64_t) ms,
+                                       rg_slow_async_handler, ctx);
+    if (ctx->timer == NULL) {
+        free(ctx);
+        call->host->fail(call, "cannot start a timer");
+        return RG_TOOL_OK;
+    }
+
+    call->ctx = ctx;
+
+    return RG_TOOL_AGAIN;
+}
+
+
+static void
+rg_slow_async_handler(void *data)
+{
+    int              n;
+    char             text[64];
+    rg_slow_ctx_t   *ctx;
+    rg_tool_call_t  *call;
+
+    ctx = data;
+    call = ctx->call;
+
+    n = snprintf(text, sizeof(text), "waited %lld ms", ctx->ms);
+
+    call->ctx = NULL;
+    free(ctx);
+
+    call->host->done(call, text, (size_t) n);
+}
+
+
+static void
+rg_slow_async_cancel(rg_tool_call_t *call)
+{
+    rg_slow_ctx_t  *ctx;
+
+    ctx = call->ctx;
+    if (ctx == NULL) {
+        return;
+    }
+
+    call->host->timer_del(ctx->timer);
+
+    call->ctx = NULL;
+    free(ctx);
+}
+
+
+static int
+rg_slow_blocking(rg_tool_call_t *call)
+{
+    int              n;
+    char             text[64];
+    long long        ms;
+    struct timespec  ts;
+
+    if (rg_slow_get_ms(call, &ms) != 0) {
+        return RG_TOOL_OK;
+    }
+
+    ts.tv_sec = (time_t) (ms / 1000);
+    ts.tv_nsec = (long) (ms % 1000) * 1000000L;
+
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+        /* void */
+    }
+
+    n = snprintf(text, sizeof(text), "slept %lld ms", ms);
+
+    call->host->done(call, text, (size_t) n);
+
+    return RG_TOOL_OK;
+}
