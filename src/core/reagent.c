@@ -346,7 +346,7 @@ main(int argc, char **argv)
         bopts.input = task;
         bopts.output = output;
         bopts.agent = agent;
-        bopts.quiet = quiet;
+        bopts.quiet = 0;
         rc = rg_batch_run(e, &bopts);
     }
 

@@ -562,7 +562,7 @@ rg_batch_summary(rg_batch_t *b)
             "  model calls %llu (retries %llu), tool calls %llu "
             "(errors %llu), tokens %llu\n"
             "  task time p50 %lu ms, p99 %lu ms; cpu %.1f us per model call; "
-            "peak rss %.1f MiB\n",
+            "peak rss %.1f MiB (%.1f KiB per concurrent task)\n",
             (unsigned long) b->tasks, secs,
             (unsigned long) b->by_state[RG_SESSION_DONE],
             (unsigned long) b->by_state[RG_SESSION_FAILED],
@@ -575,7 +575,9 @@ rg_batch_summary(rg_batch_t *b)
             (unsigned long long) st->tool_errors,
             (unsigned long long) (st->prompt_tokens + st->completion_tokens),
             (unsigned long) p50, (unsigned long) p99, cpu_per_call,
-            (double) rg_peak_rss_kb() / 1024);
+            (double) rg_peak_rss_kb() / 1024,
+            (double) (rg_peak_rss_kb() - b->rss_started)
+            / rg_max(rg_min((rg_uint_t) b->opts->concurrency, b->tasks), 1));
 }
 
 
@@ -667,6 +669,7 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
 
     b.started = rg_monotonic_msec();
     b.cpu_started = rg_cpu_usec();
+    b.rss_started = rg_current_rss_kb();
 
     rg_batch_pump(&b);
 

@@ -1,0 +1,81 @@
+#!/bin/sh
+# bench.sh: `make bench`. Runs reagent against the bundled mock model and
+# prints figures, not verdicts: wall time, the reagent process's CPU per
+# model call, peak RSS and RSS per concurrent session, for R=3 rounds of
+# K=2 tool calls per session (4 model calls each), at 0 ms and 200 ms of
+# model latency, with N = 1,000 and 10,000 sessions in one process.
+# BENCH_SIZES="1000 10000" and BENCH_LATENCIES="0 200" narrow a run.
+
+B=${B:-objs}
+SIZES=${BENCH_SIZES:-1000 10000}
+LATENCIES=${BENCH_LATENCIES:-0 200}
+
+tmp=$(mktemp -d /tmp/reagent-bench-XXXXXX) || exit 1
+mock=
+
+cleanup() {
+    [ -n "$mock" ] && kill "$mock" 2>/dev/null && wait "$mock" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+start_mock() {
+    rm -f "$tmp/port"
+    "$B/rg_mock" --port 0 --port-file "$tmp/port" --rounds 3 --calls 2 \
+        --latency "$1" --quiet 2>/dev/null &
+    mock=$!
+    i=0
+    while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do
+        sleep 0.05; i=$((i + 1))
+    done
+    port=$(cat "$tmp/port")
+}
+
+stop_mock() {
+    kill "$mock" 2>/dev/null; wait "$mock" 2>/dev/null; mock=
+}
+
+max=0
+for n in $SIZES; do [ "$n" -gt "$max" ] && max=$n; done
+i=0
+while [ $i -lt "$max" ]; do
+    echo "{\"id\":\"b$i\",\"input\":\"bench task $i\"}"
+    i=$((i + 1))
+done > "$tmp/all.jsonl"
+
+echo "reagent benchmark: R=3 rounds of K=2 tool calls per session (4 model calls),"
+echo "mock model on loopback, one reagent process, $(nproc) cores"
+echo
+printf "%-8s %-9s %10s %10s %14s %12s %14s\n" latency sessions "wall s" "ideal s" "cpu us/call" "peak MiB" "KiB/session"
+
+for lat in $LATENCIES; do
+    start_mock "$lat"
+    for n in $SIZES; do
+        head -n "$n" "$tmp/all.jsonl" > "$tmp/tasks.jsonl"
+        cat > "$tmp/bench.conf" <<CONF
+load_module $B/modules/calc.so;
+llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections $n; }
+agent bench { tools calc; max_rounds 8; }
+CONF
+        "$B/reagent" -q -c "$tmp/bench.conf" batch --concurrency "$n" \
+            --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
+        wall=$(sed -n 's/.* in \([0-9.]*\)s:.*/\1/p' "$tmp/out")
+        cpu=$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' "$tmp/out")
+        peak=$(sed -n 's/.*peak rss \([0-9.]*\) MiB.*/\1/p' "$tmp/out")
+        per=$(sed -n 's/.*(\([0-9.]*\) KiB per concurrent task).*/\1/p' "$tmp/out")
+        done=$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' "$tmp/out")
+        ideal=$(awk "BEGIN { printf \"%.2f\", 4 * $lat / 1000 }")
+        printf "%-8s %-9s %10s %10s %14s %12s %14s" "${lat}ms" "$n" "$wall" "$ideal" "$cpu" "$peak" "$per"
+        [ "$done" = "$n" ] || printf "  (only %s of %s done)" "$done" "$n"
+        echo
+    done
+    stop_mock
+done
+
+echo
+echo "reproduce one row: $B/rg_mock --port 8088 --rounds 3 --calls 2 --latency 200 &"
+echo "  then: $B/reagent -c bench.conf batch --concurrency 1000 -o /dev/null tasks.jsonl"
+echo "  with bench.conf: load_module $B/modules/calc.so;"
+echo "                   llm mock { base_url http://127.0.0.1:8088/v1; model mock-1; max_connections 1000; }"
+echo "                   agent bench { tools calc; }"
+echo "  (the batch summary prints the same figures; BENCH_SIZES and BENCH_LATENCIES narrow make bench)"
