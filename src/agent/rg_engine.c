@@ -7,6 +7,7 @@
 #include <rg_core.h>
 #include <rg_engine.h>
 #include <rg_tools.h>
+#include <rg_session.h>
 #include <sys/resource.h>
 
 
@@ -61,7 +62,15 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
         goto failed;
     }
 
-    rg_tools_init(e->base, log);
+    e->pool = rg_thread_pool_create(e->base, cycle->pool_threads,
+                                    cycle->pool_max_queue, log);
+    if (e->pool == NULL) {
+        rg_log_error(RG_LOG_EMERG, log, 0, "thread pool setup failed");
+        goto failed;
+    }
+
+    rg_tools_init(e->base, e->curl, e->pool, log);
+    rg_session_init_runner();
 
     llms = cycle->llms.elts;
     for (i = 0; i < cycle->llms.nelts; i++) {
@@ -95,6 +104,10 @@ rg_engine_destroy(rg_engine_t *e)
     if (e == NULL) {
         return;
     }
+
+    /* finished pool work may still free orphaned calls */
+    rg_thread_pool_destroy(e->pool);
+    rg_tools_init(NULL, NULL, NULL, e->log);
 
     llms = e->cycle->llms.elts;
     for (i = 0; i < e->cycle->llms.nelts; i++) {

@@ -26,6 +26,7 @@ typedef struct {
 struct rg_engine_s {
     struct event_base  *base;
     rg_curl_t          *curl;
+    void               *pool;          /* rg_thread_pool_t * */
     rg_cycle_t         *cycle;
     rg_log_t           *log;
     rg_uint_t           live;          /* sessions not yet destroyed */

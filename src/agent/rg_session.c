@@ -12,7 +12,7 @@
 
 
 static const char  *rg_session_states[] = {
-    "queued", "model_wait", "tools_running", "done", "failed", "max_rounds",
+    "queued", "model_wait", "tools_running", "awaiting_approval", "done", "failed", "max_rounds",
     "cancelled"
 };
 
@@ -20,6 +20,7 @@ static const char  *rg_session_states[] = {
 static void rg_session_model_handler(rg_llm_req_t *r,
     rg_llm_response_t *resp);
 static void rg_session_tools_handler(rg_tool_turn_t *turn);
+static void rg_session_approval_handler(rg_tool_turn_t *turn);
 
 
 const char *
@@ -457,8 +458,119 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
         return;
     }
 
+    s->turn->approval = rg_session_approval_handler;
+    s->turn->depth = s->depth;
     s->state = RG_SESSION_TOOLS_RUNNING;
+
     rg_tools_turn_start(s->turn);
+
+    if (s->turn && s->turn->awaiting) {
+        s->state = RG_SESSION_AWAITING_APPROVAL;
+    }
+}
+
+
+static void
+rg_session_approval_handler(rg_tool_turn_t *turn)
+{
+    rg_session_t  *s;
+
+    s = turn->data;
+
+    if (!rg_session_final(s)) {
+        s->state = turn->awaiting ? RG_SESSION_AWAITING_APPROVAL
+                                  : RG_SESSION_TOOLS_RUNNING;
+    }
+}
+
+
+/* child sessions: the agent module's run_agent ---------------------- */
+
+static void
+rg_session_child_done(rg_session_t *child)
+{
+    rg_tool_run_t  *run;
+    const char     *text;
+    size_t          len;
+
+    run = child->data;
+
+    if (child->state == RG_SESSION_DONE && child->answer.data) {
+        text = child->answer.data;
+        len = child->answer.len;
+    } else {
+        text = child->reason ? child->reason : "";
+        len = strlen(text);
+    }
+
+    rg_tools_agent_done(run, rg_session_state_name(child->state), text, len);
+    rg_session_destroy(child);
+}
+
+
+static rg_int_t
+rg_session_agent_start(rg_tool_run_t *run, const char *name,
+    const char *input, size_t len)
+{
+    rg_session_t     *parent, *child;
+    rg_agent_conf_t  *agent;
+    rg_cycle_t       *cycle;
+
+    parent = run->turn->data;
+    cycle = parent->engine->cycle;
+
+    if (parent->depth >= (rg_uint_t) cycle->max_agent_depth) {
+        snprintf(run->error, sizeof(run->error), "delegation is %lu levels "
+                 "deep already (max_agent_depth); answer without delegating",
+                 (unsigned long) parent->depth);
+        return RG_ERROR;
+    }
+
+    agent = rg_cycle_agent(cycle, name, strlen(name));
+    if (agent == NULL) {
+        snprintf(run->error, sizeof(run->error), "unknown agent \"%.64s\"",
+                 name);
+        return RG_ERROR;
+    }
+
+    child = rg_session_create(parent->engine, agent, parent->task_id, input,
+                              len, rg_session_child_done, run);
+    if (child == NULL) {
+        snprintf(run->error, sizeof(run->error), "out of memory");
+        return RG_ERROR;
+    }
+
+    child->depth = parent->depth + 1;
+    run->child = child;
+
+    rg_log_error(RG_LOG_INFO, &parent->log, 0, "delegating to agent \"%s\" "
+                 "as session \"%s\"", name, child->id);
+
+    rg_session_start(child);
+
+    return RG_OK;
+}
+
+
+static void
+rg_session_agent_stop(rg_tool_run_t *run)
+{
+    rg_session_t  *child;
+
+    child = run->child;
+    run->child = NULL;
+
+    if (child) {
+        child->handler = NULL;     /* nobody to tell */
+        rg_session_destroy(child);
+    }
+}
+
+
+void
+rg_session_init_runner(void)
+{
+    rg_tools_set_agent_runner(rg_session_agent_start, rg_session_agent_stop);
 }
 
 

@@ -22,6 +22,7 @@ typedef enum {
     RG_SESSION_QUEUED = 0,
     RG_SESSION_MODEL_WAIT,
     RG_SESSION_TOOLS_RUNNING,
+    RG_SESSION_AWAITING_APPROVAL,
     RG_SESSION_DONE,              /* the final states follow */
     RG_SESSION_FAILED,
     RG_SESSION_MAX_ROUNDS,
@@ -62,6 +63,7 @@ struct rg_session_s {
     rg_tool_request_t  *calls;        /* of the current turn */
     rg_uint_t           ncalls;
 
+    rg_uint_t           depth;        /* 0, or how deep a child session */
     rg_uint_t           round;        /* model answers so far */
     rg_uint_t           tool_calls;
     rg_uint_t           tool_errors;
@@ -90,6 +92,7 @@ void rg_session_cancel(rg_session_t *s, const char *reason);
 void rg_session_destroy(rg_session_t *s);
 
 const char *rg_session_state_name(rg_session_state_e state);
+void rg_session_init_runner(void);
 rg_int_t rg_session_record(rg_session_t *s);
 /* the whole conversation as JSON text (malloc'ed), for --transcript */
 char *rg_session_transcript(rg_session_t *s);

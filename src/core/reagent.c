@@ -9,6 +9,7 @@
 #include <rg_engine.h>
 #include <rg_session.h>
 #include <rg_batch.h>
+#include <rg_tools.h>
 #include <signal.h>
 #include <event2/event.h>
 #include <jansson.h>
@@ -29,14 +30,19 @@ rg_usage(FILE *f)
 "  -q                  log only errors on stderr\n"
 "\n"
 "commands:\n"
-"  run [-a AGENT] [--transcript FILE] \"task\"\n"
+"  run [-a AGENT] [--transcript FILE] [--approve-all|--deny-dangerous]\n"
+"      \"task\"\n"
 "      run one task: the answer goes to stdout, the status to stderr;\n"
 "      the exit code is 0 when the status is done\n"
 "  batch [-a AGENT] [--concurrency N] [-o results.jsonl] [--progress|\n"
-"        --no-progress] tasks.jsonl|-\n"
+"        --no-progress] [--approve-all|--deny-dangerous] tasks.jsonl|-\n"
 "      run JSONL tasks {\"id\",\"agent\",\"input\"}, up to N at once;\n"
 "      results {\"id\",\"status\",\"answer\",\"rounds\",\"tokens\",\"ms\","
-"\"error\"}\n");
+"\"error\"}\n"
+"\n"
+"dangerous tools (exec) run only when approved: \"approve TOOL;\" in the\n"
+"agent, --approve-all, or a y/N prompt when stdin is a terminal;\n"
+"--deny-dangerous refuses them (the model is told).\n");
 }
 
 
@@ -194,8 +200,11 @@ main(int argc, char **argv)
     rg_cycle_t       *cycle;
     rg_engine_t      *e;
     rg_batch_opts_t   bopts;
+    rg_int_t          approval;
 
     signal(SIGPIPE, SIG_IGN);
+
+    approval = -1;
 
     conf = NULL;
     cmd = NULL;
@@ -262,6 +271,12 @@ main(int argc, char **argv)
                    && strcmp(a, "--no-progress") == 0)
         {
             bopts.progress = 0;
+
+        } else if (cmd && strcmp(a, "--approve-all") == 0) {
+            approval = RG_APPROVE_ALL;
+
+        } else if (cmd && strcmp(a, "--deny-dangerous") == 0) {
+            approval = RG_APPROVE_DENY;
 
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "reagent: unknown option \"%s\"%s\n", a,
@@ -338,6 +353,14 @@ main(int argc, char **argv)
     if (agent == NULL) {
         agent = cycle->default_agent.data;
     }
+
+    /* ask on the terminal only when it cannot be the task input */
+    if (approval == -1) {
+        approval = isatty(STDIN_FILENO) && strcmp(task, "-") != 0
+                   ? RG_APPROVE_PROMPT : RG_APPROVE_DENY;
+    }
+
+    rg_tools_set_approval((rg_approval_e) approval);
 
     if (strcmp(cmd, "run") == 0) {
         rc = rg_cmd_run(e, agent, transcript, task);

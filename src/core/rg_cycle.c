@@ -18,6 +18,10 @@ static char *rg_cycle_agent_block(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static char *rg_cycle_system_prompt(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
+static char *rg_cycle_tool_timeout(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+static char *rg_cycle_thread_pool(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
 
 
 static rg_conf_num_bounds_t  rg_cycle_rounds_bounds = { 1, 10000 };
@@ -25,6 +29,7 @@ static rg_conf_num_bounds_t  rg_cycle_conns_bounds = { 1, 1000000 };
 static rg_conf_num_bounds_t  rg_cycle_retries_bounds = { 0, 100 };
 static rg_conf_num_bounds_t  rg_cycle_workers_bounds = { 1, 1024 };
 static rg_conf_num_bounds_t  rg_cycle_temp_bounds = { 0, 2 };
+static rg_conf_num_bounds_t  rg_cycle_depth_bounds = { 0, 16 };
 
 
 static rg_command_t  rg_cycle_main_commands[] = {
@@ -54,6 +59,13 @@ static rg_command_t  rg_cycle_main_commands[] = {
     { rg_string("worker_processes"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_cycle_t, worker_processes),
       &rg_cycle_workers_bounds },
+
+    { rg_string("thread_pool"), RG_MAIN_CONF|RG_CONF_TAKE123,
+      rg_cycle_thread_pool, 0, NULL },
+
+    { rg_string("max_agent_depth"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_cycle_t, max_agent_depth),
+      &rg_cycle_depth_bounds },
 
     { rg_string("tool_result_limit"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_size_slot, offsetof(rg_cycle_t, tool_result_limit), NULL },
@@ -124,8 +136,11 @@ static rg_command_t  rg_cycle_agent_commands[] = {
       rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_rounds),
       &rg_cycle_rounds_bounds },
 
-    { rg_string("tool_timeout"), RG_AGENT_CONF|RG_CONF_TAKE1,
-      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, tool_timeout), NULL },
+    { rg_string("tool_timeout"), RG_AGENT_CONF|RG_CONF_TAKE12,
+      rg_cycle_tool_timeout, 0, NULL },
+
+    { rg_string("approve"), RG_AGENT_CONF|RG_CONF_1MORE,
+      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, approve), NULL },
 
     { rg_string("temperature"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_double_slot, offsetof(rg_agent_conf_t, temperature),
@@ -214,6 +229,97 @@ rg_cycle_system_prompt(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     }
     field->len = len - 1;
     field->data[field->len] = '\0';
+
+    return RG_CONF_OK;
+}
+
+
+/* tool_timeout 30s;  or, for one tool, tool_timeout calc 5s; */
+static char *
+rg_cycle_tool_timeout(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_msec_t                ms;
+    rg_agent_conf_t         *agent;
+    rg_conf_tool_timeout_t  *t;
+
+    agent = conf;
+
+    if (rg_conf_parse_msec(&cf->args[cf->nargs - 1], &ms) != RG_OK) {
+        return "expects a time such as 500ms, 30s, 5m or 1h";
+    }
+
+    if (cf->nargs == 2) {
+        if (agent->tool_timeout != RG_CONF_UNSET_MSEC) {
+            return "is duplicate";
+        }
+        agent->tool_timeout = ms;
+        return RG_CONF_OK;
+    }
+
+    if (agent->tool_timeout_names == NULL) {
+        agent->tool_timeout_names = rg_array_create(cf->pool, 4,
+                                        sizeof(rg_conf_tool_timeout_t));
+        if (agent->tool_timeout_names == NULL) {
+            return RG_CONF_ERROR;
+        }
+    }
+
+    t = rg_array_push(agent->tool_timeout_names);
+    if (t == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    t->name = cf->args[1];
+    t->timeout = ms;
+
+    return RG_CONF_OK;
+}
+
+
+/* thread_pool default threads=4 max_queue=65536; */
+static char *
+rg_cycle_thread_pool(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_int_t     v;
+    rg_str_t    *a;
+    rg_uint_t    i;
+    rg_cycle_t  *cycle;
+
+    cycle = conf;
+
+    if (!rg_str_eq(&cf->args[1], "default")) {
+        return "names a pool other than \"default\": tools run in the "
+               "pool \"default\"";
+    }
+
+    if (cycle->pool_threads != RG_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    cycle->pool_threads = 4;
+    cycle->pool_max_queue = 65536;
+
+    for (i = 2; i < cf->nargs; i++) {
+        a = &cf->args[i];
+
+        if (a->len > 8 && memcmp(a->data, "threads=", 8) == 0) {
+            v = rg_atoi(a->data + 8, a->len - 8);
+            if (v < 1 || v > 512) {
+                return "expects threads=N with N from 1 to 512";
+            }
+            cycle->pool_threads = v;
+
+        } else if (a->len > 10 && memcmp(a->data, "max_queue=", 10) == 0) {
+            v = rg_atoi(a->data + 10, a->len - 10);
+            if (v < 1) {
+                return "expects max_queue=N with N of 1 or more";
+            }
+            cycle->pool_max_queue = v;
+
+        } else {
+            return "expects threads=N or max_queue=N";
+        }
+    }
 
     return RG_CONF_OK;
 }
@@ -564,6 +670,64 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         }
     }
 
+    if (agent->tool_timeout_names) {
+        rg_conf_tool_timeout_t  *tt;
+
+        agent->tool_timeouts = rg_pcalloc(cycle->pool,
+                                          (agent->ntools + 1)
+                                          * sizeof(rg_msec_t));
+        if (agent->tool_timeouts == NULL) {
+            return RG_ERROR;
+        }
+
+        tt = agent->tool_timeout_names->elts;
+
+        for (i = 0; i < agent->tool_timeout_names->nelts; i++) {
+            for (j = 0; j < agent->ntools; j++) {
+                if (strlen(agent->tools[j]->tool->name) == tt[i].name.len
+                    && memcmp(agent->tools[j]->tool->name, tt[i].name.data,
+                              tt[i].name.len) == 0)
+                {
+                    agent->tool_timeouts[j] = tt[i].timeout;
+                    break;
+                }
+            }
+
+            if (j == agent->ntools) {
+                rg_cycle_fail(cycle, agent->file, agent->line,
+                              "agent \"%.*s\": \"tool_timeout\" names "
+                              "\"%.*s\", which is not in its \"tools\"",
+                              (int) agent->name.len, agent->name.data,
+                              (int) tt[i].name.len, tt[i].name.data);
+                return RG_ERROR;
+            }
+        }
+    }
+
+    if (agent->approve) {
+        names = agent->approve->elts;
+
+        for (i = 0; i < agent->approve->nelts; i++) {
+            for (j = 0; j < agent->ntools; j++) {
+                if (strlen(agent->tools[j]->tool->name) == names[i].len
+                    && memcmp(agent->tools[j]->tool->name, names[i].data,
+                              names[i].len) == 0)
+                {
+                    break;
+                }
+            }
+
+            if (j == agent->ntools) {
+                rg_cycle_fail(cycle, agent->file, agent->line,
+                              "agent \"%.*s\": \"approve\" names \"%.*s\", "
+                              "which is not in its \"tools\"",
+                              (int) agent->name.len, agent->name.data,
+                              (int) names[i].len, names[i].data);
+                return RG_ERROR;
+            }
+        }
+    }
+
     /* the request prefix and the system message are built once */
     memset(&b, 0, sizeof(b));
 
@@ -686,6 +850,9 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
     cycle->concurrency = RG_CONF_UNSET;
     cycle->worker_processes = RG_CONF_UNSET;
     cycle->tool_result_limit = RG_CONF_UNSET_SIZE;
+    cycle->pool_threads = RG_CONF_UNSET;
+    cycle->pool_max_queue = RG_CONF_UNSET;
+    cycle->max_agent_depth = RG_CONF_UNSET;
     cycle->conf_file = conf_file ? rg_pstrdup(pool, conf_file,
                                               strlen(conf_file)) : NULL;
 
@@ -727,6 +894,13 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
     }
     if (cycle->tool_result_limit == RG_CONF_UNSET_SIZE) {
         cycle->tool_result_limit = 4000;
+    }
+    if (cycle->pool_threads == RG_CONF_UNSET) {
+        cycle->pool_threads = 4;
+        cycle->pool_max_queue = 65536;
+    }
+    if (cycle->max_agent_depth == RG_CONF_UNSET) {
+        cycle->max_agent_depth = 3;
     }
 
     llms = cycle->llms.elts;

@@ -15,6 +15,11 @@ typedef struct rg_tool_entry_s  rg_tool_entry_t;
 typedef struct rg_llm_conf_s    rg_llm_conf_t;
 typedef struct rg_agent_conf_s  rg_agent_conf_t;
 
+typedef struct {
+    rg_str_t            name;
+    rg_msec_t           timeout;
+} rg_conf_tool_timeout_t;
+
 
 struct rg_llm_conf_s {
     rg_str_t            name;
@@ -41,6 +46,7 @@ struct rg_llm_conf_s {
 
 struct rg_tool_entry_s {
     const rg_tool_t    *tool;
+    void               *schema;           /* json_t *, its parameters */
     rg_module_t        *module;
     char               *def;              /* its "tools" entry, JSON */
     size_t              def_len;
@@ -54,6 +60,9 @@ struct rg_agent_conf_s {
     rg_array_t         *tool_names;       /* rg_str_t */
     rg_int_t            max_rounds;
     rg_msec_t           tool_timeout;
+    rg_array_t         *tool_timeout_names;  /* rg_conf_tool_timeout_t */
+    rg_msec_t          *tool_timeouts;       /* per tool, 0: default */
+    rg_array_t         *approve;             /* rg_str_t: dangerous, allowed */
     double              temperature;      /* NAN: the llm's */
 
     rg_llm_conf_t      *llm;
@@ -94,6 +103,9 @@ struct rg_cycle_s {
     rg_array_t          tools;            /* rg_tool_entry_t */
 
     rg_str_t            default_agent;
+    rg_int_t            pool_threads;
+    rg_int_t            pool_max_queue;
+    rg_int_t            max_agent_depth;
     rg_int_t            concurrency;
     rg_int_t            worker_processes;
     size_t              tool_result_limit;

@@ -528,6 +528,8 @@ rg_llm_openai_embedded_status(rg_llm_response_t *r, json_int_t status)
 }
 
 
+/* a response we cannot use; detail (jansson's words, which quote the
+ * body) is made printable */
 static rg_int_t
 rg_llm_openai_bad(rg_pool_t *pool, rg_llm_response_t *r, const char *text,
     const char *detail)
@@ -538,20 +540,18 @@ rg_llm_openai_bad(rg_pool_t *pool, rg_llm_response_t *r, const char *text,
     n = strlen(text);
     m = (detail != NULL) ? strlen(detail) : 0;
 
-    p = rg_palloc(pool, n + m + 1);
+    p = rg_palloc(pool, n + 3 * m + 1);
     if (p == NULL) {
         return RG_ERROR;
     }
 
     memcpy(p, text, n);
-    if (m) {
-        memcpy(p + n, detail, m);
-    }
-    p[n + m] = '\0';
+    n += rg_llm_openai_utf8_clean(p + n, detail, m, 1);
+    p[n] = '\0';
 
     r->status = RG_LLM_ERR_BAD_RESPONSE;
     r->error.data = p;
-    r->error.len = n + m;
+    r->error.len = n;
 
     return RG_OK;
 }

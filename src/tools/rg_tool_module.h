@@ -56,6 +56,9 @@ typedef struct rg_tool_s         rg_tool_t;
 typedef struct rg_tool_module_s  rg_tool_module_t;
 typedef struct rg_tool_timer_s   rg_tool_timer_t;
 
+/* put before a module's rg_tool_module so -fvisibility=hidden keeps it */
+#define RG_TOOL_EXPORT  __attribute__((visibility("default")))
+
 typedef int  (*rg_tool_start_pt)(rg_tool_call_t *call);
 typedef void (*rg_tool_cancel_pt)(rg_tool_call_t *call);
 typedef void (*rg_tool_timer_pt)(void *data);
@@ -118,8 +121,39 @@ struct rg_tool_module_s {
     RG_TOOL_ABI_VERSION, sizeof(rg_tool_module_t), RG_TOOL_SIGNATURE
 
 
+/* The answer to host->http_get(). error is NULL on success (any HTTP
+ * status), else a short reason ("timed out after 10s", "larger than 1m").
+ * Valid only during the callback. */
+typedef struct {
+    long                      status;
+    const char               *content_type;  /* "" when none */
+    const char               *body;
+    size_t                    len;
+    int                       truncated;     /* body cut at max_bytes */
+    const char               *error;
+} rg_tool_http_result_t;
+
+typedef void (*rg_tool_http_pt)(rg_tool_call_t *call,
+    const rg_tool_http_result_t *res, void *data);
+
+/* The end of a child session run by host->agent_run(): status is the
+ * child's final state ("done", "failed", "max_rounds", …); answer is its
+ * final answer or its reason. Valid only during the callback. */
+typedef void (*rg_tool_agent_pt)(rg_tool_call_t *call, const char *status,
+    const char *answer, size_t len, void *data);
+
+
 /* What the host offers a module. New members are only ever added at the
- * end; a module checks `size` before it uses one it did not know. */
+ * end; a module checks `size` before it uses one it did not know.
+ *
+ * Guarantees: done() and fail() copy what they are given; they may be
+ * called from the thread-pool thread that runs a RG_TOOL_BLOCKING tool's
+ * start(); everything else is for the reactor thread only. A timer never
+ * fires inside timer_add(), and its handle is dead once it fired. cancel()
+ * is never called after the call answered. exit() is called for every
+ * conf create_conf() returned, also when configuration failed. init()
+ * returns RG_TOOL_OK or RG_TOOL_ERROR. arg_int() accepts integral reals
+ * such as 5.0. */
 struct rg_tool_host_s {
     uint32_t                  abi_version;
     uint32_t                  size;
@@ -154,6 +188,35 @@ struct rg_tool_host_s {
     void                    (*timer_del)(rg_tool_timer_t *timer);
 
     void                     *data;        /* the host's own */
+
+    /* GET a URL through the worker's curl multi; the callback follows
+     * (never inside http_get). Returns -1 when it cannot start. At most
+     * one per call; http_cancel() drops it without a callback. */
+    int                     (*http_get)(rg_tool_call_t *call,
+                                        const char *url, size_t max_bytes,
+                                        uint64_t timeout_ms,
+                                        rg_tool_http_pt cb, void *data);
+    void                    (*http_cancel)(rg_tool_call_t *call);
+
+    /* Run another configured agent as a child session on this reactor.
+     * Returns -1 (and calls nothing) when the agent is unknown or the
+     * depth limit is reached; the reason is in host->error(call). At most
+     * one per call; agent_cancel() ends it without a callback. */
+    int                     (*agent_run)(rg_tool_call_t *call,
+                                         const char *agent,
+                                         const char *input, size_t len,
+                                         rg_tool_agent_pt cb, void *data);
+    void                    (*agent_cancel)(rg_tool_call_t *call);
+    const char             *(*error)(rg_tool_call_t *call);
+
+    /* arrays of strings among the arguments: 0, or -1 when the key is
+     * absent, not an array, or item i is not a string */
+    int                     (*arg_array_len)(rg_tool_call_t *call,
+                                             const char *key, size_t *n);
+    int                     (*arg_array_string)(rg_tool_call_t *call,
+                                                const char *key, size_t i,
+                                                const char **s,
+                                                size_t *len);
 };
 
 

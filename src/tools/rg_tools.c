@@ -1,18 +1,16 @@
 /* rg_tools.c: runs the tool calls of one turn and implements the host
- * table modules call back into. A call that ends late (after a timeout or
- * after its session went away) finds itself orphaned and frees itself: a
- * module's late answer never touches freed memory. Errors reach the model
- * as one short line that says what to do next. */
+ * table modules call back into. All calls of a turn start together:
+ * asynchronous handlers on the reactor, RG_TOOL_BLOCKING ones in the
+ * thread pool. A call that ends late (after its timeout, or after its
+ * session went away) finds itself orphaned and frees itself, so a module's
+ * late answer never touches freed memory. Errors reach the model as one
+ * short line that says what to do next. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_tools.h>
 #include <jansson.h>
-
-
-static struct event_base  *rg_tools_base;
-static rg_log_t           *rg_tools_log;
 
 
 struct rg_tool_timer_s {
@@ -22,16 +20,107 @@ struct rg_tool_timer_s {
 };
 
 
+struct rg_tool_http_s {
+    rg_curl_xfer_t      xfer;       /* first */
+    rg_tool_run_t      *run;
+    rg_tool_http_pt     cb;
+    void               *data;
+    rg_buf_t            body;
+    size_t              max;
+    rg_msec_t           timeout;
+    unsigned            truncated:1;
+    char                errbuf[CURL_ERROR_SIZE];
+};
+
+
+static struct event_base        *rg_tools_base;
+static rg_curl_t                *rg_tools_curl;
+static rg_thread_pool_t         *rg_tools_pool;
+static rg_log_t                 *rg_tools_log;
+static rg_approval_e             rg_tools_approval;
+static rg_tools_agent_start_pt   rg_tools_agent_start;
+static rg_tools_agent_stop_pt    rg_tools_agent_stop;
+
+/* dangerous calls waiting for a yes or no on the terminal, in order */
+static rg_tool_run_t            *rg_tools_prompt_head;
+static rg_tool_run_t           **rg_tools_prompt_tail = &rg_tools_prompt_head;
+static struct event             *rg_tools_prompt_ev;
+static rg_buf_t                  rg_tools_prompt_line;
+
+
 static void rg_tools_finish(rg_tool_run_t *run);
+static void rg_tools_launch(rg_tool_run_t *run);
+static void rg_tools_prompt_next(void);
 
 
 rg_int_t
-rg_tools_init(struct event_base *base, rg_log_t *log)
+rg_tools_init(struct event_base *base, rg_curl_t *curl,
+    rg_thread_pool_t *pool, rg_log_t *log)
 {
     rg_tools_base = base;
+    rg_tools_curl = curl;
+    rg_tools_pool = pool;
     rg_tools_log = log;
 
+    if (rg_tools_prompt_ev) {
+        event_free(rg_tools_prompt_ev);
+        rg_tools_prompt_ev = NULL;
+    }
+
+    rg_buf_free(&rg_tools_prompt_line);
+
     return RG_OK;
+}
+
+
+void
+rg_tools_set_approval(rg_approval_e policy)
+{
+    rg_tools_approval = policy;
+}
+
+
+void
+rg_tools_set_agent_runner(rg_tools_agent_start_pt start,
+    rg_tools_agent_stop_pt stop)
+{
+    rg_tools_agent_start = start;
+    rg_tools_agent_stop = stop;
+}
+
+
+static void
+rg_tools_http_free(rg_tool_http_t *h)
+{
+    if (h->xfer.active) {
+        rg_curl_remove(rg_tools_curl, &h->xfer);
+    }
+
+    if (h->xfer.easy) {
+        curl_easy_cleanup(h->xfer.easy);
+    }
+
+    rg_buf_free(&h->body);
+    free(h);
+}
+
+
+static void
+rg_tools_prompt_remove(rg_tool_run_t *run)
+{
+    rg_tool_run_t  **pp;
+
+    for (pp = &rg_tools_prompt_head; *pp; pp = &(*pp)->next_approval) {
+        if (*pp == run) {
+            *pp = run->next_approval;
+            if (rg_tools_prompt_tail == &run->next_approval) {
+                rg_tools_prompt_tail = pp;
+            }
+            break;
+        }
+    }
+
+    run->awaiting = 0;
 }
 
 
@@ -42,10 +131,23 @@ rg_tools_run_free(rg_tool_run_t *run)
         event_del(&run->timer);
     }
 
+    if (run->awaiting) {
+        rg_tools_prompt_remove(run);
+    }
+
+    if (run->http) {
+        rg_tools_http_free(run->http);
+    }
+
+    if (run->child && rg_tools_agent_stop) {
+        rg_tools_agent_stop(run);
+    }
+
     if (run->args) {
         json_decref(run->args);
     }
 
+    free(run->pool_result);
     free(run->result);
     free(run);
 }
@@ -106,12 +208,19 @@ rg_tools_host_log(rg_tool_host_t *host, int level, const char *fmt, ...)
 }
 
 
+/* done() and fail() from a pool thread only leave the answer for the
+ * reactor: the thread owns nothing else of the run */
 static void
-rg_tools_host_done(rg_tool_call_t *call, const char *result, size_t len)
+rg_tools_answer(rg_tool_run_t *run, int failed, const char *s, size_t len)
 {
-    rg_tool_run_t  *run;
-
-    run = (rg_tool_run_t *) call;
+    if (run->in_pool) {
+        if (run->pool_result == NULL) {
+            run->pool_result = rg_strdup_len(s, len);
+            run->pool_len = run->pool_result ? len : 0;
+            run->pool_failed = failed;
+        }
+        return;
+    }
 
     if (run->turn == NULL) {
         rg_tools_run_free(run);        /* orphaned: nobody waits */
@@ -124,41 +233,38 @@ rg_tools_host_done(rg_tool_call_t *call, const char *result, size_t len)
     }
 
     run->answered = 1;
-    rg_tools_set_result(run, 0, result ? result : "", result ? len : 0);
+    rg_tools_set_result(run, failed, s, len);
     rg_tools_finish(run);
+}
+
+
+static void
+rg_tools_host_done(rg_tool_call_t *call, const char *result, size_t len)
+{
+    rg_tools_answer((rg_tool_run_t *) call, 0, result ? result : "",
+                    result ? len : 0);
 }
 
 
 static void
 rg_tools_host_fail(rg_tool_call_t *call, const char *fmt, ...)
 {
-    int             n;
-    char            buf[1024];
+    int             n, m;
+    char            buf[1024], msg[1200];
     va_list         args;
     rg_tool_run_t  *run;
 
     run = (rg_tool_run_t *) call;
 
-    if (run->turn == NULL) {
-        rg_tools_run_free(run);
-        return;
-    }
-
-    if (run->answered || run->finished) {
-        run->answered = 1;
-        return;
-    }
-
-    run->answered = 1;
-
     va_start(args, fmt);
     n = vsnprintf(buf, sizeof(buf), fmt, args);
     va_end(args);
 
-    rg_tools_set_error(run, "error: %s failed: %.*s", run->name,
-                       n < 0 ? 0 : (int) rg_min((size_t) n, sizeof(buf) - 1),
-                       buf);
-    rg_tools_finish(run);
+    m = snprintf(msg, sizeof(msg), "error: %s failed: %.*s", run->name,
+                 n < 0 ? 0 : (int) rg_min((size_t) n, sizeof(buf) - 1), buf);
+
+    rg_tools_answer(run, 1, msg,
+                    m < 0 ? 0 : rg_min((size_t) m, sizeof(msg) - 1));
 }
 
 
@@ -224,7 +330,7 @@ rg_tools_host_arg_int(rg_tool_call_t *call, const char *key, long long *n)
 
     if (json_is_real(v)) {
         d = json_real_value(v);
-        if (d == (double) (long long) d) {
+        if (d >= -9.2e18 && d <= 9.2e18 && d == (double) (long long) d) {
             *n = (long long) d;
             return 0;
         }
@@ -245,6 +351,42 @@ rg_tools_host_arg_bool(rg_tool_call_t *call, const char *key, int *b)
     }
 
     *b = json_is_true(v);
+
+    return 0;
+}
+
+
+static int
+rg_tools_host_arg_array_len(rg_tool_call_t *call, const char *key, size_t *n)
+{
+    json_t  *v;
+
+    v = rg_tools_arg(call, key);
+    if (!json_is_array(v)) {
+        return -1;
+    }
+
+    *n = json_array_size(v);
+
+    return 0;
+}
+
+
+static int
+rg_tools_host_arg_array_string(rg_tool_call_t *call, const char *key,
+    size_t i, const char **s, size_t *len)
+{
+    json_t  *v;
+
+    v = json_array_get(rg_tools_arg(call, key), i);
+    if (!json_is_string(v)) {
+        return -1;
+    }
+
+    *s = json_string_value(v);
+    if (len) {
+        *len = json_string_length(v);
+    }
 
     return 0;
 }
@@ -305,6 +447,208 @@ rg_tools_host_timer_del(rg_tool_timer_t *t)
 }
 
 
+static size_t
+rg_tools_http_write(char *p, size_t size, size_t n, void *data)
+{
+    size_t           len, room;
+    rg_tool_http_t  *h;
+
+    h = data;
+    len = size * n;
+    room = h->max - h->body.len;
+
+    if (len > room) {
+        rg_buf_append(&h->body, p, room);
+        h->truncated = 1;
+        return 0;                  /* enough: stop the transfer */
+    }
+
+    return rg_buf_append(&h->body, p, len) == RG_OK ? len : 0;
+}
+
+
+static void
+rg_tools_http_done(rg_curl_xfer_t *x, CURLcode rc)
+{
+    long                    status;
+    char                    err[CURL_ERROR_SIZE + 64];
+    char                   *ct;
+    rg_tool_run_t          *run;
+    rg_tool_http_t         *h;
+    rg_tool_http_result_t   res;
+
+    h = x->data;
+    run = h->run;
+
+    memset(&res, 0, sizeof(res));
+
+    status = 0;
+    ct = NULL;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
+
+    res.status = status;
+    res.content_type = ct ? ct : "";
+    res.body = h->body.data ? h->body.data : "";
+    res.len = h->body.len;
+    res.truncated = h->truncated;
+
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+        snprintf(err, sizeof(err), "timed out after %.3gs",
+                 (double) h->timeout / 1000);
+        res.error = err;
+
+    } else if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && h->truncated))
+    {
+        snprintf(err, sizeof(err), "%s",
+                 h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
+        res.error = err;
+    }
+
+    /* the callback answers the call; the transfer is gone afterwards */
+    run->http = NULL;
+    h->cb(&run->call, &res, h->data);
+    rg_tools_http_free(h);
+}
+
+
+static int
+rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
+    size_t max_bytes, uint64_t timeout_ms, rg_tool_http_pt cb, void *data)
+{
+    CURL            *e;
+    rg_tool_run_t   *run;
+    rg_tool_http_t  *h;
+
+    run = (rg_tool_run_t *) call;
+
+    if (run->http || run->in_pool) {
+        snprintf(run->error, sizeof(run->error),
+                 "one http_get at a time, from the reactor thread");
+        return -1;
+    }
+
+    h = calloc(1, sizeof(rg_tool_http_t));
+    e = curl_easy_init();
+    if (h == NULL || e == NULL) {
+        free(h);
+        if (e) {
+            curl_easy_cleanup(e);
+        }
+        snprintf(run->error, sizeof(run->error), "out of memory");
+        return -1;
+    }
+
+    h->run = run;
+    h->cb = cb;
+    h->data = data;
+    h->max = max_bytes ? max_bytes : 1024 * 1024;
+    h->timeout = timeout_ms ? timeout_ms : 10000;
+    h->xfer.easy = e;
+    h->xfer.done = rg_tools_http_done;
+    h->xfer.data = h;
+
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, rg_tools_http_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, h);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, h->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long) h->timeout);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long) rg_min(h->timeout, 10000));
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "reagent/" RG_VERSION);
+
+    if (rg_curl_add(rg_tools_curl, &h->xfer) != RG_OK) {
+        rg_tools_http_free(h);
+        snprintf(run->error, sizeof(run->error), "cannot start the request");
+        return -1;
+    }
+
+    run->http = h;
+
+    return 0;
+}
+
+
+static void
+rg_tools_host_http_cancel(rg_tool_call_t *call)
+{
+    rg_tool_run_t  *run;
+
+    run = (rg_tool_run_t *) call;
+
+    if (run->http) {
+        rg_tools_http_free(run->http);
+        run->http = NULL;
+    }
+}
+
+
+static int
+rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
+    const char *input, size_t len, rg_tool_agent_pt cb, void *data)
+{
+    rg_tool_run_t  *run;
+
+    run = (rg_tool_run_t *) call;
+
+    if (rg_tools_agent_start == NULL || run->in_pool || run->child) {
+        snprintf(run->error, sizeof(run->error),
+                 "agent_run is not available here");
+        return -1;
+    }
+
+    if (rg_tools_agent_start(run, agent, input, len) != RG_OK) {
+        return -1;                 /* run->error says why */
+    }
+
+    run->agent_cb = cb;
+    run->agent_data = data;
+
+    return 0;
+}
+
+
+void
+rg_tools_agent_done(rg_tool_run_t *run, const char *status, const char *text,
+    size_t len)
+{
+    rg_tool_agent_pt  cb;
+
+    cb = run->agent_cb;
+    run->child = NULL;
+    run->agent_cb = NULL;
+
+    if (cb) {
+        cb(&run->call, status, text, len, run->agent_data);
+    }
+}
+
+
+static void
+rg_tools_host_agent_cancel(rg_tool_call_t *call)
+{
+    rg_tool_run_t  *run;
+
+    run = (rg_tool_run_t *) call;
+
+    if (run->child && rg_tools_agent_stop) {
+        rg_tools_agent_stop(run);
+    }
+
+    run->child = NULL;
+}
+
+
+static const char *
+rg_tools_host_error(rg_tool_call_t *call)
+{
+    return ((rg_tool_run_t *) call)->error;
+}
+
+
 void
 rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
 {
@@ -322,6 +666,13 @@ rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
     host->timer_add = rg_tools_host_timer_add;
     host->timer_del = rg_tools_host_timer_del;
     host->data = m;
+    host->http_get = rg_tools_host_http_get;
+    host->http_cancel = rg_tools_host_http_cancel;
+    host->agent_run = rg_tools_host_agent_run;
+    host->agent_cancel = rg_tools_host_agent_cancel;
+    host->error = rg_tools_host_error;
+    host->arg_array_len = rg_tools_host_arg_array_len;
+    host->arg_array_string = rg_tools_host_arg_array_string;
 }
 
 
@@ -385,10 +736,268 @@ rg_tools_timeout_handler(evutil_socket_t fd, short what, void *arg)
                        (double) run->timeout / 1000);
     rg_tools_finish(run);
 
-    if (t->cancel) {
+    /* a pool thread cannot be stopped: its answer is dropped when it
+     * comes; an asynchronous call is told to stop */
+    if (!run->in_pool && t->cancel) {
         t->cancel(&run->call);
         run->cancelled = 1;
     }
+
+    if (run->http) {
+        rg_tools_http_free(run->http);
+        run->http = NULL;
+    }
+}
+
+
+static void
+rg_tools_pool_handler(rg_thread_task_t *task)
+{
+    int             rc;
+    rg_tool_run_t  *run;
+
+    run = task->data;
+
+    rc = run->entry->tool->start(&run->call);
+
+    if (run->pool_result == NULL) {
+        run->pool_result = strdup(rc == RG_TOOL_ERROR
+                                  ? "failed without saying why"
+                                  : "returned without an answer");
+        run->pool_len = run->pool_result ? strlen(run->pool_result) : 0;
+        run->pool_failed = 2;
+    }
+}
+
+
+static void
+rg_tools_pool_done(rg_thread_task_t *task)
+{
+    rg_tool_run_t  *run;
+
+    run = task->data;
+    run->in_pool = 0;
+
+    if (run->turn == NULL) {
+        rg_tools_run_free(run);        /* its session is gone */
+        return;
+    }
+
+    if (run->finished) {
+        return;                        /* timed out: the answer is late */
+    }
+
+    run->answered = 1;
+
+    if (run->pool_result == NULL) {
+        rg_tools_set_error(run, "error: %s did not run (shutting down)",
+                           run->name);
+
+    } else if (run->pool_failed == 2) {
+        rg_tools_set_error(run, "error: %s %s", run->name, run->pool_result);
+
+    } else {
+        rg_tools_set_result(run, run->pool_failed, run->pool_result,
+                            run->pool_len);
+    }
+
+    rg_tools_finish(run);
+}
+
+
+/* approval of dangerous tools ----------------------------------------- */
+
+static rg_uint_t
+rg_tools_approved(rg_agent_conf_t *agent, rg_tool_entry_t *te)
+{
+    rg_uint_t  i;
+    rg_str_t  *names;
+
+    if (agent->approve == NULL) {
+        return 0;
+    }
+
+    names = agent->approve->elts;
+
+    for (i = 0; i < agent->approve->nelts; i++) {
+        if (strlen(te->tool->name) == names[i].len
+            && memcmp(te->tool->name, names[i].data, names[i].len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+static void
+rg_tools_decide(rg_tool_run_t *run, rg_uint_t yes)
+{
+    rg_tool_turn_t  *turn;
+
+    turn = run->turn;
+    run->awaiting = 0;
+    turn->awaiting--;
+
+    if (turn->approval) {
+        turn->approval(turn);
+    }
+
+    if (yes) {
+        rg_tools_launch(run);
+        return;
+    }
+
+    run->denied = 1;
+    run->answered = 1;
+    rg_tools_set_error(run, "error: %s was denied by the operator; do "
+                       "without it or ask the user", run->name);
+    rg_tools_finish(run);
+}
+
+
+static void
+rg_tools_prompt_handler(evutil_socket_t fd, short what, void *arg)
+{
+    char            buf[256], *nl;
+    ssize_t         n;
+    rg_tool_run_t  *run;
+
+    n = read(fd, buf, sizeof(buf));
+
+    if (n > 0) {
+        rg_buf_append(&rg_tools_prompt_line, buf, n);
+    }
+
+    nl = rg_tools_prompt_line.data
+         ? memchr(rg_tools_prompt_line.data, '\n', rg_tools_prompt_line.len)
+         : NULL;
+
+    if (nl == NULL && n > 0) {
+        return;                        /* the rest of the line follows */
+    }
+
+    run = rg_tools_prompt_head;
+    if (run == NULL) {
+        rg_buf_reset(&rg_tools_prompt_line);
+        return;
+    }
+
+    rg_tools_prompt_head = run->next_approval;
+    if (rg_tools_prompt_head == NULL) {
+        rg_tools_prompt_tail = &rg_tools_prompt_head;
+    }
+
+    /* end of input means no */
+    rg_tools_decide(run, n > 0 && rg_tools_prompt_line.len
+                         && (rg_tools_prompt_line.data[0] == 'y'
+                             || rg_tools_prompt_line.data[0] == 'Y'));
+
+    rg_buf_reset(&rg_tools_prompt_line);
+
+    rg_tools_prompt_next();
+}
+
+
+static void
+rg_tools_prompt_next(void)
+{
+    rg_tool_run_t  *run;
+
+    run = rg_tools_prompt_head;
+
+    if (run == NULL) {
+        if (rg_tools_prompt_ev) {
+            event_del(rg_tools_prompt_ev);
+        }
+        return;
+    }
+
+    if (rg_tools_prompt_ev == NULL) {
+        rg_tools_prompt_ev = event_new(rg_tools_base, STDIN_FILENO,
+                                       EV_READ | EV_PERSIST,
+                                       rg_tools_prompt_handler, NULL);
+        if (rg_tools_prompt_ev == NULL) {
+            return;
+        }
+    }
+
+    fprintf(stderr, "\nreagent: the model wants to run the dangerous tool "
+            "\"%s\" with %.*s%s\nallow it? [y/N] ", run->name,
+            (int) rg_min(run->call.args_len, 400), run->call.args,
+            run->call.args_len > 400 ? "…" : "");
+    fflush(stderr);
+
+    event_add(rg_tools_prompt_ev, NULL);
+}
+
+
+static void
+rg_tools_ask(rg_tool_run_t *run)
+{
+    rg_uint_t  first;
+
+    first = rg_tools_prompt_head == NULL;
+
+    run->awaiting = 1;
+    run->turn->awaiting++;
+    run->next_approval = NULL;
+    *rg_tools_prompt_tail = run;
+    rg_tools_prompt_tail = &run->next_approval;
+
+    if (first) {
+        rg_tools_prompt_next();
+    }
+}
+
+
+/* calls --------------------------------------------------------------- */
+
+static void
+rg_tools_launch(rg_tool_run_t *run)
+{
+    int              rc;
+    struct timeval   tv;
+
+    run->started = rg_monotonic_msec();
+    run->launched = 1;
+
+    if (run->timeout) {
+        tv.tv_sec = run->timeout / 1000;
+        tv.tv_usec = (run->timeout % 1000) * 1000;
+        evtimer_assign(&run->timer, rg_tools_base, rg_tools_timeout_handler,
+                       run);
+        evtimer_add(&run->timer, &tv);
+        run->timer_set = 1;
+    }
+
+    if ((run->entry->tool->flags & RG_TOOL_BLOCKING) && rg_tools_pool) {
+        run->in_pool = 1;
+        run->task.handler = rg_tools_pool_handler;
+        run->task.done = rg_tools_pool_done;
+        run->task.data = run;
+        rg_thread_pool_post(rg_tools_pool, &run->task);
+        return;
+    }
+
+    rc = run->entry->tool->start(&run->call);
+
+    if (run->answered || run->finished || rc == RG_TOOL_AGAIN) {
+        return;
+    }
+
+    run->answered = 1;          /* it will not answer now */
+
+    if (rc == RG_TOOL_OK) {
+        rg_tools_set_error(run, "error: %s returned without an answer",
+                           run->name);
+    } else {
+        rg_tools_set_error(run, "error: %s failed without saying why",
+                           run->name);
+    }
+
+    rg_tools_finish(run);
 }
 
 
@@ -415,6 +1024,7 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
     turn->done = done;
     turn->data = data;
     turn->log = log;
+    turn->agent = agent;
 
     event_assign(&turn->done_ev, rg_tools_base, -1, 0,
                  rg_tools_turn_done_handler, turn);
@@ -430,6 +1040,7 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
         turn->n++;
 
         run->turn = turn;
+        run->index = i;
         run->name = reqs[i].name.len ? reqs[i].name.data : "(no name)";
         run->call.id = reqs[i].id.data;
         run->call.session = session;
@@ -496,8 +1107,10 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
         run->call.conf = te->module->conf;
         run->call.args = text;
         run->call.args_len = len;
-        run->timeout = te->tool->timeout_ms ? te->tool->timeout_ms
-                                            : agent->tool_timeout;
+        run->timeout = agent->tool_timeouts && agent->tool_timeouts[j]
+                       ? agent->tool_timeouts[j]
+                       : te->tool->timeout_ms ? te->tool->timeout_ms
+                                              : agent->tool_timeout;
     }
 
     return turn;
@@ -507,56 +1120,39 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
 void
 rg_tools_turn_start(rg_tool_turn_t *turn)
 {
-    int              rc;
     rg_uint_t        i;
-    rg_msec_t        now;
-    struct timeval   tv;
     rg_tool_run_t   *run;
-
-    now = rg_monotonic_msec();
 
     /* count first: a call may answer before the next one starts */
     turn->pending = turn->n;
 
     for (i = 0; i < turn->n; i++) {
         run = turn->runs[i];
-        run->started = now;
+        run->started = rg_monotonic_msec();
 
         if (run->entry == NULL) {
             rg_tools_finish(run);
             continue;
         }
 
-        if (run->timeout) {
-            tv.tv_sec = run->timeout / 1000;
-            tv.tv_usec = (run->timeout % 1000) * 1000;
-            evtimer_assign(&run->timer, rg_tools_base,
-                           rg_tools_timeout_handler, run);
-            evtimer_add(&run->timer, &tv);
-            run->timer_set = 1;
-        }
+        if ((run->entry->tool->flags & RG_TOOL_DANGEROUS)
+            && !rg_tools_approved(turn->agent, run->entry)
+            && rg_tools_approval != RG_APPROVE_ALL)
+        {
+            if (rg_tools_approval == RG_APPROVE_PROMPT) {
+                rg_tools_ask(run);
+                continue;
+            }
 
-        rc = run->entry->tool->start(&run->call);
-
-        if (run->answered || run->finished) {
+            run->denied = 1;
+            rg_tools_set_error(run, "error: %s is a dangerous tool and "
+                               "was not approved; do without it or ask the "
+                               "user", run->name);
+            rg_tools_finish(run);
             continue;
         }
 
-        if (rc == RG_TOOL_AGAIN) {
-            continue;
-        }
-
-        run->answered = 1;      /* it will not answer now */
-
-        if (rc == RG_TOOL_OK) {
-            rg_tools_set_error(run, "error: %s returned without an answer",
-                               run->name);
-        } else {
-            rg_tools_set_error(run, "error: %s failed without saying why",
-                               run->name);
-        }
-
-        rg_tools_finish(run);
+        rg_tools_launch(run);
     }
 
     if (turn->n == 0 && !turn->done_posted) {
@@ -583,7 +1179,21 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
     for (i = 0; i < turn->n; i++) {
         run = turn->runs[i];
 
-        if (run->entry == NULL || run->answered || run->cancelled) {
+        if (run->awaiting) {
+            rg_tools_prompt_remove(run);
+            if (rg_tools_prompt_head == NULL) {
+                rg_tools_prompt_next();
+            }
+        }
+
+        if (run->in_pool) {
+            run->turn = NULL;          /* the pool's done frees it */
+            continue;
+        }
+
+        if (run->entry == NULL || run->answered || run->cancelled
+            || run->denied || !run->launched)
+        {
             rg_tools_run_free(run);
             continue;
         }

@@ -1,7 +1,8 @@
 /* rg_tools.h: runs the tool calls of one turn. Every call of the turn
- * starts at once; the turn ends when each has answered, failed or timed
- * out, and its results are kept in the order of the calls. Implements the
- * host table that modules call back into. */
+ * starts at once: asynchronous handlers on the reactor, blocking ones in
+ * the thread pool. The turn ends when each call has answered, failed,
+ * timed out or been denied, and its results are kept in the order of the
+ * calls. Implements the host table that modules call back into. */
 
 #ifndef RG_TOOLS_H
 #define RG_TOOLS_H
@@ -9,19 +10,29 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_event_curl.h>
+#include <rg_thread_pool.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
 typedef struct rg_tool_run_s   rg_tool_run_t;
 typedef struct rg_tool_turn_s  rg_tool_turn_t;
+typedef struct rg_tool_http_s  rg_tool_http_t;
 
 typedef void (*rg_tool_turn_done_pt)(rg_tool_turn_t *turn);
+
+typedef enum {
+    RG_APPROVE_DENY = 0,          /* dangerous tools are refused */
+    RG_APPROVE_ALL,               /* --approve-all */
+    RG_APPROVE_PROMPT             /* ask on the terminal */
+} rg_approval_e;
 
 
 struct rg_tool_run_s {
     rg_tool_call_t      call;       /* first: what the module sees */
     rg_tool_entry_t    *entry;      /* NULL: the call could not start */
     rg_tool_turn_t     *turn;       /* NULL once orphaned */
+    rg_uint_t           index;
     void               *args;       /* json_t *, the parsed arguments */
     struct event        timer;
     rg_msec_t           timeout;
@@ -32,12 +43,29 @@ struct rg_tool_run_s {
     char               *result;     /* malloc'ed, NUL-ended */
     size_t              result_len;
 
+    /* what a pool thread answered; moved to result on the reactor */
+    rg_thread_task_t    task;
+    char               *pool_result;
+    size_t              pool_len;
+
+    rg_tool_http_t     *http;
+    void               *child;      /* a child session (agent_run) */
+    rg_tool_agent_pt    agent_cb;
+    void               *agent_data;
+    char                error[256]; /* for host->error() */
+    rg_tool_run_t      *next_approval;
+
     unsigned            finished:1;
     unsigned            answered:1;
     unsigned            cancelled:1;
     unsigned            failed:1;
+    unsigned            pool_failed:2;
     unsigned            timed_out:1;
     unsigned            timer_set:1;
+    unsigned            in_pool:1;
+    unsigned            awaiting:1; /* approval */
+    unsigned            denied:1;
+    unsigned            launched:1;
 };
 
 
@@ -45,9 +73,13 @@ struct rg_tool_turn_s {
     rg_tool_run_t     **runs;
     rg_uint_t           n;
     rg_uint_t           pending;
+    rg_uint_t           awaiting;   /* calls waiting for approval */
     rg_tool_turn_done_pt done;
+    rg_tool_turn_done_pt approval;  /* awaiting changed; optional */
     void               *data;
     rg_log_t           *log;
+    rg_agent_conf_t    *agent;
+    rg_uint_t           depth;      /* of the session, for agent_run */
     struct event        done_ev;
     rg_uint_t           failures;
     unsigned            done_posted:1;
@@ -62,7 +94,19 @@ typedef struct {
 } rg_tool_request_t;
 
 
-rg_int_t rg_tools_init(struct event_base *base, rg_log_t *log);
+/* how a child session is started and stopped (the agent layer's) */
+typedef rg_int_t (*rg_tools_agent_start_pt)(rg_tool_run_t *run,
+    const char *agent, const char *input, size_t len);
+typedef void (*rg_tools_agent_stop_pt)(rg_tool_run_t *run);
+
+
+rg_int_t rg_tools_init(struct event_base *base, rg_curl_t *curl,
+    rg_thread_pool_t *pool, rg_log_t *log);
+void rg_tools_set_approval(rg_approval_e policy);
+void rg_tools_set_agent_runner(rg_tools_agent_start_pt start,
+    rg_tools_agent_stop_pt stop);
+void rg_tools_agent_done(rg_tool_run_t *run, const char *status,
+    const char *text, size_t len);
 void rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m);
 
 rg_tool_turn_t *rg_tools_turn_create(rg_agent_conf_t *agent,
