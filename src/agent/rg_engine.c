@@ -8,6 +8,7 @@
 #include <rg_engine.h>
 #include <rg_tools.h>
 #include <rg_session.h>
+#include <rg_isolate.h>
 #include <sys/resource.h>
 
 
@@ -84,6 +85,18 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
     mods = cycle->modules.elts;
     for (i = 0; i < cycle->modules.nelts; i++) {
         mods[i]->engine = e;
+
+        if (mods[i]->isolated) {
+            mods[i]->isolate = rg_isolate_create(mods[i], e->base,
+                                                 cycle->isolated_helpers,
+                                                 log);
+            if (mods[i]->isolate == NULL) {
+                rg_log_error(RG_LOG_EMERG, log, 0, "cannot start helper "
+                             "processes for module \"%s\"",
+                             mods[i]->mod->name);
+                goto failed;
+            }
+        }
     }
 
     return e;
@@ -100,9 +113,17 @@ rg_engine_destroy(rg_engine_t *e)
 {
     rg_uint_t        i;
     rg_llm_conf_t  **llms;
+    rg_module_t    **mods;
 
     if (e == NULL) {
         return;
+    }
+
+    mods = e->cycle->modules.elts;
+    for (i = 0; i < e->cycle->modules.nelts; i++) {
+        rg_isolate_destroy(mods[i]->isolate);
+        mods[i]->isolate = NULL;
+        mods[i]->engine = NULL;
     }
 
     /* finished pool work may still free orphaned calls */

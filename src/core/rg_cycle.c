@@ -30,6 +30,7 @@ static rg_conf_num_bounds_t  rg_cycle_retries_bounds = { 0, 100 };
 static rg_conf_num_bounds_t  rg_cycle_workers_bounds = { 1, 1024 };
 static rg_conf_num_bounds_t  rg_cycle_temp_bounds = { 0, 2 };
 static rg_conf_num_bounds_t  rg_cycle_depth_bounds = { 0, 16 };
+static rg_conf_num_bounds_t  rg_cycle_helpers_bounds = { 1, 256 };
 
 
 static rg_command_t  rg_cycle_main_commands[] = {
@@ -62,6 +63,10 @@ static rg_command_t  rg_cycle_main_commands[] = {
 
     { rg_string("thread_pool"), RG_MAIN_CONF|RG_CONF_TAKE123,
       rg_cycle_thread_pool, 0, NULL },
+
+    { rg_string("isolated_helpers"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_cycle_t, isolated_helpers),
+      &rg_cycle_helpers_bounds },
 
     { rg_string("max_agent_depth"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_cycle_t, max_agent_depth),
@@ -853,6 +858,7 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
     cycle->pool_threads = RG_CONF_UNSET;
     cycle->pool_max_queue = RG_CONF_UNSET;
     cycle->max_agent_depth = RG_CONF_UNSET;
+    cycle->isolated_helpers = RG_CONF_UNSET;
     cycle->conf_file = conf_file ? rg_pstrdup(pool, conf_file,
                                               strlen(conf_file)) : NULL;
 
@@ -901,6 +907,9 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
     }
     if (cycle->max_agent_depth == RG_CONF_UNSET) {
         cycle->max_agent_depth = 3;
+    }
+    if (cycle->isolated_helpers == RG_CONF_UNSET) {
+        cycle->isolated_helpers = 4;
     }
 
     llms = cycle->llms.elts;

@@ -86,6 +86,7 @@ struct rg_module_s {
     void               *conf;
     rg_tool_host_t      host;
     void               *engine;           /* set when an engine starts */
+    void               *isolate;          /* rg_isolate_t *, when isolated */
     unsigned            isolated:1;
     unsigned            initialized:1;
 };
@@ -106,6 +107,7 @@ struct rg_cycle_s {
     rg_int_t            pool_threads;
     rg_int_t            pool_max_queue;
     rg_int_t            max_agent_depth;
+    rg_int_t            isolated_helpers;
     rg_int_t            concurrency;
     rg_int_t            worker_processes;
     size_t              tool_result_limit;

@@ -10,6 +10,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_tools.h>
+#include <rg_isolate.h>
 #include <jansson.h>
 
 
@@ -235,6 +236,15 @@ rg_tools_answer(rg_tool_run_t *run, int failed, const char *s, size_t len)
     run->answered = 1;
     rg_tools_set_result(run, failed, s, len);
     rg_tools_finish(run);
+}
+
+
+void
+rg_tools_isolated_done(rg_tool_run_t *run, int failed, const char *text,
+    size_t len)
+{
+    run->isolated = 0;
+    rg_tools_answer(run, failed, text, len);
 }
 
 
@@ -736,6 +746,13 @@ rg_tools_timeout_handler(evutil_socket_t fd, short what, void *arg)
                        (double) run->timeout / 1000);
     rg_tools_finish(run);
 
+    if (run->isolated) {
+        rg_isolate_abort(run->entry->module->isolate, run);
+        run->isolated = 0;
+        run->cancelled = 1;
+        return;
+    }
+
     /* a pool thread cannot be stopped: its answer is dropped when it
      * comes; an asynchronous call is told to stop */
     if (!run->in_pool && t->cancel) {
@@ -972,6 +989,12 @@ rg_tools_launch(rg_tool_run_t *run)
         run->timer_set = 1;
     }
 
+    if (run->entry->module->isolate) {
+        run->isolated = 1;
+        rg_isolate_call(run->entry->module->isolate, run);
+        return;
+    }
+
     if ((run->entry->tool->flags & RG_TOOL_BLOCKING) && rg_tools_pool) {
         run->in_pool = 1;
         run->task.handler = rg_tools_pool_handler;
@@ -1188,6 +1211,12 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
 
         if (run->in_pool) {
             run->turn = NULL;          /* the pool's done frees it */
+            continue;
+        }
+
+        if (run->isolated && !run->finished) {
+            rg_isolate_abort(run->entry->module->isolate, run);
+            rg_tools_run_free(run);
             continue;
         }
 

@@ -66,6 +66,7 @@ struct rg_tool_run_s {
     unsigned            awaiting:1; /* approval */
     unsigned            denied:1;
     unsigned            launched:1;
+    unsigned            isolated:1; /* running in a helper process */
 };
 
 
@@ -108,6 +109,8 @@ void rg_tools_set_agent_runner(rg_tools_agent_start_pt start,
 void rg_tools_agent_done(rg_tool_run_t *run, const char *status,
     const char *text, size_t len);
 void rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m);
+void rg_tools_isolated_done(rg_tool_run_t *run, int failed, const char *text,
+    size_t len);
 
 rg_tool_turn_t *rg_tools_turn_create(rg_agent_conf_t *agent,
     const char *session, rg_tool_request_t *reqs, rg_uint_t n,
