@@ -9,6 +9,7 @@
 #include <rg_tools.h>
 #include <rg_session.h>
 #include <rg_isolate.h>
+#include <rg_store.h>
 #include <sys/resource.h>
 
 
@@ -67,6 +68,11 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
                                     cycle->pool_max_queue, log);
     if (e->pool == NULL) {
         rg_log_error(RG_LOG_EMERG, log, 0, "thread pool setup failed");
+        goto failed;
+    }
+
+    e->store = rg_store_memory_create(e->base, 0);
+    if (e->store == NULL) {
         goto failed;
     }
 
@@ -134,6 +140,10 @@ rg_engine_destroy(rg_engine_t *e)
     for (i = 0; i < e->cycle->llms.nelts; i++) {
         rg_llm_upstream_destroy(llms[i]->upstream);
         llms[i]->upstream = NULL;
+    }
+
+    if (e->store) {
+        ((rg_store_t *) e->store)->destroy(e->store);
     }
 
     rg_curl_destroy(e->curl);

@@ -19,6 +19,8 @@ typedef struct {
     uint64_t            model_calls;
     uint64_t            tool_calls;
     uint64_t            tool_errors;
+    uint64_t            dedupe_hits;
+    uint64_t            repeats;
     uint64_t            prompt_tokens;
     uint64_t            completion_tokens;
 } rg_engine_stats_t;
@@ -27,6 +29,7 @@ struct rg_engine_s {
     struct event_base  *base;
     rg_curl_t          *curl;
     void               *pool;          /* rg_thread_pool_t * */
+    void               *store;         /* rg_store_t *: dedupe, state */
     rg_cycle_t         *cycle;
     rg_log_t           *log;
     rg_uint_t           live;          /* sessions not yet destroyed */

@@ -1,26 +1,33 @@
 /* rg_session.c: one agent loop on the reactor. Each transition is one
- * callback: the model answered (rg_session_model_handler), the tools of a
- * turn finished (rg_session_tools_handler). The request body is the
- * agent's fixed prefix followed by the messages, each serialized once when
- * it was appended. A session ends exactly once, through
- * rg_session_finish(), which calls its owner's handler last. */
+ * callback: the model answered (rg_session_model_handler), the dedupe
+ * lookups of a turn came back (rg_session_lookup_handler), the tools of a
+ * turn finished (rg_session_tools_handler), the deadline passed. Guards
+ * are checked at those points: rounds, the token budget, the deadline,
+ * per-tool caps and repeated calls. The request body is the fixed prefix
+ * followed by the messages, each serialized once when it was appended. A
+ * session ends exactly once, through rg_session_finish(), which calls its
+ * owner's handler last. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_session.h>
+#include <rg_tool_args.h>
 #include <jansson.h>
 
 
 static const char  *rg_session_states[] = {
-    "queued", "model_wait", "tools_running", "awaiting_approval", "done", "failed", "max_rounds",
-    "cancelled"
+    "queued", "model_wait", "tools_running", "awaiting_approval", "done",
+    "failed", "max_rounds", "budget_exceeded", "deadline_exceeded",
+    "loop_detected", "cancelled"
 };
 
 
+static rg_int_t rg_session_ask(rg_session_t *s);
 static void rg_session_model_handler(rg_llm_req_t *r,
     rg_llm_response_t *resp);
 static void rg_session_tools_handler(rg_tool_turn_t *turn);
 static void rg_session_approval_handler(rg_tool_turn_t *turn);
+static void rg_session_run_turn(rg_session_t *s);
 
 
 const char *
@@ -53,36 +60,6 @@ rg_session_log_handler(rg_log_t *log, char *buf, size_t len)
 
 
 static rg_int_t
-rg_session_append(rg_session_t *s, uint8_t role, const char *json,
-    size_t len, rg_uint_t copy)
-{
-    rg_msg_t  *m;
-
-    m = rg_palloc(s->pool, sizeof(rg_msg_t));
-    if (m == NULL) {
-        return RG_ERROR;
-    }
-
-    m->next = NULL;
-    m->role = role;
-    m->ncalls = 0;
-    m->json.len = len;
-    m->json.data = copy ? rg_pstrdup(s->pool, json, len) : (char *) json;
-
-    if (m->json.data == NULL) {
-        return RG_ERROR;
-    }
-
-    *s->last = m;
-    s->last = &m->next;
-    s->nmsgs++;
-    s->msgs_bytes += len;
-
-    return RG_OK;
-}
-
-
-static rg_int_t
 rg_session_append_text(rg_session_t *s, uint8_t role, const char *tool_id,
     const char *text, size_t len)
 {
@@ -98,7 +75,7 @@ rg_session_append_text(rg_session_t *s, uint8_t role, const char *tool_id,
     }
 
     if (rc == RG_OK) {
-        rc = rg_session_append(s, role, b.data, b.len, 1);
+        rc = rg_msgs_append(&s->msgs, s->pool, role, b.data, b.len, 1);
     }
 
     rg_buf_free(&b);
@@ -133,6 +110,16 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
     if (s->turn) {
         rg_tools_turn_destroy(s->turn);
         s->turn = NULL;
+    }
+
+    if (s->lookups) {
+        ((rg_store_t *) s->engine->store)->cancel(s->engine->store, s);
+        s->lookups = 0;
+    }
+
+    if (s->deadline_set) {
+        event_del(&s->deadline_ev);
+        s->deadline_set = 0;
     }
 
     /* the body is not needed any more; give its memory back now */
@@ -173,11 +160,19 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
 
     s->engine = e;
     s->agent = agent;
+    s->llm = agent->llm;
     s->pool = pool;
     s->handler = handler;
     s->data = data;
-    s->last = &s->msgs;
     s->state = RG_SESSION_QUEUED;
+    s->prefix = agent->prefix;
+    s->prefix_len = agent->prefix_len;
+    s->max_rounds = agent->max_rounds;
+    s->max_tokens = agent->max_tokens;
+    s->deadline = agent->deadline;
+    s->bytes_per_token = 4.0;
+
+    rg_msgs_init(&s->msgs);
 
     snprintf(s->id, sizeof(s->id), "s-%s-%llu", e->tag,
              (unsigned long long) ++e->seq);
@@ -192,8 +187,8 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
 
     /* the system message is the agent's, shared by all its sessions */
     if (agent->system_msg
-        && rg_session_append(s, 's', agent->system_msg,
-                             agent->system_msg_len, 0) != RG_OK)
+        && rg_msgs_append(&s->msgs, pool, 's', agent->system_msg,
+                          agent->system_msg_len, 0) != RG_OK)
     {
         goto failed;
     }
@@ -202,7 +197,14 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
         goto failed;
     }
 
-    rg_llm_req_init(&s->req, rg_engine_upstream(e, agent->llm), -1,
+    if (agent->ntools) {
+        s->tool_counts = rg_pcalloc(pool, agent->ntools * sizeof(uint16_t));
+        if (s->tool_counts == NULL) {
+            goto failed;
+        }
+    }
+
+    rg_llm_req_init(&s->req, rg_engine_upstream(e, s->llm), -1,
                     rg_session_model_handler, s, &s->log);
 
     s->req.lane = rg_llm_lane_acquire(s->req.up);
@@ -232,6 +234,14 @@ rg_session_destroy(rg_session_t *s)
         rg_tools_turn_destroy(s->turn);
     }
 
+    if (s->lookups) {
+        ((rg_store_t *) s->engine->store)->cancel(s->engine->store, s);
+    }
+
+    if (s->deadline_set) {
+        event_del(&s->deadline_ev);
+    }
+
     rg_llm_req_free(&s->req);
     rg_llm_lane_release(s->req.up, s->req.lane);
     rg_buf_free(&s->body);
@@ -246,56 +256,39 @@ rg_session_destroy(rg_session_t *s)
 }
 
 
-static rg_int_t
-rg_session_ask(rg_session_t *s)
+static void
+rg_session_deadline_handler(evutil_socket_t fd, short what, void *arg)
 {
-    char      rid[64], *prefix;
-    rg_msg_t *m;
+    rg_session_t  *s;
 
-    rg_buf_reset(&s->body);
+    s = arg;
+    s->deadline_set = 0;
 
-    if (rg_buf_reserve(&s->body, s->agent->prefix_len + s->msgs_bytes
-                                 + s->nmsgs + 2) != RG_OK
-        || rg_buf_append(&s->body, s->agent->prefix, s->agent->prefix_len)
-           != RG_OK)
-    {
-        return RG_ERROR;
-    }
-
-    for (m = s->msgs; m; m = m->next) {
-        if ((m != s->msgs && rg_buf_append_lit(&s->body, ",") != RG_OK)
-            || rg_buf_append(&s->body, m->json.data, m->json.len) != RG_OK)
-        {
-            return RG_ERROR;
-        }
-    }
-
-    if (rg_buf_append_lit(&s->body, "]}") != RG_OK) {
-        return RG_ERROR;
-    }
-
-    snprintf(rid, sizeof(rid), "%s-%lu", s->id, (unsigned long) s->round + 1);
-
-    prefix = rg_palloc(s->pool, strlen(rid) + 8);
-    if (prefix == NULL) {
-        return RG_ERROR;
-    }
-    snprintf(prefix, strlen(rid) + 8, "call_%s", rid);
-
-    s->state = RG_SESSION_MODEL_WAIT;
-    s->call_started = rg_monotonic_msec();
-
-    return rg_llm_send(&s->req, s->body.data, s->body.len, rid, s->pool,
-                       prefix);
+    rg_session_finish(s, RG_SESSION_DEADLINE_EXCEEDED, "the task ran past "
+                      "its deadline of %.3gs (while %s, after %lu rounds)",
+                      (double) s->deadline / 1000,
+                      rg_session_state_name(s->state),
+                      (unsigned long) s->round);
 }
 
 
 rg_int_t
 rg_session_start(rg_session_t *s)
 {
+    struct timeval  tv;
+
     s->started = rg_monotonic_msec();
 
     rg_log_debug(&s->log, "session started");
+
+    if (s->deadline) {
+        tv.tv_sec = s->deadline / 1000;
+        tv.tv_usec = (s->deadline % 1000) * 1000;
+        evtimer_assign(&s->deadline_ev, s->engine->base,
+                       rg_session_deadline_handler, s);
+        evtimer_add(&s->deadline_ev, &tv);
+        s->deadline_set = 1;
+    }
 
     if (rg_session_ask(s) != RG_OK) {
         rg_session_finish(s, RG_SESSION_FAILED,
@@ -315,11 +308,216 @@ rg_session_cancel(rg_session_t *s, const char *reason)
 }
 
 
+/* the prefix when the session differs from its agent: a fallback model,
+ * or tools that reached their cap and are no longer offered */
+static rg_int_t
+rg_session_build_prefix(rg_session_t *s)
+{
+    rg_int_t          rc;
+    rg_buf_t          tools, p;
+    rg_uint_t         i, n;
+    rg_agent_conf_t  *a;
+
+    a = s->agent;
+
+    memset(&tools, 0, sizeof(tools));
+    memset(&p, 0, sizeof(p));
+
+    rc = rg_buf_append_lit(&tools, "[");
+    n = 0;
+
+    for (i = 0; rc == RG_OK && i < a->ntools; i++) {
+        if (a->tool_caps[i] && s->tool_counts[i] >= a->tool_caps[i]) {
+            continue;
+        }
+
+        if (n++) {
+            rc = rg_buf_append_lit(&tools, ",");
+        }
+
+        if (rc == RG_OK) {
+            rc = rg_buf_append(&tools, a->tools[i]->def, a->tools[i]->def_len);
+        }
+    }
+
+    if (rc == RG_OK) {
+        rc = rg_buf_append_lit(&tools, "]");
+    }
+
+    if (rc == RG_OK) {
+        rc = rg_llm_openai_prefix(&p, s->llm->model.data, a->temperature,
+                                  n ? tools.data : NULL, n ? tools.len : 0);
+    }
+
+    if (rc == RG_OK) {
+        s->prefix = rg_pstrdup(s->pool, p.data, p.len);
+        s->prefix_len = p.len;
+        rc = s->prefix ? RG_OK : RG_ERROR;
+    }
+
+    rg_buf_free(&tools);
+    rg_buf_free(&p);
+
+    return rc;
+}
+
+
+/* context: compaction before a call -------------------------------- */
+
+static void
+rg_session_compact(rg_session_t *s, size_t target)
+{
+    rg_context_result_t  res;
+
+    if (rg_context_compact(&s->msgs, s->pool, target,
+                           (rg_uint_t) s->agent->keep_rounds, &res)
+        != RG_OK)
+    {
+        return;
+    }
+
+    if (res.shortened || res.dropped_rounds) {
+        rg_log_error(RG_LOG_INFO, &s->log, 0, "context compacted: %lu tool "
+                     "results shortened, %lu rounds dropped, %lu bytes saved",
+                     (unsigned long) res.shortened,
+                     (unsigned long) res.dropped_rounds,
+                     (unsigned long) res.saved);
+    }
+
+    if (res.dropped_rounds && s->agent->context_summarize) {
+        rg_buf_t   b;
+        rg_msg_t  *m;
+
+        /* the dropped rounds become the input of a summary call */
+        memset(&b, 0, sizeof(b));
+
+        for (m = res.dropped; m; m = m->next) {
+            if (rg_buf_append(&b, m->json.data, m->json.len) != RG_OK
+                || rg_buf_append_lit(&b, "\n") != RG_OK)
+            {
+                break;
+            }
+        }
+
+        s->summarizing = 1;
+        s->body.len = 0;
+
+        if (b.data) {
+            rg_buf_t  msg;
+
+            memset(&msg, 0, sizeof(msg));
+
+            if (rg_llm_openai_prefix(&s->body, s->llm->model.data, 0, NULL, 0)
+                    == RG_OK
+                && rg_llm_openai_msg(&msg, "system", "Summarize the tool "
+                       "calls and results below in a few sentences. Keep "
+                       "every fact, number and name needed to finish the "
+                       "task; leave out the rest.", 147) == RG_OK
+                && rg_buf_append(&s->body, msg.data, msg.len) == RG_OK
+                && rg_buf_append_lit(&s->body, ",") == RG_OK)
+            {
+                msg.len = 0;
+                if (rg_llm_openai_msg(&msg, "user", b.data, b.len) == RG_OK) {
+                    rg_buf_append(&s->body, msg.data, msg.len);
+                }
+            }
+
+            rg_buf_free(&msg);
+        }
+
+        rg_buf_free(&b);
+    }
+}
+
+
+static rg_int_t
+rg_session_ask(rg_session_t *s)
+{
+    char       rid[64], *prefix;
+    size_t     budget, estimate;
+    rg_msg_t  *m;
+
+    if (s->max_tokens
+        && s->prompt_tokens + s->completion_tokens >= s->max_tokens)
+    {
+        rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "used %lld of its "
+                          "%lld tokens (max_tokens) after %lu rounds",
+                          (long long) (s->prompt_tokens
+                                       + s->completion_tokens),
+                          (long long) s->max_tokens,
+                          (unsigned long) s->round);
+        return RG_OK;
+    }
+
+    rg_buf_reset(&s->body);
+
+    /* would the next request overflow the context window? */
+    if (s->agent->context_limit) {
+        budget = (size_t) (s->agent->context_limit
+                           * s->agent->context_threshold
+                           * s->bytes_per_token);
+        estimate = s->prefix_len + s->msgs.bytes;
+
+        if (estimate > budget) {
+            rg_session_compact(s, budget > s->prefix_len
+                                  ? (budget - s->prefix_len) * 9 / 10 : 0);
+        }
+    }
+
+    if (s->summarizing && s->body.len) {
+        if (rg_buf_append_lit(&s->body, "]}") != RG_OK) {
+            return RG_ERROR;
+        }
+
+        snprintf(rid, sizeof(rid), "%s-summary-%lu", s->id,
+                 (unsigned long) s->round);
+        goto send;
+    }
+
+    s->summarizing = 0;
+
+    if (rg_buf_reserve(&s->body, s->prefix_len + s->msgs.bytes
+                                 + s->msgs.n + 2) != RG_OK
+        || rg_buf_append(&s->body, s->prefix, s->prefix_len) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    for (m = s->msgs.head; m; m = m->next) {
+        if ((m != s->msgs.head && rg_buf_append_lit(&s->body, ",") != RG_OK)
+            || rg_buf_append(&s->body, m->json.data, m->json.len) != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    if (rg_buf_append_lit(&s->body, "]}") != RG_OK) {
+        return RG_ERROR;
+    }
+
+    snprintf(rid, sizeof(rid), "%s-%lu", s->id, (unsigned long) s->round + 1);
+
+send:
+
+    prefix = rg_palloc(s->pool, strlen(rid) + 8);
+    if (prefix == NULL) {
+        return RG_ERROR;
+    }
+    snprintf(prefix, strlen(rid) + 8, "call_%s", rid);
+
+    s->state = RG_SESSION_MODEL_WAIT;
+    s->call_started = rg_monotonic_msec();
+
+    return rg_llm_send(&s->req, s->body.data, s->body.len, rid, s->pool,
+                       prefix);
+}
+
+
 static void
 rg_session_record_call(rg_session_t *s, rg_llm_response_t *resp)
 {
     char     rid[64];
-    json_t  *ev;
+    json_t  *ev, *raw;
 
     if (s->transcript == NULL) {
         return;
@@ -327,7 +525,8 @@ rg_session_record_call(rg_session_t *s, rg_llm_response_t *resp)
 
     snprintf(rid, sizeof(rid), "%s-%lu", s->id, (unsigned long) s->round);
 
-    ev = json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:s#}",
+    ev = json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:s#, "
+                   "s:b}",
                    "type", "model_call",
                    "round", (json_int_t) s->round,
                    "request_id", rid,
@@ -339,10 +538,469 @@ rg_session_record_call(rg_session_t *s, rg_llm_response_t *resp)
                    "completion_tokens", (json_int_t) resp->completion_tokens,
                    "finish_reason",
                    resp->finish_reason.data ? resp->finish_reason.data : "",
-                   (int) resp->finish_reason.len);
+                   (int) resp->finish_reason.len,
+                   "summary", s->summarizing);
+    if (ev == NULL) {
+        return;
+    }
 
-    if (ev) {
-        json_array_append_new(json_object_get(s->transcript, "events"), ev);
+    /* the exact request and response, so `reagent replay` can re-run it */
+    if (s->body.data) {
+        json_object_set_new(ev, "request",
+                            json_loadb(s->body.data, s->body.len, 0, NULL));
+    }
+
+    if (s->req.resp.data && s->req.resp.len) {
+        raw = json_loadb(s->req.resp.data, s->req.resp.len, 0, NULL);
+        json_object_set_new(ev, "response",
+                            raw ? raw : json_stringn(s->req.resp.data,
+                                                     s->req.resp.len));
+    }
+
+    json_array_append_new(json_object_get(s->transcript, "events"), ev);
+}
+
+
+/* the summary of dropped rounds came back */
+static void
+rg_session_summary_done(rg_session_t *s, rg_llm_response_t *resp)
+{
+    rg_buf_t   b;
+    rg_msg_t  *m;
+
+    s->summarizing = 0;
+
+    if (resp->status == RG_LLM_OK && resp->has_content) {
+        memset(&b, 0, sizeof(b));
+
+        if (rg_buf_append_lit(&b, "Summary of earlier rounds, removed to "
+                              "save context: ") == RG_OK
+            && rg_buf_append(&b, resp->content.data, resp->content.len)
+               == RG_OK)
+        {
+            m = rg_pcalloc(s->pool, sizeof(rg_msg_t));
+            if (m) {
+                rg_buf_t  j;
+
+                memset(&j, 0, sizeof(j));
+                if (rg_llm_openai_msg(&j, "user", b.data, b.len) == RG_OK) {
+                    m->role = 'u';
+                    m->json.data = rg_pstrdup(s->pool, j.data, j.len);
+                    m->json.len = j.len;
+                    if (m->json.data) {
+                        rg_context_insert_after_task(&s->msgs, m);
+                    }
+                }
+                rg_buf_free(&j);
+            }
+        }
+
+        rg_buf_free(&b);
+
+    } else {
+        rg_log_error(RG_LOG_WARN, &s->log, 0, "the context summary failed "
+                     "(%s); going on without it",
+                     rg_llm_status_name(resp->status));
+    }
+
+    if (rg_session_ask(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+    }
+}
+
+
+static rg_uint_t
+rg_session_retryable(rg_llm_status_e st)
+{
+    return st == RG_LLM_ERR_RATE || st == RG_LLM_ERR_SERVER
+           || st == RG_LLM_ERR_TIMEOUT || st == RG_LLM_ERR_CONNECT
+           || st == RG_LLM_ERR_BAD_RESPONSE;
+}
+
+
+static void
+rg_session_use_fallback(rg_session_t *s)
+{
+    rg_llm_conf_t  *fb;
+
+    fb = s->llm->fallback;
+
+    rg_log_error(RG_LOG_WARN, &s->log, 0, "llm \"%.*s\" gave up; falling "
+                 "back to llm \"%.*s\"", (int) s->llm->name.len,
+                 s->llm->name.data, (int) fb->name.len, fb->name.data);
+
+    rg_llm_req_free(&s->req);
+    rg_llm_lane_release(s->req.up, s->req.lane);
+
+    s->llm = fb;
+    s->fallback_used = 1;
+
+    rg_llm_req_init(&s->req, rg_engine_upstream(s->engine, fb), -1,
+                    rg_session_model_handler, s, &s->log);
+    s->req.lane = rg_llm_lane_acquire(s->req.up);
+
+    if (rg_session_build_prefix(s) != RG_OK || rg_session_ask(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+    }
+}
+
+
+static void
+rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
+{
+    char  st[32];
+
+    st[0] = '\0';
+    if (r->http_status) {
+        snprintf(st, sizeof(st), ", HTTP %ld", r->http_status);
+    }
+
+    if (resp->status == RG_LLM_ERR_CONTEXT && !s->context_retried) {
+        size_t  before;
+
+        /* compact hard and try once more */
+        s->context_retried = 1;
+        before = s->msgs.bytes;
+        rg_session_compact(s, s->msgs.bytes / 2);
+
+        if (s->msgs.bytes < before || s->summarizing) {
+            rg_log_error(RG_LOG_NOTICE, &s->log, 0, "context_length_exceeded:"
+                         " compacted from %lu to %lu bytes, retrying once",
+                         (unsigned long) before,
+                         (unsigned long) s->msgs.bytes);
+            s->round--;
+            if (rg_session_ask(s) != RG_OK) {
+                rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+            }
+            return;
+        }
+    }
+
+    if (rg_session_retryable(resp->status) && s->llm->fallback
+        && !s->fallback_used)
+    {
+        s->round--;
+        rg_session_use_fallback(s);
+        return;
+    }
+
+    if (r->attempt) {
+        rg_session_finish(s, RG_SESSION_FAILED, "model call failed after %lu "
+                          "retries over %.1fs (%s%s): %.*s",
+                          (unsigned long) r->attempt,
+                          (double) (rg_monotonic_msec() - r->started) / 1000,
+                          rg_llm_status_name(resp->status), st,
+                          (int) rg_min(resp->error.len, 600),
+                          resp->error.data ? resp->error.data : "");
+        return;
+    }
+
+    rg_session_finish(s, RG_SESSION_FAILED, "model call failed (%s%s): %.*s",
+                      rg_llm_status_name(resp->status), st,
+                      (int) rg_min(resp->error.len, 600),
+                      resp->error.data ? resp->error.data : "");
+}
+
+
+/* a call's signature: its name and its arguments in canonical JSON */
+static char *
+rg_session_signature(rg_session_t *s, rg_tool_request_t *c, size_t *len)
+{
+    char      *canon, *sig;
+    size_t     clen;
+    json_t    *args;
+
+    args = json_loadb(c->arguments.len ? c->arguments.data : "{}",
+                      c->arguments.len ? c->arguments.len : 2, 0, NULL);
+    if (args == NULL) {
+        canon = NULL;
+        clen = 0;
+    } else {
+        canon = rg_tool_args_canonical(args, &clen);
+        json_decref(args);
+    }
+
+    *len = c->name.len + 1 + (canon ? clen : c->arguments.len);
+    sig = rg_palloc(s->pool, *len + 1);
+
+    if (sig) {
+        memcpy(sig, c->name.data, c->name.len);
+        sig[c->name.len] = '\0';
+        memcpy(sig + c->name.len + 1, canon ? canon : c->arguments.data,
+               canon ? clen : c->arguments.len);
+        sig[*len] = '\0';
+    }
+
+    free(canon);
+
+    return sig;
+}
+
+
+static rg_session_sig_t *
+rg_session_seen(rg_session_t *s, const char *sig, size_t len)
+{
+    rg_uint_t  i;
+
+    for (i = s->nsigs; i-- > 0; ) {
+        if (s->sigs[i].round + (rg_uint_t) s->agent->repeat_window < s->round)
+        {
+            break;                     /* older than the window */
+        }
+
+        if (s->sigs[i].len == len && memcmp(s->sigs[i].sig, sig, len) == 0) {
+            return &s->sigs[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+static rg_int_t
+rg_session_preset(rg_session_t *s, rg_tool_request_t *c, rg_uint_t failed,
+    const char *fmt, ...)
+{
+    int      n;
+    char    *p;
+    va_list  args;
+
+    va_start(args, fmt);
+    n = vasprintf(&p, fmt, args);
+    va_end(args);
+
+    if (n < 0) {
+        return RG_ERROR;
+    }
+
+    c->preset.data = rg_pstrdup(s->pool, p, n);
+    c->preset.len = n;
+    c->has_preset = 1;
+    c->preset_failed = failed;
+    free(p);
+
+    return c->preset.data ? RG_OK : RG_ERROR;
+}
+
+
+static void
+rg_session_lookup_handler(void *data, const char *value, size_t len)
+{
+    rg_uint_t       i;
+    rg_session_t   *s;
+
+    s = data;
+
+    /* answers come in the order asked: find the next unanswered key */
+    for (i = 0; i < s->ncalls; i++) {
+        if (s->extra[i].key && !s->calls[i].has_preset
+            && s->extra[i].klen != (size_t) -1)
+        {
+            break;
+        }
+    }
+
+    if (i < s->ncalls) {
+        if (value) {
+            s->calls[i].preset.data = rg_pstrdup(s->pool, value, len);
+            s->calls[i].preset.len = len;
+            s->calls[i].has_preset = s->calls[i].preset.data != NULL;
+            s->extra[i].key = NULL;     /* a hit is not stored again */
+            s->dedupe_hits++;
+            s->engine->stats.dedupe_hits++;
+        } else {
+            s->extra[i].klen = (size_t) -1;   /* asked, missed */
+        }
+    }
+
+    if (--s->lookups == 0) {
+        for (i = 0; i < s->ncalls; i++) {
+            if (s->extra[i].klen == (size_t) -1) {
+                s->extra[i].klen = strlen(s->extra[i].key);
+            }
+        }
+        rg_session_run_turn(s);
+    }
+}
+
+
+static rg_uint_t
+rg_session_dedupable(rg_session_t *s, rg_int_t tool)
+{
+    return tool >= 0 && s->agent->dedupe != RG_DEDUPE_OFF
+           && (s->agent->tools[tool]->tool->flags & RG_TOOL_READ_ONLY);
+}
+
+
+/* guards and caches in front of a turn */
+static void
+rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
+{
+    char               *sig, *key;
+    size_t              slen, klen;
+    rg_int_t            j, cap;
+    rg_uint_t           i, k, rebuild;
+    rg_store_t         *st;
+    rg_agent_conf_t    *a;
+    rg_tool_request_t  *c;
+    rg_session_sig_t   *seen;
+
+    a = s->agent;
+    st = s->engine->store;
+    rebuild = 0;
+
+    s->calls = rg_pcalloc(s->pool, resp->ncalls * sizeof(rg_tool_request_t));
+    s->extra = rg_pcalloc(s->pool, resp->ncalls * sizeof(rg_session_call_t));
+    if (s->calls == NULL || s->extra == NULL) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+        return;
+    }
+
+    s->ncalls = resp->ncalls;
+
+    for (i = 0; i < resp->ncalls; i++) {
+        c = &s->calls[i];
+        c->id = resp->calls[i].id;
+        c->name = resp->calls[i].name;
+        c->arguments = resp->calls[i].arguments;
+
+        s->extra[i].tool = -1;
+        for (k = 0; k < a->ntools; k++) {
+            if (strlen(a->tools[k]->tool->name) == c->name.len
+                && memcmp(a->tools[k]->tool->name, c->name.data, c->name.len)
+                   == 0)
+            {
+                s->extra[i].tool = k;
+                break;
+            }
+        }
+
+        j = s->extra[i].tool;
+        if (j < 0) {
+            continue;                  /* the tools layer explains */
+        }
+
+        /* per-tool cap */
+        cap = a->tool_caps[j];
+        if (cap && s->tool_counts[j] >= cap) {
+            rg_session_preset(s, c, 1, "error: %s has reached its limit of "
+                              "%ld calls in this task and is no longer "
+                              "available; answer with what you have",
+                              a->tools[j]->tool->name, (long) cap);
+            continue;
+        }
+
+        s->tool_counts[j]++;
+
+        if (cap && s->tool_counts[j] == cap) {
+            s->extra[i].capped = 1;
+            rebuild = 1;
+        }
+
+        /* repeated calls */
+        sig = rg_session_signature(s, c, &slen);
+        if (sig == NULL) {
+            continue;
+        }
+
+        s->extra[i].sig = sig;
+        s->extra[i].sig_len = slen;
+
+        seen = rg_session_seen(s, sig, slen);
+        if (seen) {
+            s->repeats++;
+            s->engine->stats.repeats++;
+
+            if (s->repeats > (rg_uint_t) a->repeat_limit) {
+                rg_session_finish(s, RG_SESSION_LOOP_DETECTED, "the model "
+                                  "repeated identical tool calls %lu times "
+                                  "(the last: %s with %.200s)",
+                                  (unsigned long) s->repeats,
+                                  a->tools[j]->tool->name, sig + c->name.len
+                                  + 1);
+                return;
+            }
+
+            rg_session_preset(s, c, 0, "%.*s\n(you already called %s with "
+                              "these arguments in round %lu; answer from "
+                              "this result or change approach)",
+                              (int) seen->result.len, seen->result.data,
+                              a->tools[j]->tool->name,
+                              (unsigned long) seen->round);
+            s->extra[i].sig = NULL;
+            continue;
+        }
+
+        /* the dedupe cache, for idempotent tools */
+        if (rg_session_dedupable(s, j)) {
+            klen = slen + 64 + (a->dedupe == RG_DEDUPE_SESSION
+                                ? strlen(s->id)
+                                : a->dedupe == RG_DEDUPE_AGENT
+                                ? a->name.len : 0);
+            key = rg_palloc(s->pool, klen);
+            if (key == NULL) {
+                continue;
+            }
+
+            /* the signature holds a NUL between name and arguments */
+            k = snprintf(key, klen, "dd:%s:%s:", a->dedupe
+                         == RG_DEDUPE_SESSION ? "s" : a->dedupe
+                         == RG_DEDUPE_AGENT ? "a" : "g",
+                         a->dedupe == RG_DEDUPE_SESSION ? s->id
+                         : a->dedupe == RG_DEDUPE_AGENT ? a->name.data : "");
+            memcpy(key + k, sig, slen);
+            key[k + c->name.len] = ':';
+            key[k + slen] = '\0';
+
+            s->extra[i].key = key;
+            s->extra[i].klen = k + slen;
+        }
+    }
+
+    if (rebuild && rg_session_build_prefix(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+        return;
+    }
+
+    s->state = RG_SESSION_TOOLS_RUNNING;
+    s->lookups = 0;
+
+    for (i = 0; i < s->ncalls; i++) {
+        if (s->extra[i].key && !s->calls[i].has_preset) {
+            if (st->get(st, s->extra[i].key, s->extra[i].klen,
+                        rg_session_lookup_handler, s) == RG_OK)
+            {
+                s->lookups++;
+            } else {
+                s->extra[i].key = NULL;
+            }
+        }
+    }
+
+    if (s->lookups == 0) {
+        rg_session_run_turn(s);
+    }
+}
+
+
+static void
+rg_session_run_turn(rg_session_t *s)
+{
+    s->turn = rg_tools_turn_create(s->agent, s->id, s->calls, s->ncalls,
+                                   rg_session_tools_handler, s, &s->log);
+    if (s->turn == NULL) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+        return;
+    }
+
+    s->turn->approval = rg_session_approval_handler;
+    s->turn->depth = s->depth;
+    s->state = RG_SESSION_TOOLS_RUNNING;
+
+    rg_tools_turn_start(s->turn);
+
+    if (s->turn && s->turn->awaiting) {
+        s->state = RG_SESSION_AWAITING_APPROVAL;
     }
 }
 
@@ -350,14 +1008,12 @@ rg_session_record_call(rg_session_t *s, rg_llm_response_t *resp)
 static void
 rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
 {
-    char           st[32];
-    rg_uint_t      i;
     rg_session_t  *s;
     rg_msg_t      *m;
 
     s = r->data;
 
-    s->round++;
+    s->model_calls++;
     s->engine->stats.model_calls++;
     s->prompt_tokens += resp->prompt_tokens;
     s->completion_tokens += resp->completion_tokens;
@@ -366,39 +1022,33 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
 
     rg_session_record_call(s, resp);
 
-    if (resp->status != RG_LLM_OK) {
-        st[0] = '\0';
-        if (r->http_status) {
-            snprintf(st, sizeof(st), ", HTTP %ld", r->http_status);
-        }
-
-        if (s->req.attempt) {
-            rg_session_finish(s, RG_SESSION_FAILED,
-                              "model call failed after %lu retries (%s): %.*s",
-                              (unsigned long) s->req.attempt,
-                              rg_llm_status_name(resp->status),
-                              (int) rg_min(resp->error.len, 600),
-                              resp->error.data ? resp->error.data : "");
-        } else {
-            rg_session_finish(s, RG_SESSION_FAILED,
-                              "model call failed (%s%s): %.*s",
-                              rg_llm_status_name(resp->status), st,
-                              (int) rg_min(resp->error.len, 600),
-                              resp->error.data ? resp->error.data : "");
-        }
+    if (s->summarizing) {
+        rg_session_summary_done(s, resp);
         return;
+    }
+
+    s->round++;
+
+    if (resp->status != RG_LLM_OK) {
+        rg_session_failed(s, r, resp);
+        return;
+    }
+
+    /* calibrate the size estimate from what the provider counted */
+    if (resp->prompt_tokens > 0 && s->body.len > 0) {
+        s->bytes_per_token = (double) s->body.len / resp->prompt_tokens;
     }
 
     s->finish_reason = resp->finish_reason;
 
-    if (rg_session_append(s, 'a', resp->message.data, resp->message.len, 0)
-        != RG_OK)
+    if (rg_msgs_append(&s->msgs, s->pool, 'a', resp->message.data,
+                       resp->message.len, 0) != RG_OK)
     {
         rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
         return;
     }
 
-    m = (rg_msg_t *) ((char *) s->last - offsetof(rg_msg_t, next));
+    m = rg_msgs_last(&s->msgs);
     m->ncalls = (uint16_t) rg_min(resp->ncalls, UINT16_MAX);
 
     if (resp->ncalls == 0) {
@@ -424,7 +1074,7 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
         return;
     }
 
-    if (s->round >= (rg_uint_t) s->agent->max_rounds) {
+    if (s->round >= s->max_rounds) {
         rg_session_finish(s, RG_SESSION_MAX_ROUNDS,
                           "stopped after %lu rounds (max_rounds): the model "
                           "still asked for %lu tool call%s, the first to "
@@ -436,37 +1086,20 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
         return;
     }
 
-    /* the calls of this turn, in order; their strings live in the pool */
-    s->calls = rg_palloc(s->pool, resp->ncalls * sizeof(rg_tool_request_t));
-    if (s->calls == NULL) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+    if (s->max_tokens
+        && s->prompt_tokens + s->completion_tokens >= s->max_tokens)
+    {
+        rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "used %lld of its "
+                          "%lld tokens (max_tokens) after %lu rounds; the "
+                          "model still asked for tools",
+                          (long long) (s->prompt_tokens
+                                       + s->completion_tokens),
+                          (long long) s->max_tokens,
+                          (unsigned long) s->round);
         return;
     }
 
-    for (i = 0; i < resp->ncalls; i++) {
-        s->calls[i].id = resp->calls[i].id;
-        s->calls[i].name = resp->calls[i].name;
-        s->calls[i].arguments = resp->calls[i].arguments;
-    }
-
-    s->ncalls = resp->ncalls;
-
-    s->turn = rg_tools_turn_create(s->agent, s->id, s->calls, s->ncalls,
-                                   rg_session_tools_handler, s, &s->log);
-    if (s->turn == NULL) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
-        return;
-    }
-
-    s->turn->approval = rg_session_approval_handler;
-    s->turn->depth = s->depth;
-    s->state = RG_SESSION_TOOLS_RUNNING;
-
-    rg_tools_turn_start(s->turn);
-
-    if (s->turn && s->turn->awaiting) {
-        s->state = RG_SESSION_AWAITING_APPROVAL;
-    }
+    rg_session_prepare_turn(s, resp);
 }
 
 
@@ -480,6 +1113,158 @@ rg_session_approval_handler(rg_tool_turn_t *turn)
     if (!rg_session_final(s)) {
         s->state = turn->awaiting ? RG_SESSION_AWAITING_APPROVAL
                                   : RG_SESSION_TOOLS_RUNNING;
+    }
+}
+
+
+static void
+rg_session_record_tools(rg_session_t *s, rg_tool_turn_t *turn)
+{
+    json_t         *ev;
+    rg_uint_t       i;
+    rg_tool_run_t  *run;
+
+    if (s->transcript == NULL) {
+        return;
+    }
+
+    for (i = 0; i < turn->n; i++) {
+        run = turn->runs[i];
+
+        ev = json_pack("{s:s, s:I, s:s, s:s, s:I, s:b, s:b}",
+                       "type", "tool_call",
+                       "round", (json_int_t) s->round,
+                       "tool_call_id", run->call.id ? run->call.id : "",
+                       "name", run->name,
+                       "ms", (json_int_t) run->ms,
+                       "ok", !run->failed,
+                       "cached", s->calls[i].has_preset);
+        if (ev) {
+            json_array_append_new(json_object_get(s->transcript, "events"),
+                                  ev);
+        }
+    }
+}
+
+
+static void
+rg_session_remember(rg_session_t *s, rg_uint_t i, const char *text,
+    size_t len)
+{
+    rg_session_sig_t  *sigs;
+
+    if (s->extra[i].sig == NULL) {
+        return;
+    }
+
+    if (s->nsigs == s->sigs_cap) {
+        s->sigs_cap = s->sigs_cap ? s->sigs_cap * 2 : 8;
+        sigs = rg_palloc(s->pool, s->sigs_cap * sizeof(rg_session_sig_t));
+        if (sigs == NULL) {
+            return;
+        }
+        if (s->nsigs) {
+            memcpy(sigs, s->sigs, s->nsigs * sizeof(rg_session_sig_t));
+        }
+        s->sigs = sigs;
+    }
+
+    s->sigs[s->nsigs].sig = s->extra[i].sig;
+    s->sigs[s->nsigs].len = s->extra[i].sig_len;
+    s->sigs[s->nsigs].round = s->round;
+    s->sigs[s->nsigs].result.data = rg_pstrdup(s->pool, text, len);
+    s->sigs[s->nsigs].result.len = len;
+
+    if (s->sigs[s->nsigs].result.data) {
+        s->nsigs++;
+    }
+}
+
+
+static void
+rg_session_tools_handler(rg_tool_turn_t *turn)
+{
+    size_t          limit;
+    rg_uint_t       i;
+    rg_buf_t        b;
+    rg_store_t     *st;
+    rg_session_t   *s;
+    rg_tool_run_t  *run;
+    const char     *text;
+    size_t          len;
+    char            id[64];
+
+    s = turn->data;
+    st = s->engine->store;
+
+    rg_session_record_tools(s, turn);
+
+    limit = s->engine->cycle->tool_result_limit;
+    memset(&b, 0, sizeof(b));
+
+    for (i = 0; i < turn->n; i++) {
+        run = turn->runs[i];
+
+        text = run->result ? run->result : "";
+        len = run->result ? run->result_len : 0;
+
+        /* a fresh, successful result of an idempotent tool is cached */
+        if (s->extra[i].key && !s->calls[i].has_preset && !run->failed) {
+            st->set(st, s->extra[i].key, s->extra[i].klen, text, len,
+                    s->agent->dedupe_ttl, NULL, NULL);
+        }
+
+        rg_session_remember(s, i, text, len);
+
+        rg_buf_reset(&b);
+
+        if (len > limit) {
+            rg_tool_trim(text, len, limit, &b);
+            text = b.data;
+            len = b.len;
+        }
+
+        if (s->extra[i].capped) {
+            if (text != b.data) {
+                rg_buf_append(&b, text, len);
+            }
+            rg_buf_printf(&b, "\n(note: that was the last %s call allowed "
+                          "in this task; it is no longer available)",
+                          s->agent->tools[s->extra[i].tool]->tool->name);
+            text = b.data;
+            len = b.len;
+        }
+
+        if (s->calls[i].id.len == 0) {
+            snprintf(id, sizeof(id), "call_%lu", (unsigned long) i);
+        }
+
+        if (rg_session_append_text(s, 't', s->calls[i].id.len
+                                           ? s->calls[i].id.data : id,
+                                   text ? text : "", len) != RG_OK)
+        {
+            rg_buf_free(&b);
+            rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+            return;
+        }
+
+        s->tool_calls++;
+        s->engine->stats.tool_calls++;
+
+        if (run->failed) {
+            s->tool_errors++;
+            s->engine->stats.tool_errors++;
+        }
+    }
+
+    rg_buf_free(&b);
+
+    rg_tools_turn_destroy(turn);
+    s->turn = NULL;
+
+    if (rg_session_ask(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED,
+                          "could not start the model call (out of memory)");
     }
 }
 
@@ -574,92 +1359,6 @@ rg_session_init_runner(void)
 }
 
 
-static void
-rg_session_record_tools(rg_session_t *s, rg_tool_turn_t *turn)
-{
-    json_t         *ev;
-    rg_uint_t       i;
-    rg_tool_run_t  *run;
-
-    if (s->transcript == NULL) {
-        return;
-    }
-
-    for (i = 0; i < turn->n; i++) {
-        run = turn->runs[i];
-
-        ev = json_pack("{s:s, s:i, s:s, s:s, s:I, s:b}",
-                       "type", "tool_call",
-                       "round", (json_int_t) s->round,
-                       "tool_call_id", run->call.id ? run->call.id : "",
-                       "name", run->name,
-                       "ms", (json_int_t) run->ms,
-                       "ok", !run->failed);
-        if (ev) {
-            json_array_append_new(json_object_get(s->transcript, "events"),
-                                  ev);
-        }
-    }
-}
-
-
-static void
-rg_session_tools_handler(rg_tool_turn_t *turn)
-{
-    size_t          limit, len;
-    rg_uint_t       i;
-    rg_session_t   *s;
-    rg_tool_run_t  *run;
-    const char     *text;
-    char            id[64];
-
-    s = turn->data;
-
-    rg_session_record_tools(s, turn);
-
-    limit = s->engine->cycle->tool_result_limit;
-
-    for (i = 0; i < turn->n; i++) {
-        run = turn->runs[i];
-
-        text = run->result ? run->result : "";
-        len = run->result ? run->result_len : 0;
-
-        if (len > limit) {
-            len = limit;     /* trimmed properly by the tools layer later */
-        }
-
-        if (s->calls[i].id.len == 0) {
-            snprintf(id, sizeof(id), "call_%lu", (unsigned long) i);
-        }
-
-        if (rg_session_append_text(s, 't', s->calls[i].id.len
-                                           ? s->calls[i].id.data : id,
-                                   text, len) != RG_OK)
-        {
-            rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
-            return;
-        }
-
-        s->tool_calls++;
-        s->engine->stats.tool_calls++;
-
-        if (run->failed) {
-            s->tool_errors++;
-            s->engine->stats.tool_errors++;
-        }
-    }
-
-    rg_tools_turn_destroy(turn);
-    s->turn = NULL;
-
-    if (rg_session_ask(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED,
-                          "could not start the model call (out of memory)");
-    }
-}
-
-
 rg_int_t
 rg_session_record(rg_session_t *s)
 {
@@ -681,22 +1380,23 @@ rg_session_transcript(rg_session_t *s)
         return NULL;
     }
 
-    for (msg = s->msgs; msg; msg = msg->next) {
+    for (msg = s->msgs.head; msg; msg = msg->next) {
         m = json_loadb(msg->json.data, msg->json.len, 0, NULL);
         if (m) {
             json_array_append_new(msgs, m);
         }
     }
 
-    t = json_pack("{s:s, s:s%, s:s%, s:s, s:s?, s:I, s:{s:I, s:I, s:I}, "
-                  "s:I, s:o, s:O?}",
+    t = json_pack("{s:s, s:s%, s:s%, s:s, s:s?, s:I, s:I, s:I, "
+                  "s:{s:I, s:I, s:I}, s:I, s:o, s:O?}",
                   "session", s->id,
                   "agent", s->agent->name.data, s->agent->name.len,
-                  "model", s->agent->llm->model.data,
-                  s->agent->llm->model.len,
+                  "model", s->llm->model.data, s->llm->model.len,
                   "status", rg_session_state_name(s->state),
                   "reason", s->reason,
                   "rounds", (json_int_t) s->round,
+                  "tool_calls", (json_int_t) s->tool_calls,
+                  "dedupe_hits", (json_int_t) s->dedupe_hits,
                   "tokens",
                   "prompt", (json_int_t) s->prompt_tokens,
                   "completion", (json_int_t) s->completion_tokens,

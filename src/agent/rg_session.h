@@ -12,9 +12,10 @@
 #include <rg_engine.h>
 #include <rg_llm.h>
 #include <rg_tools.h>
+#include <rg_context.h>
+#include <rg_store.h>
 
 typedef struct rg_session_s  rg_session_t;
-typedef struct rg_msg_s      rg_msg_t;
 
 typedef void (*rg_session_handler_pt)(rg_session_t *s);
 
@@ -26,24 +27,41 @@ typedef enum {
     RG_SESSION_DONE,              /* the final states follow */
     RG_SESSION_FAILED,
     RG_SESSION_MAX_ROUNDS,
+    RG_SESSION_BUDGET_EXCEEDED,
+    RG_SESSION_DEADLINE_EXCEEDED,
+    RG_SESSION_LOOP_DETECTED,
     RG_SESSION_CANCELLED
 } rg_session_state_e;
+
+#define RG_SESSION_NSTATES  (RG_SESSION_CANCELLED + 1)
 
 #define rg_session_final(s)  ((s)->state >= RG_SESSION_DONE)
 
 
-/* a message, serialized once when it is appended */
-struct rg_msg_s {
-    rg_msg_t           *next;
-    rg_str_t            json;
-    uint8_t             role;         /* 's', 'u', 'a', 't' */
-    uint16_t            ncalls;       /* an assistant's tool calls */
-};
+/* a tool call seen in this session, for repeated-call detection */
+typedef struct {
+    char               *sig;          /* name NUL canonical arguments */
+    size_t              len;
+    rg_uint_t           round;
+    rg_str_t            result;
+} rg_session_sig_t;
+
+
+/* what the current turn needs beyond the model's calls */
+typedef struct {
+    char               *key;          /* dedupe key, NULL: not cached */
+    size_t              klen;
+    rg_int_t            tool;         /* index in the agent's tools, -1 */
+    char               *sig;
+    size_t              sig_len;
+    rg_uint_t           capped:1;     /* the last call its cap allows */
+} rg_session_call_t;
 
 
 struct rg_session_s {
     rg_engine_t        *engine;
     rg_agent_conf_t    *agent;
+    rg_llm_conf_t      *llm;          /* the agent's, or its fallback */
     rg_pool_t          *pool;
     rg_log_t            log;
     char                id[32];
@@ -52,25 +70,41 @@ struct rg_session_s {
     rg_session_state_e  state;
     char               *reason;
 
-    rg_msg_t           *msgs;
-    rg_msg_t          **last;
-    rg_uint_t           nmsgs;
-    size_t              msgs_bytes;
+    rg_msgs_t           msgs;
+    const char         *prefix;       /* request body up to the messages */
+    size_t              prefix_len;
 
     rg_buf_t            body;
     rg_llm_req_t        req;
     rg_tool_turn_t     *turn;
     rg_tool_request_t  *calls;        /* of the current turn */
+    rg_session_call_t  *extra;
     rg_uint_t           ncalls;
+    rg_uint_t           lookups;      /* dedupe answers still to come */
+
+    /* limits, the agent's unless a task overrides them */
+    rg_uint_t           max_rounds;
+    int64_t             max_tokens;
+    rg_msec_t           deadline;
+    struct event        deadline_ev;
 
     rg_uint_t           depth;        /* 0, or how deep a child session */
     rg_uint_t           round;        /* model answers so far */
+    rg_uint_t           model_calls;  /* including summaries */
     rg_uint_t           tool_calls;
     rg_uint_t           tool_errors;
+    rg_uint_t           dedupe_hits;
+    rg_uint_t           repeats;
     int64_t             prompt_tokens;
     int64_t             completion_tokens;
     rg_str_t            answer;
     rg_str_t            finish_reason;
+    double              bytes_per_token;
+
+    uint16_t           *tool_counts;  /* per agent tool */
+    rg_session_sig_t   *sigs;
+    rg_uint_t           nsigs;
+    rg_uint_t           sigs_cap;
 
     rg_msec_t           started;
     rg_msec_t           ended;
@@ -81,6 +115,10 @@ struct rg_session_s {
 
     void               *transcript;   /* json_t *, when recording */
     unsigned            handler_called:1;
+    unsigned            deadline_set:1;
+    unsigned            context_retried:1;
+    unsigned            summarizing:1;
+    unsigned            fallback_used:1;
 };
 
 

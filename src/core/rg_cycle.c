@@ -22,6 +22,8 @@ static char *rg_cycle_tool_timeout(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static char *rg_cycle_thread_pool(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
+static char *rg_cycle_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
 
 
 static rg_conf_num_bounds_t  rg_cycle_rounds_bounds = { 1, 10000 };
@@ -31,6 +33,17 @@ static rg_conf_num_bounds_t  rg_cycle_workers_bounds = { 1, 1024 };
 static rg_conf_num_bounds_t  rg_cycle_temp_bounds = { 0, 2 };
 static rg_conf_num_bounds_t  rg_cycle_depth_bounds = { 0, 16 };
 static rg_conf_num_bounds_t  rg_cycle_helpers_bounds = { 1, 256 };
+static rg_conf_num_bounds_t  rg_cycle_rate_bounds = { 1, 100000000 };
+static rg_conf_num_bounds_t  rg_cycle_repeat_bounds = { 0, 1000 };
+static rg_conf_num_bounds_t  rg_cycle_threshold_bounds = { 0, 1 };
+
+static rg_conf_enum_t  rg_cycle_dedupe_enum[] = {
+    { rg_string("off"), RG_DEDUPE_OFF },
+    { rg_string("session"), RG_DEDUPE_SESSION },
+    { rg_string("agent"), RG_DEDUPE_AGENT },
+    { rg_string("global"), RG_DEDUPE_GLOBAL },
+    { rg_null_string, 0 }
+};
 
 
 static rg_command_t  rg_cycle_main_commands[] = {
@@ -120,6 +133,23 @@ static rg_command_t  rg_cycle_llm_commands[] = {
     { rg_string("buffer_size"), RG_LLM_CONF|RG_CONF_TAKE1,
       rg_conf_set_size_slot, offsetof(rg_llm_conf_t, buffer_size), NULL },
 
+    { rg_string("fallback"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_llm_conf_t, fallback_name), NULL },
+
+    { rg_string("requests_per_minute"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, requests_per_minute),
+      &rg_cycle_rate_bounds },
+
+    { rg_string("tokens_per_minute"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, tokens_per_minute),
+      &rg_cycle_rate_bounds },
+
+    { rg_string("retry_budget"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, retry_budget), NULL },
+
+    { rg_string("stream"), RG_LLM_CONF|RG_CONF_FLAG,
+      rg_conf_set_flag_slot, offsetof(rg_llm_conf_t, stream), NULL },
+
       rg_null_command
 };
 
@@ -143,6 +173,45 @@ static rg_command_t  rg_cycle_agent_commands[] = {
 
     { rg_string("tool_timeout"), RG_AGENT_CONF|RG_CONF_TAKE12,
       rg_cycle_tool_timeout, 0, NULL },
+
+    { rg_string("max_tokens"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_tokens), NULL },
+
+    { rg_string("deadline"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, deadline), NULL },
+
+    { rg_string("tool_max_calls"), RG_AGENT_CONF|RG_CONF_TAKE12,
+      rg_cycle_tool_max_calls, 0, NULL },
+
+    { rg_string("repeat_window"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, repeat_window),
+      &rg_cycle_repeat_bounds },
+
+    { rg_string("repeat_limit"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, repeat_limit),
+      &rg_cycle_repeat_bounds },
+
+    { rg_string("dedupe"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_enum_slot, offsetof(rg_agent_conf_t, dedupe),
+      rg_cycle_dedupe_enum },
+
+    { rg_string("dedupe_ttl"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, dedupe_ttl), NULL },
+
+    { rg_string("context_limit"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, context_limit), NULL },
+
+    { rg_string("context_threshold"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_double_slot, offsetof(rg_agent_conf_t, context_threshold),
+      &rg_cycle_threshold_bounds },
+
+    { rg_string("keep_rounds"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, keep_rounds),
+      &rg_cycle_repeat_bounds },
+
+    { rg_string("context_summarize"), RG_AGENT_CONF|RG_CONF_FLAG,
+      rg_conf_set_flag_slot, offsetof(rg_agent_conf_t, context_summarize),
+      NULL },
 
     { rg_string("approve"), RG_AGENT_CONF|RG_CONF_1MORE,
       rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, approve), NULL },
@@ -281,6 +350,49 @@ rg_cycle_tool_timeout(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 }
 
 
+/* tool_max_calls 5;  or, for one tool, tool_max_calls calc 3; */
+static char *
+rg_cycle_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_int_t                 v;
+    rg_agent_conf_t         *agent;
+    rg_conf_tool_timeout_t  *t;
+
+    agent = conf;
+
+    v = rg_atoi(cf->args[cf->nargs - 1].data, cf->args[cf->nargs - 1].len);
+    if (v == RG_ERROR || v < 1) {
+        return "expects a number of calls of 1 or more";
+    }
+
+    if (cf->nargs == 2) {
+        if (agent->tool_max_calls != RG_CONF_UNSET) {
+            return "is duplicate";
+        }
+        agent->tool_max_calls = v;
+        return RG_CONF_OK;
+    }
+
+    if (agent->tool_cap_names == NULL) {
+        agent->tool_cap_names = rg_array_create(cf->pool, 4,
+                                    sizeof(rg_conf_tool_timeout_t));
+        if (agent->tool_cap_names == NULL) {
+            return RG_CONF_ERROR;
+        }
+    }
+
+    t = rg_array_push(agent->tool_cap_names);
+    if (t == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    t->name = cf->args[1];
+    t->timeout = (rg_msec_t) v;
+
+    return RG_CONF_OK;
+}
+
+
 /* thread_pool default threads=4 max_queue=65536; */
 static char *
 rg_cycle_thread_pool(rg_conf_t *cf, rg_command_t *cmd, void *conf)
@@ -387,6 +499,10 @@ rg_cycle_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     llm->retry_max = RG_CONF_UNSET_MSEC;
     llm->temperature = NAN;
     llm->buffer_size = RG_CONF_UNSET_SIZE;
+    llm->requests_per_minute = RG_CONF_UNSET;
+    llm->tokens_per_minute = RG_CONF_UNSET;
+    llm->retry_budget = RG_CONF_UNSET_MSEC;
+    llm->stream = RG_CONF_UNSET;
     llm->file = rg_conf_file_name(cf);
     llm->line = rg_conf_line(cf);
 
@@ -418,6 +534,17 @@ rg_cycle_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     agent->max_rounds = RG_CONF_UNSET;
     agent->tool_timeout = RG_CONF_UNSET_MSEC;
     agent->temperature = NAN;
+    agent->max_tokens = RG_CONF_UNSET;
+    agent->deadline = RG_CONF_UNSET_MSEC;
+    agent->tool_max_calls = RG_CONF_UNSET;
+    agent->repeat_window = RG_CONF_UNSET;
+    agent->repeat_limit = RG_CONF_UNSET;
+    agent->dedupe = RG_CONF_UNSET_UINT;
+    agent->dedupe_ttl = RG_CONF_UNSET_MSEC;
+    agent->context_limit = RG_CONF_UNSET;
+    agent->context_threshold = NAN;
+    agent->keep_rounds = RG_CONF_UNSET;
+    agent->context_summarize = RG_CONF_UNSET;
     agent->file = rg_conf_file_name(cf);
     agent->line = rg_conf_line(cf);
 
@@ -582,6 +709,33 @@ rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         llm->buffer_size = 8192;
     }
 
+    if (llm->requests_per_minute == RG_CONF_UNSET) {
+        llm->requests_per_minute = 0;
+    }
+    if (llm->tokens_per_minute == RG_CONF_UNSET) {
+        llm->tokens_per_minute = 0;
+    }
+    if (llm->retry_budget == RG_CONF_UNSET_MSEC) {
+        llm->retry_budget = 120000;
+    }
+    if (llm->stream == RG_CONF_UNSET) {
+        llm->stream = 0;
+    }
+
+    if (llm->fallback_name.data) {
+        llm->fallback = rg_cycle_llm(cycle, llm->fallback_name.data,
+                                     llm->fallback_name.len);
+        if (llm->fallback == NULL || llm->fallback == llm) {
+            rg_cycle_fail(cycle, llm->file, llm->line,
+                          "llm \"%.*s\": \"fallback\" names %s \"%.*s\"",
+                          (int) llm->name.len, llm->name.data,
+                          llm->fallback ? "itself:" : "an unknown llm",
+                          (int) llm->fallback_name.len,
+                          llm->fallback_name.data);
+            return RG_ERROR;
+        }
+    }
+
     if (llm->buffer_size < 1024 || llm->buffer_size > 512 * 1024) {
         rg_cycle_fail(cycle, llm->file, llm->line,
                       "llm \"%.*s\": \"buffer_size\" must be from 1k to 512k",
@@ -635,6 +789,39 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     }
     if (isnan(agent->temperature)) {
         agent->temperature = agent->llm->temperature;
+    }
+    if (agent->max_tokens == RG_CONF_UNSET) {
+        agent->max_tokens = 0;
+    }
+    if (agent->deadline == RG_CONF_UNSET_MSEC) {
+        agent->deadline = 0;
+    }
+    if (agent->tool_max_calls == RG_CONF_UNSET) {
+        agent->tool_max_calls = 0;
+    }
+    if (agent->repeat_window == RG_CONF_UNSET) {
+        agent->repeat_window = 2;
+    }
+    if (agent->repeat_limit == RG_CONF_UNSET) {
+        agent->repeat_limit = 3;
+    }
+    if (agent->dedupe == RG_CONF_UNSET_UINT) {
+        agent->dedupe = RG_DEDUPE_SESSION;
+    }
+    if (agent->dedupe_ttl == RG_CONF_UNSET_MSEC) {
+        agent->dedupe_ttl = 600000;
+    }
+    if (agent->context_limit == RG_CONF_UNSET) {
+        agent->context_limit = 0;
+    }
+    if (isnan(agent->context_threshold)) {
+        agent->context_threshold = 0.8;
+    }
+    if (agent->keep_rounds == RG_CONF_UNSET) {
+        agent->keep_rounds = 2;
+    }
+    if (agent->context_summarize == RG_CONF_UNSET) {
+        agent->context_summarize = 0;
     }
 
     /* resolve the tool allow-list */
@@ -704,6 +891,43 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
                               "\"%.*s\", which is not in its \"tools\"",
                               (int) agent->name.len, agent->name.data,
                               (int) tt[i].name.len, tt[i].name.data);
+                return RG_ERROR;
+            }
+        }
+    }
+
+    agent->tool_caps = rg_pcalloc(cycle->pool,
+                                  (agent->ntools + 1) * sizeof(rg_int_t));
+    if (agent->tool_caps == NULL) {
+        return RG_ERROR;
+    }
+
+    for (j = 0; j < agent->ntools; j++) {
+        agent->tool_caps[j] = agent->tool_max_calls;
+    }
+
+    if (agent->tool_cap_names) {
+        rg_conf_tool_timeout_t  *tc;
+
+        tc = agent->tool_cap_names->elts;
+
+        for (i = 0; i < agent->tool_cap_names->nelts; i++) {
+            for (j = 0; j < agent->ntools; j++) {
+                if (strlen(agent->tools[j]->tool->name) == tc[i].name.len
+                    && memcmp(agent->tools[j]->tool->name, tc[i].name.data,
+                              tc[i].name.len) == 0)
+                {
+                    agent->tool_caps[j] = (rg_int_t) tc[i].timeout;
+                    break;
+                }
+            }
+
+            if (j == agent->ntools) {
+                rg_cycle_fail(cycle, agent->file, agent->line,
+                              "agent \"%.*s\": \"tool_max_calls\" names "
+                              "\"%.*s\", which is not in its \"tools\"",
+                              (int) agent->name.len, agent->name.data,
+                              (int) tc[i].name.len, tc[i].name.data);
                 return RG_ERROR;
             }
         }

@@ -17,8 +17,13 @@ typedef struct rg_agent_conf_s  rg_agent_conf_t;
 
 typedef struct {
     rg_str_t            name;
-    rg_msec_t           timeout;
+    rg_msec_t           timeout;      /* or a count, for tool_max_calls */
 } rg_conf_tool_timeout_t;
+
+#define RG_DEDUPE_OFF      0
+#define RG_DEDUPE_SESSION  1
+#define RG_DEDUPE_AGENT    2
+#define RG_DEDUPE_GLOBAL   3
 
 
 struct rg_llm_conf_s {
@@ -35,6 +40,12 @@ struct rg_llm_conf_s {
     rg_msec_t           retry_max;
     double              temperature;
     size_t              buffer_size;
+    rg_str_t            fallback_name;
+    rg_llm_conf_t      *fallback;
+    rg_int_t            requests_per_minute;  /* 0: no limit */
+    rg_int_t            tokens_per_minute;
+    rg_msec_t           retry_budget;     /* total time spent retrying */
+    rg_int_t            stream;           /* on: Server-Sent Events */
 
     char               *url;              /* base_url/chat/completions */
     char               *auth;             /* the header; a secret */
@@ -64,6 +75,23 @@ struct rg_agent_conf_s {
     rg_msec_t          *tool_timeouts;       /* per tool, 0: default */
     rg_array_t         *approve;             /* rg_str_t: dangerous, allowed */
     double              temperature;      /* NAN: the llm's */
+
+    /* guards */
+    rg_int_t            max_tokens;       /* 0: no budget */
+    rg_msec_t           deadline;         /* 0: none */
+    rg_int_t            tool_max_calls;   /* per tool, 0: no cap */
+    rg_array_t         *tool_cap_names;   /* rg_conf_tool_timeout_t */
+    rg_int_t           *tool_caps;        /* per tool index */
+    rg_int_t            repeat_window;
+    rg_int_t            repeat_limit;
+    rg_uint_t           dedupe;           /* RG_DEDUPE_* */
+    rg_msec_t           dedupe_ttl;
+
+    /* context */
+    rg_int_t            context_limit;    /* tokens, 0: not managed */
+    double              context_threshold;
+    rg_int_t            keep_rounds;
+    rg_int_t            context_summarize;
 
     rg_llm_conf_t      *llm;
     rg_tool_entry_t   **tools;

@@ -14,7 +14,7 @@
 typedef enum {
     RG_LLM_OK = 0,
     RG_LLM_ERR_RATE,          /* 429: retry after a while */
-    RG_LLM_ERR_SERVER,        /* 5xx, 408, 409: retry */
+    RG_LLM_ERR_SERVER,        /* 5xx, 408, 409, 425: retry */
     RG_LLM_ERR_TIMEOUT,       /* no answer in time: retry */
     RG_LLM_ERR_CONNECT,       /* could not connect or the peer went away */
     RG_LLM_ERR_BAD_RESPONSE,  /* 200 with a body we cannot use: retry */
@@ -62,35 +62,51 @@ typedef struct {
 } rg_llm_response_t;
 
 
-/* Reads a response. Everything it returns lives in pool. `id_prefix`
- * names generated tool_call ids ("<prefix>_<i>"). Returns RG_OK when the
- * body could be read at all (r->status says what it means), RG_ERROR only
- * when memory ran out. */
+/* Reads a response. Everything it returns lives in pool; its strings are
+ * never NULL ("" when absent) and are NUL-ended. r is reset except for
+ * r->retry_after, which the client may have set already. A 2xx is a
+ * completion (or an error a proxy sent after its 200); anything else is
+ * an error, classified by rg_llm_openai_classify(). `id_prefix` (NULL:
+ * "call") names generated tool_call ids, "<prefix>_<i>", made for a call
+ * with no id or with the id of an earlier call of the same response.
+ * Returns RG_OK when the body could be read at all (r->status says what
+ * it means), RG_ERROR only when memory ran out. */
 rg_int_t rg_llm_openai_parse(rg_pool_t *pool, int http_status,
     const char *body, size_t len, const char *id_prefix,
     rg_llm_response_t *r);
 
-/* Classifies an HTTP status and an error code, for responses that are
- * not 200. */
+/* Classifies an HTTP status with the error's code and message (either
+ * may be NULL): 429 → RATE (but code "insufficient_quota" → FATAL);
+ * 408, 409, 425, 5xx → SERVER; 400 with code context_length_exceeded or
+ * a message about the context length → CONTEXT; other statuses ≥ 300 →
+ * FATAL; 2xx → OK; below 100 (no HTTP answer) → CONNECT. */
 rg_llm_status_e rg_llm_openai_classify(int http_status, const rg_str_t *code,
     const rg_str_t *message);
 
 const char *rg_llm_status_name(rg_llm_status_e status);
 
-/* Appends one message, serialized as JSON, to out (no separator). */
+/* Append one message, serialized as JSON, to out (no separator). Content
+ * is len bytes, NULs included; bytes that are not UTF-8 become U+FFFD. A
+ * NULL content is written as null. On failure out is left as it was. */
 rg_int_t rg_llm_openai_msg(rg_buf_t *out, const char *role,
     const char *content, size_t len);
 rg_int_t rg_llm_openai_tool_msg(rg_buf_t *out, const char *tool_call_id,
     const char *content, size_t len);
 
 /* Appends the part of a request body that does not change between calls
- * of one agent: `{"model":…,"temperature":…,"tools":[…],"tool_choice":
- * "auto","messages":[`. tools_json is a JSON array text or NULL. */
+ * of one agent: `{"model":…,"temperature":…,"tool_choice":"auto",
+ * "tools":[…],"messages":[`; the caller appends messages separated by
+ * commas, then `]}`. tools_json is a JSON array text (checked: RG_ERROR
+ * when it is not one) or NULL; tools and tool_choice are left out when it
+ * is NULL or empty. The temperature is written as people write it: 0,
+ * 0.7. */
 rg_int_t rg_llm_openai_prefix(rg_buf_t *out, const char *model,
     double temperature, const char *tools_json, size_t tools_len);
 
-/* Appends one entry of "tools": {"type":"function","function":{…}}.
- * parameters is a JSON Schema text; it is checked. */
+/* Appends one entry of "tools": {"type":"function","function":{"name",
+ * "description","parameters"}}. parameters is a JSON Schema text: RG_ERROR
+ * when it is not a JSON object. A NULL description or parameters is left
+ * out. */
 rg_int_t rg_llm_openai_tool_def(rg_buf_t *out, const char *name,
     const char *description, const char *parameters);
 

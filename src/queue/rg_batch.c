@@ -40,7 +40,7 @@ typedef struct {
 
     rg_uint_t           running;
     rg_uint_t           tasks;
-    rg_uint_t           by_state[RG_SESSION_CANCELLED + 1];
+    rg_uint_t           by_state[RG_SESSION_NSTATES];
     rg_uint_t           invalid;
     rg_uint_t           write_errors;
 
@@ -538,6 +538,9 @@ rg_batch_cmp(const void *a, const void *b)
 static void
 rg_batch_summary(rg_batch_t *b)
 {
+    char                states[512];
+    size_t              len;
+    rg_uint_t           i;
     double              secs, cpu_per_call;
     uint64_t            cpu, calls;
     uint32_t            p50, p99;
@@ -556,23 +559,37 @@ rg_batch_summary(rg_batch_t *b)
         p99 = b->times[(b->ntimes - 1) * 99 / 100];
     }
 
+    states[0] = '\0';
+    len = 0;
+
+    for (i = RG_SESSION_DONE; i < RG_SESSION_NSTATES; i++) {
+        if (b->by_state[i] || i == RG_SESSION_DONE
+            || i == RG_SESSION_FAILED)
+        {
+            len += snprintf(states + len, sizeof(states) - len, "%s%lu %s",
+                            len ? ", " : "", (unsigned long) b->by_state[i],
+                            rg_session_state_name(i));
+        }
+    }
+
+    if (b->invalid) {
+        snprintf(states + len, sizeof(states) - len, ", %lu invalid",
+                 (unsigned long) b->invalid);
+    }
+
     fprintf(stderr,
-            "batch: %lu tasks in %.2fs: %lu done, %lu failed, %lu max_rounds,"
-            " %lu cancelled, %lu invalid\n"
+            "batch: %lu tasks in %.2fs: %s\n"
             "  model calls %llu (retries %llu), tool calls %llu "
-            "(errors %llu), tokens %llu\n"
+            "(errors %llu, dedupe hits %llu, repeats %llu), tokens %llu\n"
             "  task time p50 %lu ms, p99 %lu ms; cpu %.1f us per model call; "
             "peak rss %.1f MiB (%.1f KiB per concurrent task)\n",
-            (unsigned long) b->tasks, secs,
-            (unsigned long) b->by_state[RG_SESSION_DONE],
-            (unsigned long) b->by_state[RG_SESSION_FAILED],
-            (unsigned long) b->by_state[RG_SESSION_MAX_ROUNDS],
-            (unsigned long) b->by_state[RG_SESSION_CANCELLED],
-            (unsigned long) b->invalid,
+            (unsigned long) b->tasks, secs, states,
             (unsigned long long) calls,
             (unsigned long long) rg_engine_llm_retries(b->engine),
             (unsigned long long) st->tool_calls,
             (unsigned long long) st->tool_errors,
+            (unsigned long long) st->dedupe_hits,
+            (unsigned long long) st->repeats,
             (unsigned long long) (st->prompt_tokens + st->completion_tokens),
             (unsigned long) p50, (unsigned long) p99, cpu_per_call,
             (double) rg_peak_rss_kb() / 1024,

@@ -1080,6 +1080,12 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
             }
         }
 
+        if (reqs[i].has_preset) {
+            rg_tools_set_result(run, reqs[i].preset_failed,
+                                reqs[i].preset.data, reqs[i].preset.len);
+            continue;
+        }
+
         if (reqs[i].name.len == 0) {
             rg_tools_set_error(run, "error: the tool call has no function "
                                "name; call one of: %s", agent->tool_list);

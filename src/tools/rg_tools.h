@@ -87,11 +87,15 @@ struct rg_tool_turn_s {
 };
 
 
-/* one tool call the model asked for */
+/* one tool call the model asked for; `preset` answers it without
+ * running anything (a dedupe hit, a repeat, a capped tool) */
 typedef struct {
     rg_str_t            id;
     rg_str_t            name;
     rg_str_t            arguments;
+    rg_str_t            preset;
+    unsigned            has_preset:1;
+    unsigned            preset_failed:1;
 } rg_tool_request_t;
 
 
