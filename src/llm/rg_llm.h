@@ -23,7 +23,7 @@ typedef struct {
     uint64_t            calls;        /* logical calls completed */
     uint64_t            retries;
     uint64_t            failures;
-    uint64_t            queued;       /* waited for a connection slot */
+    uint64_t            queued;       /* waited for a slot or the rate */
     rg_uint_t           active;
     rg_uint_t           max_active;
 } rg_llm_stats_t;
@@ -56,6 +56,8 @@ struct rg_llm_req_s {
     char                rid_header[96];
     char                errbuf[256];  /* CURL_ERROR_SIZE */
 
+    size_t              estimate;     /* tokens, for tokens_per_minute */
+    unsigned            budget_spent:1; /* gave up: retry_budget */
     unsigned            queued:1;
     unsigned            waiting:1;    /* in backoff */
     unsigned            busy:1;       /* between send and handler */
@@ -76,6 +78,13 @@ struct rg_llm_upstream_s {
     void              **shares;       /* CURLSH *, one per lane */
     rg_uint_t          *lane_users;
     rg_uint_t           nlanes;
+
+    /* requests_per_minute and tokens_per_minute: token buckets */
+    double              rpm_left;
+    double              tpm_left;
+    rg_msec_t           rate_at;      /* when they were last refilled */
+    struct event        rate_timer;
+    unsigned            rate_timer_set:1;
 
     rg_llm_stats_t      stats;
 };

@@ -18,6 +18,98 @@
 
 static void rg_llm_start(rg_llm_req_t *r);
 static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
+static void rg_llm_next(rg_llm_upstream_t *up);
+
+
+static void
+rg_llm_enqueue(rg_llm_req_t *r)
+{
+    r->queued = 1;
+    r->next = NULL;
+    *r->up->queue_tail = r;
+    r->up->queue_tail = &r->next;
+}
+
+
+/* refills the rate buckets; true when one more request may start now */
+static rg_uint_t
+rg_llm_rate_ok(rg_llm_upstream_t *up)
+{
+    double          elapsed;
+    rg_msec_t       now;
+    rg_llm_conf_t  *c;
+
+    c = up->conf;
+
+    if (c->requests_per_minute == 0 && c->tokens_per_minute == 0) {
+        return 1;
+    }
+
+    now = rg_monotonic_msec();
+    elapsed = (double) (now - up->rate_at);
+    up->rate_at = now;
+
+    if (c->requests_per_minute) {
+        up->rpm_left = rg_min(up->rpm_left
+                              + elapsed * c->requests_per_minute / 60000.0,
+                              (double) c->requests_per_minute);
+    }
+
+    if (c->tokens_per_minute) {
+        up->tpm_left = rg_min(up->tpm_left
+                              + elapsed * c->tokens_per_minute / 60000.0,
+                              (double) c->tokens_per_minute);
+    }
+
+    return (c->requests_per_minute == 0 || up->rpm_left >= 1)
+           && (c->tokens_per_minute == 0 || up->tpm_left > 0);
+}
+
+
+static void
+rg_llm_rate_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_llm_upstream_t  *up;
+
+    up = arg;
+    up->rate_timer_set = 0;
+
+    rg_llm_next(up);
+}
+
+
+/* how long until the buckets allow the next request */
+static void
+rg_llm_rate_wait(rg_llm_upstream_t *up)
+{
+    double           ms, t;
+    rg_llm_conf_t   *c;
+    struct timeval   tv;
+
+    if (up->rate_timer_set) {
+        return;
+    }
+
+    c = up->conf;
+    ms = 1;
+
+    if (c->requests_per_minute && up->rpm_left < 1) {
+        t = (1 - up->rpm_left) * 60000.0 / c->requests_per_minute;
+        ms = rg_max(ms, t);
+    }
+
+    if (c->tokens_per_minute && up->tpm_left <= 0) {
+        t = (1 - up->tpm_left) * 60000.0 / c->tokens_per_minute;
+        ms = rg_max(ms, t);
+    }
+
+    tv.tv_sec = (long) ms / 1000;
+    tv.tv_usec = ((long) ms % 1000) * 1000 + 1000;
+
+    evtimer_assign(&up->rate_timer, up->base, rg_llm_rate_handler, up);
+    evtimer_add(&up->rate_timer, &tv);
+    up->rate_timer_set = 1;
+}
 
 
 rg_llm_upstream_t *
@@ -65,6 +157,9 @@ rg_llm_upstream_create(rg_llm_conf_t *conf, rg_curl_t *curl,
     }
 
     up->headers = h;
+    up->rpm_left = conf->requests_per_minute;
+    up->tpm_left = conf->tokens_per_minute;
+    up->rate_at = rg_monotonic_msec();
 
     return up;
 
@@ -83,6 +178,10 @@ rg_llm_upstream_destroy(rg_llm_upstream_t *up)
 
     if (up == NULL) {
         return;
+    }
+
+    if (up->rate_timer_set) {
+        event_del(&up->rate_timer);
     }
 
     for (i = 0; i < up->nlanes; i++) {
@@ -286,6 +385,7 @@ rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     r->pool = pool;
     r->id_prefix = id_prefix;
     r->attempt = 0;
+    r->budget_spent = 0;
     r->started = rg_monotonic_msec();
 
     snprintf(r->rid_header, sizeof(r->rid_header), "X-Request-ID: %s",
@@ -300,13 +400,15 @@ rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     }
 
     r->busy = 1;
+    r->estimate = len / 4 + 1;
 
-    if (r->up->stats.active >= (rg_uint_t) r->up->conf->max_connections) {
-        r->queued = 1;
-        r->next = NULL;
-        *r->up->queue_tail = r;
-        r->up->queue_tail = &r->next;
+    if (r->up->queue_head
+        || r->up->stats.active >= (rg_uint_t) r->up->conf->max_connections
+        || !rg_llm_rate_ok(r->up))
+    {
+        rg_llm_enqueue(r);
         r->up->stats.queued++;
+        rg_llm_next(r->up);
         return RG_OK;
     }
 
@@ -340,6 +442,11 @@ rg_llm_start(rg_llm_req_t *r)
 
     up = r->up;
 
+    /* a large buffer from an earlier answer is not kept for the next */
+    if (r->resp.cap > 16384) {
+        rg_buf_free(&r->resp);
+    }
+
     rg_buf_reset(&r->resp);
     r->http_status = 0;
     r->retry_after = 0;
@@ -353,6 +460,14 @@ rg_llm_start(rg_llm_req_t *r)
         rg_llm_fail_now(r, RG_LLM_ERR_CONNECT,
                         "cannot start a request to the model");
         return;
+    }
+
+    if (up->conf->requests_per_minute) {
+        up->rpm_left -= 1;
+    }
+
+    if (up->conf->tokens_per_minute) {
+        up->tpm_left -= (double) r->estimate;
     }
 
     up->stats.requests++;
@@ -372,6 +487,11 @@ rg_llm_next(rg_llm_upstream_t *up)
     while (up->queue_head
            && up->stats.active < (rg_uint_t) up->conf->max_connections)
     {
+        if (!rg_llm_rate_ok(up)) {
+            rg_llm_rate_wait(up);
+            return;
+        }
+
         r = up->queue_head;
         up->queue_head = r->next;
         if (up->queue_head == NULL) {
@@ -393,11 +513,12 @@ rg_llm_backoff_handler(evutil_socket_t fd, short what, void *arg)
     r = arg;
     r->waiting = 0;
 
-    if (r->up->stats.active >= (rg_uint_t) r->up->conf->max_connections) {
-        r->queued = 1;
-        r->next = NULL;
-        *r->up->queue_tail = r;
-        r->up->queue_tail = &r->next;
+    if (r->up->queue_head
+        || r->up->stats.active >= (rg_uint_t) r->up->conf->max_connections
+        || !rg_llm_rate_ok(r->up))
+    {
+        rg_llm_enqueue(r);
+        rg_llm_next(r->up);
         return;
     }
 
@@ -518,13 +639,29 @@ rg_llm_done(rg_curl_xfer_t *x, CURLcode rc)
 
     resp.retry_after = r->retry_after;
 
+    /* the provider counted the tokens: correct the estimate */
+    if (up->conf->tokens_per_minute && resp.total_tokens > 0) {
+        up->tpm_left -= (double) resp.total_tokens - (double) r->estimate;
+    }
+
     /* the freed slot goes to the oldest waiting request first */
     rg_llm_next(up);
 
+    delay = rg_llm_retryable(resp.status) ? rg_llm_backoff(r) : 0;
+
     if (rg_llm_retryable(resp.status)
+        && r->attempt < (rg_uint_t) up->conf->max_retries
+        && rg_monotonic_msec() + delay - r->started > up->conf->retry_budget)
+    {
+        r->budget_spent = 1;
+        rg_log_error(RG_LOG_WARN, r->log, 0, "giving up on the model call: "
+                     "the next retry would pass retry_budget %.3gs",
+                     (double) up->conf->retry_budget / 1000);
+    }
+
+    if (rg_llm_retryable(resp.status) && !r->budget_spent
         && r->attempt < (rg_uint_t) up->conf->max_retries)
     {
-        delay = rg_llm_backoff(r);
         r->attempt++;
         up->stats.retries++;
 
@@ -554,11 +691,6 @@ rg_llm_done(rg_curl_xfer_t *x, CURLcode rc)
 
     up->stats.calls++;
     r->busy = 0;
-
-    /* idle sessions should not hold a large buffer */
-    if (r->resp.cap > 16384) {
-        rg_buf_free(&r->resp);
-    }
 
     r->handler(r, &resp);
 }

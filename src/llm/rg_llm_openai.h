@@ -26,7 +26,8 @@ typedef enum {
 typedef struct {
     rg_str_t            id;         /* generated when the provider sent none */
     rg_str_t            name;
-    rg_str_t            arguments;  /* JSON text; an object is serialized */
+    rg_str_t            arguments;  /* JSON text as sent; an object is
+                                       serialized; none or "" → "{}" */
 } rg_llm_tool_call_t;
 
 
@@ -35,8 +36,9 @@ typedef struct {
     int                 http_status;
 
     rg_str_t            content;    /* text parts joined; len 0 when none */
-    unsigned            has_content:1;
-    rg_str_t            reasoning;  /* reasoning_content / reasoning */
+    unsigned            has_content:1;  /* content.len > 0 */
+    rg_str_t            reasoning;  /* reasoning_content / reasoning, and
+                                       "thinking" parts of the content */
     rg_str_t            refusal;
     rg_str_t            finish_reason;
 
@@ -48,11 +50,14 @@ typedef struct {
     int64_t             total_tokens;
 
     /* the assistant message to append to the conversation, serialized:
-     * role, content (string or null), tool_calls with ids, type
-     * "function" and string arguments; reasoning fields left out */
+     * role, content (string; null when there is none but tool calls),
+     * tool_calls with ids, type "function" and string arguments;
+     * reasoning and refusal left out. Empty unless status is OK. */
     rg_str_t            message;
 
-    /* errors: the provider's own words, never a header or a key */
+    /* errors: the provider's own words, never a header or a key; when
+     * the body was not JSON, "HTTP <status>: " and its first 200 bytes,
+     * made printable */
     rg_str_t            error;
     rg_str_t            error_type;
     rg_str_t            error_code;  /* a numeric code is printed */
@@ -78,14 +83,14 @@ rg_int_t rg_llm_openai_parse(rg_pool_t *pool, int http_status,
 /* Classifies an HTTP status with the error's code and message (either
  * may be NULL): 429 → RATE (but code "insufficient_quota" → FATAL);
  * 408, 409, 425, 5xx → SERVER; 400 with code context_length_exceeded or
- * a message about the context length → CONTEXT; other statuses ≥ 300 →
- * FATAL; 2xx → OK; below 100 (no HTTP answer) → CONNECT. */
+ * a message about the context length → CONTEXT; 2xx → OK; below 100 (no
+ * HTTP answer) → CONNECT; any other status → FATAL. */
 rg_llm_status_e rg_llm_openai_classify(int http_status, const rg_str_t *code,
     const rg_str_t *message);
 
 const char *rg_llm_status_name(rg_llm_status_e status);
 
-/* Append one message, serialized as JSON, to out (no separator). Content
+/* Appends one message, serialized as JSON, to out (no separator). Content
  * is len bytes, NULs included; bytes that are not UTF-8 become U+FFFD. A
  * NULL content is written as null. On failure out is left as it was. */
 rg_int_t rg_llm_openai_msg(rg_buf_t *out, const char *role,
