@@ -550,7 +550,11 @@ rg_session_record_call(rg_session_t *s, rg_llm_response_t *resp)
                             json_loadb(s->body.data, s->body.len, 0, NULL));
     }
 
-    if (s->req.resp.data && s->req.resp.len) {
+    if (s->req.http_status == 0 && resp->error.len) {
+        json_object_set_new(ev, "error", json_stringn(resp->error.data,
+                                                      resp->error.len));
+
+    } else if (s->req.resp.data && s->req.resp.len) {
         raw = json_loadb(s->req.resp.data, s->req.resp.len, 0, NULL);
         json_object_set_new(ev, "response",
                             raw ? raw : json_stringn(s->req.resp.data,

@@ -34,6 +34,9 @@ rg_usage(FILE *f)
 "      \"task\"\n"
 "      run one task: the answer goes to stdout, the status to stderr;\n"
 "      the exit code is 0 when the status is done\n"
+"  replay TRANSCRIPT\n"
+"      re-run a session recorded with --transcript: the model's answers\n"
+"      come from the file, the tools run again\n"
 "  batch [-a AGENT] [--concurrency N] [-o results.jsonl] [--progress|\n"
 "        --no-progress] [--approve-all|--deny-dangerous] tasks.jsonl|-\n"
 "      run JSONL tasks {\"id\",\"agent\",\"input\"}, up to N at once;\n"
@@ -190,6 +193,112 @@ rg_cmd_run(rg_engine_t *e, const char *agent_name, const char *transcript,
 }
 
 
+/* reagent replay FILE: the agent, the task and every model answer come
+ * from a transcript written by --transcript; the tools run again */
+static int
+rg_cmd_replay(rg_engine_t *e, const char *transcript, const char *file)
+{
+    int                  rc;
+    size_t               i, n, k;
+    json_t              *t, *events, *ev, *msgs, *m, *v;
+    json_error_t         err;
+    const char          *agent, *task;
+    rg_uint_t            j;
+    rg_llm_conf_t      **llms;
+    rg_llm_upstream_t   *up;
+    rg_llm_recorded_t   *recs;
+
+    t = json_load_file(file, 0, &err);
+    if (t == NULL) {
+        fprintf(stderr, "reagent: cannot read transcript \"%s\": %s "
+                "(line %d)\n", file, err.text, err.line);
+        return 1;
+    }
+
+    agent = json_string_value(json_object_get(t, "agent"));
+    msgs = json_object_get(t, "messages");
+    events = json_object_get(t, "events");
+    task = NULL;
+
+    json_array_foreach(msgs, i, m) {
+        v = json_object_get(m, "role");
+        if (json_is_string(v) && strcmp(json_string_value(v), "user") == 0) {
+            task = json_string_value(json_object_get(m, "content"));
+            break;
+        }
+    }
+
+    if (agent == NULL || task == NULL || !json_is_array(events)) {
+        fprintf(stderr, "reagent: \"%s\" is not a reagent transcript (it "
+                "needs \"agent\", \"messages\" with the task, and "
+                "\"events\")\n", file);
+        json_decref(t);
+        return 1;
+    }
+
+    n = json_array_size(events);
+    recs = calloc(n + 1, sizeof(rg_llm_recorded_t));
+    if (recs == NULL) {
+        json_decref(t);
+        return 1;
+    }
+
+    k = 0;
+    json_array_foreach(events, i, ev) {
+        v = json_object_get(ev, "type");
+        if (!json_is_string(v)
+            || strcmp(json_string_value(v), "model_call") != 0)
+        {
+            continue;
+        }
+
+        recs[k].status = (long) json_integer_value(json_object_get(ev,
+                                                      "http_status"));
+        v = json_object_get(ev, recs[k].status ? "response" : "error");
+
+        if (json_is_string(v)) {
+            recs[k].body = strdup(json_string_value(v));
+        } else if (v) {
+            recs[k].body = json_dumps(v, JSON_COMPACT);
+        } else {
+            recs[k].body = strdup(recs[k].status ? "" : "no response");
+        }
+
+        recs[k].len = recs[k].body ? strlen(recs[k].body) : 0;
+        k++;
+    }
+
+    llms = e->cycle->llms.elts;
+    for (j = 0; j < e->cycle->llms.nelts; j++) {
+        rg_llm_upstream_replay(llms[j]->upstream, recs, k);
+    }
+
+    fprintf(stderr, "replay: agent \"%s\", %lu recorded model answers\n",
+            agent, (unsigned long) k);
+
+    rc = rg_cmd_run(e, agent, transcript, task);
+
+    up = rg_cycle_agent(e->cycle, agent, strlen(agent))
+         ? rg_cycle_agent(e->cycle, agent, strlen(agent))->llm->upstream
+         : NULL;
+
+    if (up) {
+        fprintf(stderr, "replay: %lu of %lu recorded answers used%s\n",
+                (unsigned long) up->replayed, (unsigned long) k,
+                up->replayed < k ? " (the replayed run ended earlier)" : "");
+    }
+
+    for (i = 0; i < k; i++) {
+        free(recs[i].body);
+    }
+
+    free(recs);
+    json_decref(t);
+
+    return rc;
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -241,7 +350,8 @@ main(int argc, char **argv)
         } else if (cmd && strcmp(a, "-a") == 0 && i + 1 < argc) {
             agent = argv[++i];
 
-        } else if (cmd && strcmp(cmd, "run") == 0
+        } else if (cmd && (strcmp(cmd, "run") == 0
+                           || strcmp(cmd, "replay") == 0)
                    && strcmp(a, "--transcript") == 0 && i + 1 < argc)
         {
             transcript = argv[++i];
@@ -285,9 +395,11 @@ main(int argc, char **argv)
 
         } else if (cmd == NULL) {
             cmd = a;
-            if (strcmp(cmd, "run") != 0 && strcmp(cmd, "batch") != 0) {
+            if (strcmp(cmd, "run") != 0 && strcmp(cmd, "batch") != 0
+                && strcmp(cmd, "replay") != 0)
+            {
                 fprintf(stderr, "reagent: unknown command \"%s\" "
-                        "(run or batch; see reagent -h)\n", cmd);
+                        "(run, batch or replay; see reagent -h)\n", cmd);
                 return 1;
             }
 
@@ -313,7 +425,8 @@ main(int argc, char **argv)
     if (!test && task == NULL) {
         fprintf(stderr, "reagent: %s needs %s\n", cmd,
                 strcmp(cmd, "run") == 0 ? "a task: reagent run \"what is "
-                "2+2?\"" : "a tasks file, or - for stdin");
+                "2+2?\"" : strcmp(cmd, "replay") == 0 ? "a transcript file"
+                : "a tasks file, or - for stdin");
         return 1;
     }
 
@@ -364,6 +477,9 @@ main(int argc, char **argv)
 
     if (strcmp(cmd, "run") == 0) {
         rc = rg_cmd_run(e, agent, transcript, task);
+
+    } else if (strcmp(cmd, "replay") == 0) {
+        rc = rg_cmd_replay(e, transcript, task);
 
     } else {
         bopts.input = task;

@@ -17,6 +17,13 @@ typedef struct rg_llm_req_s       rg_llm_req_t;
 
 typedef void (*rg_llm_handler_pt)(rg_llm_req_t *r, rg_llm_response_t *resp);
 
+/* a response recorded in a transcript, for `reagent replay` */
+typedef struct {
+    long                status;       /* 0: the call failed in transport */
+    char               *body;         /* or the error text */
+    size_t              len;
+} rg_llm_recorded_t;
+
 
 typedef struct {
     uint64_t            requests;     /* attempts sent */
@@ -86,6 +93,10 @@ struct rg_llm_upstream_s {
     struct event        rate_timer;
     unsigned            rate_timer_set:1;
 
+    rg_llm_recorded_t  *replay;       /* answers come from here */
+    rg_uint_t           nreplay;
+    rg_uint_t           replayed;
+
     rg_llm_stats_t      stats;
 };
 
@@ -104,5 +115,8 @@ rg_int_t rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     const char *request_id, rg_pool_t *pool, const char *id_prefix);
 void rg_llm_cancel(rg_llm_req_t *r);
 void rg_llm_req_free(rg_llm_req_t *r);
+/* answer every request from recorded responses instead of the network */
+void rg_llm_upstream_replay(rg_llm_upstream_t *up, rg_llm_recorded_t *recs,
+    rg_uint_t n);
 
 #endif /* RG_LLM_H */

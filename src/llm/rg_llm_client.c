@@ -19,6 +19,7 @@
 static void rg_llm_start(rg_llm_req_t *r);
 static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
 static void rg_llm_next(rg_llm_upstream_t *up);
+static void rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg);
 
 
 static void
@@ -453,6 +454,15 @@ rg_llm_start(rg_llm_req_t *r)
     r->errbuf[0] = '\0';
     r->attempt_started = rg_monotonic_msec();
 
+    if (up->replay) {
+        /* answered from the loop, like a real response */
+        evtimer_assign(&r->backoff, up->base, rg_llm_replay_handler, r);
+        event_active(&r->backoff, EV_TIMEOUT, 1);
+        r->waiting = 1;
+        up->stats.active++;
+        return;
+    }
+
     curl_easy_setopt(r->xfer.easy, CURLOPT_POSTFIELDS, r->body);
     curl_easy_setopt(r->xfer.easy, CURLOPT_POSTFIELDSIZE, (long) r->body_len);
 
@@ -602,17 +612,78 @@ rg_llm_retryable(rg_llm_status_e s)
 }
 
 
+void
+rg_llm_upstream_replay(rg_llm_upstream_t *up, rg_llm_recorded_t *recs,
+    rg_uint_t n)
+{
+    up->replay = recs;
+    up->nreplay = n;
+    up->replayed = 0;
+}
+
+
+static void rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status);
+
+
+static void
+rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_llm_req_t       *r;
+    rg_llm_upstream_t  *up;
+    rg_llm_recorded_t  *rec;
+
+    r = arg;
+    r->waiting = 0;
+    up = r->up;
+
+    if (up->replayed == up->nreplay) {
+        snprintf(r->errbuf, sizeof(r->errbuf), "the transcript has no more "
+                 "recorded responses: the replayed run went further than "
+                 "the recorded one");
+        rg_llm_complete(r, CURLE_COULDNT_CONNECT, 0);
+        return;
+    }
+
+    rec = &up->replay[up->replayed++];
+
+    if (rec->status == 0) {
+        snprintf(r->errbuf, sizeof(r->errbuf), "%.*s",
+                 (int) rg_min(rec->len, sizeof(r->errbuf) - 1), rec->body);
+        rg_llm_complete(r, CURLE_COULDNT_CONNECT, 0);
+        return;
+    }
+
+    rg_buf_reset(&r->resp);
+    rg_buf_append(&r->resp, rec->body, rec->len);
+    rg_llm_complete(r, CURLE_OK, rec->status);
+}
+
+
 static void
 rg_llm_done(rg_curl_xfer_t *x, CURLcode rc)
 {
-    long                status;
+    long           status;
+    rg_llm_req_t  *r;
+
+    r = x->data;
+    status = 0;
+
+    if (rc == CURLE_OK) {
+        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    }
+
+    rg_llm_complete(r, rc, status);
+}
+
+
+static void
+rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status)
+{
     rg_msec_t           delay;
     struct timeval      tv;
-    rg_llm_req_t       *r;
     rg_llm_upstream_t  *up;
     rg_llm_response_t   resp;
 
-    r = x->data;
     up = r->up;
 
     up->stats.active--;
@@ -623,8 +694,6 @@ rg_llm_done(rg_curl_xfer_t *x, CURLcode rc)
         rg_llm_transport_error(r, rc, &resp);
 
     } else {
-        status = 0;
-        curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
         r->http_status = status;
 
         if (rg_llm_openai_parse(r->pool, (int) status,
@@ -659,7 +728,7 @@ rg_llm_done(rg_curl_xfer_t *x, CURLcode rc)
                      (double) up->conf->retry_budget / 1000);
     }
 
-    if (rg_llm_retryable(resp.status) && !r->budget_spent
+    if (rg_llm_retryable(resp.status) && !r->budget_spent && !up->replay
         && r->attempt < (rg_uint_t) up->conf->max_retries)
     {
         r->attempt++;
@@ -721,6 +790,10 @@ rg_llm_cancel(rg_llm_req_t *r)
     if (r->waiting) {
         event_del(&r->backoff);
         r->waiting = 0;
+
+        if (r->up->replay) {
+            r->up->stats.active--;       /* a replayed answer was due */
+        }
     }
 
     if (r->xfer.active) {

@@ -10,8 +10,8 @@
 #include <rg_core.h>
 #include <rg_llm_openai.h>
 
+#include <ctype.h>
 #include <jansson.h>
-#include <strings.h>
 
 
 /* how much of a body that is not JSON goes into an error message */
@@ -56,16 +56,22 @@ rg_llm_status_name(rg_llm_status_e status)
 }
 
 
-/* case-insensitive search of a NUL-free needle in a counted string */
+/* case-insensitive search of a lowercase needle in a counted string */
 static int
 rg_llm_openai_contains(const char *s, size_t len, const char *needle)
 {
-    size_t  i, n;
+    size_t  i, k, n;
 
     n = strlen(needle);
 
     for (i = 0; n <= len && i <= len - n; i++) {
-        if (strncasecmp(s + i, needle, n) == 0) {
+        for (k = 0; k < n; k++) {
+            if (tolower((unsigned char) s[i + k]) != needle[k]) {
+                break;
+            }
+        }
+
+        if (k == n) {
             return 1;
         }
     }
@@ -1179,7 +1185,8 @@ rg_llm_openai_prefix(rg_buf_t *out, const char *model, double temperature,
         }
     }
 
-    /* 0 and 1 print as integers; other values with the shortest digits */
+    /* whole values print as integers (0, 1); others with 15 significant
+     * digits (RG_LLM_OPENAI_DUMP), so 0.7 stays 0.7 */
     if (temperature > -1e6 && temperature < 1e6
         && temperature == (double) (int) temperature)
     {

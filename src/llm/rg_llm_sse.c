@@ -249,3 +249,1045 @@ rg_llm_sse_feed(rg_llm_sse_t *p, const char *data, size_t len)
 
     return p->nomem ? RG_ERROR : RG_OK;
 }
+
+
+/* Cuts data into lines; a line split between two feeds waits in p->line.
+ * A CR at the end of one feed and a LF at the start of the next are one
+ * line end. */
+static void
+rg_llm_sse_frame(rg_llm_sse_t *p, const char *data, size_t len)
+{
+    const char  *s, *e, *end;
+
+    s = data;
+    end = data + len;
+
+    while (s < end && !p->done && !p->nomem) {
+
+        if (p->cr) {
+            p->cr = 0;
+
+            if (*s == '\n') {
+                s++;
+                continue;
+            }
+        }
+
+        for (e = s; e < end && *e != '\n' && *e != '\r'; e++) {
+            /* void */
+        }
+
+        if (e == end) {
+            (void) rg_llm_sse_append(p, &p->line, s, (size_t) (end - s));
+            return;
+        }
+
+        if (p->line.len == 0) {
+            rg_llm_sse_line(p, s, (size_t) (e - s));
+
+        } else if (rg_llm_sse_append(p, &p->line, s, (size_t) (e - s))
+                   == RG_OK)
+        {
+            rg_llm_sse_line(p, p->line.data, p->line.len);
+            rg_buf_reset(&p->line);
+        }
+
+        p->cr = (*e == '\r');
+        s = e + 1;
+    }
+}
+
+
+/* `data: [DONE]`, spaces after it forgiven */
+static int
+rg_llm_sse_is_done(const char *v, size_t n)
+{
+    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t')) {
+        n--;
+    }
+
+    return rg_llm_sse_field(v, n, "[DONE]");
+}
+
+
+/* one line, without its end */
+static void
+rg_llm_sse_line(rg_llm_sse_t *p, const char *s, size_t n)
+{
+    size_t       fn, vn;
+    const char  *colon, *v;
+
+    if (p->nlines++ == 0 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+        s += 3;          /* a byte order mark */
+        n -= 3;
+    }
+
+    if (n == 0) {
+        rg_llm_sse_dispatch(p);
+        return;
+    }
+
+    if (s[0] == ':') {
+        p->stream = 1;   /* a comment: keep-alive, "OPENROUTER PROCESSING" */
+        return;
+    }
+
+    colon = memchr(s, ':', n);
+
+    if (colon != NULL) {
+        fn = (size_t) (colon - s);
+        v = colon + 1;
+        vn = n - fn - 1;
+
+        if (vn > 0 && *v == ' ') {
+            v++;
+            vn--;
+        }
+
+    } else {
+        fn = n;
+        v = s + n;
+        vn = 0;
+    }
+
+    if (rg_llm_sse_field(s, fn, "data")) {
+        p->stream = 1;
+
+        if (rg_llm_sse_is_done(v, vn)) {
+            /* the end, even without the blank line after it */
+            rg_llm_sse_dispatch(p);
+            p->done = 1;
+            return;
+        }
+
+    } else if (rg_llm_sse_field(s, fn, "error")) {
+        /* llama.cpp: `error: {...}`, an error event in one line */
+        p->stream = 1;
+        p->error_event = 1;
+
+    } else {
+        if (rg_llm_sse_field(s, fn, "event")) {
+            p->stream = 1;
+            p->error_event = rg_llm_sse_field(v, vn, "error");
+
+        } else if (rg_llm_sse_field(s, fn, "id")
+                   || rg_llm_sse_field(s, fn, "retry"))
+        {
+            p->stream = 1;
+        }
+
+        return;          /* other fields are ignored */
+    }
+
+    if (p->ndata++ > 0) {
+        (void) rg_llm_sse_append(p, &p->data, "\n", 1);
+    }
+
+    (void) rg_llm_sse_append(p, &p->data, v, vn);
+}
+
+
+static json_t *
+rg_llm_sse_load(rg_llm_sse_t *p, const char *s, size_t n, json_error_t *err)
+{
+    json_t  *root;
+
+    root = json_loadb(s, n, JSON_ALLOW_NUL, err);
+
+    /* integers beyond 64 bits (a "seed"): read them all as reals */
+    if (root == NULL && json_error_code(err) == json_error_numeric_overflow) {
+        root = json_loadb(s, n, JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+                          err);
+    }
+
+    if (root == NULL && json_error_code(err) == json_error_out_of_memory) {
+        p->nomem = 1;
+    }
+
+    return root;
+}
+
+
+/* an "index": a non-negative integer (or a real with no fraction) */
+static int
+rg_llm_sse_index(json_t *v, int64_t *index)
+{
+    double  d;
+
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *index = (int64_t) json_integer_value(v);
+        return 1;
+    }
+
+    if (json_is_real(v)) {
+        d = json_real_value(v);
+
+        if (d >= 0 && d < 9.0e15 && d == (double) (int64_t) d) {
+            *index = (int64_t) d;
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* an "error" that says something: a non-empty object or string */
+static int
+rg_llm_sse_is_error(json_t *e)
+{
+    return (json_is_object(e) && json_object_size(e) > 0)
+           || (json_is_string(e) && json_string_length(e) > 0);
+}
+
+
+/* a value rg_llm_openai_parse takes as the error's words */
+static int
+rg_llm_sse_has_text(json_t *v)
+{
+    return v != NULL && !json_is_null(v)
+           && !(json_is_string(v) && json_string_length(v) == 0);
+}
+
+
+/* the text of an error event as its message: trimmed, at most
+ * RG_LLM_SSE_TEXT_MAX bytes, not cut inside a character */
+static json_t *
+rg_llm_sse_text(const char *s, size_t n)
+{
+    json_t  *v;
+
+    while (n > 0 && (*s == ' ' || *s == '\t' || *s == '\n')) {
+        s++;
+        n--;
+    }
+
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'
+                     || s[n - 1] == '\n'))
+    {
+        n--;
+    }
+
+    if (n > RG_LLM_SSE_TEXT_MAX) {
+        n = RG_LLM_SSE_TEXT_MAX;
+
+        while (n > 0 && ((unsigned char) s[n] & 0xc0) == 0x80) {
+            n--;
+        }
+    }
+
+    v = (n > 0) ? json_stringn(s, n) : NULL;
+
+    return v ? v : json_string("the stream sent an error");
+}
+
+
+/* Keeps the first error of the stream. e is what the provider sent (an
+ * object or a string); when it has no words, the payload s is the
+ * message. */
+static void
+rg_llm_sse_error(rg_llm_sse_t *p, json_t *e, const char *s, size_t n)
+{
+    json_t  *copy;
+
+    if (p->error != NULL) {
+        return;
+    }
+
+    if ((json_is_string(e) && json_string_length(e) > 0)
+        || (json_is_object(e)
+            && (rg_llm_sse_has_text(json_object_get(e, "message"))
+                || rg_llm_sse_has_text(json_object_get(e, "detail")))))
+    {
+        p->error = json_incref(e);
+        return;
+    }
+
+    copy = json_is_object(e) ? json_copy(e) : json_object();
+
+    /* json_object_set_new() releases the value when it fails */
+    if (json_object_set_new(copy, "message", rg_llm_sse_text(s, n)) != 0) {
+        json_decref(copy);
+        p->nomem = 1;
+        return;
+    }
+
+    p->error = copy;
+}
+
+
+/* usage from any chunk that has it (Groq: x_groq.usage); the last wins */
+static void
+rg_llm_sse_usage(rg_llm_sse_t *p, json_t *root)
+{
+    json_t  *u;
+
+    u = json_object_get(root, "usage");
+
+    if (!json_is_object(u)) {
+        u = json_object_get(json_object_get(root, "x_groq"), "usage");
+    }
+
+    if (!json_is_object(u)) {
+        return;
+    }
+
+    json_decref(p->usage);
+    p->usage = json_incref(u);
+}
+
+
+/* the state of choice `index`, made when it is new */
+static rg_llm_sse_choice_t *
+rg_llm_sse_choice_get(rg_llm_sse_t *p, int64_t index)
+{
+    rg_uint_t             lo, hi, mid, n;
+    rg_llm_sse_choice_t  *ch;
+
+    lo = 0;
+    hi = p->nchoices;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+
+        if (p->choices[mid].index < index) {
+            lo = mid + 1;
+
+        } else {
+            hi = mid;
+        }
+    }
+
+    if (lo < p->nchoices && p->choices[lo].index == index) {
+        return &p->choices[lo];
+    }
+
+    if (p->nchoices == RG_LLM_SSE_CHOICES) {
+        p->overflow = 1;
+        return NULL;
+    }
+
+    if (p->nchoices == p->nalloc) {
+        n = p->nalloc ? 2 * p->nalloc : 1;
+
+        ch = realloc(p->choices, n * sizeof(rg_llm_sse_choice_t));
+        if (ch == NULL) {
+            p->nomem = 1;
+            return NULL;
+        }
+
+        p->choices = ch;
+        p->nalloc = n;
+    }
+
+    ch = &p->choices[lo];
+
+    memmove(ch + 1, ch, (p->nchoices - lo) * sizeof(rg_llm_sse_choice_t));
+    memset(ch, 0, sizeof(rg_llm_sse_choice_t));
+    ch->index = index;
+    p->nchoices++;
+
+    return ch;
+}
+
+
+/* The call a tool_calls delta continues: the last one with its index.
+ * A delta that brings an id other than the one that call has is a new
+ * call with the same index (LiteLLM before Ollama numbers them all 0). */
+static rg_llm_sse_call_t *
+rg_llm_sse_call_get(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, int64_t index,
+    json_t *id)
+{
+    rg_uint_t           lo, hi, mid, n;
+    rg_llm_sse_call_t  *c;
+
+    lo = 0;
+    hi = ch->ncalls;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+
+        if (ch->calls[mid].index <= index) {
+            lo = mid + 1;
+
+        } else {
+            hi = mid;
+        }
+    }
+
+    if (lo > 0 && ch->calls[lo - 1].index == index) {
+        c = &ch->calls[lo - 1];
+
+        if (c->id.len == 0 || !json_is_string(id)
+            || json_string_length(id) == 0
+            || (json_string_length(id) == c->id.len
+                && memcmp(json_string_value(id), c->id.data, c->id.len)
+                   == 0))
+        {
+            return c;
+        }
+    }
+
+    if (ch->ncalls == RG_LLM_SSE_CALLS) {
+        p->overflow = 1;
+        return NULL;
+    }
+
+    if (ch->ncalls == ch->nalloc) {
+        n = ch->nalloc ? 2 * ch->nalloc : 2;
+
+        c = realloc(ch->calls, n * sizeof(rg_llm_sse_call_t));
+        if (c == NULL) {
+            p->nomem = 1;
+            return NULL;
+        }
+
+        ch->calls = c;
+        ch->nalloc = n;
+    }
+
+    c = &ch->calls[lo];
+
+    memmove(c + 1, c, (ch->ncalls - lo) * sizeof(rg_llm_sse_call_t));
+    memset(c, 0, sizeof(rg_llm_sse_call_t));
+    c->index = index;
+    ch->ncalls++;
+
+    return c;
+}
+
+
+/* one entry of delta.tool_calls (or a legacy delta.function_call) */
+static void
+rg_llm_sse_call(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, int64_t index,
+    json_t *id, json_t *fn)
+{
+    char               *s;
+    json_t             *args;
+    rg_llm_sse_call_t  *c;
+
+    c = rg_llm_sse_call_get(p, ch, index, id);
+    if (c == NULL) {
+        return;
+    }
+
+    /* absent, null or "" never overwrite what was received */
+    rg_llm_sse_set_str(p, &c->id, id);
+    rg_llm_sse_set_str(p, &c->name, json_object_get(fn, "name"));
+
+    args = json_object_get(fn, "arguments");
+
+    if (args == NULL || json_is_null(args)) {
+        return;
+    }
+
+    if (json_is_string(args)) {
+        (void) rg_llm_sse_append_str(p, &c->arguments, args);
+        return;
+    }
+
+    /* arguments sent as an object: its text */
+    s = json_dumps(args, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s == NULL) {
+        p->nomem = 1;
+        return;
+    }
+
+    (void) rg_llm_sse_append(p, &c->arguments, s, strlen(s));
+    free(s);
+}
+
+
+static void
+rg_llm_sse_tool_calls(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, json_t *calls)
+{
+    size_t    i;
+    json_t   *tc, *fn;
+    int64_t   index;
+
+    json_array_foreach(calls, i, tc) {
+        if (!json_is_object(tc)) {
+            continue;
+        }
+
+        /* no index (Mistral): its place in this delta */
+        if (!rg_llm_sse_index(json_object_get(tc, "index"), &index)) {
+            index = (int64_t) i;
+        }
+
+        fn = json_object_get(tc, "function");
+        if (!json_is_object(fn)) {
+            fn = tc;      /* name and arguments beside the id */
+        }
+
+        rg_llm_sse_call(p, ch, index, json_object_get(tc, "id"), fn);
+
+        if (p->nomem || p->overflow) {
+            return;
+        }
+    }
+}
+
+
+/* a "thinking" part: a string, or parts with a "text" (Magistral) */
+static void
+rg_llm_sse_thinking(rg_llm_sse_t *p, rg_buf_t *b, json_t *v)
+{
+    size_t   i;
+    json_t  *part;
+
+    if (!json_is_array(v)) {
+        (void) rg_llm_sse_append_str(p, b, v);
+        return;
+    }
+
+    json_array_foreach(v, i, part) {
+        if (json_is_string(part)) {
+            (void) rg_llm_sse_append_str(p, b, part);
+
+        } else {
+            (void) rg_llm_sse_append_str(p, b, json_object_get(part, "text"));
+        }
+    }
+}
+
+
+/* content as an array of parts: text parts to the content, thinking parts
+ * to the reasoning, others (images, audio) dropped; as the codec does */
+static void
+rg_llm_sse_parts(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, json_t *parts)
+{
+    size_t       i;
+    json_t      *part;
+    const char  *type;
+
+    json_array_foreach(parts, i, part) {
+        if (json_is_string(part)) {
+            (void) rg_llm_sse_append_str(p, &ch->content, part);
+            continue;
+        }
+
+        type = json_string_value(json_object_get(part, "type"));
+
+        if (type != NULL
+            && (strcmp(type, "thinking") == 0
+                || strcmp(type, "reasoning") == 0))
+        {
+            rg_llm_sse_thinking(p, &ch->reasoning,
+                                json_object_get(part, type));
+            (void) rg_llm_sse_append_str(p, &ch->reasoning,
+                                         json_object_get(part, "text"));
+            continue;
+        }
+
+        (void) rg_llm_sse_append_str(p, &ch->content,
+                                     json_object_get(part, "text"));
+    }
+}
+
+
+static void
+rg_llm_sse_delta(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, json_t *delta)
+{
+    json_t  *v;
+
+    v = json_object_get(delta, "content");
+
+    if (json_is_array(v)) {
+        rg_llm_sse_parts(p, ch, v);
+
+    } else {
+        (void) rg_llm_sse_append_str(p, &ch->content, v);
+    }
+
+    v = json_object_get(delta, "reasoning_content");
+    if (!json_is_string(v)) {
+        v = json_object_get(delta, "reasoning");
+    }
+
+    (void) rg_llm_sse_append_str(p, &ch->reasoning, v);
+    (void) rg_llm_sse_append_str(p, &ch->refusal,
+                                 json_object_get(delta, "refusal"));
+
+    v = json_object_get(delta, "tool_calls");
+
+    if (json_is_array(v)) {
+        rg_llm_sse_tool_calls(p, ch, v);
+        return;
+    }
+
+    v = json_object_get(delta, "function_call");
+
+    if (json_is_object(v)) {
+        rg_llm_sse_call(p, ch, 0, NULL, v);      /* the legacy form */
+    }
+}
+
+
+/* one chat.completion.chunk */
+static void
+rg_llm_sse_chunk(rg_llm_sse_t *p, const char *s, size_t n)
+{
+    size_t                i;
+    char                 *b;
+    json_t               *root, *e, *c, *delta;
+    int64_t               index;
+    json_error_t          err;
+    rg_llm_sse_choice_t  *ch;
+
+    for (i = 0; i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n'); i++) {
+        /* void */
+    }
+
+    if (i == n) {
+        return;          /* an empty event */
+    }
+
+    root = rg_llm_sse_load(p, s, n, &err);
+
+    if (root == NULL) {
+        if (!p->malformed && !p->nomem) {
+            p->malformed = 1;
+
+            /* jansson's words quote the chunk: printable ASCII only */
+            for (b = p->bad, i = 0; err.text[i] && i < sizeof(p->bad) - 1;
+                 i++)
+            {
+                *b++ = (err.text[i] >= ' ' && err.text[i] < 0x7f)
+                       ? err.text[i] : '?';
+            }
+
+            *b = '\0';
+        }
+
+        return;
+    }
+
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return;          /* not a chunk; unknown things are ignored */
+    }
+
+    e = json_object_get(root, "error");
+
+    if (rg_llm_sse_is_error(e)) {
+        rg_llm_sse_error(p, e, s, n);
+    }
+
+    rg_llm_sse_usage(p, root);
+
+    json_array_foreach(json_object_get(root, "choices"), i, c) {
+        if (!json_is_object(c)) {
+            continue;
+        }
+
+        if (!rg_llm_sse_index(json_object_get(c, "index"), &index)) {
+            index = (int64_t) i;
+        }
+
+        ch = rg_llm_sse_choice_get(p, index);
+        if (ch == NULL) {
+            break;
+        }
+
+        delta = json_object_get(c, "delta");
+        if (!json_is_object(delta)) {
+            delta = json_object_get(c, "message");
+        }
+
+        if (json_is_object(delta)) {
+            rg_llm_sse_delta(p, ch, delta);
+        }
+
+        /* the last non-empty one: a repeated finish changes nothing */
+        rg_llm_sse_set_str(p, &ch->finish_reason,
+                           json_object_get(c, "finish_reason"));
+
+        if (p->nomem || p->overflow) {
+            break;
+        }
+    }
+
+    json_decref(root);
+}
+
+
+/* the data of an `event: error` (or an `error:` line): JSON or text */
+static void
+rg_llm_sse_error_event(rg_llm_sse_t *p, const char *s, size_t n)
+{
+    json_t        *root, *e;
+    json_error_t   err;
+
+    root = rg_llm_sse_load(p, s, n, &err);
+    e = NULL;
+
+    if (json_is_object(root)) {
+        e = json_object_get(root, "error");
+
+        if (!rg_llm_sse_is_error(e)) {
+            e = root;
+        }
+
+        rg_llm_sse_usage(p, root);
+
+    } else if (json_is_string(root)) {
+        e = root;
+    }
+
+    if (!p->nomem) {
+        rg_llm_sse_error(p, e, s, n);
+    }
+
+    json_decref(root);
+}
+
+
+static void
+rg_llm_sse_dispatch(rg_llm_sse_t *p)
+{
+    if (p->ndata > 0 && !p->nomem) {
+        if (p->error_event) {
+            rg_llm_sse_error_event(p, p->data.data, p->data.len);
+
+        } else {
+            rg_llm_sse_chunk(p, p->data.data, p->data.len);
+        }
+    }
+
+    p->ndata = 0;
+    p->error_event = 0;
+    rg_buf_reset(&p->data);
+}
+
+
+rg_int_t
+rg_llm_sse_choice(rg_llm_sse_t *p, rg_uint_t index, rg_str_t *content,
+    rg_str_t *finish_reason)
+{
+    rg_uint_t             i;
+    rg_llm_sse_choice_t  *ch;
+
+    for (i = 0; i < p->nchoices; i++) {
+        ch = &p->choices[i];
+
+        if (ch->index < 0 || (uint64_t) ch->index != (uint64_t) index) {
+            continue;
+        }
+
+        content->len = ch->content.len;
+        content->data = ch->content.len ? ch->content.data : (char *) "";
+        finish_reason->len = ch->finish_reason.len;
+        finish_reason->data = ch->finish_reason.len ? ch->finish_reason.data
+                                                    : (char *) "";
+        return RG_OK;
+    }
+
+    return RG_DECLINED;
+}
+
+
+/* a JSON string of a buffer, NULL when empty */
+static json_t *
+rg_llm_sse_json_str(rg_buf_t *b)
+{
+    return b->len ? json_stringn(b->data, b->len) : NULL;
+}
+
+
+/* the choice as a non-streamed response has it */
+static json_t *
+rg_llm_sse_choice_json(rg_llm_sse_choice_t *ch)
+{
+    int                 err;
+    json_t             *choice, *msg, *calls, *call, *fn, *v;
+    rg_uint_t           i;
+    rg_llm_sse_call_t  *c;
+
+    msg = json_object();
+    err = json_object_set_new(msg, "role", json_string("assistant"));
+
+    v = rg_llm_sse_json_str(&ch->content);
+    err |= json_object_set_new(msg, "content", v ? v : json_null());
+
+    if (ch->reasoning.len) {
+        err |= json_object_set_new(msg, "reasoning_content",
+                                   rg_llm_sse_json_str(&ch->reasoning));
+    }
+
+    if (ch->refusal.len) {
+        err |= json_object_set_new(msg, "refusal",
+                                   rg_llm_sse_json_str(&ch->refusal));
+    }
+
+    if (ch->ncalls) {
+        calls = json_array();
+
+        for (i = 0; calls != NULL && err == 0 && i < ch->ncalls; i++) {
+            c = &ch->calls[i];
+
+            /* no id, no name: the codec makes an id, keeps the name "" */
+            fn = json_object();
+
+            if (c->name.len) {
+                err |= json_object_set_new(fn, "name",
+                                           rg_llm_sse_json_str(&c->name));
+            }
+
+            err |= json_object_set_new(fn, "arguments",
+                       json_stringn(c->arguments.len ? c->arguments.data : "",
+                                    c->arguments.len));
+
+            call = json_object();
+
+            if (c->id.len) {
+                err |= json_object_set_new(call, "id",
+                                           rg_llm_sse_json_str(&c->id));
+            }
+
+            err |= json_object_set_new(call, "type", json_string("function"));
+            err |= json_object_set_new(call, "function", fn);
+            err |= json_array_append_new(calls, call);
+        }
+
+        err |= json_object_set_new(msg, "tool_calls", calls);
+    }
+
+    choice = json_object();
+
+    err |= json_object_set_new(choice, "index", json_integer(0));
+    err |= json_object_set_new(choice, "message", msg);
+
+    v = rg_llm_sse_json_str(&ch->finish_reason);
+    err |= json_object_set_new(choice, "finish_reason", v ? v : json_null());
+
+    if (err) {
+        json_decref(choice);
+        return NULL;
+    }
+
+    return choice;
+}
+
+
+/* The chat.completion the stream adds up to, serialized: the answer
+ * (choice 0, or the lowest index sent), the last usage, the first
+ * error. Other choices are left out: the codec reads only the answer. */
+static char *
+rg_llm_sse_body(rg_llm_sse_t *p)
+{
+    int      err;
+    char    *s;
+    json_t  *root, *choices;
+
+    root = json_object();
+    err = json_object_set_new(root, "object", json_string("chat.completion"));
+
+    choices = json_array();
+
+    if (p->nchoices) {
+        err |= json_array_append_new(choices,
+                                     rg_llm_sse_choice_json(&p->choices[0]));
+    }
+
+    err |= json_object_set_new(root, "choices", choices);
+
+    if (p->usage != NULL) {
+        err |= json_object_set(root, "usage", p->usage);
+    }
+
+    if (p->error != NULL) {
+        err |= json_object_set(root, "error", p->error);
+    }
+
+    s = err ? NULL : json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+
+    return s;
+}
+
+
+static rg_int_t
+rg_llm_sse_copy(rg_pool_t *pool, rg_str_t *dst, rg_buf_t *b)
+{
+    if (b->len == 0) {
+        dst->len = 0;
+        dst->data = (char *) "";
+        return RG_OK;
+    }
+
+    dst->data = rg_pstrdup(pool, b->data, b->len);
+    if (dst->data == NULL) {
+        return RG_ERROR;
+    }
+
+    dst->len = b->len;
+
+    return RG_OK;
+}
+
+
+/* a response that failed: what arrived before, nothing to act on */
+static rg_int_t
+rg_llm_sse_partial(rg_llm_sse_t *p, rg_pool_t *pool, rg_llm_response_t *r)
+{
+    rg_llm_sse_choice_t  *ch;
+
+    r->message.len = 0;
+    r->message.data = (char *) "";
+    r->calls = NULL;
+    r->ncalls = 0;
+
+    if (p->nchoices == 0) {
+        return RG_OK;
+    }
+
+    ch = &p->choices[0];
+
+    if (rg_llm_sse_copy(pool, &r->content, &ch->content) != RG_OK
+        || rg_llm_sse_copy(pool, &r->reasoning, &ch->reasoning) != RG_OK
+        || rg_llm_sse_copy(pool, &r->refusal, &ch->refusal) != RG_OK
+        || rg_llm_sse_copy(pool, &r->finish_reason, &ch->finish_reason)
+           != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    r->has_content = (r->content.len > 0);
+
+    return RG_OK;
+}
+
+
+/* a stream we cannot use: RG_LLM_ERR_BAD_RESPONSE with our words */
+static rg_int_t
+rg_llm_sse_bad(rg_pool_t *pool, rg_llm_response_t *r, const char *text,
+    const char *detail)
+{
+    size_t   n, m;
+    char    *s;
+
+    n = strlen(text);
+    m = (detail != NULL) ? strlen(detail) : 0;
+
+    s = rg_palloc(pool, n + m + 1);
+    if (s == NULL) {
+        return RG_ERROR;
+    }
+
+    memcpy(s, text, n);
+    if (m) {
+        memcpy(s + n, detail, m);
+    }
+    s[n + m] = '\0';
+
+    r->status = RG_LLM_ERR_BAD_RESPONSE;
+    r->error.data = s;
+    r->error.len = n + m;
+    r->error_type.len = 0;
+    r->error_type.data = (char *) "";
+    r->error_code.len = 0;
+    r->error_code.data = (char *) "";
+    r->error_param.len = 0;
+    r->error_param.data = (char *) "";
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
+    const char *id_prefix, rg_llm_response_t *r)
+{
+    int        ok;
+    char      *body;
+    rg_int_t   rc;
+
+    if (!p->ended) {
+        p->ended = 1;
+
+        /* the end of the body ends the last line and the last event */
+        if (p->mode == RG_LLM_SSE_STREAM && !p->done && !p->nomem) {
+            if (p->line.len > 0) {
+                rg_llm_sse_line(p, p->line.data, p->line.len);
+                rg_buf_reset(&p->line);
+            }
+
+            rg_llm_sse_dispatch(p);
+        }
+    }
+
+    if (p->nomem) {
+        return RG_ERROR;
+    }
+
+    ok = (http_status >= 200 && http_status <= 299);
+
+    /* not a stream: a JSON body (an error of a 4xx, or a server that
+     * ignored "stream": true), a page of a proxy, nothing at all */
+    if (p->mode != RG_LLM_SSE_STREAM
+        || (ok && !p->stream)
+        || (!ok && p->error == NULL))
+    {
+        rc = rg_llm_openai_parse(pool, http_status, p->raw.data ? p->raw.data
+                                                                : "",
+                                 p->raw.len, id_prefix, r);
+
+        if (rc == RG_OK && ok && p->too_large) {
+            rc = rg_llm_sse_bad(pool, r, "the response is larger than 16 MiB",
+                                NULL);
+        }
+
+        return rc;
+    }
+
+    body = rg_llm_sse_body(p);
+    if (body == NULL) {
+        return RG_ERROR;
+    }
+
+    rc = rg_llm_openai_parse(pool, http_status, body, strlen(body), id_prefix,
+                             r);
+    free(body);
+
+    if (rc != RG_OK) {
+        return rc;
+    }
+
+    if (p->error != NULL) {
+        /* Groq's tool_use_failed: the request has to change */
+        if (ok && rg_str_eq(&r->error_code, "tool_use_failed")) {
+            r->status = RG_LLM_ERR_FATAL;
+        }
+
+    } else if (p->too_large) {
+        rc = rg_llm_sse_bad(pool, r, "the stream is larger than 16 MiB",
+                            NULL);
+
+    } else if (p->malformed) {
+        rc = rg_llm_sse_bad(pool, r, "malformed chunk in the stream: ",
+                            p->bad);
+
+    } else if (p->overflow) {
+        rc = rg_llm_sse_bad(pool, r,
+                            "too many choices or tool calls in the stream",
+                            NULL);
+
+    } else if (!p->done
+               && (p->nchoices == 0 || p->choices[0].finish_reason.len == 0))
+    {
+        rc = rg_llm_sse_bad(pool, r,
+                            "the stream ended before the answer was complete",
+                            NULL);
+    }
+
+    if (rc != RG_OK) {
+        return rc;
+    }
+
+    if (r->status != RG_LLM_OK) {
+        return rg_llm_sse_partial(p, pool, r);
+    }
+
+    return RG_OK;
+}

@@ -194,9 +194,78 @@ rg_batch_session_done(rg_session_t *s)
 }
 
 
+typedef struct {
+    rg_uint_t           max_rounds;   /* 0: the agent's */
+    int64_t             max_tokens;   /* -1: the agent's */
+    rg_msec_t           deadline;     /* unset: the agent's */
+} rg_batch_limits_t;
+
+
+/* "max_rounds": 4, "max_tokens": 20000, "deadline": "30s" or 30000 (ms) */
+static rg_int_t
+rg_batch_limits(rg_batch_t *b, const char *id, json_t *task,
+    rg_batch_limits_t *l)
+{
+    json_t    *v;
+    rg_str_t   str;
+
+    l->max_rounds = 0;
+    l->max_tokens = -1;
+    l->deadline = RG_CONF_UNSET_MSEC;
+
+    v = json_object_get(task, "max_rounds");
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1
+            || json_integer_value(v) > 10000)
+        {
+            rg_batch_invalid(b, id, "line %lu: \"max_rounds\" must be an "
+                             "integer from 1 to 10000",
+                             (unsigned long) b->lineno);
+            return RG_ERROR;
+        }
+        l->max_rounds = (rg_uint_t) json_integer_value(v);
+    }
+
+    v = json_object_get(task, "max_tokens");
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0) {
+            rg_batch_invalid(b, id, "line %lu: \"max_tokens\" must be a "
+                             "non-negative integer (0: no budget)",
+                             (unsigned long) b->lineno);
+            return RG_ERROR;
+        }
+        l->max_tokens = json_integer_value(v);
+    }
+
+    v = json_object_get(task, "deadline");
+    if (v) {
+        if (json_is_integer(v) && json_integer_value(v) >= 0) {
+            l->deadline = (rg_msec_t) json_integer_value(v);
+
+        } else if (json_is_string(v)) {
+            str.data = (char *) json_string_value(v);
+            str.len = json_string_length(v);
+            if (rg_conf_parse_msec(&str, &l->deadline) != RG_OK) {
+                l->deadline = RG_CONF_UNSET_MSEC;
+            }
+        }
+
+        if (l->deadline == RG_CONF_UNSET_MSEC) {
+            rg_batch_invalid(b, id, "line %lu: \"deadline\" must be a time "
+                             "such as \"30s\" or a number of milliseconds",
+                             (unsigned long) b->lineno);
+            return RG_ERROR;
+        }
+    }
+
+    return RG_OK;
+}
+
+
 static void
 rg_batch_task(rg_batch_t *b, const char *line, size_t len)
 {
+    rg_batch_limits_t  limits;
     json_t           *task, *jid, *jagent, *jinput;
     json_error_t      err;
     const char       *id;
@@ -267,6 +336,11 @@ rg_batch_task(rg_batch_t *b, const char *line, size_t len)
         return;
     }
 
+    if (rg_batch_limits(b, id, task, &limits) != RG_OK) {
+        json_decref(task);
+        return;
+    }
+
     s = rg_session_create(b->engine, agent, id, json_string_value(jinput),
                           json_string_length(jinput), rg_batch_session_done,
                           b);
@@ -275,6 +349,17 @@ rg_batch_task(rg_batch_t *b, const char *line, size_t len)
     if (s == NULL) {
         rg_batch_invalid(b, id, "out of memory creating the session");
         return;
+    }
+
+    /* a task may tighten or loosen its agent's limits */
+    if (limits.max_rounds) {
+        s->max_rounds = limits.max_rounds;
+    }
+    if (limits.max_tokens >= 0) {
+        s->max_tokens = limits.max_tokens;
+    }
+    if (limits.deadline != RG_CONF_UNSET_MSEC) {
+        s->deadline = limits.deadline;
     }
 
     b->live[b->nlive++] = s;
