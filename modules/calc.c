@@ -99,7 +99,9 @@ static const rg_tool_t  rg_calc_tools[] = {
         "\"expression\":{\"type\":\"string\","
          "\"description\":\"The expression to evaluate, at most 1024 bytes, "
           "such as 2*(3+4) or sqrt(2)^2\","
-         "\"examples\":[\"2*(3+4)\"]}},"
+         "\"examples\":[\"2*(3+4)\",\"17*23+4\",\"sqrt(144)/3\","
+         "\"2^10-1\",\"(1+2)*(3+4)\",\"100/8\",\"max(3,9,4)\","
+         "\"round(pi*1000)\"]}},"
        "\"required\":[\"expression\"]}",
       RG_TOOL_READ_ONLY, 0, rg_calc_start, NULL },
 

@@ -151,7 +151,7 @@ rg_context_shorten(rg_msg_t *msg, rg_pool_t *pool, size_t *saved)
     len = json_string_length(content);
 
     if (rg_tool_trim(json_string_value(content), len, RG_CONTEXT_SHORT, &b)
-        == 0 || b.data == NULL)
+        == RG_TOOL_TRIM_ERROR || b.data == NULL)
     {
         rg_buf_free(&b);
         json_decref(j);

@@ -10,6 +10,7 @@
 #include <rg_session.h>
 #include <rg_isolate.h>
 #include <rg_store.h>
+#include <rg_json.h>
 #include <sys/resource.h>
 
 
@@ -31,6 +32,7 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
             return NULL;
         }
         rg_engine_curl_inited = 1;
+        rg_json_init();
     }
 
     /* thousands of sessions hold thousands of sockets */

@@ -707,32 +707,40 @@ rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
 }
 
 
-/* a call's signature: its name and its arguments in canonical JSON */
+/* a call's signature: its name and its arguments, checked and coerced,
+ * in canonical JSON; NULL with c's preset error when they are unusable */
 static char *
-rg_session_signature(rg_session_t *s, rg_tool_request_t *c, size_t *len)
+rg_session_signature(rg_session_t *s, rg_tool_request_t *c,
+    rg_tool_entry_t *te, size_t *len)
 {
-    char      *canon, *sig;
+    char      *canon, *sig, err[768];
     size_t     clen;
     json_t    *args;
 
-    args = json_loadb(c->arguments.len ? c->arguments.data : "{}",
-                      c->arguments.len ? c->arguments.len : 2, 0, NULL);
+    args = rg_tools_args(te, c->arguments.data, c->arguments.len, err,
+                         sizeof(err));
     if (args == NULL) {
-        canon = NULL;
-        clen = 0;
-    } else {
-        canon = rg_tool_args_canonical(args, &clen);
-        json_decref(args);
+        c->preset.data = rg_pstrdup(s->pool, err, strlen(err));
+        c->preset.len = strlen(err);
+        c->has_preset = c->preset.data != NULL;
+        c->preset_failed = 1;
+        return NULL;
     }
 
-    *len = c->name.len + 1 + (canon ? clen : c->arguments.len);
+    canon = rg_tool_args_canonical(args, &clen);
+    json_decref(args);
+
+    if (canon == NULL) {
+        return NULL;
+    }
+
+    *len = c->name.len + 1 + clen;
     sig = rg_palloc(s->pool, *len + 1);
 
     if (sig) {
         memcpy(sig, c->name.data, c->name.len);
         sig[c->name.len] = '\0';
-        memcpy(sig + c->name.len + 1, canon ? canon : c->arguments.data,
-               canon ? clen : c->arguments.len);
+        memcpy(sig + c->name.len + 1, canon, clen);
         sig[*len] = '\0';
     }
 
@@ -743,13 +751,13 @@ rg_session_signature(rg_session_t *s, rg_tool_request_t *c, size_t *len)
 
 
 static rg_session_sig_t *
-rg_session_seen(rg_session_t *s, const char *sig, size_t len)
+rg_session_seen(rg_session_t *s, const char *sig, size_t len,
+    rg_uint_t window)
 {
     rg_uint_t  i;
 
     for (i = s->nsigs; i-- > 0; ) {
-        if (s->sigs[i].round + (rg_uint_t) s->agent->repeat_window < s->round)
-        {
+        if (s->sigs[i].round + window < s->round) {
             break;                     /* older than the window */
         }
 
@@ -903,7 +911,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
         }
 
         /* repeated calls */
-        sig = rg_session_signature(s, c, &slen);
+        sig = rg_session_signature(s, c, a->tools[j], &slen);
         if (sig == NULL) {
             continue;
         }
@@ -911,7 +919,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
         s->extra[i].sig = sig;
         s->extra[i].sig_len = slen;
 
-        seen = rg_session_seen(s, sig, slen);
+        seen = rg_session_seen(s, sig, slen, (rg_uint_t) a->repeat_window);
         if (seen) {
             s->repeats++;
             s->engine->stats.repeats++;
@@ -936,23 +944,31 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
             continue;
         }
 
-        /* the dedupe cache, for idempotent tools */
+        /* the dedupe cache, for idempotent tools: a session's own calls
+         * are its cache; wider scopes live in the store */
+        if (rg_session_dedupable(s, j) && a->dedupe == RG_DEDUPE_SESSION) {
+            seen = rg_session_seen(s, sig, slen, (rg_uint_t) -1 / 2);
+            if (seen) {
+                c->preset = seen->result;
+                c->has_preset = 1;
+                s->extra[i].sig = NULL;
+                s->dedupe_hits++;
+                s->engine->stats.dedupe_hits++;
+            }
+            continue;
+        }
+
         if (rg_session_dedupable(s, j)) {
-            klen = slen + 64 + (a->dedupe == RG_DEDUPE_SESSION
-                                ? strlen(s->id)
-                                : a->dedupe == RG_DEDUPE_AGENT
-                                ? a->name.len : 0);
+            klen = slen + 64 + a->name.len;
             key = rg_palloc(s->pool, klen);
             if (key == NULL) {
                 continue;
             }
 
             /* the signature holds a NUL between name and arguments */
-            k = snprintf(key, klen, "dd:%s:%s:", a->dedupe
-                         == RG_DEDUPE_SESSION ? "s" : a->dedupe
-                         == RG_DEDUPE_AGENT ? "a" : "g",
-                         a->dedupe == RG_DEDUPE_SESSION ? s->id
-                         : a->dedupe == RG_DEDUPE_AGENT ? a->name.data : "");
+            k = snprintf(key, klen, "dd:%s:%s:",
+                         a->dedupe == RG_DEDUPE_AGENT ? "a" : "g",
+                         a->dedupe == RG_DEDUPE_AGENT ? a->name.data : "");
             memcpy(key + k, sig, slen);
             key[k + c->name.len] = ':';
             key[k + slen] = '\0';

@@ -8,6 +8,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_llm.h>
+#include <rg_json.h>
 #include <strings.h>
 
 
@@ -677,8 +678,9 @@ rg_llm_done(rg_curl_xfer_t *x, CURLcode rc)
 
 
 static void
-rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status)
+rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
 {
+    rg_int_t            rc;
     rg_msec_t           delay;
     struct timeval      tv;
     rg_llm_upstream_t  *up;
@@ -690,17 +692,21 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status)
 
     memset(&resp, 0, sizeof(resp));
 
-    if (rc != CURLE_OK) {
-        rg_llm_transport_error(r, rc, &resp);
+    if (code != CURLE_OK) {
+        rg_llm_transport_error(r, code, &resp);
 
     } else {
         r->http_status = status;
 
-        if (rg_llm_openai_parse(r->pool, (int) status,
-                                r->resp.data ? r->resp.data : "",
-                                r->resp.len, r->id_prefix, &resp)
-            != RG_OK)
-        {
+        /* nothing jansson allocates here outlives the parse */
+        rg_json_arena_begin();
+
+        rc = rg_llm_openai_parse(r->pool, (int) status,
+                                 r->resp.data ? r->resp.data : "",
+                                 r->resp.len, r->id_prefix, &resp);
+        rg_json_arena_end();
+
+        if (rc != RG_OK) {
             resp.status = RG_LLM_ERR_FATAL;
             rg_str_set(&resp.error, "out of memory reading the response");
         }

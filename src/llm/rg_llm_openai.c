@@ -9,6 +9,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_llm_openai.h>
+#include <rg_json.h>
 
 #include <ctype.h>
 #include <jansson.h>
@@ -291,7 +292,7 @@ rg_llm_openai_get_text(rg_pool_t *pool, rg_str_t *dst, json_t *v)
     }
 
     rc = rg_llm_openai_set_str(pool, dst, s, strlen(s));
-    free(s);
+    rg_json_free_dump(s);
 
     return rc;
 }
@@ -756,7 +757,7 @@ rg_llm_openai_arguments(rg_pool_t *pool, rg_str_t *dst, json_t *v)
     }
 
     rc = rg_llm_openai_set_str(pool, dst, s, strlen(s));
-    free(s);
+    rg_json_free_dump(s);
 
     return rc;
 }
@@ -965,7 +966,7 @@ rg_llm_openai_message(rg_pool_t *pool, rg_llm_response_t *r)
     }
 
     rc = rg_llm_openai_set_str(pool, &r->message, s, strlen(s));
-    free(s);
+    rg_json_free_dump(s);
 
     return rc;
 }

@@ -830,7 +830,7 @@ rg_llm_sse_chunk(rg_llm_sse_t *p, const char *s, size_t n)
 {
     size_t                i;
     char                 *b;
-    json_t               *root, *e, *c, *delta;
+    json_t               *root, *e, *choices, *c, *delta;
     int64_t               index;
     json_error_t          err;
     rg_llm_sse_choice_t  *ch;
@@ -876,7 +876,9 @@ rg_llm_sse_chunk(rg_llm_sse_t *p, const char *s, size_t n)
 
     rg_llm_sse_usage(p, root);
 
-    json_array_foreach(json_object_get(root, "choices"), i, c) {
+    choices = json_object_get(root, "choices");
+
+    json_array_foreach(choices, i, c) {
         if (!json_is_object(c)) {
             continue;
         }
@@ -1264,6 +1266,14 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
         rc = rg_llm_sse_bad(pool, r, "the stream is larger than 16 MiB",
                             NULL);
 
+    } else if (!p->done
+               && (p->nchoices == 0 || p->choices[0].finish_reason.len == 0))
+    {
+        /* before "malformed": a cut stream often ends in half a chunk */
+        rc = rg_llm_sse_bad(pool, r,
+                            "the stream ended before the answer was complete",
+                            NULL);
+
     } else if (p->malformed) {
         rc = rg_llm_sse_bad(pool, r, "malformed chunk in the stream: ",
                             p->bad);
@@ -1271,13 +1281,6 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
     } else if (p->overflow) {
         rc = rg_llm_sse_bad(pool, r,
                             "too many choices or tool calls in the stream",
-                            NULL);
-
-    } else if (!p->done
-               && (p->nchoices == 0 || p->choices[0].finish_reason.len == 0))
-    {
-        rc = rg_llm_sse_bad(pool, r,
-                            "the stream ended before the answer was complete",
                             NULL);
     }
 

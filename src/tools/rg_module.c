@@ -12,6 +12,7 @@
 #include <rg_tools.h>
 #include <rg_llm_openai.h>
 #include <dlfcn.h>
+#include <jansson.h>
 #include <libgen.h>
 
 
@@ -213,6 +214,7 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
         te->tool = t;
         te->module = m;
+        te->schema = json_loads(t->parameters, 0, NULL);
         te->def = rg_pstrdup(cf->pool, def.data, def.len);
         te->def_len = def.len;
         rg_buf_free(&def);
@@ -357,12 +359,19 @@ rg_module_init_all(rg_cycle_t *cycle)
 void
 rg_module_unload_all(void *data)
 {
-    rg_uint_t     i;
-    rg_cycle_t   *cycle;
-    rg_module_t **mp;
+    rg_uint_t         i;
+    rg_cycle_t       *cycle;
+    rg_module_t     **mp;
+    rg_tool_entry_t  *te;
 
     cycle = data;
     mp = cycle->modules.elts;
+
+    te = cycle->tools.elts;
+    for (i = 0; i < cycle->tools.nelts; i++) {
+        json_decref(te[i].schema);
+        te[i].schema = NULL;
+    }
 
     for (i = cycle->modules.nelts; i-- > 0; ) {
         /* exit() frees the conf, whether init ran or not */

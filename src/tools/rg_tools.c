@@ -11,6 +11,7 @@
 #include <rg_cycle.h>
 #include <rg_tools.h>
 #include <rg_isolate.h>
+#include <rg_tool_args.h>
 #include <jansson.h>
 
 
@@ -148,6 +149,7 @@ rg_tools_run_free(rg_tool_run_t *run)
         json_decref(run->args);
     }
 
+    free(run->args_text);
     free(run->pool_result);
     free(run->result);
     free(run);
@@ -1024,6 +1026,42 @@ rg_tools_launch(rg_tool_run_t *run)
 }
 
 
+void *
+rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len, char *err,
+    size_t errlen)
+{
+    int         n;
+    json_t     *args;
+    rg_uint_t   repaired;
+
+    n = snprintf(err, errlen, "error: ");
+
+    args = rg_tool_args_parse(te->tool->name, text, len, &repaired, err + n,
+                              errlen - n);
+    if (args == NULL) {
+        return NULL;
+    }
+
+    if (te->schema
+        && rg_tool_args_validate(te->tool->name, args, te->schema, err + n,
+                                 errlen - n) != RG_OK)
+    {
+        json_decref(args);
+        return NULL;
+    }
+
+    if (repaired) {
+        char  names[64];
+
+        rg_tool_args_repairs(repaired, names, sizeof(names));
+        rg_log_debug(rg_tools_log, "arguments for \"%s\" repaired: %s",
+                     te->tool->name, names);
+    }
+
+    return args;
+}
+
+
 rg_tool_turn_t *
 rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
     rg_tool_request_t *reqs, rg_uint_t n, rg_tool_turn_done_pt done,
@@ -1031,12 +1069,12 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
 {
     rg_uint_t         i, j;
     json_t           *args;
-    json_error_t      err;
     rg_tool_run_t    *run;
     rg_tool_turn_t   *turn;
     rg_tool_entry_t  *te;
     const char       *text;
     size_t            len;
+    char              errbuf[768];
 
     turn = calloc(1, sizeof(rg_tool_turn_t) + n * sizeof(rg_tool_run_t *));
     if (turn == NULL) {
@@ -1101,33 +1139,23 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
             continue;
         }
 
-        text = reqs[i].arguments.data;
-        len = reqs[i].arguments.len;
-
-        /* the empty string some providers send means no arguments */
-        if (len == 0) {
-            text = "{}";
-            len = 2;
-        }
-
-        args = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
-
+        args = rg_tools_args(te, reqs[i].arguments.data,
+                             reqs[i].arguments.len, errbuf, sizeof(errbuf));
         if (args == NULL) {
-            rg_tools_set_error(run, "error: arguments for %s are not valid "
-                               "JSON: %s (at position %d); send one JSON "
-                               "object", te->tool->name, err.text,
-                               err.position);
+            rg_tools_set_result(run, 1, errbuf, strlen(errbuf));
             continue;
         }
 
-        if (!json_is_object(args)) {
+        /* the module sees the arguments as checked and coerced */
+        text = json_dumps(args, JSON_COMPACT);
+        if (text == NULL) {
             json_decref(args);
-            rg_tools_set_error(run, "error: arguments for %s must be a JSON "
-                               "object, not a %s; send one JSON object",
-                               te->tool->name,
-                               json_is_array(args) ? "array" : "scalar");
+            rg_tools_set_error(run, "error: out of memory");
             continue;
         }
+
+        len = strlen(text);
+        run->args_text = (char *) text;
 
         run->entry = te;
         run->args = args;

@@ -34,6 +34,7 @@ struct rg_tool_run_s {
     rg_tool_turn_t     *turn;       /* NULL once orphaned */
     rg_uint_t           index;
     void               *args;       /* json_t *, the parsed arguments */
+    char               *args_text;  /* the same, serialized: call.args */
     struct event        timer;
     rg_msec_t           timeout;
     rg_msec_t           started;
@@ -113,6 +114,11 @@ void rg_tools_set_agent_runner(rg_tools_agent_start_pt start,
 void rg_tools_agent_done(rg_tool_run_t *run, const char *status,
     const char *text, size_t len);
 void rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m);
+
+/* the arguments of a call to te: repaired where that is safe, checked
+ * and coerced against its schema; NULL with err ("error: …") otherwise */
+void *rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len,
+    char *err, size_t errlen);
 void rg_tools_isolated_done(rg_tool_run_t *run, int failed, const char *text,
     size_t len);
 

@@ -234,23 +234,47 @@ rg_mock_utf8_cut(const char *s, size_t len, size_t max)
 }
 
 
-static int
-rg_mock_dump_cb(const char *buf, size_t size, void *data)
+static void
+rg_mock_free_cb(const void *data, size_t len, void *arg)
 {
-    return evbuffer_add(data, buf, size) == 0 ? 0 : -1;
+    (void) len;
+    (void) arg;
+
+    free((void *) data);
 }
 
+
+/* Serializes compactly into out: small values through a stack buffer, big
+ * ones into a heap block the evbuffer takes over; no per-token copies. */
 
 static rg_int_t
 rg_mock_dump(struct evbuffer *out, json_t *json)
 {
+    char    buf[8192], *p;
+    size_t  n;
+
     if (json == NULL) {
         return RG_ERROR;
     }
 
-    if (json_dump_callback(json, rg_mock_dump_cb, out,
-                           JSON_COMPACT | JSON_ENCODE_ANY) != 0)
+    n = json_dumpb(json, buf, sizeof(buf), JSON_COMPACT | JSON_ENCODE_ANY);
+    if (n == 0) {
+        return RG_ERROR;
+    }
+
+    if (n <= sizeof(buf)) {
+        return evbuffer_add(out, buf, n) == 0 ? RG_OK : RG_ERROR;
+    }
+
+    p = malloc(n);
+    if (p == NULL) {
+        return RG_ERROR;
+    }
+
+    if (json_dumpb(json, p, n, JSON_COMPACT | JSON_ENCODE_ANY) != n
+        || evbuffer_add_reference(out, p, n, rg_mock_free_cb, NULL) != 0)
     {
+        free(p);
         return RG_ERROR;
     }
 
@@ -308,6 +332,46 @@ rg_mock_error_body(struct evbuffer *out, const char *message,
 }
 
 
+/* evhttp 2.1 knows no phrase for 422, 429 and a few others. */
+
+static const char *
+rg_mock_reason(int status)
+{
+    switch (status) {
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 409:
+        return "Conflict";
+    case 413:
+        return "Payload Too Large";
+    case 422:
+        return "Unprocessable Entity";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    default:
+        return NULL;
+    }
+}
+
+
 static void
 rg_mock_send_error(struct evhttp_request *req, int status,
     const char *message, const char *type)
@@ -316,7 +380,7 @@ rg_mock_send_error(struct evhttp_request *req, int status,
                       "Content-Type", "application/json");
     rg_mock_error_body(evhttp_request_get_output_buffer(req), message, type,
                        NULL, NULL);
-    evhttp_send_reply(req, status, NULL, NULL);
+    evhttp_send_reply(req, status, rg_mock_reason(status), NULL);
 }
 
 
@@ -1006,10 +1070,12 @@ rg_mock_content_text(json_t *content, size_t *len)
 }
 
 
-/* A value that satisfies a JSON Schema well enough for a test tool. */
+/* A value that satisfies a JSON Schema well enough for a test tool. The
+ * n-th call of a conversation takes examples[n % count], so successive
+ * rounds differ the way a real model's calls do. */
 
 static json_t *
-rg_mock_schema_value(json_t *schema)
+rg_mock_schema_value(json_t *schema, size_t n)
 {
     size_t       i;
     json_t      *v, *type;
@@ -1017,7 +1083,7 @@ rg_mock_schema_value(json_t *schema)
 
     v = json_object_get(schema, "examples");
     if (json_array_size(v) > 0) {
-        return json_incref(json_array_get(v, 0));
+        return json_incref(json_array_get(v, n % json_array_size(v)));
     }
 
     v = json_object_get(schema, "enum");
@@ -1074,12 +1140,12 @@ rg_mock_schema_value(json_t *schema)
  * of the tool's parameters, or all of them when none is required. */
 
 static char *
-rg_mock_schema_args(json_t *params)
+rg_mock_schema_args(json_t *params, size_t n)
 {
-    char         *s;
-    size_t        i;
-    json_t       *args, *props, *required, *name, *schema;
-    const char   *key;
+    char        *s;
+    size_t       i;
+    json_t      *args, *props, *required, *name, *schema;
+    const char  *key;
 
     args = json_object();
     if (args == NULL) {
@@ -1094,13 +1160,13 @@ rg_mock_schema_args(json_t *params)
             key = json_string_value(name);
             if (key != NULL) {
                 json_object_set_new(args, key, rg_mock_schema_value(
-                                    json_object_get(props, key)));
+                                    json_object_get(props, key), n));
             }
         }
 
     } else if (json_is_object(props)) {
         json_object_foreach(props, key, schema) {
-            json_object_set_new(args, key, rg_mock_schema_value(schema));
+            json_object_set_new(args, key, rg_mock_schema_value(schema, n));
         }
     }
 
@@ -1187,14 +1253,16 @@ rg_mock_generic(rg_mock_conv_t *c, struct evbuffer *out, rg_mock_reply_t *r)
     if (json_array_size(tools) > 0 && c->rounds < (size_t) rg_mock.conf.rounds)
     {
         fn = json_object_get(json_array_get(tools, 0), "function");
-        args = rg_mock_schema_args(json_object_get(fn, "parameters"));
-        if (args == NULL) {
-            return RG_ERROR;
-        }
-
         calls = json_array();
 
         for (i = 0; i < (size_t) rg_mock.conf.calls; i++) {
+            args = rg_mock_schema_args(json_object_get(fn, "parameters"),
+                                       c->rounds * rg_mock.conf.calls + i);
+            if (args == NULL) {
+                json_decref(calls);
+                return RG_ERROR;
+            }
+
             snprintf(id, sizeof(id), "call_%zu_%zu_%" PRIu64,
                      c->rounds, i, c->n);
 
@@ -1204,9 +1272,8 @@ rg_mock_generic(rg_mock_conv_t *c, struct evbuffer *out, rg_mock_reply_t *r)
                           "function",
                               "name", json_object_get(fn, "name"),
                               "arguments", args));
+            free(args);
         }
-
-        free(args);
 
         message = json_pack("{s:s, s:n, s:o, s:n}", "role", "assistant",
                             "content", "tool_calls", calls, "refusal");
@@ -1263,14 +1330,58 @@ rg_mock_fault_pick(void)
 }
 
 
+/* The OpenAI-style error body of an injected (or scripted) status. */
+
+static rg_int_t
+rg_mock_status_body(struct evbuffer *out, int status, rg_mock_conv_t *c)
+{
+    char    message[320];
+    size_t  len;
+
+    switch (status) {
+
+    case 429:
+        return rg_mock_error_body(out, "Rate limit reached for requests",
+                                  "requests", NULL, "rate_limit_exceeded");
+
+    case 500:
+        return rg_mock_error_body(out, "The server had an error while "
+                                  "processing your request.", "server_error",
+                                  NULL, NULL);
+
+    case 400:
+        return rg_mock_error_body(out, "Invalid request (injected fault).",
+                                  "invalid_request_error", NULL, NULL);
+
+    case 401:
+        return rg_mock_error_body(out, "Incorrect API key provided.",
+                                  "invalid_request_error", NULL,
+                                  "invalid_api_key");
+
+    case 404:
+        len = rg_mock_utf8_cut(c->model, strlen(c->model), 256);
+        snprintf(message, sizeof(message), "The model `%.*s` does not exist "
+                 "or you do not have access to it.", (int) len, c->model);
+        return rg_mock_error_body(out, message, "invalid_request_error",
+                                  NULL, "model_not_found");
+
+    default:
+        snprintf(message, sizeof(message), "rg_mock: scripted status %d",
+                 status);
+        return rg_mock_error_body(out, message, status < 500
+                                  ? "invalid_request_error" : "server_error",
+                                  NULL, NULL);
+    }
+}
+
+
 static void
 rg_mock_fault(struct evhttp_request *req, int fault, rg_mock_conv_t *c,
     rg_mock_reply_t *r)
 {
-    char                message[320], value[32];
-    size_t              len;
-    struct evbuffer    *out;
-    struct evkeyvalq   *headers;
+    char               value[32];
+    struct evbuffer   *out;
+    struct evkeyvalq  *headers;
 
     out = evhttp_request_get_output_buffer(req);
     headers = evhttp_request_get_output_headers(req);
@@ -1282,8 +1393,7 @@ rg_mock_fault(struct evhttp_request *req, int fault, rg_mock_conv_t *c,
 
     case RG_MOCK_FAULT_429:
         r->status = 429;
-        rg_mock_error_body(out, "Rate limit reached for requests",
-                           "requests", NULL, "rate_limit_exceeded");
+        rg_mock_status_body(out, 429, c);
 
         if (rg_mock.conf.retry_after_ms >= 0) {
             snprintf(value, sizeof(value), "%ld", rg_mock.conf.retry_after_ms);
@@ -1297,29 +1407,22 @@ rg_mock_fault(struct evhttp_request *req, int fault, rg_mock_conv_t *c,
 
     case RG_MOCK_FAULT_500:
         r->status = 500;
-        rg_mock_error_body(out, "The server had an error while processing "
-                           "your request.", "server_error", NULL, NULL);
+        rg_mock_status_body(out, 500, c);
         break;
 
     case RG_MOCK_FAULT_400:
         r->status = 400;
-        rg_mock_error_body(out, "Invalid request (injected fault).",
-                           "invalid_request_error", NULL, NULL);
+        rg_mock_status_body(out, 400, c);
         break;
 
     case RG_MOCK_FAULT_401:
         r->status = 401;
-        rg_mock_error_body(out, "Incorrect API key provided.",
-                           "invalid_request_error", NULL, "invalid_api_key");
+        rg_mock_status_body(out, 401, c);
         break;
 
     case RG_MOCK_FAULT_404:
         r->status = 404;
-        len = rg_mock_utf8_cut(c->model, strlen(c->model), 256);
-        snprintf(message, sizeof(message), "The model `%.*s` does not exist "
-                 "or you do not have access to it.", (int) len, c->model);
-        rg_mock_error_body(out, message, "invalid_request_error", NULL,
-                           "model_not_found");
+        rg_mock_status_body(out, 404, c);
         break;
 
     case RG_MOCK_FAULT_BAD:
@@ -1396,7 +1499,6 @@ static rg_int_t
 rg_mock_script(struct evhttp_request *req, rg_mock_conv_t *c,
     rg_mock_reply_t *r)
 {
-    char               message[64];
     size_t             n;
     json_t            *entry, *v;
     const char        *key;
@@ -1424,6 +1526,12 @@ rg_mock_script(struct evhttp_request *req, rg_mock_conv_t *c,
         return RG_OK;
     }
 
+    if (json_is_true(json_object_get(entry, "close"))) {
+        r->action = RG_MOCK_CLOSE;
+        r->kind = RG_MOCK_FAULT;
+        return RG_OK;
+    }
+
     json_object_foreach(json_object_get(entry, "headers"), key, v) {
         evhttp_remove_header(headers, key);
         evhttp_add_header(headers, key, json_string_value(v));
@@ -1443,11 +1551,7 @@ rg_mock_script(struct evhttp_request *req, rg_mock_conv_t *c,
     }
 
     if (r->status >= 400) {
-        snprintf(message, sizeof(message), "rg_mock: scripted status %d",
-                 r->status);
-        return rg_mock_error_body(out, message, r->status < 500
-                                  ? "invalid_request_error" : "server_error",
-                                  NULL, NULL);
+        return rg_mock_status_body(out, r->status, c);
     }
 
     return rg_mock_generic(c, out, r);
@@ -1561,8 +1665,15 @@ rg_mock_script_load(const char *file)
 
     script = json_load_file(file, 0, &jerr);
     if (script == NULL) {
-        fprintf(stderr, "rg_mock: cannot load script \"%s\": %s in %s:%d\n",
-                file, jerr.text, file, jerr.line);
+        if (jerr.line > 0) {
+            fprintf(stderr, "rg_mock: cannot load script \"%s\": %s in "
+                    "%s:%d\n", file, jerr.text, file, jerr.line);
+
+        } else {
+            fprintf(stderr, "rg_mock: cannot load script \"%s\": %s\n",
+                    file, jerr.text);
+        }
+
         return RG_ERROR;
     }
 
@@ -1626,7 +1737,9 @@ rg_mock_script_load(const char *file)
                     goto invalid;
                 }
 
-            } else if (strcmp(key, "hang") == 0) {
+            } else if (strcmp(key, "hang") == 0
+                       || strcmp(key, "close") == 0)
+            {
                 if (!json_is_boolean(v)) {
                     goto invalid;
                 }
@@ -1794,7 +1907,7 @@ rg_mock_timer_handler(evutil_socket_t fd, short events, void *arg)
 
         evhttp_connection_set_closecb(evcon, NULL, NULL);
         rg_mock_pending_free(p);
-        evhttp_send_reply(req, status, NULL, NULL);
+        evhttp_send_reply(req, status, rg_mock_reason(status), NULL);
         return;
 
     case RG_MOCK_CLOSE:
@@ -1813,15 +1926,15 @@ rg_mock_timer_handler(evutil_socket_t fd, short events, void *arg)
 static void
 rg_mock_dispatch(struct evhttp_request *req, rg_mock_reply_t *r)
 {
-    struct timeval      tv;
-    evutil_socket_t     fd;
-    struct bufferevent *bev;
-    rg_mock_pending_t  *p;
+    struct timeval       tv;
+    evutil_socket_t      fd;
+    rg_mock_pending_t   *p;
+    struct bufferevent  *bev;
 
     if (r->delay == 0 && r->action == RG_MOCK_SEND) {
         rg_mock_account(r);
         rg_mock.stats.inflight--;
-        evhttp_send_reply(req, r->status, NULL, NULL);
+        evhttp_send_reply(req, r->status, rg_mock_reason(r->status), NULL);
         return;
     }
 

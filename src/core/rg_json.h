@@ -1,0 +1,15 @@
+/* rg_json.h: jansson's allocator. While an arena is open on a thread,
+ * jansson's allocations come from a bump arena that is reset in one step
+ * when it closes: parsing a model's answer then costs no malloc/free per
+ * node. Whatever must outlive the arena is copied out before it closes. */
+
+#ifndef RG_JSON_H
+#define RG_JSON_H
+
+void rg_json_init(void);
+void rg_json_arena_begin(void);
+void rg_json_arena_end(void);
+/* frees what json_dumps() returned: it may come from the arena */
+void rg_json_free_dump(void *p);
+
+#endif /* RG_JSON_H */
