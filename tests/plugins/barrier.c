@@ -5,7 +5,8 @@
  * answers them all "released with n". Run one after the other, the first
  * call would wait forever and hit its tool timeout. `barrier_pool` {n} is
  * the same for RG_TOOL_BLOCKING calls in the host's thread pool: each
- * waits up to 5 s on a condition variable for the others. */
+ * waits up to 5 s on a condition variable for the others. `danger` is
+ * flagged RG_TOOL_DANGEROUS for the approval tests. */
 
 #include <rg_tool_module.h>
 
@@ -22,6 +23,7 @@
 static int rg_barrier_async(rg_tool_call_t *call);
 static void rg_barrier_async_cancel(rg_tool_call_t *call);
 static int rg_barrier_pool(rg_tool_call_t *call);
+static int rg_barrier_danger(rg_tool_call_t *call);
 
 
 #define RG_BARRIER_SCHEMA                                                    \
@@ -37,6 +39,10 @@ static const rg_tool_t  rg_barrier_tools[] = {
 
     { "barrier_pool", "The same, in the thread pool.",
       RG_BARRIER_SCHEMA, RG_TOOL_BLOCKING, 0, rg_barrier_pool, NULL },
+
+    { "danger", "A dangerous tool: answers \"ran\" when it is allowed to.",
+      "{\"type\":\"object\",\"properties\":{}}", RG_TOOL_DANGEROUS, 0,
+      rg_barrier_danger, NULL },
 
     { NULL, NULL, NULL, 0, 0, NULL, NULL }
 };
@@ -159,6 +165,15 @@ rg_barrier_pool(rg_tool_call_t *call)
 
     snprintf(buf, sizeof(buf), "released with %lld", want);
     call->host->done(call, buf, strlen(buf));
+
+    return RG_TOOL_OK;
+}
+
+
+static int
+rg_barrier_danger(rg_tool_call_t *call)
+{
+    call->host->done(call, "ran", 3);
 
     return RG_TOOL_OK;
 }
