@@ -28,6 +28,7 @@ static void rg_session_model_handler(rg_llm_req_t *r,
 static void rg_session_tools_handler(rg_tool_turn_t *turn);
 static void rg_session_approval_handler(rg_tool_turn_t *turn);
 static void rg_session_run_turn(rg_session_t *s);
+static void rg_session_drop_args(rg_session_t *s);
 
 
 const char *
@@ -116,6 +117,8 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
         ((rg_store_t *) s->engine->store)->cancel(s->engine->store, s);
         s->lookups = 0;
     }
+
+    rg_session_drop_args(s);
 
     if (s->deadline_set) {
         event_del(&s->deadline_ev);
@@ -237,6 +240,8 @@ rg_session_destroy(rg_session_t *s)
     if (s->lookups) {
         ((rg_store_t *) s->engine->store)->cancel(s->engine->store, s);
     }
+
+    rg_session_drop_args(s);
 
     if (s->deadline_set) {
         event_del(&s->deadline_ev);
@@ -728,9 +733,9 @@ rg_session_signature(rg_session_t *s, rg_tool_request_t *c,
     }
 
     canon = rg_tool_args_canonical(args, &clen);
-    json_decref(args);
 
     if (canon == NULL) {
+        json_decref(args);
         return NULL;
     }
 
@@ -742,6 +747,15 @@ rg_session_signature(rg_session_t *s, rg_tool_request_t *c,
         sig[c->name.len] = '\0';
         memcpy(sig + c->name.len + 1, canon, clen);
         sig[*len] = '\0';
+
+        /* the tools layer takes the checked arguments as they are, and
+         * the canonical text is what the module reads */
+        c->args = args;
+        c->args_text.data = sig + c->name.len + 1;
+        c->args_text.len = clen;
+
+    } else {
+        json_decref(args);
     }
 
     free(canon);
@@ -1004,11 +1018,28 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
 }
 
 
+/* checked arguments that no turn took over */
+static void
+rg_session_drop_args(rg_session_t *s)
+{
+    rg_uint_t  i;
+
+    for (i = 0; s->calls && i < s->ncalls; i++) {
+        if (s->calls[i].args) {
+            json_decref(s->calls[i].args);
+            s->calls[i].args = NULL;
+        }
+    }
+}
+
+
 static void
 rg_session_run_turn(rg_session_t *s)
 {
     s->turn = rg_tools_turn_create(s->agent, s->id, s->calls, s->ncalls,
                                    rg_session_tools_handler, s, &s->log);
+    rg_session_drop_args(s);
+
     if (s->turn == NULL) {
         rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
         return;

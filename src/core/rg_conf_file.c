@@ -233,6 +233,25 @@ rg_conf_parse_string(rg_conf_t *cf, const char *name, const char *text)
 }
 
 
+static rg_uint_t
+rg_conf_known(rg_conf_t *cf, rg_str_t *name)
+{
+    rg_command_t  **t, *cmd;
+
+    for (t = cf->all; t && *t; t++) {
+        for (cmd = *t; cmd->name.len; cmd++) {
+            if (cmd->name.len == name->len
+                && memcmp(cmd->name.data, name->data, name->len) == 0)
+            {
+                return 1;
+            }
+        }
+    }
+
+    return 0;
+}
+
+
 static char *
 rg_conf_handler(rg_conf_t *cf, rg_int_t last)
 {
@@ -271,7 +290,21 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
 
     if (cmd == NULL || cmd->name.len == 0) {
         if (cf->handler) {
+            if (last != RG_OK) {
+                rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                                  "directive \"%.*s\" is not terminated "
+                                  "by \";\"", (int) name->len, name->data);
+                return RG_CONF_ERROR;
+            }
+
             return cf->handler(cf, cf->handler_data);
+        }
+
+        if (rg_conf_known(cf, name)) {
+            rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                              "\"%.*s\" directive is not allowed here",
+                              (int) name->len, name->data);
+            return RG_CONF_ERROR;
         }
 
         rg_conf_log_error(RG_LOG_EMERG, cf, 0, "unknown directive \"%.*s\"",
@@ -520,7 +553,8 @@ rg_conf_read_token(rg_conf_t *cf)
                 if (f->pos >= f->len) {
                     rg_conf_log_error(RG_LOG_EMERG, cf, 0,
                                       "unexpected end of file in a quoted "
-                                      "string, expecting %c", quote);
+                                      "string, expecting %s",
+                                      quote == '"' ? "'\"'" : "\"'\"");
                     rg_buf_free(&word);
                     return RG_ERROR;
                 }
@@ -542,6 +576,9 @@ rg_conf_read_token(rg_conf_t *cf)
                     case 't':  ch = '\t'; break;
                     case 'r':  ch = '\r'; break;
                     case '"': case '\'': case '\\': break;
+                    case '\n':
+                        f->line++;
+                        /* fall through */
                     default:
                         if (rg_buf_append(&word, "\\", 1) != RG_OK) {
                             rg_buf_free(&word);
@@ -563,8 +600,9 @@ rg_conf_read_token(rg_conf_t *cf)
 
             while (f->pos < f->len) {
                 ch = f->buf[f->pos];
+                /* like nginx, # starts a comment only before a word */
                 if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'
-                    || ch == ';' || ch == '{' || ch == '}' || ch == '#')
+                    || ch == ';' || ch == '{' || ch == '}')
                 {
                     break;
                 }

@@ -71,6 +71,8 @@ struct rg_conf_s {
     rg_uint_t           ctx_type;   /* RG_MAIN_CONF, RG_LLM_CONF, … */
     void               *ctx;        /* the conf struct of the block */
     rg_command_t       *commands;   /* the directives of the block */
+    rg_command_t      **all;        /* every table, NULL-ended: to tell
+                                       "not allowed here" from "unknown" */
 
     /* a block may take directives no table lists (a module's own) */
     char             *(*handler)(rg_conf_t *cf, void *data);

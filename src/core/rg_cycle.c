@@ -24,6 +24,8 @@ static char *rg_cycle_thread_pool(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static char *rg_cycle_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
+static char *rg_cycle_default_agent(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
 
 
 static rg_conf_num_bounds_t  rg_cycle_rounds_bounds = { 1, 10000 };
@@ -64,7 +66,7 @@ static rg_command_t  rg_cycle_main_commands[] = {
       rg_cycle_agent_block, 0, NULL },
 
     { rg_string("default_agent"), RG_MAIN_CONF|RG_CONF_TAKE1,
-      rg_conf_set_str_slot, offsetof(rg_cycle_t, default_agent), NULL },
+      rg_cycle_default_agent, 0, NULL },
 
     { rg_string("concurrency"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_cycle_t, concurrency),
@@ -224,6 +226,12 @@ static rg_command_t  rg_cycle_agent_commands[] = {
 };
 
 
+static rg_command_t  *rg_cycle_all_commands[] = {
+    rg_cycle_main_commands, rg_cycle_llm_commands, rg_cycle_agent_commands,
+    NULL
+};
+
+
 static char *
 rg_cycle_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
@@ -260,11 +268,12 @@ rg_cycle_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         }
     }
 
-    if (cycle->new_log.fd != STDERR_FILENO && cycle->new_log.fd != -1) {
+    if (cycle->log_opened) {
         close(cycle->new_log.fd);
     }
 
     cycle->new_log.fd = fd;
+    cycle->log_opened = fd != STDERR_FILENO;
     cycle->new_log.log_level = level;
 
     return RG_CONF_OK;
@@ -345,6 +354,24 @@ rg_cycle_tool_timeout(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     t->name = cf->args[1];
     t->timeout = ms;
+
+    return RG_CONF_OK;
+}
+
+
+static char *
+rg_cycle_default_agent(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_cycle_t  *cycle;
+
+    cycle = conf;
+
+    if (cycle->default_agent.data) {
+        return "is duplicate";
+    }
+
+    cycle->default_agent = cf->args[1];
+    cycle->default_agent_line = rg_conf_line(cf);
 
     return RG_CONF_OK;
 }
@@ -1031,12 +1058,14 @@ nomem:
 static void
 rg_cycle_close_log(void *data)
 {
-    rg_log_t  *log;
+    rg_cycle_t  *cycle;
 
-    log = data;
+    cycle = data;
 
-    if (log->fd != STDERR_FILENO && log->fd != -1) {
-        close(log->fd);
+    /* only a file this cycle opened: the caller's log stays open */
+    if (cycle->log_opened) {
+        close(cycle->new_log.fd);
+        cycle->log_opened = 0;
     }
 }
 
@@ -1087,7 +1116,7 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
                                               strlen(conf_file)) : NULL;
 
     /* the log file is closed, and modules are unloaded, with the pool */
-    if (rg_pool_cleanup_add(pool, rg_cycle_close_log, &cycle->new_log)
+    if (rg_pool_cleanup_add(pool, rg_cycle_close_log, cycle)
         == NULL
         || rg_pool_cleanup_add(pool, rg_module_unload_all, cycle) == NULL)
     {
@@ -1103,6 +1132,7 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
     cf.ctx = cycle;
     cf.ctx_type = RG_MAIN_CONF;
     cf.commands = rg_cycle_main_commands;
+    cf.all = rg_cycle_all_commands;
 
     if (conf_text) {
         rv = rg_conf_parse_string(&cf, conf_file ? conf_file : "(embedded)",
@@ -1165,7 +1195,7 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
         && rg_cycle_agent(cycle, cycle->default_agent.data,
                           cycle->default_agent.len) == NULL)
     {
-        rg_cycle_fail(cycle, conf_file, 0,
+        rg_cycle_fail(cycle, conf_file, cycle->default_agent_line,
                       "\"default_agent\" names an unknown agent \"%.*s\"",
                       (int) cycle->default_agent.len,
                       cycle->default_agent.data);

@@ -132,6 +132,8 @@ struct rg_cycle_s {
     rg_array_t          tools;            /* rg_tool_entry_t */
 
     rg_str_t            default_agent;
+    rg_uint_t           default_agent_line;
+    unsigned            log_opened:1;     /* new_log.fd is ours to close */
     rg_int_t            pool_threads;
     rg_int_t            pool_max_queue;
     rg_int_t            max_agent_depth;

@@ -8,14 +8,16 @@
  * assistant message are the codec's own; then it adds what only a stream
  * can say: an error sent after the 200, a stream cut short.
  *
- * Owns its buffers (malloc'ed, freed by rg_llm_sse_destroy) and the two
- * jansson values it keeps between chunks (the last usage, the first
- * error). Does no I/O, knows of HTTP only the status it is given, and
- * writes no JSON by hand: jansson parses every chunk and serializes the
- * result. */
+ * Owns its buffers (malloc'ed, freed by rg_llm_sse_destroy). No jansson
+ * value outlives the call that made it, so a caller may wrap any call in
+ * a jansson arena (rg_json.h): what is kept between chunks (the last
+ * usage, the first error) is kept as JSON text. Does no I/O, knows of
+ * HTTP only the status it is given, and writes no JSON by hand: jansson
+ * parses every chunk and serializes the result. */
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_json.h>
 #include <rg_llm_openai.h>
 #include <rg_llm_sse.h>
 
@@ -69,8 +71,8 @@ struct rg_llm_sse_s {
     rg_uint_t             nchoices;
     rg_uint_t             nalloc;
 
-    json_t               *usage;       /* the last one sent */
-    json_t               *error;       /* the first one sent */
+    rg_buf_t              usage;       /* the last one sent, as JSON */
+    rg_buf_t              error;       /* the first one sent, as JSON */
     char                  bad[JSON_ERROR_TEXT_LENGTH]; /* the first */
 
     unsigned              mode:2;
@@ -131,8 +133,8 @@ rg_llm_sse_destroy(rg_llm_sse_t *p)
     }
 
     free(p->choices);
-    json_decref(p->usage);
-    json_decref(p->error);
+    rg_buf_free(&p->usage);
+    rg_buf_free(&p->error);
     rg_buf_free(&p->line);
     rg_buf_free(&p->data);
     rg_buf_free(&p->raw);
@@ -432,6 +434,24 @@ rg_llm_sse_index(json_t *v, int64_t *index)
 }
 
 
+/* keeps v as JSON text in b, in place of what b held */
+static void
+rg_llm_sse_keep(rg_llm_sse_t *p, rg_buf_t *b, json_t *v)
+{
+    char  *s;
+
+    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s == NULL) {
+        p->nomem = 1;
+        return;
+    }
+
+    rg_buf_reset(b);
+    (void) rg_llm_sse_append(p, b, s, strlen(s));
+    rg_json_free_dump(s);
+}
+
+
 /* an "error" that says something: a non-empty object or string */
 static int
 rg_llm_sse_is_error(json_t *e)
@@ -490,7 +510,7 @@ rg_llm_sse_error(rg_llm_sse_t *p, json_t *e, const char *s, size_t n)
 {
     json_t  *copy;
 
-    if (p->error != NULL) {
+    if (p->error.len > 0) {
         return;
     }
 
@@ -499,7 +519,7 @@ rg_llm_sse_error(rg_llm_sse_t *p, json_t *e, const char *s, size_t n)
             && (rg_llm_sse_has_text(json_object_get(e, "message"))
                 || rg_llm_sse_has_text(json_object_get(e, "detail")))))
     {
-        p->error = json_incref(e);
+        rg_llm_sse_keep(p, &p->error, e);
         return;
     }
 
@@ -512,7 +532,8 @@ rg_llm_sse_error(rg_llm_sse_t *p, json_t *e, const char *s, size_t n)
         return;
     }
 
-    p->error = copy;
+    rg_llm_sse_keep(p, &p->error, copy);
+    json_decref(copy);
 }
 
 
@@ -532,8 +553,7 @@ rg_llm_sse_usage(rg_llm_sse_t *p, json_t *root)
         return;
     }
 
-    json_decref(p->usage);
-    p->usage = json_incref(u);
+    rg_llm_sse_keep(p, &p->usage, u);
 }
 
 
@@ -694,7 +714,7 @@ rg_llm_sse_call(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, int64_t index,
     }
 
     (void) rg_llm_sse_append(p, &c->arguments, s, strlen(s));
-    free(s);
+    rg_json_free_dump(s);
 }
 
 
@@ -1074,7 +1094,8 @@ rg_llm_sse_choice_json(rg_llm_sse_choice_t *ch)
 
 /* The chat.completion the stream adds up to, serialized: the answer
  * (choice 0, or the lowest index sent), the last usage, the first
- * error. Other choices are left out: the codec reads only the answer. */
+ * error. Other choices are left out: the codec reads only the answer.
+ * The text is freed with rg_json_free_dump(). */
 static char *
 rg_llm_sse_body(rg_llm_sse_t *p)
 {
@@ -1094,12 +1115,18 @@ rg_llm_sse_body(rg_llm_sse_t *p)
 
     err |= json_object_set_new(root, "choices", choices);
 
-    if (p->usage != NULL) {
-        err |= json_object_set(root, "usage", p->usage);
+    if (p->usage.len) {
+        err |= json_object_set_new(root, "usage",
+                                   json_loadb(p->usage.data, p->usage.len,
+                                              JSON_DECODE_ANY
+                                              | JSON_ALLOW_NUL, NULL));
     }
 
-    if (p->error != NULL) {
-        err |= json_object_set(root, "error", p->error);
+    if (p->error.len) {
+        err |= json_object_set_new(root, "error",
+                                   json_loadb(p->error.data, p->error.len,
+                                              JSON_DECODE_ANY
+                                              | JSON_ALLOW_NUL, NULL));
     }
 
     s = err ? NULL : json_dumps(root, JSON_COMPACT);
@@ -1229,7 +1256,7 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
      * ignored "stream": true), a page of a proxy, nothing at all */
     if (p->mode != RG_LLM_SSE_STREAM
         || (ok && !p->stream)
-        || (!ok && p->error == NULL))
+        || (!ok && p->error.len == 0))
     {
         rc = rg_llm_openai_parse(pool, http_status, p->raw.data ? p->raw.data
                                                                 : "",
@@ -1250,13 +1277,13 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
 
     rc = rg_llm_openai_parse(pool, http_status, body, strlen(body), id_prefix,
                              r);
-    free(body);
+    rg_json_free_dump(body);
 
     if (rc != RG_OK) {
         return rc;
     }
 
-    if (p->error != NULL) {
+    if (p->error.len) {
         /* Groq's tool_use_failed: the request has to change */
         if (ok && rg_str_eq(&r->error_code, "tool_use_failed")) {
             r->status = RG_LLM_ERR_FATAL;

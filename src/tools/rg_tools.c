@@ -1139,23 +1139,33 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
             continue;
         }
 
-        args = rg_tools_args(te, reqs[i].arguments.data,
-                             reqs[i].arguments.len, errbuf, sizeof(errbuf));
-        if (args == NULL) {
-            rg_tools_set_result(run, 1, errbuf, strlen(errbuf));
-            continue;
-        }
+        if (reqs[i].args) {
+            /* checked by the caller already */
+            args = reqs[i].args;
+            reqs[i].args = NULL;
+            text = reqs[i].args_text.data;
+            len = reqs[i].args_text.len;
 
-        /* the module sees the arguments as checked and coerced */
-        text = json_dumps(args, JSON_COMPACT);
-        if (text == NULL) {
-            json_decref(args);
-            rg_tools_set_error(run, "error: out of memory");
-            continue;
-        }
+        } else {
+            args = rg_tools_args(te, reqs[i].arguments.data,
+                                 reqs[i].arguments.len, errbuf,
+                                 sizeof(errbuf));
+            if (args == NULL) {
+                rg_tools_set_result(run, 1, errbuf, strlen(errbuf));
+                continue;
+            }
 
-        len = strlen(text);
-        run->args_text = (char *) text;
+            /* the module sees the arguments as checked and coerced */
+            text = json_dumps(args, JSON_COMPACT);
+            if (text == NULL) {
+                json_decref(args);
+                rg_tools_set_error(run, "error: out of memory");
+                continue;
+            }
+
+            len = strlen(text);
+            run->args_text = (char *) text;
+        }
 
         run->entry = te;
         run->args = args;

@@ -95,6 +95,9 @@ typedef struct {
     rg_str_t            name;
     rg_str_t            arguments;
     rg_str_t            preset;
+    void               *args;         /* json_t *, already checked: the
+                                         turn takes it over */
+    rg_str_t            args_text;    /* its canonical text */
     unsigned            has_preset:1;
     unsigned            preset_failed:1;
 } rg_tool_request_t;

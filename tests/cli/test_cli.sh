@@ -1,0 +1,510 @@
+#!/bin/sh
+# test_cli.sh: tests of the reagent command line (src/core/reagent.c) and of
+# `reagent batch` (src/queue/rg_batch.c), run as a user runs them: -V, -h,
+# -t on good and bad configurations, `run` and `batch` against the mock
+# model (B/rg_mock on a free loopback port), a provider error, transcripts,
+# bad options, and an API key that must never be printed or recorded.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
+# check failed. Temporary files live in one mktemp -d folder, removed at
+# the end with the mock models it started.
+
+B=${B:-objs}
+R=$B/reagent
+
+SECRET=sk-test-SECRET-cli-7f3a
+RG_CLI_TEST_KEY=$SECRET
+export RG_CLI_TEST_KEY
+
+n=0
+failed=0
+mock_pid=
+fault_pid=
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-cli-XXXXXX") || exit 1
+
+rg_cleanup() {
+    [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null
+    [ -n "$fault_pid" ] && kill "$fault_pid" 2>/dev/null
+    [ -n "$mock_pid" ] && wait "$mock_pid" 2>/dev/null
+    [ -n "$fault_pid" ] && wait "$fault_pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+
+trap rg_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+
+rg_ok() {
+    n=$((n + 1))
+    echo "ok $n - $1"
+}
+
+rg_fail() {
+    n=$((n + 1))
+    failed=$((failed + 1))
+    echo "not ok $n - $1"
+}
+
+# rg_check WHAT COMMAND...: the command succeeds
+rg_check() {
+    check_what=$1
+    shift
+    if "$@"; then
+        rg_ok "$check_what"
+    else
+        rg_fail "$check_what"
+    fi
+}
+
+# rg_same WHAT FILE EXPECTED: FILE holds exactly EXPECTED (and a newline)
+rg_same() {
+    printf '%s\n' "$3" > "$tmp/expected"
+    if cmp -s "$2" "$tmp/expected"; then
+        rg_ok "$1"
+    else
+        rg_fail "$1"
+        echo "#   expected:"
+        sed 's/^/#     /' "$tmp/expected"
+        echo "#   got:"
+        sed 's/^/#     /' "$2"
+    fi
+}
+
+# rg_rc WHAT GOT EXPECTED: an exit code
+rg_rc() {
+    if [ "$2" -eq "$3" ]; then
+        rg_ok "$1: exit code $3"
+    else
+        rg_fail "$1: exit code $2, expected $3"
+        [ -s "$tmp/err" ] && sed 's/^/#   stderr: /' "$tmp/err"
+    fi
+}
+
+# rg_has WHAT FILE TEXT: FILE has a line containing TEXT (fixed string)
+rg_has() {
+    if grep -qF -- "$3" "$2"; then
+        rg_ok "$1"
+    else
+        rg_fail "$1"
+        echo "#   no line with: $3"
+        sed 's/^/#   got: /' "$2"
+    fi
+}
+
+# rg_lacks WHAT FILE TEXT
+rg_lacks() {
+    if grep -qF -- "$3" "$2"; then
+        rg_fail "$1"
+        grep -F -- "$3" "$2" | sed 's/^/#   found: /'
+    else
+        rg_ok "$1"
+    fi
+}
+
+# rg_count WHAT FILE TEXT N: exactly N lines contain TEXT
+rg_count() {
+    c=$(grep -cF -- "$3" "$2")
+    if [ "$c" -eq "$4" ]; then
+        rg_ok "$1"
+    else
+        rg_fail "$1: $c lines, expected $4"
+        sed 's/^/#   got: /' "$2"
+    fi
+}
+
+# log lines without their time and pid: "[emerg] text"
+rg_strip_log() {
+    sed 's|^[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9] [0-9:]* \[\([a-z]*\)\] [0-9]*#0: |[\1] |' "$1"
+}
+
+# rg_mock_start VAR ARGS...: starts a mock, sets VAR_pid and the port
+rg_mock_start() {
+    pf=$tmp/$1.port
+    shift
+    "$B/rg_mock" --port 0 --port-file "$pf" --quiet "$@" \
+        2>>"$tmp/mock.log" &
+    started=$!
+    i=0
+    while [ ! -s "$pf" ] && [ $i -lt 100 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    port=$(cat "$pf" 2>/dev/null)
+}
+
+
+if [ ! -x "$R" ] || [ ! -x "$B/rg_mock" ]; then
+    echo "not ok 1 - $R and $B/rg_mock are built (run make first)"
+    exit 1
+fi
+
+version=$(sed -n 's/^#define RG_VERSION *"\(.*\)"$/\1/p' "$B/rg_auto_config.h")
+
+
+# -V, -h
+
+"$R" -V > "$tmp/out" 2> "$tmp/err"
+rg_rc "-V" $? 0
+rg_has "-V names the version" "$tmp/out" "reagent version $version"
+rg_check "-V names the libraries and their versions" \
+    grep -Eq '^libraries: libevent [0-9][0-9a-z.-]*, libcurl [0-9][0-9.]*, jansson [0-9][0-9.]*, msgpack-c [0-9][0-9.]*, hiredis [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/out"
+rg_check "-V names the tool module ABI" \
+    grep -Eq '^tool module ABI: 1 \(rg1:p[0-9]+:l[0-9]+\)$' "$tmp/out"
+rg_check "-V writes nothing to stderr" test ! -s "$tmp/err"
+
+"$R" --version > "$tmp/out2" 2>/dev/null
+rg_check "--version is -V" cmp -s "$tmp/out" "$tmp/out2"
+
+"$R" -h > "$tmp/out" 2> "$tmp/err"
+rg_rc "-h" $? 0
+rg_has "-h prints the usage on stdout" "$tmp/out" \
+    "usage: reagent [-c FILE] [-t] [-V] [-h] COMMAND [ARGS]"
+
+
+# the mocks
+
+rg_mock_start mock
+mock_pid=$started
+mock_port=$port
+
+rg_mock_start fault --fault 400 --fault-count 0
+fault_pid=$started
+fault_port=$port
+
+if [ -z "$mock_port" ] || [ -z "$fault_port" ]; then
+    rg_fail "the mock models start"
+    cat "$tmp/mock.log"
+    exit 1
+fi
+
+rg_ok "the mock models listen on ports $mock_port and $fault_port"
+
+
+# configurations
+
+cat > "$tmp/good.conf" <<EOF
+load_module calc.so;
+
+llm mock {
+    base_url     http://127.0.0.1:$mock_port/v1;
+    model        mock-1;
+    api_key_env  RG_CLI_TEST_KEY;
+}
+
+agent a { }
+
+agent b {
+    tools  calc;
+}
+EOF
+
+sed "s/:$mock_port\//:$fault_port\//" "$tmp/good.conf" > "$tmp/fault.conf"
+
+# the same, logging everything: nothing of the key may show there either
+sed '1i\
+error_log stderr debug;' "$tmp/good.conf" > "$tmp/debug.conf"
+
+cat > "$tmp/bad.conf" <<EOF
+llm mock {
+    base_url  http://127.0.0.1:$mock_port/v1;
+    model     mock-1;
+    api_key_env  RG_CLI_TEST_KEY;
+}
+agent a {
+    bogus 1;
+}
+EOF
+
+
+# -t
+
+"$R" -t -c "$tmp/good.conf" > "$tmp/out" 2> "$tmp/err"
+rg_rc "-t on a good configuration" $? 0
+rg_same "-t on a good configuration: stderr" "$tmp/err" \
+"reagent: the configuration file $tmp/good.conf syntax is ok
+reagent: configuration file $tmp/good.conf test is successful"
+rg_check "-t on a good configuration: nothing on stdout" test ! -s "$tmp/out"
+
+"$R" -c "$tmp/debug.conf" -t > "$tmp/out" 2> "$tmp/err"
+rg_rc "-t after -c, logging at debug" $? 0
+rg_lacks "-t: the key is not in the output" "$tmp/err" "SECRET"
+
+"$R" -t -c "$tmp/bad.conf" > "$tmp/out" 2> "$tmp/err"
+rg_rc "-t on a bad configuration" $? 1
+rg_strip_log "$tmp/err" > "$tmp/err.stripped"
+rg_same "-t on a bad configuration: stderr" "$tmp/err.stripped" \
+"[emerg] unknown directive \"bogus\" in $tmp/bad.conf:7
+reagent: configuration file $tmp/bad.conf test failed"
+rg_check "-t on a bad configuration: nothing on stdout" test ! -s "$tmp/out"
+rg_lacks "-t on a bad configuration: the key is not in the output" \
+    "$tmp/err" "SECRET"
+
+"$R" -t -c "$tmp/missing.conf" > "$tmp/out" 2> "$tmp/err"
+rg_rc "-t on a missing file" $? 1
+rg_strip_log "$tmp/err" > "$tmp/err.stripped"
+rg_same "-t on a missing file: stderr" "$tmp/err.stripped" \
+"[emerg] open() \"$tmp/missing.conf\" failed (2: No such file or directory)
+reagent: configuration file $tmp/missing.conf test failed"
+
+RG_CLI_TEST_KEY= "$R" -t -c "$tmp/good.conf" > "$tmp/out" 2> "$tmp/err"
+rg_rc "-t with the key variable empty" $? 1
+rg_strip_log "$tmp/err" > "$tmp/err.stripped"
+rg_same "-t with the key variable empty: stderr" "$tmp/err.stripped" \
+"[emerg] llm \"mock\": the environment variable \"RG_CLI_TEST_KEY\" named by \"api_key_env\" is not set in $tmp/good.conf:3
+reagent: configuration file $tmp/good.conf test failed"
+
+# the shipped configuration, from the repository root: its modules are
+# found in modules/ next to the binary
+"$R" -t -c conf/reagent.conf > "$tmp/out" 2> "$tmp/err"
+rg_rc "-t on conf/reagent.conf" $? 0
+rg_same "-t on conf/reagent.conf: stderr" "$tmp/err" \
+"reagent: the configuration file conf/reagent.conf syntax is ok
+reagent: configuration file conf/reagent.conf test is successful"
+
+
+# run
+
+"$R" -c "$tmp/good.conf" run "hello there" > "$tmp/out" 2> "$tmp/err"
+rg_rc "run" $? 0
+rg_same "run: the answer on stdout" "$tmp/out" "Final answer: hello there"
+rg_check "run: \"status: done\" on stderr" \
+    grep -Eq '^status: done \(rounds 1, tool calls 0, tokens [0-9]+, [0-9]+ ms\)$' "$tmp/err"
+
+"$R" -c "$tmp/debug.conf" run -a b --transcript "$tmp/t.json" "compute" \
+    > "$tmp/out" 2> "$tmp/err"
+rg_rc "run -a b --transcript, with a tool round" $? 0
+rg_same "run with a tool: the answer" "$tmp/out" \
+    "Final answer after 1 rounds: 14"
+rg_check "run with a tool: \"status: done\" after 2 rounds and 1 tool call" \
+    grep -Eq '^status: done \(rounds 2, tool calls 1, tokens [0-9]+, [0-9]+ ms\)$' "$tmp/err"
+rg_lacks "run at debug: the key is not in the log" "$tmp/err" "SECRET"
+rg_lacks "run: the key is not in the transcript" "$tmp/t.json" "SECRET"
+
+if command -v python3 >/dev/null 2>&1; then
+    rg_check "--transcript writes the messages and events as JSON" \
+        python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+m, e = t["messages"], t["events"]
+assert t["status"] == "done" and t["agent"] == "b", t
+assert [x["role"] for x in m] == ["user", "assistant", "tool", "assistant"], m
+assert m[0]["content"] == "compute", m
+assert m[1]["tool_calls"][0]["function"]["name"] == "calc", m
+assert m[2]["content"] == "14", m
+assert m[3]["content"] == "Final answer after 1 rounds: 14", m
+assert [x["type"] for x in e] == ["model_call", "tool_call", "model_call"], e
+' "$tmp/t.json"
+else
+    rg_has "--transcript writes the messages" "$tmp/t.json" '"messages"'
+    rg_has "--transcript writes the events" "$tmp/t.json" '"events"'
+fi
+
+# replay: the model's answers come from the transcript, so a model that
+# cannot be reached is never asked
+sed "s/:$mock_port\//:1\//" "$tmp/good.conf" > "$tmp/dead.conf"
+"$R" -c "$tmp/dead.conf" replay "$tmp/t.json" > "$tmp/out" 2> "$tmp/err"
+rg_rc "replay of the transcript" $? 0
+rg_same "replay: the same answer" "$tmp/out" "Final answer after 1 rounds: 14"
+rg_has "replay: every recorded answer used" "$tmp/err" \
+    "replay: 2 of 2 recorded answers used"
+rg_lacks "replay: the key is not in the output" "$tmp/err" "SECRET"
+
+echo '{"id":"t1","input":"one"}' > "$tmp/task.json"
+"$R" -c "$tmp/good.conf" replay "$tmp/task.json" > "$tmp/out" 2> "$tmp/err"
+rg_rc "replay of a file that is not a transcript" $? 1
+rg_same "replay of a file that is not a transcript: stderr" "$tmp/err" \
+    "reagent: \"$tmp/task.json\" is not a reagent transcript (it needs \"agent\", \"messages\" with the task, and \"events\")"
+
+"$R" -c "$tmp/fault.conf" run "hello" > "$tmp/out" 2> "$tmp/err"
+rg_rc "run against a provider answering 400" $? 2
+rg_has "run against a 400: \"status: failed\" with the provider's message" \
+    "$tmp/err" "status: failed: model call failed (fatal, HTTP 400): Invalid request (injected fault). (rounds "
+rg_check "run against a 400: no answer on stdout" test ! -s "$tmp/out"
+
+"$R" -c "$tmp/fault.conf" run --transcript "$tmp/tf.json" "hello" \
+    > /dev/null 2> "$tmp/err"
+rg_rc "run --transcript against a 400" $? 2
+rg_has "the transcript of a failed run says so" "$tmp/tf.json" \
+    '"status": "failed"'
+rg_lacks "the transcript of a failed run lacks the key" "$tmp/tf.json" \
+    "SECRET"
+
+"$R" -c "$tmp/good.conf" run -a nope "hello" > "$tmp/out" 2> "$tmp/err"
+rg_rc "run -a with an unknown agent" $? 1
+rg_same "run -a with an unknown agent: stderr" "$tmp/err" \
+    'reagent: unknown agent "nope" (agents: a, b)'
+
+"$R" -c "$tmp/good.conf" run > "$tmp/out" 2> "$tmp/err"
+rg_rc "run without a task" $? 1
+rg_same "run without a task: stderr" "$tmp/err" \
+    'reagent: run needs a task: reagent run "what is 2+2?"'
+
+"$R" -c "$tmp/good.conf" run two words > "$tmp/out" 2> "$tmp/err"
+rg_rc "run with two task words" $? 1
+rg_same "run with two task words: stderr" "$tmp/err" \
+    'reagent: unexpected argument "words" (quote the task as one argument)'
+
+
+# batch: 5 tasks, a malformed line, one without "input", a blank line and
+# an unknown agent
+
+cat > "$tmp/tasks.jsonl" <<'EOF'
+{"id":"t1","input":"one"}
+{"id":"t2","input":"two","agent":"b"}
+{"id":3,"input":"three"}
+{"input":"four"}
+{"id":"t5", "input": broken
+{"id":"t6"}
+
+{"id":"t8","input":"eight","agent":"nope"}
+  {"id":"t9","input":"nine","agent":null}	
+EOF
+
+rg_batch_check() {
+    batch=$1
+    out=$2
+
+    rg_count "$batch: 8 results" "$out" '"id"' 8
+    rg_count "$batch: 5 done" "$out" '"status":"done"' 5
+    rg_count "$batch: 3 invalid" "$out" '"status":"invalid"' 3
+    rg_has "$batch: t1 done" "$out" \
+        '{"id":"t1","status":"done","answer":"Final answer: one","rounds":1,'
+    rg_has "$batch: t2 done by agent b" "$out" \
+        '{"id":"t2","status":"done","answer":"Final answer after 1 rounds: 14","rounds":2,'
+    rg_has "$batch: a number id" "$out" \
+        '{"id":"3","status":"done","answer":"Final answer: three","rounds":1,'
+    rg_has "$batch: no id: line-4" "$out" \
+        '{"id":"line-4","status":"done","answer":"Final answer: four","rounds":1,'
+    rg_has "$batch: t9 done" "$out" \
+        '{"id":"t9","status":"done","answer":"Final answer: nine","rounds":1,'
+    rg_check "$batch: the malformed line" grep -Eq \
+        '^\{"id":"line-5","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 5 is not valid JSON: [^"]+"\}$' "$out"
+    rg_has "$batch: the line without input" "$out" \
+        '{"id":"t6","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 6: \"input\" is missing or not a non-empty string"}'
+    rg_has "$batch: the unknown agent" "$out" \
+        '{"id":"t8","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 8: unknown agent \"nope\""}'
+    rg_lacks "$batch: the key is not in the results" "$out" "SECRET"
+}
+
+"$R" -c "$tmp/good.conf" batch "$tmp/tasks.jsonl" > "$tmp/out" 2> "$tmp/err"
+rg_rc "batch FILE, not all done" $? 2
+rg_batch_check "batch FILE" "$tmp/out"
+rg_check "batch FILE: the summary counts the tasks by status" \
+    grep -Eq '^batch: 8 tasks in [0-9.]+s: 5 done, 0 failed, 3 invalid$' \
+    "$tmp/err"
+rg_check "batch FILE: the summary counts 6 model calls and 1 tool call" \
+    grep -Eq '^  model calls 6 \(retries 0\), tool calls 1 ' "$tmp/err"
+rg_lacks "batch: the key is not in the log" "$tmp/err" "SECRET"
+
+"$R" -c "$tmp/good.conf" batch - < "$tmp/tasks.jsonl" > "$tmp/out" \
+    2> "$tmp/err"
+rg_rc "batch - < FILE" $? 2
+rg_batch_check "batch - < FILE" "$tmp/out"
+
+cat "$tmp/tasks.jsonl" | "$R" -c "$tmp/good.conf" batch - > "$tmp/out" \
+    2> "$tmp/err"
+rg_rc "batch - from a pipe" $? 2
+rg_batch_check "batch - from a pipe" "$tmp/out"
+
+# a pipe that delivers the lines slowly
+(
+    head -n 2 "$tmp/tasks.jsonl"
+    sleep 0.3
+    tail -n +3 "$tmp/tasks.jsonl"
+) | "$R" -c "$tmp/good.conf" batch --concurrency 1 - > "$tmp/out" \
+    2> "$tmp/err"
+rg_rc "batch --concurrency 1 - from a slow pipe" $? 2
+rg_batch_check "batch from a slow pipe" "$tmp/out"
+
+"$R" -c "$tmp/debug.conf" batch --concurrency 2 -o "$tmp/results.jsonl" \
+    --no-progress "$tmp/tasks.jsonl" > "$tmp/out" 2> "$tmp/err"
+rg_rc "batch -o FILE --concurrency 2, logging at debug" $? 2
+rg_check "batch -o FILE: nothing on stdout" test ! -s "$tmp/out"
+rg_batch_check "batch -o FILE" "$tmp/results.jsonl"
+rg_lacks "batch at debug: the key is not in the log" "$tmp/err" "SECRET"
+
+head -n 4 "$tmp/tasks.jsonl" > "$tmp/valid.jsonl"
+"$R" -c "$tmp/good.conf" batch "$tmp/valid.jsonl" > "$tmp/out" 2> "$tmp/err"
+rg_rc "batch with every task done" $? 0
+rg_count "batch with every task done: 4 results" "$tmp/out" \
+    '"status":"done"' 4
+
+# CRLF line ends, and a last line without its newline
+printf '{"id":"c1","input":"crlf"}\r\n{"id":"c2","input":"last"}' \
+    > "$tmp/crlf.jsonl"
+"$R" -c "$tmp/good.conf" batch "$tmp/crlf.jsonl" > "$tmp/out" 2> "$tmp/err"
+rg_rc "batch with CRLF and no final newline" $? 0
+rg_count "batch with CRLF and no final newline: 2 results" "$tmp/out" \
+    '"id"' 2
+rg_has "batch: a CRLF line" "$tmp/out" \
+    '{"id":"c1","status":"done","answer":"Final answer: crlf","rounds":1,'
+rg_has "batch: a last line without its newline" "$tmp/out" \
+    '{"id":"c2","status":"done","answer":"Final answer: last","rounds":1,'
+
+printf '{"id":"c2","input":"last"}' | "$R" -c "$tmp/good.conf" batch - \
+    > "$tmp/out" 2> "$tmp/err"
+rg_rc "batch - from a pipe without a final newline" $? 0
+rg_has "batch - from a pipe without a final newline: the task" "$tmp/out" \
+    '{"id":"c2","status":"done","answer":"Final answer: last","rounds":1,'
+
+"$R" -c "$tmp/good.conf" batch - < /dev/null > "$tmp/out" 2> "$tmp/err"
+rg_rc "batch - with no tasks" $? 0
+rg_check "batch - with no tasks: no results" test ! -s "$tmp/out"
+rg_check "batch - with no tasks: the summary says 0 tasks" \
+    grep -Eq '^batch: 0 tasks in [0-9.]+s: 0 done, 0 failed$' "$tmp/err"
+
+"$R" -c "$tmp/fault.conf" batch "$tmp/valid.jsonl" > "$tmp/out" 2> "$tmp/err"
+rg_rc "batch against a provider answering 400" $? 2
+rg_count "batch against a 400: 4 failed with the provider's message" \
+    "$tmp/out" '"status":"failed","answer":null,"rounds":1,' 4
+rg_count "batch against a 400: the error" "$tmp/out" \
+    '"error":"model call failed (fatal, HTTP 400): Invalid request (injected fault)."}' 4
+
+"$R" -c "$tmp/good.conf" batch "$tmp/none.jsonl" > "$tmp/out" 2> "$tmp/err"
+rg_rc "batch on a missing file" $? 1
+rg_same "batch on a missing file: stderr" "$tmp/err" \
+    "reagent: cannot open tasks \"$tmp/none.jsonl\": No such file or directory"
+
+for c in 0 -5 abc 1000001 2x; do
+    "$R" -c "$tmp/good.conf" batch --concurrency "$c" "$tmp/tasks.jsonl" \
+        > "$tmp/out" 2> "$tmp/err"
+    rg_rc "batch --concurrency $c" $? 1
+    rg_same "batch --concurrency $c: stderr" "$tmp/err" \
+        "reagent: --concurrency expects a number from 1 to 1000000, not \"$c\""
+    rg_check "batch --concurrency $c: nothing run" test ! -s "$tmp/out"
+done
+
+
+# options and commands
+
+"$R" --bogus > "$tmp/out" 2> "$tmp/err"
+rg_rc "an unknown option" $? 1
+rg_same "an unknown option: stderr" "$tmp/err" \
+    'reagent: unknown option "--bogus" (see reagent -h)'
+
+"$R" -c "$tmp/good.conf" run --bogus "hello" > "$tmp/out" 2> "$tmp/err"
+rg_rc "an unknown option after run" $? 1
+rg_same "an unknown option after run: stderr" "$tmp/err" \
+    'reagent: unknown option "--bogus"'
+
+"$R" -c "$tmp/good.conf" run --concurrency 2 "hello" > "$tmp/out" \
+    2> "$tmp/err"
+rg_rc "a batch option after run" $? 1
+rg_same "a batch option after run: stderr" "$tmp/err" \
+    'reagent: unknown option "--concurrency"'
+
+"$R" -c "$tmp/good.conf" frob "hello" > "$tmp/out" 2> "$tmp/err"
+rg_rc "an unknown command" $? 1
+rg_same "an unknown command: stderr" "$tmp/err" \
+    'reagent: unknown command "frob" (run, batch or replay; see reagent -h)'
+
+"$R" -c "$tmp/good.conf" > "$tmp/out" 2> "$tmp/err"
+rg_rc "no command" $? 1
+rg_has "no command: the usage on stderr" "$tmp/err" \
+    "usage: reagent [-c FILE] [-t] [-V] [-h] COMMAND [ARGS]"
+
+
+echo "# $n checks, $failed failed"
+[ $failed -eq 0 ]
