@@ -25,6 +25,10 @@ struct rg_curl_s {
     rg_log_t           *log;
     int                 running;
     unsigned            broken:1;
+    unsigned            draining:1;
+    unsigned            kick:1;     /* a handle was added while draining */
+    unsigned            kick_posted:1;
+    struct event        kick_ev;
 };
 
 
@@ -79,6 +83,18 @@ static void
 rg_curl_timer_handler(evutil_socket_t fd, short what, void *arg)
 {
     rg_curl_action(arg, CURL_SOCKET_TIMEOUT, 0);
+}
+
+
+static void
+rg_curl_kick_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_curl_t  *c;
+
+    c = arg;
+    c->kick_posted = 0;
+
+    rg_curl_action(c, CURL_SOCKET_TIMEOUT, 0);
 }
 
 
@@ -174,7 +190,27 @@ rg_curl_drain(rg_curl_t *c)
     rg_curl_xfer_t  *x;
     int              left;
 
-    while ((msg = curl_multi_info_read(c->multi, &left)) != NULL) {
+    c->draining = 1;
+
+    for ( ;; ) {
+        msg = curl_multi_info_read(c->multi, &left);
+
+        if (msg == NULL) {
+            if (!c->kick || c->broken) {
+                break;
+            }
+
+            /* start what the callbacks added now, not after every other
+             * event of this loop turn: the next request leaves at once */
+            c->kick = 0;
+            if (curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0,
+                                         &c->running) != CURLM_OK)
+            {
+                c->broken = 1;
+            }
+            continue;
+        }
+
         if (msg->msg != CURLMSG_DONE) {
             continue;
         }
@@ -192,6 +228,8 @@ rg_curl_drain(rg_curl_t *c)
             x->done(x, result);
         }
     }
+
+    c->draining = 0;
 }
 
 
@@ -215,6 +253,8 @@ rg_curl_create(struct event_base *base, rg_log_t *log)
         rg_curl_destroy(c);
         return NULL;
     }
+
+    event_assign(&c->kick_ev, base, -1, 0, rg_curl_kick_handler, c);
 
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, rg_curl_socket_cb);
     curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
@@ -241,6 +281,10 @@ rg_curl_destroy(rg_curl_t *c)
         event_free(c->timer);
     }
 
+    if (c->kick_posted) {
+        event_del(&c->kick_ev);
+    }
+
     free(c);
 }
 
@@ -265,6 +309,15 @@ rg_curl_add(rg_curl_t *c, rg_curl_xfer_t *x)
     }
 
     x->active = 1;
+
+    if (c->draining) {
+        c->kick = 1;                 /* the drain loop starts it */
+
+    } else if (!c->kick_posted) {
+        /* soon, but never inside the caller's own stack */
+        c->kick_posted = 1;
+        event_active(&c->kick_ev, EV_TIMEOUT, 1);
+    }
 
     return RG_OK;
 }
