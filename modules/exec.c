@@ -1,8 +1,9 @@
 /* exec.c: the "exec" tool module: runs a program, without a shell.
  *
- * Owns the reading of the argv array from the call's JSON arguments (a
- * small, strict extractor for exactly that one value: the host's helpers
- * read only scalars), the program's lookup in PATH, its spawning in its own
+ * Owns the reading of the argv array (through the host's arg_array_*()
+ * helpers, or, from a host without them, with a small, strict extractor of
+ * exactly that one value from the call's JSON text), the program's lookup
+ * in PATH, its spawning in its own
  * process group with stdin from /dev/null and stdout and stderr captured,
  * the timeout that kills the whole group, and the text of the answer:
  *
@@ -59,6 +60,12 @@
 
 #define RG_EXEC_EXAMPLE       "such as [\"ls\", \"-l\"]"
 
+/* whether the host table has a member this module was built to use */
+#define rg_exec_host_has(host, member)                                       \
+    ((host)->size >= offsetof(rg_tool_host_t, member)                        \
+                     + sizeof(((rg_tool_host_t *) 0)->member)                \
+     && (host)->member != NULL)
+
 
 typedef struct {
     char                     *root;         /* absolute, no symlinks */
@@ -113,6 +120,8 @@ static void *rg_exec_create_conf(rg_tool_host_t *host);
 static int rg_exec_init(rg_tool_host_t *host, void *conf);
 static void rg_exec_exit(rg_tool_host_t *host, void *conf);
 static int rg_exec_start(rg_tool_call_t *call);
+static int rg_exec_argv_host(rg_tool_call_t *call, rg_exec_argv_t *a,
+    char *err, size_t err_len);
 static int rg_exec_argv(const char *args, size_t len, rg_exec_argv_t *a,
     char *err, size_t err_len);
 static int rg_exec_json_array(rg_exec_json_t *j, rg_exec_argv_t *a,
@@ -437,11 +446,20 @@ rg_exec_exit(rg_tool_host_t *host, void *conf)
 static int
 rg_exec_start(rg_tool_call_t *call)
 {
+    int             rc;
     char            err[256], prog[PATH_MAX], *cwd;
     rg_exec_argv_t  a;
 
-    if (rg_exec_argv(call->args, call->args_len, &a, err, sizeof(err)) != 0)
+    if (rg_exec_host_has(call->host, arg_array_len)
+        && rg_exec_host_has(call->host, arg_array_string))
     {
+        rc = rg_exec_argv_host(call, &a, err, sizeof(err));
+
+    } else {
+        rc = rg_exec_argv(call->args, call->args_len, &a, err, sizeof(err));
+    }
+
+    if (rc != 0) {
         call->host->fail(call, "%s", err);
         return RG_TOOL_OK;
     }
@@ -467,15 +485,114 @@ rg_exec_start(rg_tool_call_t *call)
 }
 
 
-/* The argv extractor. call->args is a JSON object (the host checked that
- * it parses); this finds its top-level key "argv" and decodes its value,
- * which must be an array of strings, into a->argv. Every other value is
- * skipped by its brackets and strings, so an "argv" nested in another
- * value or written inside a string is not taken. It reads only args[0..
- * len), refuses what it does not expect, a duplicate "argv", and strings
- * holding \u0000 (which cannot be a C argument). The decoded strings are
- * never longer than their JSON text, so one buffer of len + 1 bytes holds
- * them all, each NUL-ended. 0, or -1 with a message in err. */
+/* argv through the host's helpers: the strings are copied into one
+ * buffer, each NUL-ended, so that they can be handed to posix_spawn().
+ * 0, or -1 with a message in err. */
+static int
+rg_exec_argv_host(rg_tool_call_t *call, rg_exec_argv_t *a, char *err,
+    size_t err_len)
+{
+    int          b;
+    char        *p;
+    size_t       n, i, len, total;
+    double       d;
+    const char  *s;
+
+    memset(a, 0, sizeof(rg_exec_argv_t));
+
+    if (call->host->arg_array_len(call, "argv", &n) != 0) {
+        if (call->host->arg_string(call, "argv", &s, &len) == 0
+            || call->host->arg_number(call, "argv", &d) == 0
+            || call->host->arg_bool(call, "argv", &b) == 0)
+        {
+            snprintf(err, err_len, "argument 'argv' must be an array of "
+                     "strings, " RG_EXEC_EXAMPLE);
+
+        } else {
+            snprintf(err, err_len, "missing argument 'argv' (an array of "
+                     "strings, " RG_EXEC_EXAMPLE ")");
+        }
+
+        return -1;
+    }
+
+    if (n == 0) {
+        snprintf(err, err_len, "argument 'argv' is empty; it needs at least "
+                 "the program, " RG_EXEC_EXAMPLE);
+        return -1;
+    }
+
+    if (n > RG_EXEC_MAX_ARGS) {
+        snprintf(err, err_len, "argument 'argv' has more than %d items",
+                 RG_EXEC_MAX_ARGS);
+        return -1;
+    }
+
+    total = 0;
+
+    for (i = 0; i < n; i++) {
+        if (call->host->arg_array_string(call, "argv", i, &s, &len) != 0) {
+            snprintf(err, err_len, "argv[%zu] is not a string; every item "
+                     "of 'argv' is one, " RG_EXEC_EXAMPLE, i);
+            return -1;
+        }
+
+        if (memchr(s, '\0', len) != NULL) {
+            snprintf(err, err_len, "argv[%zu] contains a NUL byte "
+                     "(\\u0000), which no program argument can hold", i);
+            return -1;
+        }
+
+        total += len + 1;
+    }
+
+    a->argv = malloc((n + 1) * sizeof(char *));
+    a->buf = malloc(total);
+
+    if (a->argv == NULL || a->buf == NULL) {
+        free(a->argv);
+        free(a->buf);
+        memset(a, 0, sizeof(rg_exec_argv_t));
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+
+    p = a->buf;
+
+    for (i = 0; i < n; i++) {
+        if (call->host->arg_array_string(call, "argv", i, &s, &len) != 0
+            || (size_t) (p - a->buf) + len + 1 > total)
+        {
+            free(a->argv);
+            free(a->buf);
+            memset(a, 0, sizeof(rg_exec_argv_t));
+            snprintf(err, err_len, "argv[%zu] is not a string", i);
+            return -1;
+        }
+
+        memcpy(p, s, len);
+        p[len] = '\0';
+        a->argv[i] = p;
+        p += len + 1;
+    }
+
+    a->argv[n] = NULL;
+    a->argc = n;
+
+    return 0;
+}
+
+
+/* The argv extractor, for a host without arg_array_*(): a parser of one
+ * value, kept small and strict. call->args is a JSON object (the host
+ * checked that it parses); this finds its top-level key "argv" and decodes
+ * its value, which must be an array of strings, into a->argv. Every other
+ * value is skipped by its brackets and strings, so an "argv" nested in
+ * another value or written inside a string is not taken. It reads only
+ * args[0..len), refuses what it does not expect, a duplicate "argv", and
+ * strings holding \u0000 (which cannot be a C argument). The decoded
+ * strings are never longer than their JSON text, so one buffer of len + 1
+ * bytes holds them all, each NUL-ended. 0, or -1 with a message in err. */
 static int
 rg_exec_argv(const char *args, size_t len, rg_exec_argv_t *a, char *err,
     size_t err_len)
@@ -1016,8 +1133,12 @@ rg_exec_cwd(rg_tool_call_t *call)
         return NULL;
     }
 
-    if (strncmp(real, ecf->root, ecf->root_len) != 0
-        || (real[ecf->root_len] != '/' && real[ecf->root_len] != '\0'))
+    /* under the root: its path, then "/" or the end ("/" holds all) */
+
+    n = (ecf->root_len == 1) ? 0 : ecf->root_len;
+
+    if (strncmp(real, ecf->root, n) != 0
+        || (real[n] != '/' && real[n] != '\0'))
     {
         free(real);
         call->host->fail(call, "cwd %s leads outside the exec root through a "

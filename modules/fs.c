@@ -1137,34 +1137,38 @@ rg_fs_open(const rg_fs_conf_t *fcf, const rg_fs_path_t *p, struct stat *st,
             t = target;
 
             if (target[0] == '/') {
-                if (strncmp(target, fcf->root, fcf->root_len) != 0
-                    || (target[fcf->root_len] != '/'
-                        && target[fcf->root_len] != '\0'))
+                /* under the root: its path, then "/" or the end (a root
+                 * of "/" holds every absolute path) */
+
+                n = (fcf->root_len == 1) ? 0 : fcf->root_len;
+
+                if (strncmp(target, fcf->root, n) != 0
+                    || (target[n] != '/' && target[n] != '\0'))
                 {
                     e = EXDEV;
                     break;
                 }
 
-                t = target + fcf->root_len;
+                t = target + n;
 
                 while (depth > 0) {
                     close(fds[depth--]);
                 }
             }
 
-            /* buf = t + "/" + what is left after the symlink */
+            /* buf = t + what is left after the symlink, which is empty
+             * or starts with "/" */
 
             rest = strlen(buf + i);
             n = strlen(t);
 
-            if (n + 1 + rest >= sizeof(buf)) {
+            if (n + rest >= sizeof(buf)) {
                 e = ENAMETOOLONG;
                 break;
             }
 
-            memmove(buf + n + 1, buf + i, rest + 1);
+            memmove(buf + n, buf + i, rest + 1);
             memcpy(buf, t, n);
-            buf[n] = '/';
             i = 0;
             continue;
         }

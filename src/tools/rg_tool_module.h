@@ -146,9 +146,13 @@ typedef void (*rg_tool_agent_pt)(rg_tool_call_t *call, const char *status,
 /* What the host offers a module. New members are only ever added at the
  * end; a module checks `size` before it uses one it did not know.
  *
- * Guarantees: done() and fail() copy what they are given; they may be
- * called from the thread-pool thread that runs a RG_TOOL_BLOCKING tool's
- * start(); everything else is for the reactor thread only. A timer never
+ * Guarantees: done() and fail() copy what they are given. A
+ * RG_TOOL_BLOCKING tool's start() runs in a thread-pool thread, where it
+ * may call done(), fail(), log() and the arg_* readers; everything else is
+ * for the reactor thread only. Strings from arg_string() and
+ * arg_array_string() are NUL-ended (compare the length to find an embedded
+ * NUL). A blocking call cannot be cancelled: keep its own time limit under
+ * the agent's tool_timeout. A timer never
  * fires inside timer_add(), and its handle is dead once it fired. cancel()
  * is never called after the call answered. exit() is called for every
  * conf create_conf() returned, also when configuration failed. init()
