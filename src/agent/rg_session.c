@@ -350,8 +350,10 @@ rg_session_build_prefix(rg_session_t *s)
     }
 
     if (rc == RG_OK) {
-        rc = rg_llm_openai_prefix(&p, s->llm->model.data, a->temperature,
-                                  n ? tools.data : NULL, n ? tools.len : 0);
+        rc = rg_llm_openai_prefix_ex(&p, s->llm->model.data, a->temperature,
+                                     n ? tools.data : NULL,
+                                     n ? tools.len : 0,
+                                     (rg_uint_t) s->llm->stream);
     }
 
     if (rc == RG_OK) {
@@ -412,7 +414,8 @@ rg_session_compact(rg_session_t *s, size_t target)
 
             memset(&msg, 0, sizeof(msg));
 
-            if (rg_llm_openai_prefix(&s->body, s->llm->model.data, 0, NULL, 0)
+            if (rg_llm_openai_prefix_ex(&s->body, s->llm->model.data, 0,
+                                        NULL, 0, (rg_uint_t) s->llm->stream)
                     == RG_OK
                 && rg_llm_openai_msg(&msg, "system", "Summarize the tool "
                        "calls and results below in a few sentences. Keep "
@@ -1178,6 +1181,15 @@ rg_session_record_tools(rg_session_t *s, rg_tool_turn_t *turn)
 
     if (s->transcript == NULL) {
         return;
+    }
+
+    /* the turn as a whole: as long as its slowest call, if all ran at once */
+    ev = json_pack("{s:s, s:I, s:I, s:I}", "type", "turn",
+                   "round", (json_int_t) s->round,
+                   "calls", (json_int_t) turn->n,
+                   "ms", (json_int_t) (rg_monotonic_msec() - turn->started));
+    if (ev) {
+        json_array_append_new(json_object_get(s->transcript, "events"), ev);
     }
 
     for (i = 0; i < turn->n; i++) {

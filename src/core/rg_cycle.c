@@ -1012,10 +1012,11 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
 
         memset(&p, 0, sizeof(p));
 
-        if (rg_llm_openai_prefix(&p, agent->llm->model.data,
-                                 agent->temperature,
-                                 agent->ntools ? b.data : NULL,
-                                 agent->ntools ? len : 0) != RG_OK)
+        if (rg_llm_openai_prefix_ex(&p, agent->llm->model.data,
+                                    agent->temperature,
+                                    agent->ntools ? b.data : NULL,
+                                    agent->ntools ? len : 0,
+                                    (rg_uint_t) agent->llm->stream) != RG_OK)
         {
             rg_buf_free(&p);
             goto nomem;

@@ -11,6 +11,7 @@
 #include <rg_cycle.h>
 #include <rg_event_curl.h>
 #include <rg_llm_openai.h>
+#include <rg_llm_sse.h>
 
 typedef struct rg_llm_upstream_s  rg_llm_upstream_t;
 typedef struct rg_llm_req_s       rg_llm_req_t;
@@ -50,7 +51,8 @@ struct rg_llm_req_s {
     void               *data;
     rg_log_t           *log;
 
-    rg_buf_t            resp;
+    rg_buf_t            resp;         /* the body as it came */
+    rg_llm_sse_t       *sse;          /* read as it comes, when streaming */
     long                http_status;
     rg_msec_t           retry_after;
     rg_msec_t           started;      /* the first attempt */

@@ -122,7 +122,7 @@ rg_llm_upstream_create(rg_llm_conf_t *conf, rg_curl_t *curl,
     rg_llm_upstream_t  *up;
     const char         *fixed[] = {
         "Content-Type: application/json",
-        "Accept: application/json",
+        "Accept: application/json, text/event-stream",
         "Expect:",                       /* no 100-continue round trip */
         "User-Agent: reagent/" RG_VERSION,
         NULL
@@ -277,6 +277,11 @@ rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
         || rg_buf_append(&r->resp, p, n) != RG_OK)
     {
         return 0;               /* curl fails the transfer */
+    }
+
+    /* a stream is read as it arrives */
+    if (r->sse && rg_llm_sse_feed(r->sse, p, n) != RG_OK) {
+        return 0;
     }
 
     return n;
@@ -452,6 +457,18 @@ rg_llm_start(rg_llm_req_t *r)
     rg_buf_reset(&r->resp);
     r->http_status = 0;
     r->retry_after = 0;
+
+    if (up->conf->stream && !up->replay) {
+        if (r->sse) {
+            rg_llm_sse_destroy(r->sse);
+        }
+
+        r->sse = rg_llm_sse_create();
+        if (r->sse == NULL) {
+            rg_llm_fail_now(r, RG_LLM_ERR_FATAL, "out of memory");
+            return;
+        }
+    }
     r->errbuf[0] = '\0';
     r->attempt_started = rg_monotonic_msec();
 
@@ -701,9 +718,27 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
         /* nothing jansson allocates here outlives the parse */
         rg_json_arena_begin();
 
-        rc = rg_llm_openai_parse(r->pool, (int) status,
-                                 r->resp.data ? r->resp.data : "",
-                                 r->resp.len, r->id_prefix, &resp);
+        if (up->conf->stream && r->sse == NULL) {
+            /* a replayed stream: read the recorded body in one go */
+            r->sse = rg_llm_sse_create();
+            if (r->sse) {
+                rg_llm_sse_feed(r->sse, r->resp.data ? r->resp.data : "",
+                                r->resp.len);
+            }
+        }
+
+        if (r->sse) {
+            rc = rg_llm_sse_finish(r->sse, r->pool, (int) status,
+                                   r->id_prefix, &resp);
+            rg_llm_sse_destroy(r->sse);
+            r->sse = NULL;
+
+        } else {
+            rc = rg_llm_openai_parse(r->pool, (int) status,
+                                     r->resp.data ? r->resp.data : "",
+                                     r->resp.len, r->id_prefix, &resp);
+        }
+
         rg_json_arena_end();
 
         if (rc != RG_OK) {
@@ -820,6 +855,11 @@ rg_llm_req_free(rg_llm_req_t *r)
     if (r->xfer.easy) {
         curl_easy_cleanup(r->xfer.easy);
         r->xfer.easy = NULL;
+    }
+
+    if (r->sse) {
+        rg_llm_sse_destroy(r->sse);
+        r->sse = NULL;
     }
 
     rg_buf_free(&r->resp);

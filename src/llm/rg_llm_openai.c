@@ -1165,6 +1165,15 @@ rg_int_t
 rg_llm_openai_prefix(rg_buf_t *out, const char *model, double temperature,
     const char *tools_json, size_t tools_len)
 {
+    return rg_llm_openai_prefix_ex(out, model, temperature, tools_json,
+                                   tools_len, 0);
+}
+
+
+rg_int_t
+rg_llm_openai_prefix_ex(rg_buf_t *out, const char *model, double temperature,
+    const char *tools_json, size_t tools_len, rg_uint_t stream)
+{
     int            err;
     json_t        *req, *tools, *t;
     size_t         len;
@@ -1210,6 +1219,13 @@ rg_llm_openai_prefix(rg_buf_t *out, const char *model, double temperature,
     if (tools != NULL) {
         err |= json_object_set_new(req, "tool_choice", json_string("auto"));
         err |= json_object_set_new(req, "tools", tools);
+    }
+
+    if (stream) {
+        /* usage arrives in a last chunk only when asked for */
+        err |= json_object_set_new(req, "stream", json_true());
+        err |= json_object_set_new(req, "stream_options",
+                                   json_pack("{s:b}", "include_usage", 1));
     }
 
     len = out->len;

@@ -108,6 +108,11 @@ rg_int_t rg_llm_openai_tool_msg(rg_buf_t *out, const char *tool_call_id,
 rg_int_t rg_llm_openai_prefix(rg_buf_t *out, const char *model,
     double temperature, const char *tools_json, size_t tools_len);
 
+/* The same, asking for a Server-Sent Events stream when stream is set. */
+rg_int_t rg_llm_openai_prefix_ex(rg_buf_t *out, const char *model,
+    double temperature, const char *tools_json, size_t tools_len,
+    rg_uint_t stream);
+
 /* Appends one entry of "tools": {"type":"function","function":{"name",
  * "description","parameters"}}. parameters is a JSON Schema text: RG_ERROR
  * when it is not a JSON object. A NULL description or parameters is left

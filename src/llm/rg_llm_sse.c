@@ -207,7 +207,7 @@ rg_llm_sse_feed(rg_llm_sse_t *p, const char *data, size_t len)
 
     p->total += len;
 
-    if (p->done || p->ended || len == 0) {
+    if (p->ended || len == 0) {
         return RG_OK;
     }
 
@@ -230,8 +230,10 @@ rg_llm_sse_feed(rg_llm_sse_t *p, const char *data, size_t len)
         } else {
             p->mode = RG_LLM_SSE_STREAM;
 
-            /* the blank lines before it */
-            rg_llm_sse_frame(p, p->raw.data, p->raw.len);
+            if (p->raw.len > 0) {
+                /* the blank lines before it */
+                rg_llm_sse_frame(p, p->raw.data, p->raw.len);
+            }
         }
     }
 
@@ -239,6 +241,7 @@ rg_llm_sse_feed(rg_llm_sse_t *p, const char *data, size_t len)
         return rg_llm_sse_append(p, &p->raw, data, len);
     }
 
+    /* the first bytes, however they are split, and after [DONE] too */
     if (p->raw.len < RG_LLM_SSE_RAW_KEEP) {
         keep = rg_min(len, RG_LLM_SSE_RAW_KEEP - p->raw.len);
 
@@ -247,7 +250,9 @@ rg_llm_sse_feed(rg_llm_sse_t *p, const char *data, size_t len)
         }
     }
 
-    rg_llm_sse_frame(p, data, len);
+    if (!p->done) {
+        rg_llm_sse_frame(p, data, len);
+    }
 
     return p->nomem ? RG_ERROR : RG_OK;
 }
@@ -1228,9 +1233,10 @@ rg_int_t
 rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
     const char *id_prefix, rg_llm_response_t *r)
 {
-    int        ok;
-    char      *body;
-    rg_int_t   rc;
+    int          ok;
+    char        *body;
+    rg_int_t     rc;
+    const char  *raw;
 
     if (!p->ended) {
         p->ended = 1;
@@ -1258,9 +1264,10 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
         || (ok && !p->stream)
         || (!ok && p->error.len == 0))
     {
-        rc = rg_llm_openai_parse(pool, http_status, p->raw.data ? p->raw.data
-                                                                : "",
-                                 p->raw.len, id_prefix, r);
+        raw = (p->raw.data != NULL) ? p->raw.data : "";
+
+        rc = rg_llm_openai_parse(pool, http_status, raw, p->raw.len,
+                                 id_prefix, r);
 
         if (rc == RG_OK && ok && p->too_large) {
             rc = rg_llm_sse_bad(pool, r, "the response is larger than 16 MiB",

@@ -1192,6 +1192,7 @@ rg_tools_turn_start(rg_tool_turn_t *turn)
 
     /* count first: a call may answer before the next one starts */
     turn->pending = turn->n;
+    turn->started = rg_monotonic_msec();
 
     for (i = 0; i < turn->n; i++) {
         run = turn->runs[i];

@@ -84,6 +84,7 @@ struct rg_tool_turn_s {
     rg_uint_t           depth;      /* of the session, for agent_run */
     struct event        done_ev;
     rg_uint_t           failures;
+    rg_msec_t           started;
     unsigned            done_posted:1;
 };
 
