@@ -79,3 +79,69 @@ echo "  with bench.conf: load_module $B/modules/calc.so;"
 echo "                   llm mock { base_url http://127.0.0.1:8088/v1; model mock-1; max_connections 1000; }"
 echo "                   agent bench { tools calc; }"
 echo "  (the batch summary prints the same figures; BENCH_SIZES and BENCH_LATENCIES narrow make bench)"
+
+# --- tools: one turn of K parallel calls of 100 ms each -----------------
+echo
+echo "tools: one turn of K calls taking 100 ms each; turn time / slowest call"
+printf "%-10s %-6s %10s %10s\n" kind K "turn ms" ratio
+
+for kind in async blocking; do
+    for k in 1 8 64; do
+        i=0
+        calls=
+        while [ $i -lt "$k" ]; do
+            [ $i -gt 0 ] && calls="$calls,"
+            calls="$calls{\"name\":\"slow_$kind\",\"arguments\":{\"ms\":100}}"
+            i=$((i + 1))
+        done
+        echo "[{\"message\":{\"tool_calls\":[$calls]}},{\"message\":{\"content\":\"done\"}}]" \
+            > "$tmp/script.json"
+        rm -f "$tmp/port"
+        "$B/rg_mock" --port 0 --port-file "$tmp/port" --script "$tmp/script.json" \
+            --quiet 2>/dev/null &
+        mock=$!
+        i=0
+        while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+        cat > "$tmp/tools.conf" <<CONF
+load_module $B/tests/plugins/slow.so;
+thread_pool default threads=64;
+llm mock { base_url http://127.0.0.1:$(cat "$tmp/port")/v1; model mock-1; }
+agent bench { tools slow_async slow_blocking; }
+CONF
+        "$B/reagent" -q -c "$tmp/tools.conf" run --transcript "$tmp/t.json" \
+            "bench" > /dev/null 2>&1
+        ms=$(awk '/"type": "turn"/ { t = 1 } t && /"ms":/ { gsub(/[^0-9]/, ""); print; exit }' "$tmp/t.json")
+        printf "%-10s %-6s %10s %10s\n" "$kind" "$k" "$ms" \
+            "$(awk "BEGIN { printf \"%.3f\", ${ms:-0} / 100 }")"
+        stop_mock
+    done
+done
+
+# CPU per tool call dispatched: 200 sessions, each one turn of 64 calls
+# that answer at once (the model calls in the same run are included)
+i=0
+calls=
+while [ $i -lt 64 ]; do
+    [ $i -gt 0 ] && calls="$calls,"
+    calls="$calls{\"name\":\"slow_async\",\"arguments\":{\"ms\":0}}"
+    i=$((i + 1))
+done
+echo "[{\"message\":{\"tool_calls\":[$calls]}},{\"message\":{\"content\":\"done\"}}]" \
+    > "$tmp/script.json"
+rm -f "$tmp/port"
+"$B/rg_mock" --port 0 --port-file "$tmp/port" --script "$tmp/script.json" --quiet 2>/dev/null &
+mock=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+sed "s|http://127.0.0.1:[0-9]*/v1|http://127.0.0.1:$(cat "$tmp/port")/v1|" "$tmp/tools.conf" > "$tmp/tools2.conf"
+head -n 200 "$tmp/all.jsonl" > "$tmp/tasks.jsonl"
+"$B/reagent" -q -c "$tmp/tools2.conf" batch --concurrency 200 --no-progress \
+    -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
+stop_mock
+awk '/model calls/ { for (i = 1; i <= NF; i++) { if ($i == "calls" && $(i-1) == "model") mc = $(i+1); if ($i == "tool" && $(i+1) == "calls") tc = $(i+2) } }
+     /cpu/ { for (i = 1; i <= NF; i++) if ($i == "cpu") cpu = $(i+1) }
+     END { printf "cpu per tool call dispatched: %.1f us (%d tool calls, %d model calls, model calls included)\n", cpu * mc / tc, tc, mc }' "$tmp/out"
+
+# --- context compaction ---------------------------------------------------
+echo
+"$B/tests/bench_context"
