@@ -1,0 +1,362 @@
+/* test_modules_loop.c: the bundled modules driven by a model over real
+ * HTTP, through the whole loop: http_get through the worker's curl multi
+ * (allow-list, size cap), run_agent as a child session on the same
+ * reactor (answer, depth limit), exec behind approval, fs in the thread
+ * pool, and streaming answers when the mock can stream. The model is the
+ * project's mock, scripted per test; scripts are written at run time
+ * because they name the mock's port. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_cycle.h>
+#include <rg_engine.h>
+#include <rg_session.h>
+#include <rg_tools.h>
+#include <rg_test.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+
+/* the content of the n-th tool message of s, or NULL */
+static char *
+rg_test_tool_msg(rg_session_t *s, rg_uint_t n)
+{
+    char       *out;
+    json_t     *j;
+    rg_msg_t   *m;
+
+    for (m = s->msgs.head; m; m = m->next) {
+        if (m->role != 't' || n--) {
+            continue;
+        }
+
+        j = json_loadb(m->json.data, m->json.len, 0, NULL);
+        out = j ? strdup(json_string_value(json_object_get(j, "content")))
+                : NULL;
+        json_decref(j);
+        return out;
+    }
+
+    return NULL;
+}
+
+
+static rg_session_t *
+rg_test_scripted(const char *script, const char *modules, const char *agent,
+    rg_test_mock_t **mockp, rg_engine_t **ep, rg_cycle_t **cp)
+{
+    char            err[512], *path;
+    rg_cycle_t     *cycle;
+    rg_engine_t    *e;
+    rg_test_mock_t *mock;
+
+    path = rg_test_write_file("script.json", script);
+    assert_non_null(path);
+
+    mock = rg_test_mock_start("--script", path, NULL);
+    assert_non_null(mock);
+    free(path);
+
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "%s\n"
+                          "llm m { base_url http://127.0.0.1:%d/v1; "
+                          "model mock-1; max_retries 0; }\n"
+                          "%s\n", modules, mock->port, agent);
+    if (cycle == NULL) {
+        fail_msg("configuration: %s", err);
+    }
+
+    e = rg_engine_create(cycle, cycle->log);
+    assert_non_null(e);
+
+    *mockp = mock;
+    *ep = e;
+    *cp = cycle;
+
+    return rg_test_run(e, "a", "the task");
+}
+
+
+static void
+rg_test_teardown(rg_session_t *s, rg_test_mock_t *mock, rg_engine_t *e,
+    rg_cycle_t *cycle)
+{
+    rg_session_destroy(s);
+    rg_engine_destroy(e);
+    rg_cycle_destroy(cycle);
+    rg_test_mock_stop(mock);
+}
+
+
+static void
+rg_test_http_get(void **state)
+{
+    char            script[2048], mods[512], *t;
+    rg_cycle_t     *cycle;
+    rg_engine_t    *e;
+    rg_session_t   *s;
+    rg_test_mock_t *mock, *target;
+
+    (void) state;
+
+    /* a second mock is the web page: its /stats is JSON */
+    target = rg_test_mock_start(NULL);
+    assert_non_null(target);
+
+    snprintf(script, sizeof(script),
+             "[{\"message\":{\"tool_calls\":["
+             "{\"name\":\"http_get\",\"arguments\":{\"url\":"
+             "\"http://127.0.0.1:%d/stats\"}},"
+             "{\"name\":\"http_get\",\"arguments\":{\"url\":"
+             "\"http://example.com/\"}},"
+             "{\"name\":\"http_get\",\"arguments\":{\"url\":"
+             "\"ftp://127.0.0.1/x\"}}]}},"
+             "{\"message\":{\"content\":\"ok\"}}]", target->port);
+
+    snprintf(mods, sizeof(mods),
+             "load_module %s/modules/http.so;\n"
+             "module http { allow_hosts 127.0.0.1; max_bytes 40; "
+             "timeout 2s; }", rg_test_build_dir());
+
+    s = rg_test_scripted(script, mods, "agent a { tools http_get; }",
+                         &mock, &e, &cycle);
+    assert_non_null(s);
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_int_equal(s->tool_calls, 3);
+
+    /* fetched through the reactor's curl multi, cut at max_bytes */
+    t = rg_test_tool_msg(s, 0);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "status: 200"));
+    assert_non_null(strstr(t, "application/json"));
+    assert_non_null(strstr(t, "{\"requests\":"));
+    assert_non_null(strstr(t, "truncated"));
+    free(t);
+
+    t = rg_test_tool_msg(s, 1);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "example.com"));
+    assert_non_null(strstr(t, "allow-list"));
+    free(t);
+
+    t = rg_test_tool_msg(s, 2);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "http_get failed"));
+    free(t);
+
+    rg_test_teardown(s, mock, e, cycle);
+    rg_test_mock_stop(target);
+}
+
+
+static void
+rg_test_run_agent(void **state)
+{
+    char            err[512], mods[256], *path, *t;
+    rg_cycle_t     *cycle;
+    rg_engine_t    *e;
+    rg_session_t   *s;
+    rg_test_mock_t *parent, *child;
+
+    (void) state;
+
+    /* the parent model delegates; the child model answers at once */
+    path = rg_test_write_file("agent.json",
+        "[{\"message\":{\"tool_calls\":["
+        "{\"name\":\"run_agent\",\"arguments\":{\"agent\":\"helper\","
+        "\"input\":\"the subtask\"}},"
+        "{\"name\":\"run_agent\",\"arguments\":{\"agent\":\"nobody\","
+        "\"input\":\"x\"}}]}},"
+        "{\"message\":{\"content\":\"parent done\"}}]");
+    parent = rg_test_mock_start("--script", path, NULL);
+    child = rg_test_mock_start("--rounds", "0", NULL);
+    assert_non_null(parent);
+    assert_non_null(child);
+    free(path);
+
+    snprintf(mods, sizeof(mods), "load_module %s/modules/agent.so;",
+             rg_test_build_dir());
+
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "%s\n"
+                          "llm p { base_url http://127.0.0.1:%d/v1; "
+                          "model mock-1; }\n"
+                          "llm c { base_url http://127.0.0.1:%d/v1; "
+                          "model mock-1; }\n"
+                          "agent a { llm p; tools run_agent; }\n"
+                          "agent helper { llm c; }\n",
+                          mods, parent->port, child->port);
+    if (cycle == NULL) {
+        fail_msg("configuration: %s", err);
+    }
+
+    e = rg_engine_create(cycle, cycle->log);
+    assert_non_null(e);
+
+    s = rg_test_run(e, "a", "the task");
+    assert_non_null(s);
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    /* the child session ran on the same reactor and answered */
+    t = rg_test_tool_msg(s, 0);
+    assert_non_null(t);
+    assert_string_equal(t, "Final answer: the subtask");
+    free(t);
+
+    t = rg_test_tool_msg(s, 1);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "unknown agent \"nobody\""));
+    free(t);
+
+    assert_int_equal(rg_test_mock_stat(child, "requests"), 1);
+    assert_int_equal(e->live, 1);      /* the child is gone */
+
+    rg_session_destroy(s);
+    rg_engine_destroy(e);
+    rg_cycle_destroy(cycle);
+
+    /* depth 0: no delegation at all */
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "%s\nmax_agent_depth 0;\n"
+                          "llm p { base_url http://127.0.0.1:%d/v1; "
+                          "model mock-1; }\n"
+                          "agent a { llm p; tools run_agent; }\n"
+                          "agent helper { llm p; }\n", mods, parent->port);
+    assert_non_null(cycle);
+    e = rg_engine_create(cycle, cycle->log);
+    assert_non_null(e);
+
+    s = rg_test_run(e, "a", "the task");
+    assert_non_null(s);
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    t = rg_test_tool_msg(s, 0);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "max_agent_depth"));
+    free(t);
+
+    rg_session_destroy(s);
+    rg_engine_destroy(e);
+    rg_cycle_destroy(cycle);
+
+    rg_test_mock_stop(parent);
+    rg_test_mock_stop(child);
+}
+
+
+static void
+rg_test_exec_approval(void **state)
+{
+    char            mods[512], *t;
+    rg_cycle_t     *cycle;
+    rg_engine_t    *e;
+    rg_session_t   *s;
+    rg_test_mock_t *mock;
+    const char     *script;
+
+    (void) state;
+
+    script = "[{\"message\":{\"tool_calls\":[{\"name\":\"exec\","
+             "\"arguments\":{\"argv\":[\"echo\",\"hello from exec\"]}}]}},"
+             "{\"message\":{\"content\":\"ok\"}}]";
+
+    snprintf(mods, sizeof(mods),
+             "load_module %s/modules/exec.so;\n"
+             "module exec { root %s; timeout 5s; }",
+             rg_test_build_dir(), rg_test_tmpdir());
+
+    /* refused without approval */
+    rg_tools_set_approval(RG_APPROVE_DENY);
+
+    s = rg_test_scripted(script, mods, "agent a { tools exec; }", &mock, &e,
+                         &cycle);
+    assert_non_null(s);
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    t = rg_test_tool_msg(s, 0);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "exec is a dangerous tool and was not "
+                              "approved"));
+    free(t);
+    rg_test_teardown(s, mock, e, cycle);
+
+    /* allowed by the agent: runs in the thread pool */
+    s = rg_test_scripted(script, mods,
+                         "agent a { tools exec; approve exec; }", &mock, &e,
+                         &cycle);
+    assert_non_null(s);
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    t = rg_test_tool_msg(s, 0);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "exit status 0"));
+    assert_non_null(strstr(t, "hello from exec"));
+    free(t);
+    rg_test_teardown(s, mock, e, cycle);
+}
+
+
+static void
+rg_test_fs_pool(void **state)
+{
+    char            mods[512], *t, *path;
+    rg_cycle_t     *cycle;
+    rg_engine_t    *e;
+    rg_session_t   *s;
+    rg_test_mock_t *mock;
+
+    (void) state;
+
+    path = rg_test_write_file("notes.txt", "line one\nthe answer is 42\n");
+    assert_non_null(path);
+    free(path);
+
+    snprintf(mods, sizeof(mods),
+             "load_module %s/modules/fs.so;\nmodule fs { root %s; }",
+             rg_test_build_dir(), rg_test_tmpdir());
+
+    s = rg_test_scripted(
+        "[{\"message\":{\"tool_calls\":["
+        "{\"name\":\"read_file\",\"arguments\":{\"path\":\"notes.txt\"}},"
+        "{\"name\":\"grep\",\"arguments\":{\"pattern\":\"answer\"}},"
+        "{\"name\":\"read_file\",\"arguments\":{\"path\":\"../etc/passwd\"}}"
+        "]}},{\"message\":{\"content\":\"ok\"}}]",
+        mods, "agent a { tools read_file grep; }", &mock, &e, &cycle);
+
+    assert_non_null(s);
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    t = rg_test_tool_msg(s, 0);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "the answer is 42"));
+    free(t);
+
+    t = rg_test_tool_msg(s, 1);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "notes.txt:2:"));
+    free(t);
+
+    t = rg_test_tool_msg(s, 2);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "read_file failed"));
+    free(t);
+
+    rg_test_teardown(s, mock, e, cycle);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rg_test_http_get),
+        cmocka_unit_test(rg_test_run_agent),
+        cmocka_unit_test(rg_test_exec_approval),
+        cmocka_unit_test(rg_test_fs_pool),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
