@@ -164,6 +164,8 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     m->handle = h;
     m->mod = mod;
     m->isolated = cf->nargs == 3;
+    m->file = rg_conf_file_name(cf);
+    m->line = rg_conf_line(cf);
     rg_tools_host_init(&m->host, m);
 
     if (mod->create_conf) {
@@ -343,8 +345,9 @@ rg_module_init_all(rg_cycle_t *cycle)
             != RG_TOOL_OK)
         {
             snprintf(cycle->errmsg, sizeof(cycle->errmsg),
-                     "module \"%s\" failed to initialize (%s)",
-                     mp[i]->mod->name, mp[i]->path);
+                     "module \"%s\" failed to initialize (%s): see the "
+                     "lines above, in %s:%lu", mp[i]->mod->name,
+                     mp[i]->path, mp[i]->file, (unsigned long) mp[i]->line);
             rg_log_error(RG_LOG_EMERG, cycle->log, 0, "%s", cycle->errmsg);
             return RG_ERROR;
         }

@@ -406,7 +406,8 @@ rg_test_module_block_errors(void **state)
 
     /* a module whose init() refuses its configuration */
     snprintf(expect, sizeof(expect), "module \"example\" failed to "
-             "initialize (%s)", rg_test_example);
+             "initialize (%s): see the lines above, in test.conf:1",
+             rg_test_example);
     rg_test_error(expect, "load_module %s;\nmodule example { greeting "
                   "\"a\\tb\"; }\n" RG_TEST_LLM RG_TEST_AGENT,
                   rg_test_example);
