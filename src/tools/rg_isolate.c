@@ -1363,129 +1363,6 @@ rg_isolate_host_fail(rg_tool_call_t *call, const char *fmt, ...)
 }
 
 
-static json_t *
-rg_isolate_arg(rg_tool_call_t *call, const char *key)
-{
-    rg_isolate_ccall_t  *cc;
-
-    cc = (rg_isolate_ccall_t *) call;
-
-    return json_is_object(cc->args) ? json_object_get(cc->args, key) : NULL;
-}
-
-
-static int
-rg_isolate_host_arg_string(rg_tool_call_t *call, const char *key,
-    const char **s, size_t *len)
-{
-    json_t  *v;
-
-    v = rg_isolate_arg(call, key);
-    if (!json_is_string(v)) {
-        return -1;
-    }
-
-    *s = json_string_value(v);
-    if (len) {
-        *len = json_string_length(v);
-    }
-
-    return 0;
-}
-
-
-static int
-rg_isolate_host_arg_number(rg_tool_call_t *call, const char *key, double *n)
-{
-    json_t  *v;
-
-    v = rg_isolate_arg(call, key);
-    if (!json_is_number(v)) {
-        return -1;
-    }
-
-    *n = json_number_value(v);
-
-    return 0;
-}
-
-
-static int
-rg_isolate_host_arg_int(rg_tool_call_t *call, const char *key, long long *n)
-{
-    json_t  *v;
-    double   d;
-
-    v = rg_isolate_arg(call, key);
-
-    if (json_is_integer(v)) {
-        *n = json_integer_value(v);
-        return 0;
-    }
-
-    if (json_is_real(v)) {
-        d = json_real_value(v);
-        if (d >= -9.2e18 && d <= 9.2e18 && d == (double) (long long) d) {
-            *n = (long long) d;
-            return 0;
-        }
-    }
-
-    return -1;
-}
-
-
-static int
-rg_isolate_host_arg_bool(rg_tool_call_t *call, const char *key, int *b)
-{
-    json_t  *v;
-
-    v = rg_isolate_arg(call, key);
-    if (!json_is_boolean(v)) {
-        return -1;
-    }
-
-    *b = json_is_true(v);
-
-    return 0;
-}
-
-
-static int
-rg_isolate_host_arg_array_len(rg_tool_call_t *call, const char *key,
-    size_t *n)
-{
-    json_t  *v;
-
-    v = rg_isolate_arg(call, key);
-    if (!json_is_array(v)) {
-        return -1;
-    }
-
-    *n = json_array_size(v);
-
-    return 0;
-}
-
-
-static int
-rg_isolate_host_arg_array_string(rg_tool_call_t *call, const char *key,
-    size_t i, const char **s, size_t *len)
-{
-    json_t  *v;
-
-    v = json_array_get(rg_isolate_arg(call, key), i);
-    if (!json_is_string(v)) {
-        return -1;
-    }
-
-    *s = json_string_value(v);
-    if (len) {
-        *len = json_string_length(v);
-    }
-
-    return 0;
-}
 
 
 static void
@@ -1609,10 +1486,7 @@ rg_isolate_child_host(rg_tool_host_t *host, rg_isolate_child_t *c)
     host->log = rg_isolate_host_log;
     host->done = rg_isolate_host_done;
     host->fail = rg_isolate_host_fail;
-    host->arg_string = rg_isolate_host_arg_string;
-    host->arg_number = rg_isolate_host_arg_number;
-    host->arg_int = rg_isolate_host_arg_int;
-    host->arg_bool = rg_isolate_host_arg_bool;
+    rg_tools_host_common(host);
     host->timer_add = rg_isolate_host_timer_add;
     host->timer_del = rg_isolate_host_timer_del;
     host->data = c;
@@ -1621,8 +1495,6 @@ rg_isolate_child_host(rg_tool_host_t *host, rg_isolate_child_t *c)
     host->agent_run = rg_isolate_host_agent_run;
     host->agent_cancel = rg_isolate_host_agent_cancel;
     host->error = rg_isolate_host_error;
-    host->arg_array_len = rg_isolate_host_arg_array_len;
-    host->arg_array_string = rg_isolate_host_arg_array_string;
 }
 
 
@@ -1744,6 +1616,7 @@ rg_isolate_child_request(rg_isolate_child_t *c, const char *p, size_t len)
     cc->child = c;
     cc->seq = seq;
     cc->args = args;
+    cc->call.host_args = args;
 
     msgpack_unpacked_destroy(&u);
 

@@ -77,6 +77,8 @@ struct rg_tool_call_s {
     const char               *session;     /* session id, for logs */
     const char               *args;        /* a JSON object, NUL-ended */
     size_t                    args_len;
+
+    void                     *host_args;   /* the host's; do not touch */
 };
 
 
@@ -221,6 +223,11 @@ struct rg_tool_host_s {
                                                 const char *key, size_t i,
                                                 const char **s,
                                                 size_t *len);
+
+    /* the host's units for directives: sizes "512", "64k", "1m"; times
+     * "500ms", "30s", "5m", "1h", a bare number being seconds; 0 or -1 */
+    int                     (*parse_size)(const char *s, size_t *out);
+    int                     (*parse_msec)(const char *s, uint64_t *out);
 };
 
 

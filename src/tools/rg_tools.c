@@ -283,11 +283,8 @@ rg_tools_host_fail(rg_tool_call_t *call, const char *fmt, ...)
 static json_t *
 rg_tools_arg(rg_tool_call_t *call, const char *key)
 {
-    rg_tool_run_t  *run;
-
-    run = (rg_tool_run_t *) call;
-
-    return run->args ? json_object_get(run->args, key) : NULL;
+    return json_is_object((json_t *) call->host_args)
+           ? json_object_get(call->host_args, key) : NULL;
 }
 
 
@@ -661,6 +658,51 @@ rg_tools_host_error(rg_tool_call_t *call)
 }
 
 
+static int
+rg_tools_host_parse_size(const char *s, size_t *out)
+{
+    rg_str_t  str;
+
+    str.data = (char *) s;
+    str.len = strlen(s);
+
+    return rg_conf_parse_size(&str, out) == RG_OK ? 0 : -1;
+}
+
+
+static int
+rg_tools_host_parse_msec(const char *s, uint64_t *out)
+{
+    rg_str_t   str;
+    rg_msec_t  ms;
+
+    str.data = (char *) s;
+    str.len = strlen(s);
+
+    if (rg_conf_parse_msec(&str, &ms) != RG_OK) {
+        return -1;
+    }
+
+    *out = ms;
+
+    return 0;
+}
+
+
+void
+rg_tools_host_common(rg_tool_host_t *host)
+{
+    host->arg_string = rg_tools_host_arg_string;
+    host->arg_number = rg_tools_host_arg_number;
+    host->arg_int = rg_tools_host_arg_int;
+    host->arg_bool = rg_tools_host_arg_bool;
+    host->arg_array_len = rg_tools_host_arg_array_len;
+    host->arg_array_string = rg_tools_host_arg_array_string;
+    host->parse_size = rg_tools_host_parse_size;
+    host->parse_msec = rg_tools_host_parse_msec;
+}
+
+
 void
 rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
 {
@@ -671,10 +713,7 @@ rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
     host->log = rg_tools_host_log;
     host->done = rg_tools_host_done;
     host->fail = rg_tools_host_fail;
-    host->arg_string = rg_tools_host_arg_string;
-    host->arg_number = rg_tools_host_arg_number;
-    host->arg_int = rg_tools_host_arg_int;
-    host->arg_bool = rg_tools_host_arg_bool;
+    rg_tools_host_common(host);
     host->timer_add = rg_tools_host_timer_add;
     host->timer_del = rg_tools_host_timer_del;
     host->data = m;
@@ -683,8 +722,6 @@ rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
     host->agent_run = rg_tools_host_agent_run;
     host->agent_cancel = rg_tools_host_agent_cancel;
     host->error = rg_tools_host_error;
-    host->arg_array_len = rg_tools_host_arg_array_len;
-    host->arg_array_string = rg_tools_host_arg_array_string;
 }
 
 
@@ -1169,6 +1206,7 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
 
         run->entry = te;
         run->args = args;
+        run->call.host_args = args;
         run->call.tool = te->tool;
         run->call.host = &te->module->host;
         run->call.conf = te->module->conf;

@@ -118,6 +118,9 @@ void rg_tools_set_agent_runner(rg_tools_agent_start_pt start,
 void rg_tools_agent_done(rg_tool_run_t *run, const char *status,
     const char *text, size_t len);
 void rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m);
+/* what any host table shares: the argument readers (over
+ * call->host_args, a json_t object) and the unit parsers */
+void rg_tools_host_common(rg_tool_host_t *host);
 
 /* the arguments of a call to te: repaired where that is safe, checked
  * and coerced against its schema; NULL with err ("error: …") otherwise */
