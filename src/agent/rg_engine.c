@@ -136,7 +136,7 @@ rg_engine_destroy(rg_engine_t *e)
 
     /* finished pool work may still free orphaned calls */
     rg_thread_pool_destroy(e->pool);
-    rg_tools_init(NULL, NULL, NULL, e->log);
+    rg_tools_init(NULL, NULL, NULL, NULL);
 
     llms = e->cycle->llms.elts;
     for (i = 0; i < e->cycle->llms.nelts; i++) {

@@ -115,6 +115,7 @@ struct rg_module_s {
     rg_tool_host_t      host;
     void               *engine;           /* set when an engine starts */
     void               *isolate;          /* rg_isolate_t *, when isolated */
+    rg_log_t           *log;              /* the cycle's */
     const char         *file;             /* its load_module, for errors */
     rg_uint_t           line;
     unsigned            isolated:1;

@@ -164,6 +164,7 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     m->handle = h;
     m->mod = mod;
     m->isolated = cf->nargs == 3;
+    m->log = &cycle->new_log;
     m->file = rg_conf_file_name(cf);
     m->line = rg_conf_line(cf);
     rg_tools_host_init(&m->host, m);

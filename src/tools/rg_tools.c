@@ -206,8 +206,8 @@ rg_tools_host_log(rg_tool_host_t *host, int level, const char *fmt, ...)
     vsnprintf(buf, sizeof(buf), fmt, args);
     va_end(args);
 
-    rg_log_error(level, rg_tools_log, 0, "module \"%s\": %s", m->mod->name,
-                 buf);
+    /* the module's cycle's log: modules log before any engine exists */
+    rg_log_error(level, m->log, 0, "module \"%s\": %s", m->mod->name, buf);
 }
 
 
@@ -1091,7 +1091,7 @@ rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len, char *err,
         char  names[64];
 
         rg_tool_args_repairs(repaired, names, sizeof(names));
-        rg_log_debug(rg_tools_log, "arguments for \"%s\" repaired: %s",
+        rg_log_debug(te->module->log, "arguments for \"%s\" repaired: %s",
                      te->tool->name, names);
     }
 

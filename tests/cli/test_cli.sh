@@ -294,7 +294,7 @@ assert m[0]["content"] == "compute", m
 assert m[1]["tool_calls"][0]["function"]["name"] == "calc", m
 assert m[2]["content"] == "14", m
 assert m[3]["content"] == "Final answer after 1 rounds: 14", m
-assert [x["type"] for x in e] == ["model_call", "tool_call", "model_call"], e
+assert [x["type"] for x in e] == ["model_call", "turn", "tool_call", "model_call"], e
 ' "$tmp/t.json"
 else
     rg_has "--transcript writes the messages" "$tmp/t.json" '"messages"'

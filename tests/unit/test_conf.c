@@ -964,17 +964,27 @@ rg_test_cycle_defaults(void **state)
 
 
 /* an agent's request prefix starts with start and ends where the
- * messages begin */
+ * messages begin: after the tools, or after the stream options */
+static void
+rg_test_prefix_end(const char *prefix, size_t len, const char *start,
+    const char *end);
+
 static void
 rg_test_prefix(const char *prefix, size_t len, const char *start)
 {
-    static const char  end[] = "}],\"messages\":[";
+    rg_test_prefix_end(prefix, len, start, "}],\"messages\":[");
+}
 
+
+static void
+rg_test_prefix_end(const char *prefix, size_t len, const char *start,
+    const char *end)
+{
     assert_int_equal(strlen(prefix), len);
-    assert_true(len > strlen(start) + sizeof(end) - 1);
+    assert_true(len > strlen(start) + strlen(end));
 
     if (strncmp(prefix, start, strlen(start)) != 0
-        || strcmp(prefix + len - (sizeof(end) - 1), end) != 0)
+        || strcmp(prefix + len - strlen(end), end) != 0)
     {
         print_error("prefix %s\nshould start with %s\nand end with %s\n",
                     prefix, start, end);
@@ -1153,10 +1163,13 @@ rg_test_cycle_all_directives(void **state)
                         "{\"role\":\"system\",\"content\":"
                         "\"Be \\\"brief\\\".\"}");
     assert_int_equal(first->system_msg_len, strlen(first->system_msg));
-    rg_test_prefix(first->prefix, first->prefix_len,
-                   "{\"model\":\"gpt-test\",\"temperature\":0.25,"
-                   "\"tool_choice\":\"auto\",\"tools\":[{\"type\":"
-                   "\"function\",\"function\":{\"name\":\"calc\",");
+    /* its llm streams: the stream options close the prefix */
+    rg_test_prefix_end(first->prefix, first->prefix_len,
+                       "{\"model\":\"gpt-test\",\"temperature\":0.25,"
+                       "\"tool_choice\":\"auto\",\"tools\":[{\"type\":"
+                       "\"function\",\"function\":{\"name\":\"calc\",",
+                       "}}],\"stream\":true,\"stream_options\":"
+                       "{\"include_usage\":true},\"messages\":[");
     assert_non_null(strstr(first->prefix, "},{\"type\":\"function\","
                                           "\"function\":{\"name\":"
                                           "\"time_now\","));
