@@ -4,8 +4,11 @@
  * script, the fault injector and the counters behind /stats. Validates
  * requests as strictly as the real API and answers deterministically: the
  * position in a conversation is derived from each request's messages, so
- * concurrent conversations never disturb each other. It does not stream
- * (SSE), start threads or block; delays are timers.
+ * concurrent conversations never disturb each other. A request with
+ * "stream": true gets the same completion as text/event-stream
+ * chat.completion.chunk events over chunked transfer encoding, paced by
+ * --stream-delay (see rg_mock_stream_build() for the layout). It starts
+ * no threads and never blocks; delays are timers.
  *
  * Build: cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -O2 -o rg_mock rg_mock.c \
  *            $(pkg-config --cflags --libs libevent jansson) */
@@ -28,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -53,6 +58,7 @@ typedef intptr_t  rg_int_t;
 #define RG_MOCK_ECHO_MAX       200
 #define RG_MOCK_MAX_TOOLS      128
 #define RG_MOCK_NAME_MAX       64
+#define RG_MOCK_STREAM_CHUNK   8
 
 /* fault kinds */
 #define RG_MOCK_FAULT_NONE     0
@@ -93,6 +99,12 @@ typedef struct {
     long                      retry_after_ms;   /* -1: send Retry-After */
     long                      max_body;
     long                      idle_timeout;
+    long                      stream_chunk;     /* bytes of text per event */
+    long                      stream_delay;     /* ms between HTTP chunks */
+    int                       stream_crlf;
+    int                       stream_comments;
+    int                       stream_no_done;
+    int                       stream_interleave;
     int                       quiet;
 } rg_mock_conf_t;
 
@@ -108,12 +120,22 @@ typedef struct {
     uint64_t                  times[RG_MOCK_MAX_TIMES];
 } rg_mock_stats_t;
 
+/* the events of a streamed reply, sent one HTTP chunk at a time */
+typedef struct {
+    struct evbuffer          *events;           /* the text still to send */
+    size_t                   *sizes;            /* of each event, in order */
+    size_t                    nsizes;
+    size_t                    cap;
+    size_t                    next;             /* the next event to send */
+} rg_mock_stream_t;
+
 typedef struct {
     int                       status;
     int                       action;           /* RG_MOCK_SEND, ... */
     int                       kind;             /* RG_MOCK_COMPLETION, ... */
     long                      delay;            /* ms */
     uint64_t                  number;           /* arrival number */
+    rg_mock_stream_t         *stream;           /* NULL: one JSON body */
     char                      note[160];        /* for the log line */
 } rg_mock_reply_t;
 
@@ -136,6 +158,9 @@ typedef struct {
     json_t                   *last_tool;        /* content of last tool msg */
     json_t                   *last_user;        /* content of last user msg */
     uint64_t                  n;                /* unique response number */
+    int                       stream;           /* "stream": true */
+    int                       include_usage;    /* stream_options */
+    const char               *stream_error;     /* scripted, or NULL */
 } rg_mock_conv_t;
 
 typedef struct {
@@ -160,6 +185,7 @@ typedef struct {
     struct event             *sigterm;
     struct event             *sigint;
     const struct timeval     *latency_tv;       /* common timeout */
+    const struct timeval     *stream_tv;        /* common timeout */
     json_t                   *script;
     json_t                   *last_headers;
     json_t                   *last_body;
@@ -178,6 +204,8 @@ static void rg_mock_log(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 static rg_int_t rg_mock_fail(rg_mock_err_t *err, const char *param,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static rg_int_t rg_mock_stream_build(rg_mock_conv_t *c, json_t *completion,
+    rg_mock_reply_t *r);
 
 
 static void
@@ -941,7 +969,7 @@ rg_mock_validate_tools(json_t *tools, rg_mock_err_t *err)
 static rg_int_t
 rg_mock_validate(json_t *root, rg_mock_err_t *err)
 {
-    json_t  *model, *messages, *tools;
+    json_t  *model, *messages, *tools, *stream, *options, *v;
 
     if (root == NULL) {
         return rg_mock_fail(err, NULL,
@@ -991,9 +1019,29 @@ rg_mock_validate(json_t *root, rg_mock_err_t *err)
         return RG_ERROR;
     }
 
-    if (json_is_true(json_object_get(root, "stream"))) {
-        return rg_mock_fail(err, "stream", "rg_mock does not support "
-                            "streaming ('stream': true).");
+    stream = json_object_get(root, "stream");
+    if (stream != NULL && !json_is_null(stream) && !json_is_boolean(stream)) {
+        return rg_mock_bad_type(err, "stream", "a boolean", stream);
+    }
+
+    options = json_object_get(root, "stream_options");
+    if (options != NULL && !json_is_null(options)) {
+        if (!json_is_object(options)) {
+            return rg_mock_bad_type(err, "stream_options", "an object",
+                                    options);
+        }
+
+        v = json_object_get(options, "include_usage");
+        if (v != NULL && !json_is_null(v) && !json_is_boolean(v)) {
+            return rg_mock_bad_type(err, "stream_options.include_usage",
+                                    "a boolean", v);
+        }
+
+        if (!json_is_true(stream)) {
+            return rg_mock_fail(err, "stream_options", "The "
+                                "'stream_options' parameter is only allowed "
+                                "when 'stream' is enabled.");
+        }
     }
 
     return RG_OK;
@@ -1015,6 +1063,10 @@ rg_mock_conv_init(rg_mock_conv_t *c, json_t *root, size_t body_len)
     c->body_len = body_len;
     c->model = json_string_value(json_object_get(root, "model"));
     c->n = ++rg_mock.seq;
+    c->stream = json_is_true(json_object_get(root, "stream"));
+    c->include_usage = json_is_true(json_object_get(
+                           json_object_get(root, "stream_options"),
+                           "include_usage"));
 
     messages = json_object_get(root, "messages");
     n = json_array_size(messages);
@@ -1177,40 +1229,62 @@ rg_mock_schema_args(json_t *params, size_t n)
 }
 
 
-/* Wraps an assistant message (stolen) in a chat.completion object and
- * writes it to out. */
+/* The usage the mock reports for an answer: a quarter of the request's
+ * bytes as prompt tokens, 10 per tool call or a quarter of the text. */
 
-static rg_int_t
-rg_mock_envelope(rg_mock_conv_t *c, json_t *message, struct evbuffer *out,
-    rg_mock_reply_t *r)
+static json_t *
+rg_mock_tokens(rg_mock_conv_t *c, json_t *message)
 {
-    char         id[48];
-    size_t       ncalls, prompt, completion, len;
-    json_t      *calls, *content, *root;
-    rg_int_t     rc;
+    size_t  ncalls, prompt, completion, len;
 
-    if (message == NULL) {
-        return RG_ERROR;
-    }
-
-    calls = json_object_get(message, "tool_calls");
-    ncalls = json_array_size(calls);
-    content = json_object_get(message, "content");
-
+    ncalls = json_array_size(json_object_get(message, "tool_calls"));
     prompt = c->body_len / 4;
 
     if (ncalls > 0) {
         completion = 10 * ncalls;
 
     } else {
-        (void) rg_mock_content_text(content, &len);
+        (void) rg_mock_content_text(json_object_get(message, "content"),
+                                    &len);
         completion = len / 4 + 1;
+    }
+
+    return json_pack("{s:I, s:I, s:I}",
+                     "prompt_tokens", (json_int_t) prompt,
+                     "completion_tokens", (json_int_t) completion,
+                     "total_tokens", (json_int_t) (prompt + completion));
+}
+
+
+/* Wraps an assistant message (stolen) in a chat.completion object and
+ * writes it to out, or makes it the events of r when c streams. */
+
+static rg_int_t
+rg_mock_envelope(rg_mock_conv_t *c, json_t *message, struct evbuffer *out,
+    rg_mock_reply_t *r)
+{
+    char         id[48];
+    size_t       ncalls;
+    json_t      *root;
+    rg_int_t     rc;
+
+    if (message == NULL) {
+        return RG_ERROR;
+    }
+
+    ncalls = json_array_size(json_object_get(message, "tool_calls"));
+
+    if (ncalls > 0) {
+        snprintf(r->note, sizeof(r->note), "%zu tool call%s", ncalls,
+                 ncalls == 1 ? "" : "s");
+
+    } else {
+        snprintf(r->note, sizeof(r->note), "final answer");
     }
 
     snprintf(id, sizeof(id), "chatcmpl-%" PRIu64, c->n);
 
-    root = json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:o, s:n, s:s}],"
-                     " s:{s:I, s:I, s:I}}",
+    root = json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:o, s:n, s:s}], s:o}",
                      "id", id,
                      "object", "chat.completion",
                      "created", (json_int_t) time(NULL),
@@ -1220,21 +1294,15 @@ rg_mock_envelope(rg_mock_conv_t *c, json_t *message, struct evbuffer *out,
                          "message", message,
                          "logprobs",
                          "finish_reason", ncalls ? "tool_calls" : "stop",
-                     "usage",
-                         "prompt_tokens", (json_int_t) prompt,
-                         "completion_tokens", (json_int_t) completion,
-                         "total_tokens", (json_int_t) (prompt + completion));
+                     "usage", rg_mock_tokens(c, message));
 
-    rc = rg_mock_dump(out, root);
-    json_decref(root);
-
-    if (ncalls > 0) {
-        snprintf(r->note, sizeof(r->note), "%zu tool call%s", ncalls,
-                 ncalls == 1 ? "" : "s");
-
-    } else {
-        snprintf(r->note, sizeof(r->note), "final answer");
+    if (root == NULL) {
+        return RG_ERROR;
     }
+
+    rc = c->stream ? rg_mock_stream_build(c, root, r)
+                   : rg_mock_dump(out, root);
+    json_decref(root);
 
     return rc;
 }
@@ -1299,6 +1367,513 @@ rg_mock_generic(rg_mock_conv_t *c, struct evbuffer *out, rg_mock_reply_t *r)
                         "content", buf, n, "refusal");
 
     return rg_mock_envelope(c, message, out, r);
+}
+
+
+/* streamed answers */
+
+/* How many bytes of the valid UTF-8 string s the next piece of a streamed
+ * text takes: at most max, never part of a character, at least one. */
+
+static size_t
+rg_mock_piece(const char *s, size_t len, size_t max)
+{
+    size_t  n;
+
+    n = rg_mock_utf8_cut(s, len, max);
+
+    if (n == 0 && len > 0) {
+        n = 1;
+        while (n < len && ((unsigned char) s[n] & 0xc0) == 0x80) {
+            n++;
+        }
+    }
+
+    return n;
+}
+
+
+static void
+rg_mock_stream_free(rg_mock_stream_t *s)
+{
+    if (s == NULL) {
+        return;
+    }
+
+    if (s->events != NULL) {
+        evbuffer_free(s->events);
+    }
+
+    free(s->sizes);
+    free(s);
+}
+
+
+/* Appends one event, "data: " and the JSON of data (NULL: [DONE]), led by
+ * a comment when it is not the first and --stream-comments is on. */
+
+static rg_int_t
+rg_mock_stream_event(rg_mock_stream_t *s, json_t *data)
+{
+    size_t            before, *sizes, cap;
+    rg_int_t          rc;
+    const char       *eol;
+    struct evbuffer  *b;
+
+    b = s->events;
+    eol = rg_mock.conf.stream_crlf ? "\r\n" : "\n";
+    before = evbuffer_get_length(b);
+
+    if (s->nsizes == s->cap) {
+        cap = s->cap ? 2 * s->cap : 16;
+        sizes = realloc(s->sizes, cap * sizeof(size_t));
+        if (sizes == NULL) {
+            return RG_ERROR;
+        }
+
+        s->sizes = sizes;
+        s->cap = cap;
+    }
+
+    if (s->nsizes > 0 && rg_mock.conf.stream_comments
+        && evbuffer_add_printf(b, ": keep-alive%s%s", eol, eol) < 0)
+    {
+        return RG_ERROR;
+    }
+
+    if (evbuffer_add(b, "data: ", 6) != 0) {
+        return RG_ERROR;
+    }
+
+    if (data != NULL) {
+        rc = rg_mock_dump(b, data);
+
+    } else {
+        rc = evbuffer_add(b, "[DONE]", 6) == 0 ? RG_OK : RG_ERROR;
+    }
+
+    if (rc != RG_OK || evbuffer_add_printf(b, "%s%s", eol, eol) < 0) {
+        return RG_ERROR;
+    }
+
+    s->sizes[s->nsizes++] = evbuffer_get_length(b) - before;
+
+    return RG_OK;
+}
+
+
+/* Appends the choice of one chunk; steals delta. */
+
+static rg_int_t
+rg_mock_stream_add(json_t *items, json_int_t index, json_t *delta,
+    const char *finish)
+{
+    json_t  *choice;
+
+    if (delta == NULL) {
+        return RG_ERROR;
+    }
+
+    choice = json_pack("{s:I, s:o, s:n, s:s?}", "index", index,
+                       "delta", delta, "logprobs", "finish_reason", finish);
+
+    return json_array_append_new(items, choice) == 0 ? RG_OK : RG_ERROR;
+}
+
+
+/* A text (content, refusal) in pieces of --stream-chunk bytes. */
+
+static rg_int_t
+rg_mock_stream_text(json_t *items, json_int_t index, const char *key,
+    json_t *text)
+{
+    size_t       off, len, n;
+    const char  *s;
+
+    s = json_string_value(text);
+    len = json_string_length(text);
+
+    for (off = 0; off < len; off += n) {
+        n = rg_mock_piece(s + off, len - off,
+                          (size_t) rg_mock.conf.stream_chunk);
+
+        if (rg_mock_stream_add(items, index,
+                               json_pack("{s:s%}", key, s + off, n), NULL)
+            != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    return RG_OK;
+}
+
+
+/* The first delta of tool call k: its id, type and name, no arguments. */
+
+static rg_int_t
+rg_mock_stream_call_head(json_t *items, json_int_t index, size_t k,
+    json_t *tc)
+{
+    json_t      *fn;
+    const char  *type;
+
+    fn = json_object_get(tc, "function");
+    type = json_string_value(json_object_get(tc, "type"));
+
+    return rg_mock_stream_add(items, index,
+        json_pack("{s:[{s:I, s:s?, s:s, s:{s:s?, s:s}}]}",
+                  "tool_calls",
+                      "index", (json_int_t) k,
+                      "id", json_string_value(json_object_get(tc, "id")),
+                      "type", type ? type : "function",
+                      "function",
+                          "name", json_string_value(
+                                      json_object_get(fn, "name")),
+                          "arguments", ""),
+        NULL);
+}
+
+
+/* The fragment of the arguments of tool call k that starts at *off;
+ * returns 1 after adding one, 0 when none is left, RG_ERROR. */
+
+static rg_int_t
+rg_mock_stream_call_args(json_t *items, json_int_t index, size_t k,
+    json_t *tc, size_t *off)
+{
+    size_t       len, n;
+    json_t      *args;
+    const char  *s;
+
+    args = json_object_get(json_object_get(tc, "function"), "arguments");
+    s = json_string_value(args);
+    len = json_string_length(args);
+
+    if (s == NULL || *off >= len) {
+        return 0;
+    }
+
+    n = rg_mock_piece(s + *off, len - *off,
+                      (size_t) rg_mock.conf.stream_chunk);
+
+    if (rg_mock_stream_add(items, index,
+            json_pack("{s:[{s:I, s:{s:s%}}]}",
+                      "tool_calls",
+                          "index", (json_int_t) k,
+                          "function",
+                              "arguments", s + *off, n),
+            NULL)
+        != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    *off += n;
+
+    return 1;
+}
+
+
+/* Tool calls one after another, or with --stream-interleave all heads
+ * first and then one fragment of each call in turn. */
+
+static rg_int_t
+rg_mock_stream_calls(json_t *items, json_int_t index, json_t *calls)
+{
+    size_t    k, n, *off, pos;
+    rg_int_t  rc, more;
+
+    n = json_array_size(calls);
+
+    if (!rg_mock.conf.stream_interleave) {
+        for (k = 0; k < n; k++) {
+            if (rg_mock_stream_call_head(items, index, k,
+                                         json_array_get(calls, k))
+                != RG_OK)
+            {
+                return RG_ERROR;
+            }
+
+            pos = 0;
+
+            do {
+                rc = rg_mock_stream_call_args(items, index, k,
+                                              json_array_get(calls, k), &pos);
+            } while (rc == 1);
+
+            if (rc != 0) {
+                return RG_ERROR;
+            }
+        }
+
+        return RG_OK;
+    }
+
+    for (k = 0; k < n; k++) {
+        if (rg_mock_stream_call_head(items, index, k,
+                                     json_array_get(calls, k))
+            != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    off = calloc(n, sizeof(size_t));
+    if (off == NULL) {
+        return RG_ERROR;
+    }
+
+    do {
+        more = 0;
+
+        for (k = 0; k < n; k++) {
+            rc = rg_mock_stream_call_args(items, index, k,
+                                          json_array_get(calls, k), &off[k]);
+            if (rc == RG_ERROR) {
+                free(off);
+                return RG_ERROR;
+            }
+
+            more |= rc;
+        }
+
+    } while (more);
+
+    free(off);
+
+    return RG_OK;
+}
+
+
+/* The choices of the chunks of one choice of the completion: the role,
+ * the content, the refusal, the tool calls, the finish_reason. */
+
+static rg_int_t
+rg_mock_stream_choice(json_t *items, json_t *choice, size_t i)
+{
+    json_t      *msg, *v, *calls, *content, *delta;
+    json_int_t   index;
+    const char  *role, *finish;
+
+    v = json_object_get(choice, "index");
+    index = json_is_integer(v) ? json_integer_value(v) : (json_int_t) i;
+
+    msg = json_object_get(choice, "message");
+    calls = json_object_get(msg, "tool_calls");
+    content = json_object_get(msg, "content");
+    role = json_string_value(json_object_get(msg, "role"));
+    role = role ? role : "assistant";
+
+    if (json_array_size(calls) > 0 || !json_is_string(content)) {
+        delta = json_pack("{s:s, s:n}", "role", role, "content");
+
+    } else {
+        delta = json_pack("{s:s, s:s, s:n}", "role", role, "content", "",
+                          "refusal");
+    }
+
+    if (rg_mock_stream_add(items, index, delta, NULL) != RG_OK) {
+        return RG_ERROR;
+    }
+
+    if (json_is_string(content)) {
+        if (rg_mock_stream_text(items, index, "content", content) != RG_OK) {
+            return RG_ERROR;
+        }
+
+    } else if (content != NULL && !json_is_null(content)
+               && rg_mock_stream_add(items, index,
+                                     json_pack("{s:O}", "content", content),
+                                     NULL)
+                  != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    v = json_object_get(msg, "refusal");
+    if (json_is_string(v)
+        && rg_mock_stream_text(items, index, "refusal", v) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    if (rg_mock_stream_calls(items, index, calls) != RG_OK) {
+        return RG_ERROR;
+    }
+
+    finish = json_string_value(json_object_get(choice, "finish_reason"));
+    if (finish == NULL) {
+        finish = json_array_size(calls) > 0 ? "tool_calls" : "stop";
+    }
+
+    return rg_mock_stream_add(items, index, json_object(), finish);
+}
+
+
+/* Turns a chat.completion into the events of r->stream. Each event is
+ * "data: " JSON EOL EOL (EOL "\r\n" with --stream-crlf; a ": keep-alive"
+ * EOL EOL comment before every event but the first with
+ * --stream-comments). The events: per choice, a role delta, the content
+ * and refusal in --stream-chunk pieces, per tool call a head and argument
+ * fragments, an empty delta with the finish_reason; with include_usage a
+ * chunk with "choices": [] and the usage (and "usage": null on the
+ * others); data: [DONE] unless --stream-no-done. A scripted stream_error
+ * keeps the first event and half of those before the first finish, then
+ * sends {"error": ...} and nothing more. */
+
+static rg_int_t
+rg_mock_stream_build(rg_mock_conv_t *c, json_t *completion,
+    rg_mock_reply_t *r)
+{
+    char               id[48];
+    size_t             i, n, keep, first_finish, len;
+    json_t            *items, *chunk, *v, *usage, *err;
+    rg_int_t           rc;
+    const char        *s, *model;
+    rg_mock_stream_t  *st;
+
+    rc = RG_ERROR;
+    chunk = NULL;
+    items = json_array();
+
+    st = calloc(1, sizeof(rg_mock_stream_t));
+    if (items == NULL || st == NULL) {
+        goto done;
+    }
+
+    st->events = evbuffer_new();
+    if (st->events == NULL) {
+        goto done;
+    }
+
+    first_finish = 0;
+
+    json_array_foreach(json_object_get(completion, "choices"), i, v) {
+        if (rg_mock_stream_choice(items, v, i) != RG_OK) {
+            goto done;
+        }
+
+        if (i == 0) {
+            first_finish = json_array_size(items) - 1;
+        }
+    }
+
+    /* what every chunk carries; "choices" and "usage" change */
+
+    snprintf(id, sizeof(id), "chatcmpl-%" PRIu64, c->n);
+    s = json_string_value(json_object_get(completion, "id"));
+    model = json_string_value(json_object_get(completion, "model"));
+    v = json_object_get(completion, "created");
+
+    chunk = json_pack("{s:s, s:s, s:I, s:s}",
+                      "id", s ? s : id,
+                      "object", "chat.completion.chunk",
+                      "created", json_is_integer(v) ? json_integer_value(v)
+                                                    : (json_int_t) time(NULL),
+                      "model", model ? model : c->model);
+    if (chunk == NULL) {
+        goto done;
+    }
+
+    v = json_object_get(completion, "system_fingerprint");
+    if (v != NULL && json_object_set(chunk, "system_fingerprint", v) != 0) {
+        goto done;
+    }
+
+    n = json_array_size(items);
+    keep = c->stream_error ? 1 + first_finish / 2 : n;
+    keep = keep < n ? keep : n;
+
+    for (i = 0; i < keep; i++) {
+        if (json_object_set_new(chunk, "choices",
+                                json_pack("[O]", json_array_get(items, i)))
+            != 0
+            || (c->include_usage
+                && json_object_set_new(chunk, "usage", json_null()) != 0)
+            || rg_mock_stream_event(st, chunk) != RG_OK)
+        {
+            goto done;
+        }
+    }
+
+    if (c->stream_error != NULL) {
+        err = json_pack("{s:{s:s, s:s}}", "error",
+                        "message", c->stream_error, "type", "server_error");
+        if (err == NULL || rg_mock_stream_event(st, err) != RG_OK) {
+            json_decref(err);
+            goto done;
+        }
+
+        json_decref(err);
+        r->kind = RG_MOCK_FAULT;
+
+    } else {
+        if (c->include_usage) {
+            usage = json_object_get(completion, "usage");
+            usage = usage ? json_incref(usage)
+                          : rg_mock_tokens(c, json_object_get(json_array_get(
+                                json_object_get(completion, "choices"), 0),
+                                "message"));
+
+            if (json_object_set_new(chunk, "choices", json_array()) != 0
+                || json_object_set_new(chunk, "usage", usage) != 0
+                || rg_mock_stream_event(st, chunk) != RG_OK)
+            {
+                goto done;
+            }
+        }
+
+        if (!rg_mock.conf.stream_no_done
+            && rg_mock_stream_event(st, NULL) != RG_OK)
+        {
+            goto done;
+        }
+    }
+
+    if (st->nsizes == 0) {
+        goto done;
+    }
+
+    len = strlen(r->note);
+    snprintf(r->note + len, sizeof(r->note) - len, ", %zu events%s",
+             st->nsizes, c->stream_error ? ", stream error" : "");
+
+    r->stream = st;
+    st = NULL;
+    rc = RG_OK;
+
+done:
+
+    rg_mock_stream_free(st);
+    json_decref(chunk);
+    json_decref(items);
+
+    return rc;
+}
+
+
+/* A scripted "body" streams when it is a chat.completion: a non-empty
+ * "choices" array of objects with a "message" object. */
+
+static int
+rg_mock_stream_body(json_t *body)
+{
+    size_t   i;
+    json_t  *choices, *choice;
+
+    choices = json_object_get(body, "choices");
+    if (json_array_size(choices) == 0) {
+        return 0;
+    }
+
+    json_array_foreach(choices, i, choice) {
+        if (!json_is_object(json_object_get(choice, "message"))) {
+            return 0;
+        }
+    }
+
+    return 1;
 }
 
 
@@ -1542,7 +2117,26 @@ rg_mock_script(struct evhttp_request *req, rg_mock_conv_t *c,
                             json_string_length(v)) == 0 ? RG_OK : RG_ERROR;
     }
 
+    /* an error in the middle of a stream; a 500 when not streaming */
+
+    v = json_object_get(entry, "stream_error");
+
+    if (v != NULL && r->status < 400) {
+        if (!c->stream) {
+            r->status = 500;
+            r->kind = RG_MOCK_FAULT;
+            return rg_mock_error_body(out, json_string_value(v),
+                                      "server_error", NULL, NULL);
+        }
+
+        c->stream_error = json_string_value(v);
+    }
+
     if ((v = json_object_get(entry, "body")) != NULL) {
+        if (c->stream && r->status / 100 == 2 && rg_mock_stream_body(v)) {
+            return rg_mock_stream_build(c, v, r);
+        }
+
         return rg_mock_dump(out, v);
     }
 
@@ -1744,6 +2338,11 @@ rg_mock_script_load(const char *file)
                     goto invalid;
                 }
 
+            } else if (strcmp(key, "stream_error") == 0) {
+                if (!json_is_string(v)) {
+                    goto invalid;
+                }
+
             } else {
                 fprintf(stderr, "rg_mock: script entry %zu: unknown key "
                         "\"%s\"\n", e, key);
@@ -1828,6 +2427,7 @@ rg_mock_pending_free(rg_mock_pending_t *p)
 
     rg_mock.stats.inflight--;
 
+    rg_mock_stream_free(p->reply.stream);
     free(p);
 }
 
@@ -1885,6 +2485,131 @@ rg_mock_watch_handler(evutil_socket_t fd, short events, void *arg)
 }
 
 
+/* Starts a streamed reply: the status line and headers go out now, the
+ * events follow as chunks. */
+
+static void
+rg_mock_stream_start(rg_mock_pending_t *p)
+{
+    int                  on;
+    evutil_socket_t      fd;
+    struct bufferevent  *bev;
+
+    /* while evhttp writes a reply it reads too, and notices a client that
+     * leaves mid-stream; the watch would only race with it */
+
+    if (p->watch != NULL) {
+        event_free(p->watch);
+        p->watch = NULL;
+    }
+
+    /* small events must not wait for the client's delayed ACKs */
+
+    bev = evhttp_connection_get_bufferevent(p->evcon);
+    fd = bev ? bufferevent_getfd(bev) : -1;
+
+    if (fd >= 0) {
+        on = 1;
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    }
+
+    evhttp_send_reply_start(p->req, p->reply.status,
+                            rg_mock_reason(p->reply.status));
+}
+
+
+static void rg_mock_stream_send(rg_mock_pending_t *p);
+
+
+static void
+rg_mock_stream_drained(struct evhttp_connection *evcon, void *arg)
+{
+    (void) evcon;
+
+    rg_mock_stream_send(arg);
+}
+
+
+/* Sends the next chunk of a stream: the first event alone, then with
+ * --stream-delay one event per chunk and the delay between them, without
+ * it the rest in one chunk as soon as the first is written. After the
+ * last chunk the reply ends and p is gone. */
+
+static void
+rg_mock_stream_send(rg_mock_pending_t *p)
+{
+    size_t                  n;
+    struct evbuffer        *buf;
+    rg_mock_stream_t       *s;
+    struct evhttp_request  *req;
+
+    s = p->reply.stream;
+
+    if (s->next == 0) {
+        rg_mock_stream_start(p);
+    }
+
+    buf = evbuffer_new();
+    if (buf == NULL) {
+        goto failed;
+    }
+
+    if (s->next == 0 || rg_mock.conf.stream_delay > 0) {
+        n = s->sizes[s->next++];
+
+    } else {
+        n = evbuffer_get_length(s->events);
+        s->next = s->nsizes;
+    }
+
+    if (evbuffer_remove_buffer(s->events, buf, n) != (int) n) {
+        goto failed;
+    }
+
+    if (s->next == s->nsizes) {
+        req = p->req;
+
+        evhttp_connection_set_closecb(p->evcon, NULL, NULL);
+        rg_mock_pending_free(p);
+
+        evhttp_send_reply_chunk(req, buf);
+        evhttp_send_reply_end(req);
+        evbuffer_free(buf);
+        return;
+    }
+
+    if (rg_mock.conf.stream_delay == 0) {
+        evhttp_send_reply_chunk_with_cb(p->req, buf, rg_mock_stream_drained,
+                                        p);
+        evbuffer_free(buf);
+        return;
+    }
+
+    evhttp_send_reply_chunk(p->req, buf);
+    evbuffer_free(buf);
+
+    if (evtimer_add(p->timer, rg_mock.stream_tv) == 0) {
+        return;
+    }
+
+    buf = NULL;
+
+failed:
+
+    /* no memory to go on: end the stream the way a crashed server does */
+
+    fprintf(stderr, "rg_mock: request %" PRIu64 ": cannot stream, out of "
+            "memory\n", p->reply.number);
+
+    if (buf != NULL) {
+        evbuffer_free(buf);
+    }
+
+    /* runs rg_mock_close_handler(), which frees p */
+    evhttp_connection_free(p->evcon);
+}
+
+
 static void
 rg_mock_timer_handler(evutil_socket_t fd, short events, void *arg)
 {
@@ -1896,11 +2621,21 @@ rg_mock_timer_handler(evutil_socket_t fd, short events, void *arg)
     (void) fd;
     (void) events;
 
+    if (p->reply.stream != NULL && p->reply.stream->next > 0) {
+        rg_mock_stream_send(p);
+        return;
+    }
+
     rg_mock_account(&p->reply);
 
     switch (p->reply.action) {
 
     case RG_MOCK_SEND:
+        if (p->reply.stream != NULL) {
+            rg_mock_stream_send(p);
+            return;
+        }
+
         req = p->req;
         evcon = p->evcon;
         status = p->reply.status;
@@ -1931,7 +2666,7 @@ rg_mock_dispatch(struct evhttp_request *req, rg_mock_reply_t *r)
     rg_mock_pending_t   *p;
     struct bufferevent  *bev;
 
-    if (r->delay == 0 && r->action == RG_MOCK_SEND) {
+    if (r->delay == 0 && r->action == RG_MOCK_SEND && r->stream == NULL) {
         rg_mock_account(r);
         rg_mock.stats.inflight--;
         evhttp_send_reply(req, r->status, rg_mock_reason(r->status), NULL);
@@ -2001,11 +2736,16 @@ failed:
         rg_mock_pending_free(p);
 
     } else {
+        rg_mock_stream_free(r->stream);
         rg_mock.stats.inflight--;
     }
 
+    r->stream = NULL;
+
     evbuffer_drain(evhttp_request_get_output_buffer(req),
                    evbuffer_get_length(evhttp_request_get_output_buffer(req)));
+    evhttp_remove_header(evhttp_request_get_output_headers(req),
+                         "Content-Type");
     rg_mock_send_error(req, 500, "rg_mock: out of memory", "server_error");
 }
 
@@ -2062,12 +2802,14 @@ rg_mock_chat(struct evhttp_request *req)
     size_t             len;
     json_t            *root;
     uint64_t           now;
+    const char        *type;
     rg_mock_err_t      err;
     rg_mock_conv_t     conv;
     json_error_t       jerr;
     unsigned char     *data;
     rg_mock_reply_t    r;
     struct evbuffer   *in, *out;
+    struct evkeyvalq  *headers;
 
     now = rg_mock_now_ms();
 
@@ -2120,6 +2862,8 @@ rg_mock_chat(struct evhttp_request *req)
                                 : rg_mock_generic(&conv, out, &r))
         != RG_OK)
     {
+        rg_mock_stream_free(r.stream);
+        r.stream = NULL;
         evbuffer_drain(out, evbuffer_get_length(out));
         r.status = 500;
         r.action = RG_MOCK_SEND;
@@ -2127,6 +2871,18 @@ rg_mock_chat(struct evhttp_request *req)
         snprintf(r.note, sizeof(r.note), "out of memory");
         rg_mock_error_body(out, "rg_mock: out of memory", "server_error",
                            NULL, NULL);
+
+    } else if (r.stream != NULL) {
+        /* unless a script set a Content-Type of its own */
+        headers = evhttp_request_get_output_headers(req);
+        type = evhttp_find_header(headers, "Content-Type");
+
+        if (type == NULL || strcmp(type, "application/json") == 0) {
+            evhttp_remove_header(headers, "Content-Type");
+            evhttp_add_header(headers, "Content-Type", "text/event-stream");
+        }
+
+        evhttp_add_header(headers, "Cache-Control", "no-cache");
     }
 
 reply:
@@ -2329,6 +3085,17 @@ rg_mock_usage(FILE *f)
         "  --max-body BYTES      request body limit (8388608)\n"
         "  --idle-timeout S      close idle keep-alive connections after S"
         " s, 0: never (0)\n"
+        "  --stream-chunk N      streams: bytes of text or arguments per"
+        " event (8)\n"
+        "  --stream-delay MS     one event per chunk, MS ms apart; 0: the"
+        " first event,\n"
+        "                        then the rest at once (0)\n"
+        "  --stream-interleave   alternate the argument fragments of"
+        " parallel calls\n"
+        "  --stream-crlf         end the event lines with CRLF\n"
+        "  --stream-comments     a \": keep-alive\" comment between"
+        " events\n"
+        "  --stream-no-done      do not end streams with data: [DONE]\n"
         "  --quiet               log nothing but errors and the listen"
         " line\n"
         "  --help\n");
@@ -2379,6 +3146,12 @@ rg_mock_options(int argc, char **argv)
         { "no-retry-after", no_argument,       NULL, 'N' },
         { "max-body",       required_argument, NULL, 'b' },
         { "idle-timeout",   required_argument, NULL, 'i' },
+        { "stream-chunk",   required_argument, NULL, 'c' },
+        { "stream-delay",   required_argument, NULL, 'd' },
+        { "stream-interleave", no_argument,    NULL, 'I' },
+        { "stream-crlf",    no_argument,       NULL, 'C' },
+        { "stream-comments", no_argument,      NULL, 'm' },
+        { "stream-no-done", no_argument,       NULL, 'D' },
         { "quiet",          no_argument,       NULL, 'q' },
         { "help",           no_argument,       NULL, '?' + 256 },
         { NULL, 0, NULL, 0 }
@@ -2393,6 +3166,7 @@ rg_mock_options(int argc, char **argv)
     conf->retry_after = 1;
     conf->retry_after_ms = -1;
     conf->max_body = 8 * 1024 * 1024;
+    conf->stream_chunk = RG_MOCK_STREAM_CHUNK;
 
     for ( ;; ) {
         c = getopt_long(argc, argv, "", options, NULL);
@@ -2464,6 +3238,26 @@ rg_mock_options(int argc, char **argv)
         case 'i':
             rc = rg_mock_number("idle-timeout", optarg, 0, 86400,
                                 &conf->idle_timeout);
+            break;
+        case 'c':
+            rc = rg_mock_number("stream-chunk", optarg, 1, 1048576,
+                                &conf->stream_chunk);
+            break;
+        case 'd':
+            rc = rg_mock_number("stream-delay", optarg, 0, 86400000,
+                                &conf->stream_delay);
+            break;
+        case 'I':
+            conf->stream_interleave = 1;
+            break;
+        case 'C':
+            conf->stream_crlf = 1;
+            break;
+        case 'm':
+            conf->stream_comments = 1;
+            break;
+        case 'D':
+            conf->stream_no_done = 1;
             break;
         case 'q':
             conf->quiet = 1;
@@ -2669,6 +3463,17 @@ main(int argc, char **argv)
         tv.tv_usec = (rg_mock.conf.latency % 1000) * 1000;
         rg_mock.latency_tv = event_base_init_common_timeout(rg_mock.base,
                                                             &tv);
+    }
+
+    if (rg_mock.conf.stream_delay > 0) {
+        tv.tv_sec = rg_mock.conf.stream_delay / 1000;
+        tv.tv_usec = (rg_mock.conf.stream_delay % 1000) * 1000;
+        rg_mock.stream_tv = event_base_init_common_timeout(rg_mock.base,
+                                                           &tv);
+        if (rg_mock.stream_tv == NULL) {
+            fprintf(stderr, "rg_mock: cannot set up the stream delay\n");
+            goto done;
+        }
     }
 
     rg_mock.sigterm = evsignal_new(rg_mock.base, SIGTERM,
