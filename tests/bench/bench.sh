@@ -142,6 +142,24 @@ awk '/model calls/ { for (i = 1; i <= NF; i++) { if ($i == "calls" && $(i-1) == 
      /cpu/ { for (i = 1; i <= NF; i++) if ($i == "cpu") cpu = $(i+1) }
      END { printf "cpu per tool call dispatched: %.1f us (%d tool calls, %d model calls, model calls included)\n", cpu * mc / tc, tc, mc }' "$tmp/out"
 
+# --- streaming: CPU per model call with stream on and off ---------------
+echo
+echo "streaming: 1000 sessions, R=3 K=2, 0 ms latency"
+head -n 1000 "$tmp/all.jsonl" > "$tmp/tasks.jsonl"
+start_mock 0
+for st in off on; do
+    cat > "$tmp/stream.conf" <<CONF
+load_module $B/modules/calc.so;
+llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections 1000; stream $st; }
+agent bench { tools calc; }
+CONF
+    "$B/reagent" -q -c "$tmp/stream.conf" batch --concurrency 1000 \
+        --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
+    printf "stream %-4s cpu %s us per model call\n" "$st" \
+        "$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' "$tmp/out")"
+done
+stop_mock
+
 # --- context compaction ---------------------------------------------------
 echo
 "$B/tests/bench_context"
