@@ -10,7 +10,6 @@
 
 #include <rg_tool_module.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +22,8 @@
 /* whether the host table has a member this module was built to use */
 #define rg_agent_host_has(host, member)                                      \
     ((host)->size >= offsetof(rg_tool_host_t, member)                        \
-                     + sizeof(((rg_tool_host_t *) 0)->member))
+                     + sizeof(((rg_tool_host_t *) 0)->member)                \
+     && (host)->member != NULL)
 
 
 typedef struct {
@@ -85,17 +85,14 @@ rg_tool_module_t  rg_tool_module = {
 /* configuration */
 
 
-/* max_input SIZE: bytes, or with a k or m suffix */
+/* max_input SIZE in the host's units: bytes, or with a k, m or g suffix */
 static const char *
 rg_agent_set_max_input(rg_tool_host_t *host, void *conf, int argc,
     const char **argv)
 {
-    char                *end;
-    size_t               mul;
-    unsigned long long   n;
-    rg_agent_conf_t     *acf;
+    size_t            n;
+    rg_agent_conf_t  *acf;
 
-    (void) host;
     (void) argc;
 
     acf = conf;
@@ -104,26 +101,17 @@ rg_agent_set_max_input(rg_tool_host_t *host, void *conf, int argc,
         return "is duplicate";
     }
 
-    errno = 0;
-    n = strtoull(argv[0], &end, 10);
-    mul = 1;
-
-    if (*end == 'k' || *end == 'K') {
-        mul = 1024;
-        end++;
-
-    } else if (*end == 'm' || *end == 'M') {
-        mul = 1024 * 1024;
-        end++;
+    if (!rg_agent_host_has(host, parse_size)) {
+        return "needs a newer reagent (no parse_size in the host table)";
     }
 
-    if (argv[0][0] < '0' || argv[0][0] > '9' || *end != '\0' || errno != 0
-        || n == 0 || n > 16ULL * 1024 * 1024 / mul)
+    if (host->parse_size(argv[0], &n) != 0 || n == 0
+        || n > 16 * 1024 * 1024)
     {
         return "must be a size from 1 to 16m, such as 16384 or 16k";
     }
 
-    acf->max_input = (size_t) n * mul;
+    acf->max_input = n;
 
     return NULL;
 }
@@ -145,8 +133,9 @@ rg_agent_init(rg_tool_host_t *host, void *conf)
 
     acf = conf;
 
-    if (!rg_agent_host_has(host, error) || host->agent_run == NULL
-        || host->agent_cancel == NULL || host->error == NULL)
+    if (!rg_agent_host_has(host, agent_run)
+        || !rg_agent_host_has(host, agent_cancel)
+        || !rg_agent_host_has(host, error))
     {
         host->log(host, RG_TOOL_LOG_ERR, "agent: this reagent has no "
                   "agent_run() for modules; upgrade reagent");

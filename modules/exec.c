@@ -1,11 +1,10 @@
 /* exec.c: the "exec" tool module: runs a program, without a shell.
  *
  * Owns the reading of the argv array (through the host's arg_array_*()
- * helpers, or, from a host without them, with a small, strict extractor of
- * exactly that one value from the call's JSON text), the program's lookup
- * in PATH, its spawning in its own
- * process group with stdin from /dev/null and stdout and stderr captured,
- * the timeout that kills the whole group, and the text of the answer:
+ * readers: it parses no JSON, and a host without them is refused at init),
+ * the program's lookup in PATH, its spawning in its own process group with
+ * stdin from /dev/null and stdout and stderr captured, the timeout that
+ * kills the whole group, and the text of the answer:
  *
  *     exit status 0
  *     --- stdout ---
@@ -55,9 +54,6 @@
 #define RG_EXEC_SHOWN         200
 #define RG_EXEC_PATH          "/usr/local/bin:/usr/bin:/bin"
 
-#define RG_EXEC_JSON_BAD      -1          /* not well-formed */
-#define RG_EXEC_JSON_NUL      -2          /* well-formed, holds \u0000 */
-
 #define RG_EXEC_EXAMPLE       "such as [\"ls\", \"-l\"]"
 
 /* whether the host table has a member this module was built to use */
@@ -77,12 +73,6 @@ typedef struct {
     char                     *path;         /* where programs are looked up */
     char                     *env[4];       /* the child's environment */
 } rg_exec_conf_t;
-
-
-typedef struct {
-    const unsigned char      *p;
-    const unsigned char      *end;
-} rg_exec_json_t;
 
 
 typedef struct {
@@ -120,17 +110,8 @@ static void *rg_exec_create_conf(rg_tool_host_t *host);
 static int rg_exec_init(rg_tool_host_t *host, void *conf);
 static void rg_exec_exit(rg_tool_host_t *host, void *conf);
 static int rg_exec_start(rg_tool_call_t *call);
-static int rg_exec_argv_host(rg_tool_call_t *call, rg_exec_argv_t *a,
-    char *err, size_t err_len);
-static int rg_exec_argv(const char *args, size_t len, rg_exec_argv_t *a,
-    char *err, size_t err_len);
-static int rg_exec_json_array(rg_exec_json_t *j, rg_exec_argv_t *a,
-    size_t size, size_t *used, char *err, size_t err_len);
-static ssize_t rg_exec_json_string(rg_exec_json_t *j, char *out,
-    size_t size);
-static int rg_exec_json_hex(rg_exec_json_t *j, uint32_t *cp);
-static int rg_exec_json_skip(rg_exec_json_t *j);
-static void rg_exec_json_ws(rg_exec_json_t *j);
+static int rg_exec_argv(rg_tool_call_t *call, rg_exec_argv_t *a, char *err,
+    size_t err_len);
 static int rg_exec_allowed(rg_tool_call_t *call, const char *name);
 static char *rg_exec_cwd(rg_tool_call_t *call);
 static int rg_exec_lookup(rg_tool_call_t *call, const char *name,
@@ -151,8 +132,6 @@ static const char *rg_exec_strerror(int err, char *buf, size_t len);
 static void rg_exec_buf_add(rg_exec_buf_t *b, const char *data, size_t len);
 static void rg_exec_buf_printf(rg_exec_buf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static int rg_exec_parse_size(const char *s, size_t *out);
-static int rg_exec_parse_msec(const char *s, uint64_t *out);
 
 
 static const rg_tool_directive_t  rg_exec_directives[] = {
@@ -230,8 +209,8 @@ rg_exec_set_root(rg_tool_host_t *host, void *conf, int argc,
 }
 
 
-/* timeout TIME: "500ms", "10s", "1m"; a bare number is seconds, as
- * everywhere in the configuration */
+/* timeout TIME in the host's units: "500ms", "10s", "1m30s"; a bare
+ * number is seconds, as everywhere in the configuration */
 static const char *
 rg_exec_set_timeout(rg_tool_host_t *host, void *conf, int argc,
     const char **argv)
@@ -239,7 +218,6 @@ rg_exec_set_timeout(rg_tool_host_t *host, void *conf, int argc,
     uint64_t         ms;
     rg_exec_conf_t  *ecf;
 
-    (void) host;
     (void) argc;
 
     ecf = conf;
@@ -248,7 +226,11 @@ rg_exec_set_timeout(rg_tool_host_t *host, void *conf, int argc,
         return "is duplicate";
     }
 
-    if (rg_exec_parse_msec(argv[0], &ms) != 0 || ms == 0
+    if (!rg_exec_host_has(host, parse_msec)) {
+        return "needs a newer reagent (no parse_msec in the host table)";
+    }
+
+    if (host->parse_msec(argv[0], &ms) != 0 || ms == 0
         || ms > RG_EXEC_TIMEOUT_MAX)
     {
         return "must be a time from 1ms to 1h, such as 500ms or 10s (a bare "
@@ -261,6 +243,7 @@ rg_exec_set_timeout(rg_tool_host_t *host, void *conf, int argc,
 }
 
 
+/* max_output SIZE in the host's units: bytes, or with a k, m or g suffix */
 static const char *
 rg_exec_set_max_output(rg_tool_host_t *host, void *conf, int argc,
     const char **argv)
@@ -268,7 +251,6 @@ rg_exec_set_max_output(rg_tool_host_t *host, void *conf, int argc,
     size_t           n;
     rg_exec_conf_t  *ecf;
 
-    (void) host;
     (void) argc;
 
     ecf = conf;
@@ -277,7 +259,11 @@ rg_exec_set_max_output(rg_tool_host_t *host, void *conf, int argc,
         return "is duplicate";
     }
 
-    if (rg_exec_parse_size(argv[0], &n) != 0 || n == 0
+    if (!rg_exec_host_has(host, parse_size)) {
+        return "needs a newer reagent (no parse_size in the host table)";
+    }
+
+    if (host->parse_size(argv[0], &n) != 0 || n == 0
         || n > 16 * 1024 * 1024)
     {
         return "must be a size from 1 to 16m, such as 16384 or 16k";
@@ -339,8 +325,9 @@ rg_exec_create_conf(rg_tool_host_t *host)
 }
 
 
-/* Resolves the root, and fixes the PATH and the environment the children
- * get, here on the main thread: start() reads no environment variable. */
+/* Checks the host table, resolves the root, and fixes the PATH and the
+ * environment the children get, here on the main thread: start() reads no
+ * environment variable. */
 static int
 rg_exec_init(rg_tool_host_t *host, void *conf)
 {
@@ -350,6 +337,24 @@ rg_exec_init(rg_tool_host_t *host, void *conf)
     rg_exec_conf_t  *ecf;
 
     ecf = conf;
+
+    if (!rg_exec_host_has(host, arg_array_len)
+        || !rg_exec_host_has(host, arg_array_string))
+    {
+        host->log(host, RG_TOOL_LOG_ERR, "exec: this reagent has no "
+                  "arg_array_len() and arg_array_string() for modules; "
+                  "upgrade reagent");
+        return RG_TOOL_ERROR;
+    }
+
+    if (!rg_exec_host_has(host, parse_size)
+        || !rg_exec_host_has(host, parse_msec))
+    {
+        host->log(host, RG_TOOL_LOG_ERR, "exec: this reagent has no "
+                  "parse_size() and parse_msec() for modules; upgrade "
+                  "reagent");
+        return RG_TOOL_ERROR;
+    }
 
     if (ecf->root == NULL) {
         host->log(host, RG_TOOL_LOG_ERR, "exec: the \"root\" directive is "
@@ -446,20 +451,12 @@ rg_exec_exit(rg_tool_host_t *host, void *conf)
 static int
 rg_exec_start(rg_tool_call_t *call)
 {
-    int             rc;
     char            err[256], prog[PATH_MAX], *cwd;
     rg_exec_argv_t  a;
 
-    if (rg_exec_host_has(call->host, arg_array_len)
-        && rg_exec_host_has(call->host, arg_array_string))
-    {
-        rc = rg_exec_argv_host(call, &a, err, sizeof(err));
+    /* init() made sure the host has arg_array_*() */
 
-    } else {
-        rc = rg_exec_argv(call->args, call->args_len, &a, err, sizeof(err));
-    }
-
-    if (rc != 0) {
+    if (rg_exec_argv(call, &a, err, sizeof(err)) != 0) {
         call->host->fail(call, "%s", err);
         return RG_TOOL_OK;
     }
@@ -485,11 +482,11 @@ rg_exec_start(rg_tool_call_t *call)
 }
 
 
-/* argv through the host's helpers: the strings are copied into one
+/* argv through the host's arg_array_*(): the strings are copied into one
  * buffer, each NUL-ended, so that they can be handed to posix_spawn().
  * 0, or -1 with a message in err. */
 static int
-rg_exec_argv_host(rg_tool_call_t *call, rg_exec_argv_t *a, char *err,
+rg_exec_argv(rg_tool_call_t *call, rg_exec_argv_t *a, char *err,
     size_t err_len)
 {
     int          b;
@@ -580,435 +577,6 @@ rg_exec_argv_host(rg_tool_call_t *call, rg_exec_argv_t *a, char *err,
     a->argc = n;
 
     return 0;
-}
-
-
-/* The argv extractor, for a host without arg_array_*(): a parser of one
- * value, kept small and strict. call->args is a JSON object (the host
- * checked that it parses); this finds its top-level key "argv" and decodes
- * its value, which must be an array of strings, into a->argv. Every other
- * value is skipped by its brackets and strings, so an "argv" nested in
- * another value or written inside a string is not taken. It reads only
- * args[0..len), refuses what it does not expect, a duplicate "argv", and
- * strings holding \u0000 (which cannot be a C argument). The decoded
- * strings are never longer than their JSON text, so one buffer of len + 1
- * bytes holds them all, each NUL-ended. 0, or -1 with a message in err. */
-static int
-rg_exec_argv(const char *args, size_t len, rg_exec_argv_t *a, char *err,
-    size_t err_len)
-{
-    int             found, rc;
-    size_t          used;
-    ssize_t         n;
-    rg_exec_json_t  j;
-
-    memset(a, 0, sizeof(rg_exec_argv_t));
-
-    a->buf = malloc(len + 1);
-    if (a->buf == NULL) {
-        snprintf(err, err_len, "out of memory");
-        return -1;
-    }
-
-    j.p = (const unsigned char *) args;
-    j.end = j.p + len;
-    used = 0;
-    found = 0;
-
-    rg_exec_json_ws(&j);
-    if (j.p == j.end || *j.p++ != '{') {
-        goto bad;
-    }
-
-    rg_exec_json_ws(&j);
-
-    if (j.p < j.end && *j.p == '}') {
-        j.p++;
-
-    } else {
-        for ( ;; ) {
-            /* the key is decoded at buf + used, and forgotten */
-            rg_exec_json_ws(&j);
-            n = rg_exec_json_string(&j, a->buf + used, len + 1 - used);
-            if (n == RG_EXEC_JSON_BAD) {
-                goto bad;
-            }
-
-            rg_exec_json_ws(&j);
-            if (j.p == j.end || *j.p++ != ':') {
-                goto bad;
-            }
-
-            if (n == 4 && memcmp(a->buf + used, "argv", 4) == 0) {
-                if (found++) {
-                    snprintf(err, err_len, "argument 'argv' is given twice; "
-                             "send it once");
-                    goto fail;
-                }
-
-                rc = rg_exec_json_array(&j, a, len + 1, &used, err, err_len);
-                if (rc != 0) {
-                    if (rc == RG_EXEC_JSON_BAD) {
-                        goto bad;
-                    }
-                    goto fail;
-                }
-
-            } else if (rg_exec_json_skip(&j) != 0) {
-                goto bad;
-            }
-
-            rg_exec_json_ws(&j);
-            if (j.p < j.end && *j.p == ',') {
-                j.p++;
-                continue;
-            }
-
-            if (j.p < j.end && *j.p == '}') {
-                j.p++;
-                break;
-            }
-
-            goto bad;
-        }
-    }
-
-    rg_exec_json_ws(&j);
-    if (j.p != j.end) {
-        goto bad;
-    }
-
-    if (!found) {
-        snprintf(err, err_len, "missing argument 'argv' (an array of "
-                 "strings, " RG_EXEC_EXAMPLE ")");
-        goto fail;
-    }
-
-    return 0;
-
-bad:
-
-    snprintf(err, err_len, "the arguments are not a well-formed JSON object "
-             "with 'argv' an array of strings, " RG_EXEC_EXAMPLE);
-
-fail:
-
-    free(a->argv);
-    free(a->buf);
-    memset(a, 0, sizeof(rg_exec_argv_t));
-
-    return -1;
-}
-
-
-/* The value of "argv": "[" string { "," string } "]". 0; RG_EXEC_JSON_BAD
- * when not well-formed; -3 with a message in err. */
-static int
-rg_exec_json_array(rg_exec_json_t *j, rg_exec_argv_t *a, size_t size,
-    size_t *used, char *err, size_t err_len)
-{
-    char    **argv;
-    ssize_t   n;
-
-    rg_exec_json_ws(j);
-
-    if (j->p == j->end || *j->p != '[') {
-        snprintf(err, err_len, "argument 'argv' must be an array of strings, "
-                 RG_EXEC_EXAMPLE);
-        return -3;
-    }
-
-    j->p++;
-    rg_exec_json_ws(j);
-
-    if (j->p < j->end && *j->p == ']') {
-        snprintf(err, err_len, "argument 'argv' is empty; it needs at least "
-                 "the program, " RG_EXEC_EXAMPLE);
-        return -3;
-    }
-
-    for ( ;; ) {
-        rg_exec_json_ws(j);
-
-        if (j->p < j->end && *j->p != '"') {
-            snprintf(err, err_len, "argv[%zu] is not a string; every item "
-                     "of 'argv' is one, " RG_EXEC_EXAMPLE, a->argc);
-            return -3;
-        }
-
-        if (a->argc == RG_EXEC_MAX_ARGS) {
-            snprintf(err, err_len, "argument 'argv' has more than %d items",
-                     RG_EXEC_MAX_ARGS);
-            return -3;
-        }
-
-        n = rg_exec_json_string(j, a->buf + *used, size - *used);
-
-        if (n == RG_EXEC_JSON_NUL) {
-            snprintf(err, err_len, "argv[%zu] contains a NUL byte (\\u0000), "
-                     "which no program argument can hold", a->argc);
-            return -3;
-        }
-
-        if (n < 0 || *used + (size_t) n >= size) {
-            return RG_EXEC_JSON_BAD;
-        }
-
-        argv = realloc(a->argv, (a->argc + 2) * sizeof(char *));
-        if (argv == NULL) {
-            snprintf(err, err_len, "out of memory");
-            return -3;
-        }
-
-        a->argv = argv;
-        a->argv[a->argc++] = a->buf + *used;
-        a->argv[a->argc] = NULL;
-        a->buf[*used + (size_t) n] = '\0';
-        *used += (size_t) n + 1;
-
-        rg_exec_json_ws(j);
-
-        if (j->p == j->end) {
-            return RG_EXEC_JSON_BAD;
-        }
-
-        if (*j->p == ']') {
-            j->p++;
-            return 0;
-        }
-
-        if (*j->p++ != ',') {
-            return RG_EXEC_JSON_BAD;
-        }
-    }
-}
-
-
-/* The string at j->p decoded into out[0..size) as UTF-8 (out NULL: only
- * skipped). Its length; RG_EXEC_JSON_NUL when it is well-formed but holds
- * \u0000; RG_EXEC_JSON_BAD when unterminated, holding a raw control byte, a
- * bad escape or a lone surrogate, or longer than size. */
-static ssize_t
-rg_exec_json_string(rg_exec_json_t *j, char *out, size_t size)
-{
-    int             nul;
-    size_t          n, len, i;
-    uint32_t        cp, lo;
-    unsigned char   c;
-
-    if (j->p == j->end || *j->p++ != '"') {
-        return RG_EXEC_JSON_BAD;
-    }
-
-    n = 0;
-    nul = 0;
-
-    for ( ;; ) {
-        if (j->p == j->end) {
-            return RG_EXEC_JSON_BAD;
-        }
-
-        c = *j->p++;
-        cp = c;
-
-        if (c == '"') {
-            return nul ? RG_EXEC_JSON_NUL : (ssize_t) n;
-        }
-
-        if (c < 0x20) {
-            return RG_EXEC_JSON_BAD;
-        }
-
-        if (c == '\\') {
-            if (j->p == j->end) {
-                return RG_EXEC_JSON_BAD;
-            }
-
-            switch (*j->p++) {
-            case '"':  cp = '"'; break;
-            case '\\': cp = '\\'; break;
-            case '/':  cp = '/'; break;
-            case 'b':  cp = '\b'; break;
-            case 'f':  cp = '\f'; break;
-            case 'n':  cp = '\n'; break;
-            case 'r':  cp = '\r'; break;
-            case 't':  cp = '\t'; break;
-
-            case 'u':
-                if (rg_exec_json_hex(j, &cp) != 0
-                    || (cp >= 0xdc00 && cp <= 0xdfff))
-                {
-                    return RG_EXEC_JSON_BAD;
-                }
-
-                if (cp >= 0xd800 && cp <= 0xdbff) {
-                    if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u')
-                    {
-                        return RG_EXEC_JSON_BAD;
-                    }
-
-                    j->p += 2;
-
-                    if (rg_exec_json_hex(j, &lo) != 0
-                        || lo < 0xdc00 || lo > 0xdfff)
-                    {
-                        return RG_EXEC_JSON_BAD;
-                    }
-
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                }
-
-                nul |= (cp == 0);
-                break;
-
-            default:
-                return RG_EXEC_JSON_BAD;
-            }
-        }
-
-        /* a raw byte (c >= 0x80 included) is copied as it is */
-
-        len = (c == '\\' && cp >= 0x80)
-              ? (cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4) : 1;
-
-        if (out != NULL) {
-            if (size - n < len) {
-                return RG_EXEC_JSON_BAD;
-            }
-
-            if (len == 1) {
-                out[n] = (char) cp;
-
-            } else {
-                for (i = len - 1; i > 0; i--) {
-                    out[n + i] = (char) (0x80 | (cp & 0x3f));
-                    cp >>= 6;
-                }
-
-                out[n] = (char) ((len == 2 ? 0xc0 : len == 3 ? 0xe0 : 0xf0)
-                                 | cp);
-            }
-        }
-
-        n += len;
-    }
-}
-
-
-static int
-rg_exec_json_hex(rg_exec_json_t *j, uint32_t *cp)
-{
-    int            i;
-    unsigned char  c;
-
-    if (j->end - j->p < 4) {
-        return -1;
-    }
-
-    *cp = 0;
-
-    for (i = 0; i < 4; i++) {
-        c = j->p[i];
-
-        if (c >= '0' && c <= '9') {
-            c -= '0';
-
-        } else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') {
-            c = (unsigned char) ((c | 0x20) - 'a' + 10);
-
-        } else {
-            return -1;
-        }
-
-        *cp = (*cp << 4) | c;
-    }
-
-    j->p += 4;
-
-    return 0;
-}
-
-
-/* Skips one value. It need not check the value (the host parsed it): only
- * never read past the end, and always advance. */
-static int
-rg_exec_json_skip(rg_exec_json_t *j)
-{
-    size_t                depth;
-    const unsigned char  *start;
-
-    depth = 0;
-
-    do {
-        rg_exec_json_ws(j);
-
-        if (j->p == j->end) {
-            return -1;
-        }
-
-        switch (*j->p) {
-
-        case '"':
-            if (rg_exec_json_string(j, NULL, 0) == RG_EXEC_JSON_BAD) {
-                return -1;
-            }
-            break;
-
-        case '[':
-        case '{':
-            depth++;
-            j->p++;
-            break;
-
-        case ']':
-        case '}':
-            if (depth == 0) {
-                return -1;
-            }
-            depth--;
-            j->p++;
-            break;
-
-        case ',':
-        case ':':
-            if (depth == 0) {
-                return -1;
-            }
-            j->p++;
-            break;
-
-        default:                /* a number, true, false or null */
-            start = j->p;
-
-            while (j->p < j->end
-                   && ((*j->p >= '0' && *j->p <= '9')
-                       || (*j->p >= 'a' && *j->p <= 'z')
-                       || *j->p == '-' || *j->p == '+' || *j->p == '.'
-                       || *j->p == 'E'))
-            {
-                j->p++;
-            }
-
-            if (j->p == start) {
-                return -1;
-            }
-        }
-
-    } while (depth > 0);
-
-    return 0;
-}
-
-
-static void
-rg_exec_json_ws(rg_exec_json_t *j)
-{
-    while (j->p < j->end
-           && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n'
-               || *j->p == '\r'))
-    {
-        j->p++;
-    }
 }
 
 
@@ -1721,96 +1289,3 @@ rg_exec_buf_printf(rg_exec_buf_t *b, const char *fmt, ...)
     }
 }
 
-
-/* "16384", "16k", "1m" */
-static int
-rg_exec_parse_size(const char *s, size_t *out)
-{
-    char                *end;
-    size_t               mul;
-    unsigned long long   n;
-
-    if (*s < '0' || *s > '9') {
-        return -1;
-    }
-
-    errno = 0;
-    n = strtoull(s, &end, 10);
-
-    if (errno != 0) {
-        return -1;
-    }
-
-    mul = 1;
-
-    switch (*end) {
-    case 'k': case 'K': mul = 1024; end++; break;
-    case 'm': case 'M': mul = 1024 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024 * 1024 * 1024; end++; break;
-    }
-
-    if (*end != '\0' || n > SIZE_MAX / 2 / mul) {
-        return -1;
-    }
-
-    *out = (size_t) n * mul;
-
-    return 0;
-}
-
-
-/* "500ms", "10s", "2m", "1h", "1m30s"; a bare number is seconds, as the
- * host's own times are */
-static int
-rg_exec_parse_msec(const char *s, uint64_t *out)
-{
-    uint64_t  total, n, mul;
-
-    if (*s == '\0') {
-        return -1;
-    }
-
-    total = 0;
-
-    while (*s != '\0') {
-        if (*s < '0' || *s > '9') {
-            return -1;
-        }
-
-        for (n = 0; *s >= '0' && *s <= '9'; s++) {
-            if (n > UINT64_MAX / 20) {
-                return -1;
-            }
-
-            n = n * 10 + (uint64_t) (*s - '0');
-        }
-
-        if (*s == '\0') {
-            mul = 1000;
-
-        } else if (s[0] == 'm' && s[1] == 's') {
-            mul = 1;
-            s += 2;
-
-        } else {
-            switch (*s++) {
-            case 's': mul = 1000; break;
-            case 'm': mul = 60 * 1000; break;
-            case 'h': mul = 3600 * 1000; break;
-            case 'd': mul = 86400 * 1000; break;
-            default:
-                return -1;
-            }
-        }
-
-        if (n > (UINT64_MAX / 2 - total) / mul) {
-            return -1;
-        }
-
-        total += n * mul;
-    }
-
-    *out = total;
-
-    return 0;
-}

@@ -48,6 +48,12 @@
 
 #define RG_FS_EXAMPLE       "e.g. \"notes/a.txt\""
 
+/* whether the host table has a member this module was built to use */
+#define rg_fs_host_has(host, member)                                         \
+    ((host)->size >= offsetof(rg_tool_host_t, member)                        \
+                     + sizeof(((rg_tool_host_t *) 0)->member)                \
+     && (host)->member != NULL)
+
 
 typedef struct {
     char                     *root;         /* absolute, no symlinks */
@@ -124,7 +130,6 @@ static void rg_fs_buf_printf(rg_fs_buf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void rg_fs_buf_shown(rg_fs_buf_t *b, const char *s, size_t len);
 static void rg_fs_answer(rg_tool_call_t *call, rg_fs_buf_t *b);
-static int rg_fs_parse_size(const char *s, size_t *out);
 
 
 static const rg_tool_directive_t  rg_fs_directives[] = {
@@ -232,14 +237,13 @@ rg_fs_set_root(rg_tool_host_t *host, void *conf, int argc, const char **argv)
 }
 
 
-/* max_read SIZE: bytes, or with a k, m or g suffix */
+/* max_read SIZE in the host's units: bytes, or with a k, m or g suffix */
 static const char *
 rg_fs_set_size(rg_tool_host_t *host, void *conf, int argc, const char **argv)
 {
     size_t         n;
     rg_fs_conf_t  *fcf;
 
-    (void) host;
     (void) argc;
 
     fcf = conf;
@@ -248,7 +252,11 @@ rg_fs_set_size(rg_tool_host_t *host, void *conf, int argc, const char **argv)
         return "is duplicate";
     }
 
-    if (rg_fs_parse_size(argv[0], &n) != 0 || n == 0
+    if (!rg_fs_host_has(host, parse_size)) {
+        return "needs a newer reagent (no parse_size in the host table)";
+    }
+
+    if (host->parse_size(argv[0], &n) != 0 || n == 0
         || n > 64 * 1024 * 1024)
     {
         return "must be a size from 1 to 64m, such as 65536 or 64k";
@@ -1554,39 +1562,3 @@ rg_fs_answer(rg_tool_call_t *call, rg_fs_buf_t *b)
     b->data = NULL;
 }
 
-
-/* "65536", "64k", "1m", "1g" */
-static int
-rg_fs_parse_size(const char *s, size_t *out)
-{
-    char                *end;
-    size_t               mul;
-    unsigned long long   n;
-
-    if (*s < '0' || *s > '9') {
-        return -1;
-    }
-
-    errno = 0;
-    n = strtoull(s, &end, 10);
-
-    if (errno != 0) {
-        return -1;
-    }
-
-    mul = 1;
-
-    switch (*end) {
-    case 'k': case 'K': mul = 1024; end++; break;
-    case 'm': case 'M': mul = 1024 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024 * 1024 * 1024; end++; break;
-    }
-
-    if (*end != '\0' || n > SIZE_MAX / 2 / mul) {
-        return -1;
-    }
-
-    *out = (size_t) n * mul;
-
-    return 0;
-}

@@ -17,7 +17,6 @@
 
 #include <rg_tool_module.h>
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +37,8 @@
 /* whether the host table has a member this module was built to use */
 #define rg_http_host_has(host, member)                                       \
     ((host)->size >= offsetof(rg_tool_host_t, member)                        \
-                     + sizeof(((rg_tool_host_t *) 0)->member))
+                     + sizeof(((rg_tool_host_t *) 0)->member)                \
+     && (host)->member != NULL)
 
 
 typedef struct {
@@ -77,8 +77,6 @@ static int rg_http_allowed(const rg_http_conf_t *hcf, const rg_http_url_t *u);
 static int rg_http_check_name(const char *s, size_t len);
 static int rg_http_is_ip(const char *s, size_t len);
 static void rg_http_show(const char *s, size_t len, char *buf, size_t size);
-static int rg_http_parse_size(const char *s, size_t *out);
-static int rg_http_parse_msec(const char *s, uint64_t *out);
 
 
 static const rg_tool_directive_t  rg_http_directives[] = {
@@ -194,6 +192,7 @@ rg_http_set_allow(rg_tool_host_t *host, void *conf, int argc,
 }
 
 
+/* max_bytes SIZE in the host's units: bytes, or with a k, m or g suffix */
 static const char *
 rg_http_set_max_bytes(rg_tool_host_t *host, void *conf, int argc,
     const char **argv)
@@ -201,7 +200,6 @@ rg_http_set_max_bytes(rg_tool_host_t *host, void *conf, int argc,
     size_t           n;
     rg_http_conf_t  *hcf;
 
-    (void) host;
     (void) argc;
 
     hcf = conf;
@@ -210,7 +208,11 @@ rg_http_set_max_bytes(rg_tool_host_t *host, void *conf, int argc,
         return "is duplicate";
     }
 
-    if (rg_http_parse_size(argv[0], &n) != 0 || n == 0
+    if (!rg_http_host_has(host, parse_size)) {
+        return "needs a newer reagent (no parse_size in the host table)";
+    }
+
+    if (host->parse_size(argv[0], &n) != 0 || n == 0
         || n > 64 * 1024 * 1024)
     {
         return "must be a size from 1 to 64m, such as 1048576 or 1m";
@@ -222,8 +224,8 @@ rg_http_set_max_bytes(rg_tool_host_t *host, void *conf, int argc,
 }
 
 
-/* timeout TIME: "500ms", "10s"; a bare number is seconds, as everywhere in
- * the configuration */
+/* timeout TIME in the host's units: "500ms", "10s", "1m30s"; a bare
+ * number is seconds, as everywhere in the configuration */
 static const char *
 rg_http_set_timeout(rg_tool_host_t *host, void *conf, int argc,
     const char **argv)
@@ -231,7 +233,6 @@ rg_http_set_timeout(rg_tool_host_t *host, void *conf, int argc,
     uint64_t         ms;
     rg_http_conf_t  *hcf;
 
-    (void) host;
     (void) argc;
 
     hcf = conf;
@@ -240,7 +241,11 @@ rg_http_set_timeout(rg_tool_host_t *host, void *conf, int argc,
         return "is duplicate";
     }
 
-    if (rg_http_parse_msec(argv[0], &ms) != 0 || ms == 0
+    if (!rg_http_host_has(host, parse_msec)) {
+        return "needs a newer reagent (no parse_msec in the host table)";
+    }
+
+    if (host->parse_msec(argv[0], &ms) != 0 || ms == 0
         || ms > RG_HTTP_TIMEOUT_MAX)
     {
         return "must be a time from 1ms to 10m, such as 500ms or 10s (a bare "
@@ -270,8 +275,8 @@ rg_http_init(rg_tool_host_t *host, void *conf)
 
     hcf = conf;
 
-    if (!rg_http_host_has(host, http_cancel)
-        || host->http_get == NULL || host->http_cancel == NULL)
+    if (!rg_http_host_has(host, http_get)
+        || !rg_http_host_has(host, http_cancel))
     {
         host->log(host, RG_TOOL_LOG_ERR, "http: this reagent has no "
                   "http_get() for modules; upgrade reagent");
@@ -777,94 +782,3 @@ rg_http_show(const char *s, size_t len, char *buf, size_t size)
     buf[n + 2] = '\0';
 }
 
-
-/* "1048576", "64k", "1m" */
-static int
-rg_http_parse_size(const char *s, size_t *out)
-{
-    char                *end;
-    size_t               mul;
-    unsigned long long   n;
-
-    if (*s < '0' || *s > '9') {
-        return -1;
-    }
-
-    errno = 0;
-    n = strtoull(s, &end, 10);
-
-    if (errno != 0) {
-        return -1;
-    }
-
-    mul = 1;
-
-    switch (*end) {
-    case 'k': case 'K': mul = 1024; end++; break;
-    case 'm': case 'M': mul = 1024 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024 * 1024 * 1024; end++; break;
-    }
-
-    if (*end != '\0' || n > SIZE_MAX / 2 / mul) {
-        return -1;
-    }
-
-    *out = (size_t) n * mul;
-
-    return 0;
-}
-
-
-/* "500ms", "10s", "2m", "1m30s"; a bare number is seconds */
-static int
-rg_http_parse_msec(const char *s, uint64_t *out)
-{
-    uint64_t  total, n, mul;
-
-    if (*s == '\0') {
-        return -1;
-    }
-
-    total = 0;
-
-    while (*s != '\0') {
-        if (*s < '0' || *s > '9') {
-            return -1;
-        }
-
-        for (n = 0; *s >= '0' && *s <= '9'; s++) {
-            if (n > UINT64_MAX / 20) {
-                return -1;
-            }
-
-            n = n * 10 + (uint64_t) (*s - '0');
-        }
-
-        if (*s == '\0') {
-            mul = 1000;
-
-        } else if (s[0] == 'm' && s[1] == 's') {
-            mul = 1;
-            s += 2;
-
-        } else {
-            switch (*s++) {
-            case 's': mul = 1000; break;
-            case 'm': mul = 60 * 1000; break;
-            case 'h': mul = 3600 * 1000; break;
-            default:
-                return -1;
-            }
-        }
-
-        if (n > (UINT64_MAX / 2 - total) / mul) {
-            return -1;
-        }
-
-        total += n * mul;
-    }
-
-    *out = total;
-
-    return 0;
-}

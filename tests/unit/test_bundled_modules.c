@@ -3,7 +3,8 @@
  *
  * dlopen()s the built .so files from $RG_MODULES_DIR (default
  * objs/modules) with RTLD_NOW|RTLD_LOCAL and drives their tools through a
- * fake rg_tool_host_t: arguments read with jansson, answers captured;
+ * fake rg_tool_host_t: arguments read with jansson, answers captured,
+ * sizes and times parsed by the host's rules (written again here);
  * http_get() and agent_run() record what they were asked and return, and
  * the test calls their callbacks by hand. fs and exec work on a temporary
  * tree with symlinks that try to leave it. Uses nothing of the host but
@@ -105,6 +106,8 @@ static int rg_test_host_arg_array_len(rg_tool_call_t *call, const char *key,
     size_t *n);
 static int rg_test_host_arg_array_string(rg_tool_call_t *call,
     const char *key, size_t i, const char **s, size_t *len);
+static int rg_test_host_parse_size(const char *s, size_t *out);
+static int rg_test_host_parse_msec(const char *s, uint64_t *out);
 
 
 static rg_tool_host_t  rg_test_host = {
@@ -126,16 +129,10 @@ static rg_tool_host_t  rg_test_host = {
     rg_test_host_agent_cancel,
     rg_test_host_error,
     rg_test_host_arg_array_len,
-    rg_test_host_arg_array_string
+    rg_test_host_arg_array_string,
+    rg_test_host_parse_size,
+    rg_test_host_parse_msec
 };
-
-
-/* the same, as a host from before arg_array_*() (exec then reads argv
- * from the JSON text itself); set up in rg_test_setup() */
-static rg_tool_host_t   rg_test_host_v1;
-
-/* the host new calls get */
-static rg_tool_host_t  *rg_test_call_host = &rg_test_host;
 
 
 static int               rg_test_log_level;
@@ -412,6 +409,106 @@ rg_test_host_arg_array_string(rg_tool_call_t *call, const char *key,
 }
 
 
+/* The host's units, as rg_conf_parse_size() reads them: digits, then at
+ * most one of k, m, g (either case); up to SIZE_MAX / 2. */
+static int
+rg_test_host_parse_size(const char *s, size_t *out)
+{
+    size_t  len, mul, v, i, d;
+
+    len = strlen(s);
+    mul = 1;
+
+    if (len > 0) {
+        switch (s[len - 1]) {
+        case 'k': case 'K': mul = 1024; len--; break;
+        case 'm': case 'M': mul = 1024 * 1024; len--; break;
+        case 'g': case 'G': mul = 1024 * 1024 * 1024; len--; break;
+        }
+    }
+
+    if (len == 0) {
+        return -1;
+    }
+
+    for (v = 0, i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            return -1;
+        }
+
+        d = (size_t) (s[i] - '0');
+
+        if (v > (SIZE_MAX / mul / 2 - d) / 10) {
+            return -1;
+        }
+
+        v = v * 10 + d;
+    }
+
+    *out = v * mul;
+
+    return 0;
+}
+
+
+/* The host's times, as rg_conf_parse_msec() reads them: numbers each with
+ * ms, s, m, h or d, added up ("1m30s"); a number without a unit, last, is
+ * seconds; up to UINT64_MAX / 2 ms. */
+static int
+rg_test_host_parse_msec(const char *s, uint64_t *out)
+{
+    uint64_t  total, n, mul;
+
+    if (*s == '\0') {
+        return -1;
+    }
+
+    total = 0;
+
+    while (*s != '\0') {
+        if (*s < '0' || *s > '9') {
+            return -1;
+        }
+
+        for (n = 0; *s >= '0' && *s <= '9'; s++) {
+            if (n > UINT64_MAX / 10 - 10) {
+                return -1;
+            }
+
+            n = n * 10 + (uint64_t) (*s - '0');
+        }
+
+        if (*s == '\0') {
+            mul = 1000;
+
+        } else if (s[0] == 'm' && s[1] == 's') {
+            mul = 1;
+            s += 2;
+
+        } else {
+            switch (*s++) {
+            case 's': mul = 1000; break;
+            case 'm': mul = 60 * 1000; break;
+            case 'h': mul = 3600 * 1000; break;
+            case 'd': mul = 86400 * 1000; break;
+            default:
+                return -1;
+            }
+        }
+
+        if (n > (UINT64_MAX / 2 - total) / mul) {
+            return -1;
+        }
+
+        total += n * mul;
+    }
+
+    *out = total;
+
+    return 0;
+}
+
+
 /* calls */
 
 
@@ -436,7 +533,7 @@ rg_test_call_init(rg_test_call_t *tc, const rg_tool_t *tool, void *conf,
     memcpy(tc->args, args, len);
 
     tc->call.tool = tool;
-    tc->call.host = rg_test_call_host;
+    tc->call.host = &rg_test_host;
     tc->call.conf = conf;
     tc->call.ctx = NULL;
     tc->call.id = "call_1";
@@ -582,33 +679,61 @@ rg_test_tool(const rg_tool_module_t *m, const char *name)
 /* applies `name argv...;` (argv NULL-ended) as the host would; returns
  * set()'s phrase */
 static const char *
-rg_test_set(const rg_tool_module_t *m, void *conf, const char *name, ...)
+rg_test_vset(rg_tool_host_t *host, const rg_tool_module_t *m, void *conf,
+    const char *name, va_list ap)
 {
     int                         argc;
-    va_list                     ap;
     const char                 *argv[16];
     const rg_tool_directive_t  *d;
 
-    va_start(ap, name);
     for (argc = 0; argc < 16; argc++) {
         argv[argc] = va_arg(ap, const char *);
         if (argv[argc] == NULL) {
             break;
         }
     }
-    va_end(ap);
 
     for (d = m->directives; d && d->name; d++) {
         if (strcmp(d->name, name) == 0) {
             assert_true((uint32_t) argc >= d->min_args);
             assert_true((uint32_t) argc <= d->max_args);
-            return d->set(&rg_test_host, conf, argc, argv);
+            return d->set(host, conf, argc, argv);
         }
     }
 
     fail_msg("module \"%s\" has no directive \"%s\"", m->name, name);
 
     return NULL;
+}
+
+
+static const char *
+rg_test_set(const rg_tool_module_t *m, void *conf, const char *name, ...)
+{
+    va_list      ap;
+    const char  *rv;
+
+    va_start(ap, name);
+    rv = rg_test_vset(&rg_test_host, m, conf, name, ap);
+    va_end(ap);
+
+    return rv;
+}
+
+
+/* the same through another host table, such as an older one */
+static const char *
+rg_test_set_with(rg_tool_host_t *host, const rg_tool_module_t *m,
+    void *conf, const char *name, ...)
+{
+    va_list      ap;
+    const char  *rv;
+
+    va_start(ap, name);
+    rv = rg_test_vset(host, m, conf, name, ap);
+    va_end(ap);
+
+    return rv;
 }
 
 
@@ -859,9 +984,6 @@ rg_test_setup(void **state)
         return -1;
     }
 
-    rg_test_host_v1 = rg_test_host;
-    rg_test_host_v1.size = offsetof(rg_tool_host_t, arg_array_len);
-
     /* orphans of exec's children come to this process, to be reaped:
      * PID 1 of a container may not reap them */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
@@ -892,7 +1014,6 @@ rg_test_reset(void **state)
     (void) state;
 
     memset(&rg_test_async, 0, sizeof(rg_test_async));
-    rg_test_call_host = &rg_test_host;
     rg_test_log_level = 0;
     rg_test_log_text[0] = '\0';
 
@@ -935,6 +1056,7 @@ rg_test_fs_module(void **state)
 {
     char                    *path;
     void                    *conf;
+    rg_tool_host_t           old;
     const rg_tool_module_t  *m;
 
     (void) state;
@@ -988,6 +1110,10 @@ rg_test_fs_module(void **state)
                         "must be a size from 1 to 64m, such as 65536 or 64k");
     assert_string_equal(rg_test_set(m, conf, "max_read", "12q", NULL),
                         "must be a size from 1 to 64m, such as 65536 or 64k");
+    assert_string_equal(rg_test_set(m, conf, "max_read", "1g", NULL),
+                        "must be a size from 1 to 64m, such as 65536 or 64k");
+    assert_string_equal(rg_test_set(m, conf, "max_read", "64kk", NULL),
+                        "must be a size from 1 to 64m, such as 65536 or 64k");
     assert_null(rg_test_set(m, conf, "max_read", "64k", NULL));
     assert_string_equal(rg_test_set(m, conf, "max_read", "1k", NULL),
                         "is duplicate");
@@ -997,6 +1123,22 @@ rg_test_fs_module(void **state)
                         "must be a number from 1 to 100000");
     assert_null(rg_test_set(m, conf, "max_results", "5", NULL));
     m->exit(&rg_test_host, conf);
+
+    /* a host from before parse_size(): max_read cannot be read, the rest
+     * works */
+
+    old = rg_test_host;
+    old.size = offsetof(rg_tool_host_t, parse_size);
+
+    conf = m->create_conf(&old);
+    assert_null(rg_test_set_with(&old, m, conf, "root", rg_test_root, NULL));
+    assert_string_equal(rg_test_set_with(&old, m, conf, "max_read", "64k",
+                                         NULL),
+                        "needs a newer reagent (no parse_size in the host "
+                        "table)");
+    assert_null(rg_test_set_with(&old, m, conf, "max_results", "5", NULL));
+    assert_int_equal(m->init(&old, conf), RG_TOOL_OK);
+    m->exit(&old, conf);
 }
 
 
@@ -1621,10 +1763,18 @@ rg_test_exec_module(void **state)
     assert_string_equal(rg_test_set(m, conf, "timeout", "5x", NULL),
                         "must be a time from 1ms to 1h, such as 500ms or 10s "
                         "(a bare number is seconds)");
+    assert_string_equal(rg_test_set(m, conf, "timeout", "1d", NULL),
+                        "must be a time from 1ms to 1h, such as 500ms or 10s "
+                        "(a bare number is seconds)");
+    assert_string_equal(rg_test_set(m, conf, "timeout", "1m30x", NULL),
+                        "must be a time from 1ms to 1h, such as 500ms or 10s "
+                        "(a bare number is seconds)");
     assert_null(rg_test_set(m, conf, "timeout", "1m30s", NULL));
     assert_string_equal(rg_test_set(m, conf, "timeout", "5s", NULL),
                         "is duplicate");
     assert_string_equal(rg_test_set(m, conf, "max_output", "0", NULL),
+                        "must be a size from 1 to 16m, such as 16384 or 16k");
+    assert_string_equal(rg_test_set(m, conf, "max_output", "1g", NULL),
                         "must be a size from 1 to 16m, such as 16384 or 16k");
     assert_null(rg_test_set(m, conf, "max_output", "16k", NULL));
     assert_string_equal(rg_test_set(m, conf, "allow", "ls", "", NULL),
@@ -1896,166 +2046,79 @@ rg_test_exec_cwd(void **state)
 }
 
 
-#define RG_TEST_BAD_JSON                                                     \
-    "the arguments are not a well-formed JSON object with 'argv' an array "  \
-    "of strings, such as [\"ls\", \"-l\"]"
-
-
+/* A host table from before arg_array_*(), or from before parse_size()
+ * and parse_msec(): exec's init() refuses it (exec reads argv only
+ * through the host), and its setters say what is missing. */
 static void
-rg_test_exec_argv(void **state)
+rg_test_exec_old_host(void **state)
 {
-    char              *args;
-    void              *conf;
-    size_t             i, len;
-    const rg_tool_t   *exec;
+    void                    *conf;
+    rg_tool_host_t           old;
+    const rg_tool_module_t  *m;
 
     (void) state;
 
-    conf = rg_test_exec_conf(NULL, NULL, NULL, NULL);
-    exec = rg_test_tool(rg_test_exec.module, "exec");
+    m = rg_test_exec.module;
 
-    /* a host without arg_array_*(): exec's own extractor reads the text */
+    old = rg_test_host;
+    old.size = offsetof(rg_tool_host_t, arg_array_len);
 
-    rg_test_call_host = &rg_test_host_v1;
+    conf = m->create_conf(&old);
+    assert_non_null(conf);
+    assert_null(rg_test_set_with(&old, m, conf, "root", rg_test_root, NULL));
+    assert_string_equal(rg_test_set_with(&old, m, conf, "timeout", "5s",
+                                         NULL),
+                        "needs a newer reagent (no parse_msec in the host "
+                        "table)");
+    assert_string_equal(rg_test_set_with(&old, m, conf, "max_output", "16k",
+                                         NULL),
+                        "needs a newer reagent (no parse_size in the host "
+                        "table)");
+    assert_int_equal(m->init(&old, conf), RG_TOOL_ERROR);
+    assert_int_equal(rg_test_log_level, RG_TOOL_LOG_ERR);
+    assert_string_equal(rg_test_log_text, "exec: this reagent has no "
+                        "arg_array_len() and arg_array_string() for modules; "
+                        "upgrade reagent");
+    m->exit(&old, conf);
 
-    /* every escape, and UTF-8 out of \u and surrogate pairs */
+    /* the members are there, but empty */
 
-    rg_test_ok(exec, conf, "{\"argv\":[\"printf\",\"%s|\",\"a\\\"b\\\\c\\/d"
-                           "\\u00e9\\u20AC\\ud83d\\ude00\\t\\r\\b\\f\"]}",
-               "exit status 0\n--- stdout ---\na\"b\\c/d\xc3\xa9\xe2\x82\xac"
-               "\xf0\x9f\x98\x80\t\r\b\f|\n--- stderr ---");
+    old = rg_test_host;
+    old.arg_array_string = NULL;
 
-    /* raw UTF-8 passes as it is */
+    conf = m->create_conf(&old);
+    assert_null(rg_test_set_with(&old, m, conf, "root", rg_test_root, NULL));
+    assert_int_equal(m->init(&old, conf), RG_TOOL_ERROR);
+    assert_string_equal(rg_test_log_text, "exec: this reagent has no "
+                        "arg_array_len() and arg_array_string() for modules; "
+                        "upgrade reagent");
+    m->exit(&old, conf);
 
-    rg_test_ok(exec, conf, "{\"argv\":[\"echo\",\"\xc3\xa9t\xc3\xa9\"]}",
-               "exit status 0\n--- stdout ---\n\xc3\xa9t\xc3\xa9\n"
-               "--- stderr ---");
+    /* arg_array_*(), but no unit parsers */
 
-    /* decoys: "argv" inside other values and inside a string; spacing */
+    old = rg_test_host;
+    old.size = offsetof(rg_tool_host_t, parse_size);
 
-    rg_test_ok(exec, conf, " { \"x\" : {\"argv\":[\"rm\",\"-rf\",\"/\"]} , "
-                           "\"s\":\"\\\"argv\\\":[\\\"rm\\\"]\", "
-                           "\"n\":[1,2.5e3,-3E-2,true,false,null,{\"a\":[]}],"
-                           "\"argv\" :\n[ \"echo\" ,\t\"ok\" ] } ",
-               "exit status 0\n--- stdout ---\nok\n--- stderr ---");
+    conf = m->create_conf(&old);
+    assert_null(rg_test_set_with(&old, m, conf, "root", rg_test_root, NULL));
+    assert_int_equal(m->init(&old, conf), RG_TOOL_ERROR);
+    assert_string_equal(rg_test_log_text, "exec: this reagent has no "
+                        "parse_size() and parse_msec() for modules; upgrade "
+                        "reagent");
+    m->exit(&old, conf);
 
-    /* the key may be escaped, as jansson reads it */
+    old = rg_test_host;
+    old.size = offsetof(rg_tool_host_t, parse_msec);
 
-    rg_test_ok(exec, conf, "{\"\\u0061rgv\":[\"echo\",\"esc\"]}",
-               "exit status 0\n--- stdout ---\nesc\n--- stderr ---");
-
-    /* args_len bounds the text: what follows it is never read (the fake
-     * host's copy has no NUL after it either) */
-
-    rg_test_expect(exec, conf, "{\"argv\":[\"echo\",\"bounded\"]}GARBAGE",
-                   27, 0, "exit status 0\n--- stdout ---\nbounded\n"
-                   "--- stderr ---", __FILE__, __LINE__);
-
-    /* hostile or broken text */
-
-    rg_test_err(exec, conf, "{\"argv\":[\"echo", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\\", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\"", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\"]", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\x\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\u12\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\u12G4\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\u12", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\ud800\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\ud800x\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\ud800\\u0041\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\ud800\\ud800\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\udc00\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"\\ud83d\\u",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"a\x01" "b\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\" \"x\"]}", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\"]} x", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\"]}}", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"argv\" [\"echo\"]}", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{argv:[\"echo\"]}", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "[\"echo\"]", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "   ", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"x\":[[[[[[[[[[[[", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"x\":tru", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"x\":,\"argv\":[\"echo\"]}", RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"x\":\"\\q\",\"argv\":[\"echo\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"x\":1 2,\"argv\":[\"echo\"]}",
-                RG_TEST_BAD_JSON);
-    rg_test_err(exec, conf, "{\"x\":]", RG_TEST_BAD_JSON);
-
-    /* well-formed, but not what exec takes */
-
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"a\\u0000b\"]}",
-                "argv[1] contains a NUL byte (\\u0000), which no program "
-                "argument can hold");
-    rg_test_err(exec, conf, "{\"argv\":[\"\\u0000\"]}",
-                "argv[0] contains a NUL byte (\\u0000), which no program "
-                "argument can hold");
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",1]}",
-                "argv[1] is not a string; every item of 'argv' is one, such "
-                "as [\"ls\", \"-l\"]");
-    rg_test_err(exec, conf, "{\"argv\":[[\"echo\"]]}",
-                "argv[0] is not a string; every item of 'argv' is one, such "
-                "as [\"ls\", \"-l\"]");
-    rg_test_err(exec, conf, "{\"argv\":\"ls -l\"}",
-                "argument 'argv' must be an array of strings, such as "
-                "[\"ls\", \"-l\"]");
-    rg_test_err(exec, conf, "{\"argv\":null}",
-                "argument 'argv' must be an array of strings, such as "
-                "[\"ls\", \"-l\"]");
-    rg_test_err(exec, conf, "{\"argv\":[]}",
-                "argument 'argv' is empty; it needs at least the program, "
-                "such as [\"ls\", \"-l\"]");
-    rg_test_err(exec, conf, "{}",
-                "missing argument 'argv' (an array of strings, such as "
-                "[\"ls\", \"-l\"])");
-    rg_test_err(exec, conf, "{\"cmd\":\"ls\",\"arg\":[\"ls\"]}",
-                "missing argument 'argv' (an array of strings, such as "
-                "[\"ls\", \"-l\"])");
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\",\"a\"],\"argv\":[\"rm\"]}",
-                "argument 'argv' is given twice; send it once");
-    rg_test_err(exec, conf, "{\"argv\":[\"echo\"],\"\\u0061rgv\":[\"rm\"]}",
-                "argument 'argv' is given twice; send it once");
-
-    /* 1025 items are too many */
-
-    len = 10 + 1025 * 4 + 2;
-    args = malloc(len + 1);
-    assert_non_null(args);
-
-    strcpy(args, "{\"argv\":[");
-    for (i = 0; i < 1025; i++) {
-        strcat(args, i ? ",\"e\"" : "\"e\"");
-    }
-    strcat(args, "]}");
-
-    rg_test_expect(exec, conf, args, strlen(args), 1,
-                   "argument 'argv' has more than 1024 items", __FILE__,
-                   __LINE__);
-
-    /* the same through the host's helpers */
-
-    rg_test_call_host = &rg_test_host;
-
-    rg_test_expect(exec, conf, args, strlen(args), 1,
-                   "argument 'argv' has more than 1024 items", __FILE__,
-                   __LINE__);
-    free(args);
-
-    rg_test_exec.module->exit(&rg_test_host, conf);
+    conf = m->create_conf(&old);
+    assert_null(rg_test_set_with(&old, m, conf, "max_output", "16k", NULL));
+    assert_string_equal(rg_test_set_with(&old, m, conf, "timeout", "5s",
+                                         NULL),
+                        "needs a newer reagent (no parse_msec in the host "
+                        "table)");
+    assert_null(rg_test_set_with(&old, m, conf, "root", rg_test_root, NULL));
+    assert_int_equal(m->init(&old, conf), RG_TOOL_ERROR);
+    m->exit(&old, conf);
 }
 
 
@@ -2063,7 +2126,9 @@ rg_test_exec_argv(void **state)
 static void
 rg_test_exec_argv_host(void **state)
 {
+    char             *args;
     void             *conf;
+    size_t            i, len;
     const rg_tool_t  *exec;
 
     (void) state;
@@ -2096,6 +2161,39 @@ rg_test_exec_argv_host(void **state)
                 "[\"ls\", \"-l\"])");
     rg_test_err(exec, conf, "{\"argv\":[\"\"]}",
                 "argv[0] is empty; it names the program, such as \"ls\"");
+
+    /* raw UTF-8 passes as it is */
+
+    rg_test_ok(exec, conf, "{\"argv\":[\"echo\",\"\xc3\xa9t\xc3\xa9\"]}",
+               "exit status 0\n--- stdout ---\n\xc3\xa9t\xc3\xa9\n"
+               "--- stderr ---");
+
+    rg_test_err(exec, conf, "{\"argv\":[\"\\u0000\"]}",
+                "argv[0] contains a NUL byte (\\u0000), which no program "
+                "argument can hold");
+    rg_test_err(exec, conf, "{\"argv\":[[\"echo\"]]}",
+                "argv[0] is not a string; every item of 'argv' is one, such "
+                "as [\"ls\", \"-l\"]");
+    rg_test_err(exec, conf, "{\"cmd\":\"ls\",\"arg\":[\"ls\"]}",
+                "missing argument 'argv' (an array of strings, such as "
+                "[\"ls\", \"-l\"])");
+
+    /* 1025 items are too many */
+
+    len = 10 + 1025 * 4 + 2;
+    args = malloc(len + 1);
+    assert_non_null(args);
+
+    strcpy(args, "{\"argv\":[");
+    for (i = 0; i < 1025; i++) {
+        strcat(args, i ? ",\"e\"" : "\"e\"");
+    }
+    strcat(args, "]}");
+
+    rg_test_expect(exec, conf, args, strlen(args), 1,
+                   "argument 'argv' has more than 1024 items", __FILE__,
+                   __LINE__);
+    free(args);
 
     rg_test_exec.module->exit(&rg_test_host, conf);
 }
@@ -2170,7 +2268,16 @@ rg_test_http_module(void **state)
     assert_string_equal(rg_test_set(m, conf, "max_bytes", "0", NULL),
                         "must be a size from 1 to 64m, such as 1048576 or "
                         "1m");
+    assert_string_equal(rg_test_set(m, conf, "max_bytes", "1g", NULL),
+                        "must be a size from 1 to 64m, such as 1048576 or "
+                        "1m");
     assert_string_equal(rg_test_set(m, conf, "timeout", "1h", NULL),
+                        "must be a time from 1ms to 10m, such as 500ms or "
+                        "10s (a bare number is seconds)");
+    assert_string_equal(rg_test_set(m, conf, "timeout", "1d", NULL),
+                        "must be a time from 1ms to 10m, such as 500ms or "
+                        "10s (a bare number is seconds)");
+    assert_string_equal(rg_test_set(m, conf, "timeout", "10m1ms", NULL),
                         "must be a time from 1ms to 10m, such as 500ms or "
                         "10s (a bare number is seconds)");
     assert_null(rg_test_set(m, conf, "timeout", "500ms", NULL));
@@ -2188,6 +2295,27 @@ rg_test_http_module(void **state)
     assert_int_equal(m->init(&old, conf), RG_TOOL_ERROR);
     assert_string_equal(rg_test_log_text, "http: this reagent has no "
                         "http_get() for modules; upgrade reagent");
+    m->exit(&old, conf);
+
+    /* a host with http_get() but from before parse_size() and
+     * parse_msec(): max_bytes and timeout cannot be read, the defaults
+     * work */
+
+    old = rg_test_host;
+    old.size = offsetof(rg_tool_host_t, parse_size);
+
+    conf = m->create_conf(&old);
+    assert_null(rg_test_set_with(&old, m, conf, "allow_hosts", "example.com",
+                                 NULL));
+    assert_string_equal(rg_test_set_with(&old, m, conf, "max_bytes", "1m",
+                                         NULL),
+                        "needs a newer reagent (no parse_size in the host "
+                        "table)");
+    assert_string_equal(rg_test_set_with(&old, m, conf, "timeout", "10s",
+                                         NULL),
+                        "needs a newer reagent (no parse_msec in the host "
+                        "table)");
+    assert_int_equal(m->init(&old, conf), RG_TOOL_OK);
     m->exit(&old, conf);
 }
 
@@ -2462,6 +2590,8 @@ rg_test_agent_module(void **state)
                         "must be a size from 1 to 16m, such as 16384 or 16k");
     assert_string_equal(rg_test_set(m, conf, "max_input", "k", NULL),
                         "must be a size from 1 to 16m, such as 16384 or 16k");
+    assert_string_equal(rg_test_set(m, conf, "max_input", "1g", NULL),
+                        "must be a size from 1 to 16m, such as 16384 or 16k");
     assert_null(rg_test_set(m, conf, "max_input", "16k", NULL));
     assert_string_equal(rg_test_set(m, conf, "max_input", "1k", NULL),
                         "is duplicate");
@@ -2475,6 +2605,19 @@ rg_test_agent_module(void **state)
     assert_int_equal(m->init(&old, conf), RG_TOOL_ERROR);
     assert_string_equal(rg_test_log_text, "agent: this reagent has no "
                         "agent_run() for modules; upgrade reagent");
+    m->exit(&old, conf);
+
+    /* a host with agent_run() but from before parse_size() */
+
+    old = rg_test_host;
+    old.size = offsetof(rg_tool_host_t, parse_size);
+
+    conf = m->create_conf(&old);
+    assert_string_equal(rg_test_set_with(&old, m, conf, "max_input", "16k",
+                                         NULL),
+                        "needs a newer reagent (no parse_size in the host "
+                        "table)");
+    assert_int_equal(m->init(&old, conf), RG_TOOL_OK);
     m->exit(&old, conf);
 }
 
@@ -2620,7 +2763,7 @@ main(void)
         cmocka_unit_test_setup(rg_test_exec_timeout, rg_test_reset),
         cmocka_unit_test_setup(rg_test_exec_allow, rg_test_reset),
         cmocka_unit_test_setup(rg_test_exec_cwd, rg_test_reset),
-        cmocka_unit_test_setup(rg_test_exec_argv, rg_test_reset),
+        cmocka_unit_test_setup(rg_test_exec_old_host, rg_test_reset),
         cmocka_unit_test_setup(rg_test_exec_argv_host, rg_test_reset),
         cmocka_unit_test_setup(rg_test_http_module, rg_test_reset),
         cmocka_unit_test_setup(rg_test_http_refused, rg_test_reset),
