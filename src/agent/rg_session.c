@@ -22,6 +22,12 @@ static const char  *rg_session_states[] = {
 };
 
 
+static const char  rg_session_summarize[] =
+    "Summarize the tool calls and results below in a few sentences. Keep "
+    "every fact, number and name needed to finish the task; leave out the "
+    "rest.";
+
+
 static rg_int_t rg_session_ask(rg_session_t *s);
 static void rg_session_model_handler(rg_llm_req_t *r,
     rg_llm_response_t *resp);
@@ -391,7 +397,13 @@ rg_session_compact(rg_session_t *s, size_t target)
                      (unsigned long) res.saved);
     }
 
-    if (res.dropped_rounds && s->agent->context_summarize) {
+    /* one summary per model answer at most: a summary that itself had
+     * to go is not summarized again */
+    if (res.dropped_rounds && s->agent->context_summarize
+        && (s->summaries == 0 || s->summary_round != s->round))
+    {
+        s->summaries++;
+        s->summary_round = s->round;
         rg_buf_t   b;
         rg_msg_t  *m;
 
@@ -417,10 +429,9 @@ rg_session_compact(rg_session_t *s, size_t target)
             if (rg_llm_openai_prefix_ex(&s->body, s->llm->model.data, 0,
                                         NULL, 0, (rg_uint_t) s->llm->stream)
                     == RG_OK
-                && rg_llm_openai_msg(&msg, "system", "Summarize the tool "
-                       "calls and results below in a few sentences. Keep "
-                       "every fact, number and name needed to finish the "
-                       "task; leave out the rest.", 147) == RG_OK
+                && rg_llm_openai_msg(&msg, "system", rg_session_summarize,
+                                     sizeof(rg_session_summarize) - 1)
+                   == RG_OK
                 && rg_buf_append(&s->body, msg.data, msg.len) == RG_OK
                 && rg_buf_append_lit(&s->body, ",") == RG_OK)
             {
@@ -531,12 +542,19 @@ rg_session_record_call(rg_session_t *s, rg_llm_response_t *resp)
         return;
     }
 
-    snprintf(rid, sizeof(rid), "%s-%lu", s->id, (unsigned long) s->round);
+    /* the request id the call carried (rounds count after this) */
+    if (s->summarizing) {
+        snprintf(rid, sizeof(rid), "%s-summary-%lu", s->id,
+                 (unsigned long) s->round);
+    } else {
+        snprintf(rid, sizeof(rid), "%s-%lu", s->id,
+                 (unsigned long) s->round + 1);
+    }
 
     ev = json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:s#, "
                    "s:b}",
                    "type", "model_call",
-                   "round", (json_int_t) s->round,
+                   "round", (json_int_t) s->round + !s->summarizing,
                    "request_id", rid,
                    "attempts", (json_int_t) s->req.attempt + 1,
                    "ms", (json_int_t) (rg_monotonic_msec() - s->call_started),
@@ -957,6 +975,9 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
                               (int) seen->result.len, seen->result.data,
                               a->tools[j]->tool->name,
                               (unsigned long) seen->round);
+
+            /* the window slides: the next repeat counts from this one */
+            seen->round = s->round;
             s->extra[i].sig = NULL;
             continue;
         }
@@ -1088,6 +1109,9 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
         rg_session_failed(s, r, resp);
         return;
     }
+
+    /* a later overflow may compact and retry again */
+    s->context_retried = 0;
 
     /* calibrate the size estimate from what the provider counted */
     if (resp->prompt_tokens > 0 && s->body.len > 0) {

@@ -100,6 +100,8 @@ struct rg_session_s {
     rg_str_t            answer;
     rg_str_t            finish_reason;
     double              bytes_per_token;
+    rg_uint_t           summaries;
+    rg_uint_t           summary_round;
 
     uint16_t           *tool_counts;  /* per agent tool */
     rg_session_sig_t   *sigs;

@@ -54,13 +54,13 @@ rg_llm_rate_ok(rg_llm_upstream_t *up)
     if (c->requests_per_minute) {
         up->rpm_left = rg_min(up->rpm_left
                               + elapsed * c->requests_per_minute / 60000.0,
-                              (double) c->requests_per_minute);
+                              1.0);
     }
 
     if (c->tokens_per_minute) {
         up->tpm_left = rg_min(up->tpm_left
                               + elapsed * c->tokens_per_minute / 60000.0,
-                              (double) c->tokens_per_minute);
+                              rg_max(c->tokens_per_minute / 60.0, 1));
     }
 
     return (c->requests_per_minute == 0 || up->rpm_left >= 1)
@@ -159,8 +159,9 @@ rg_llm_upstream_create(rg_llm_conf_t *conf, rg_curl_t *curl,
     }
 
     up->headers = h;
-    up->rpm_left = conf->requests_per_minute;
-    up->tpm_left = conf->tokens_per_minute;
+    /* paced, not bursty: one request, or a second's tokens, at a time */
+    up->rpm_left = conf->requests_per_minute ? 1 : 0;
+    up->tpm_left = rg_max(conf->tokens_per_minute / 60.0, 1);
     up->rate_at = rg_monotonic_msec();
 
     return up;

@@ -839,11 +839,11 @@ rg_tools_pool_done(rg_thread_task_t *task)
         return;
     }
 
+    run->answered = 1;
+
     if (run->finished) {
         return;                        /* timed out: the answer is late */
     }
-
-    run->answered = 1;
 
     if (run->pool_result == NULL) {
         rg_tools_set_error(run, "error: %s did not run (shutting down)",

@@ -1412,6 +1412,7 @@ rg_test_fixture(void **state)
     const rg_test_fixture_t  *f;
 
     st = *state;
+    len = 0;
     f = st->fixture;
 
     rg_test_fixtures_present();

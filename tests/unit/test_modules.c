@@ -79,18 +79,18 @@ static void rg_test_host_timer_del(rg_tool_timer_t *timer);
 
 
 static rg_tool_host_t  rg_test_host = {
-    RG_TOOL_ABI_VERSION,
-    sizeof(rg_tool_host_t),
-    rg_test_host_log,
-    rg_test_host_done,
-    rg_test_host_fail,
-    rg_test_host_arg_string,
-    rg_test_host_arg_number,
-    rg_test_host_arg_int,
-    rg_test_host_arg_bool,
-    rg_test_host_timer_add,
-    rg_test_host_timer_del,
-    NULL
+    .abi_version = RG_TOOL_ABI_VERSION,
+    .size = sizeof(rg_tool_host_t),
+    .log = rg_test_host_log,
+    .done = rg_test_host_done,
+    .fail = rg_test_host_fail,
+    .arg_string = rg_test_host_arg_string,
+    .arg_number = rg_test_host_arg_number,
+    .arg_int = rg_test_host_arg_int,
+    .arg_bool = rg_test_host_arg_bool,
+    .timer_add = rg_test_host_timer_add,
+    .timer_del = rg_test_host_timer_del,
+    .data = NULL
 };
 
 
