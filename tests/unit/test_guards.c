@@ -452,9 +452,10 @@ rg_test_tool_max_calls(void **state)
         assert_non_null(body);
 
         assert_true(rg_test_offers(body, "time_now"));
+        /* rounds count from 1: the first model call is round 1 */
         assert_int_equal(rg_test_offers(body, "calc"),
                          json_integer_value(json_object_get(ev, "round"))
-                         == 0);
+                         == 1);
     }
 
     json_decref(tr);
