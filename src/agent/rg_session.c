@@ -716,8 +716,9 @@ rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
 
     if (r->attempt) {
         rg_session_finish(s, RG_SESSION_FAILED, "model call failed after %lu "
-                          "retries over %.1fs%s (%s%s): %.*s",
+                          "%s over %.1fs%s (%s%s): %.*s",
                           (unsigned long) r->attempt,
+                          r->attempt == 1 ? "retry" : "retries",
                           (double) (rg_monotonic_msec() - r->started) / 1000,
                           r->budget_spent ? ", retry_budget spent" : "",
                           rg_llm_status_name(resp->status), st,

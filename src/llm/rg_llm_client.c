@@ -365,8 +365,9 @@ rg_llm_easy(rg_llm_req_t *r)
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long) c->timeout);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long) c->connect_timeout);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    /* curl counts whole seconds: round up, never below what was asked */
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
-                     (long) rg_max(c->idle_timeout / 1000, 1));
+                     (long) rg_max((c->idle_timeout + 999) / 1000, 1));
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long) c->buffer_size);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");

@@ -126,6 +126,31 @@ rg_tools_prompt_remove(rg_tool_run_t *run)
 }
 
 
+/* one block for the strings a run keeps: id, session and name */
+static char *
+rg_tools_own3(const char *id, size_t idlen, const char *session,
+    const char *name, size_t namelen)
+{
+    char    *p;
+    size_t   slen;
+
+    slen = strlen(session);
+
+    p = malloc(idlen + 1 + slen + 1 + namelen + 1);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    memcpy(p, id, idlen);
+    p[idlen] = '\0';
+    memcpy(p + idlen + 1, session, slen + 1);
+    memcpy(p + idlen + 1 + slen + 1, name, namelen);
+    p[idlen + 1 + slen + 1 + namelen] = '\0';
+
+    return p;
+}
+
+
 static void
 rg_tools_run_free(rg_tool_run_t *run)
 {
@@ -150,6 +175,7 @@ rg_tools_run_free(rg_tool_run_t *run)
     }
 
     free(run->args_text);
+    free(run->own);
     free(run->pool_result);
     free(run->result);
     free(run);
@@ -1140,8 +1166,22 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
         run->turn = turn;
         run->index = i;
         run->name = reqs[i].name.len ? reqs[i].name.data : "(no name)";
-        run->call.id = reqs[i].id.data;
-        run->call.session = session;
+
+        /* the run owns what the module reads: a call still queued in the
+         * pool may outlive its session */
+        run->own = rg_tools_own3(reqs[i].id.data ? reqs[i].id.data : "",
+                                 reqs[i].id.len, session,
+                                 reqs[i].name.data ? reqs[i].name.data : "",
+                                 reqs[i].name.len);
+        if (run->own == NULL) {
+            rg_tools_turn_destroy(turn);
+            return NULL;
+        }
+
+        run->call.id = run->own;
+        run->call.session = run->own + reqs[i].id.len + 1;
+        run->name = run->name[0] == '(' ? run->name
+                    : run->call.session + strlen(session) + 1;
 
         /* which tool? only those of the agent's allow-list */
         te = NULL;
@@ -1177,11 +1217,19 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
         }
 
         if (reqs[i].args) {
-            /* checked by the caller already */
+            /* checked by the caller already; the text is copied, as the
+             * caller's memory may go before a queued call runs */
             args = reqs[i].args;
             reqs[i].args = NULL;
-            text = reqs[i].args_text.data;
             len = reqs[i].args_text.len;
+            run->args_text = rg_strdup_len(reqs[i].args_text.data, len);
+            text = run->args_text;
+
+            if (text == NULL) {
+                json_decref(args);
+                rg_tools_set_error(run, "error: out of memory");
+                continue;
+            }
 
         } else {
             args = rg_tools_args(te, reqs[i].arguments.data,

@@ -35,6 +35,7 @@ struct rg_tool_run_s {
     rg_uint_t           index;
     void               *args;       /* json_t *, the parsed arguments */
     char               *args_text;  /* the same, serialized: call.args */
+    char               *own;        /* id, session and name, owned */
     struct event        timer;
     rg_msec_t           timeout;
     rg_msec_t           started;

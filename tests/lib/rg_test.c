@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <event2/event.h>
 
 
@@ -108,6 +109,8 @@ rg_test_mock_start(const char *arg, ...)
 
     m->pid = fork();
     if (m->pid == 0) {
+        /* a test that crashes must not leave its mock behind */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
         execv(bin, (char **) argv);
         _exit(127);
     }
