@@ -12,6 +12,7 @@
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_tool_args.h>
+#include <rg_json.h>
 #include <jansson.h>
 
 
@@ -75,11 +76,16 @@ rg_session_append_text(rg_session_t *s, uint8_t role, const char *tool_id,
 
     memset(&b, 0, sizeof(b));
 
+    /* the JSON values live only while the message is written */
+    rg_json_arena_begin();
+
     if (role == 't') {
         rc = rg_llm_openai_tool_msg(&b, tool_id, text, len);
     } else {
         rc = rg_llm_openai_msg(&b, role == 'u' ? "user" : "system", text, len);
     }
+
+    rg_json_arena_end();
 
     if (rc == RG_OK) {
         rc = rg_msgs_append(&s->msgs, s->pool, role, b.data, b.len, 1);

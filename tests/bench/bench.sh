@@ -3,11 +3,11 @@
 # prints figures, not verdicts: wall time, the reagent process's CPU per
 # model call, peak RSS and RSS per concurrent session, for R=3 rounds of
 # K=2 tool calls per session (4 model calls each), at 0 ms and 200 ms of
-# model latency, with N = 1,000 and 10,000 sessions in one process.
+# model latency, with N = 100, 1,000 and 10,000 sessions in one process.
 # BENCH_SIZES="1000 10000" and BENCH_LATENCIES="0 200" narrow a run.
 
 B=${B:-objs}
-SIZES=${BENCH_SIZES:-1000 10000}
+SIZES=${BENCH_SIZES:-100 1000 10000}
 LATENCIES=${BENCH_LATENCIES:-0 200}
 
 tmp=$(mktemp -d /tmp/reagent-bench-XXXXXX) || exit 1
