@@ -155,7 +155,7 @@ static const rg_tool_t  rg_exec_tools[] = {
         "\"argv\":{\"type\":\"array\",\"minItems\":1,"
          "\"items\":{\"type\":\"string\"},"
          "\"description\":\"The program and its arguments, one string "
-          "each, such as [\\\"grep\\\", \\\"-n\\\", \\\"TODO\\\", "
+          "each, such as [\\\"grep\\\", \\\"-n\\\", \\\"error\\\", "
           "\\\"main.c\\\"]\","
          "\"examples\":[[\"ls\",\"-l\"]]},"
         "\"cwd\":{\"type\":\"string\","

@@ -179,9 +179,9 @@ static const rg_tool_t  rg_fs_tools[] = {
       "{\"type\":\"object\","
        "\"properties\":{"
         "\"pattern\":{\"type\":\"string\","
-         "\"description\":\"POSIX extended regex, such as TODO|FIXME or "
+         "\"description\":\"POSIX extended regex, such as error|warning or "
           "^int main; case-sensitive\","
-         "\"examples\":[\"TODO\"]},"
+         "\"examples\":[\"error\"]},"
         "\"path\":{\"type\":\"string\","
          "\"description\":\"File or directory relative to the fs root, "
           "default .\"},"
@@ -630,7 +630,7 @@ rg_fs_grep(rg_tool_call_t *call)
         || len == 0)
     {
         call->host->fail(call, "missing argument 'pattern' (a POSIX extended "
-                         "regex such as \"TODO|FIXME\")");
+                         "regex such as \"error|warning\")");
         return RG_TOOL_OK;
     }
 

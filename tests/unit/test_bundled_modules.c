@@ -1495,7 +1495,7 @@ rg_test_fs_grep(void **state)
 
     rg_test_err(grep, conf, "{}",
                 "missing argument 'pattern' (a POSIX extended regex such as "
-                "\"TODO|FIXME\")");
+                "\"error|warning\")");
     rg_test_err(grep, conf, "{\"pattern\":\"x\",\"max_results\":0}",
                 "argument 'max_results' must be at least 1, not 0");
     rg_test_err(grep, conf, "{\"pattern\":\"x\",\"path\":\"../\"}",
