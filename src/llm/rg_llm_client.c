@@ -269,6 +269,7 @@ rg_llm_req_init(rg_llm_req_t *r, rg_llm_upstream_t *up, rg_int_t lane,
 static size_t
 rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
 {
+    rg_int_t       rc;
     rg_llm_req_t  *r;
 
     r = data;
@@ -280,9 +281,15 @@ rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
         return 0;               /* curl fails the transfer */
     }
 
-    /* a stream is read as it arrives */
-    if (r->sse && rg_llm_sse_feed(r->sse, p, n) != RG_OK) {
-        return 0;
+    /* a stream is read as it arrives; no JSON value outlives a feed */
+    if (r->sse) {
+        rg_json_arena_begin();
+        rc = rg_llm_sse_feed(r->sse, p, n);
+        rg_json_arena_end();
+
+        if (rc != RG_OK) {
+            return 0;
+        }
     }
 
     return n;
