@@ -46,7 +46,8 @@ static const rg_tool_t  rg_time_tools[] = {
        "\"properties\":{"
         "\"timezone\":{\"type\":\"string\","
          "\"description\":\"IANA timezone name, default UTC\","
-         "\"examples\":[\"UTC\",\"Europe/Paris\",\"Asia/Tokyo\"]}}}",
+         "\"examples\":[\"UTC\",\"Europe/Paris\",\"Asia/Tokyo\","
+         "\"America/New_York\"]}}}",
       0, 0, rg_time_start, NULL },
 
     { NULL, NULL, NULL, 0, 0, NULL, NULL }
