@@ -1077,7 +1077,6 @@ rg_session_run_turn(rg_session_t *s)
     }
 
     s->turn->approval = rg_session_approval_handler;
-    s->turn->depth = s->depth;
     s->state = RG_SESSION_TOOLS_RUNNING;
 
     rg_tools_turn_start(s->turn);

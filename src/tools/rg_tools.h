@@ -82,7 +82,6 @@ struct rg_tool_turn_s {
     void               *data;
     rg_log_t           *log;
     rg_agent_conf_t    *agent;
-    rg_uint_t           depth;      /* of the session, for agent_run */
     struct event        done_ev;
     rg_uint_t           failures;
     rg_msec_t           started;
