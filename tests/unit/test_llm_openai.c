@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <rg_test_fixtures.h>
+
 #include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
@@ -39,37 +41,6 @@
 #define rg_test_parse(pool, status, body, r)                                 \
     assert_int_equal(rg_llm_openai_parse(pool, status, body, strlen(body),   \
                                          RG_TEST_ID_PREFIX, r), RG_OK)
-
-
-static void
-rg_test_json_equal(const char *text, size_t len, const char *expect,
-    const char *file, int line)
-{
-    int            eq;
-    json_t        *a, *b;
-    json_error_t   err;
-
-    a = json_loadb(text, len, JSON_DECODE_ANY, &err);
-    if (a == NULL) {
-        print_error("%.*s: %s\n", (int) len, text, err.text);
-    }
-
-    b = json_loads(expect, JSON_DECODE_ANY, &err);
-    if (b == NULL) {
-        print_error("%s: %s\n", expect, err.text);
-    }
-
-    eq = (a != NULL && b != NULL && json_equal(a, b));
-    if (!eq) {
-        print_error("%.*s\n    is not the same JSON as\n%s\n",
-                    (int) len, text, expect);
-    }
-
-    json_decref(a);
-    json_decref(b);
-
-    _assert_true(eq, "json_equal", file, line);
-}
 
 
 static int
@@ -1155,82 +1126,6 @@ static const rg_test_fixture_t  rg_test_fixtures[] = {
       .error_type = "invalid_request_error",
       .error_code = "tool_use_failed" },
 };
-
-
-static const char *
-rg_test_fixtures_dir(void)
-{
-    const char  *dir;
-
-    dir = getenv("RG_FIXTURES_DIR");
-
-    return (dir != NULL && *dir != '\0') ? dir : "../shared/fixtures/providers";
-}
-
-
-static void
-rg_test_fixtures_present(void)
-{
-    DIR         *d;
-    const char  *dir;
-
-    dir = rg_test_fixtures_dir();
-
-    d = opendir(dir);
-    if (d == NULL) {
-        print_message("fixtures not found at %s: skipped\n", dir);
-        skip();
-    }
-
-    closedir(d);
-}
-
-
-/* the whole file, in a buffer of exactly its size (no NUL after it, so
- * that a read past the length is caught by the sanitizer) */
-static char *
-rg_test_read(const char *path, size_t *len)
-{
-    long   n;
-    char  *p;
-    FILE  *f;
-
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        return NULL;
-    }
-
-    p = NULL;
-
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0
-        && fseek(f, 0, SEEK_SET) == 0)
-    {
-        p = malloc((size_t) n);
-
-        if (p != NULL && fread(p, 1, (size_t) n, f) != (size_t) n) {
-            free(p);
-            p = NULL;
-        }
-
-        *len = (size_t) n;
-    }
-
-    fclose(f);
-
-    return p;
-}
-
-
-static int
-rg_test_suffix(const char *name, const char *suffix)
-{
-    size_t  n, s;
-
-    n = strlen(name);
-    s = strlen(suffix);
-
-    return n > s && strcmp(name + n - s, suffix) == 0;
-}
 
 
 /* the header line starts with name (lowercase); the buffer has no NUL */
