@@ -699,6 +699,18 @@ rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
             return RG_ERROR;
         }
 
+        /* a line break in a key would smuggle in headers */
+        for (n = 0; key[n]; n++) {
+            if ((unsigned char) key[n] < 0x20 || key[n] == 0x7f) {
+                rg_cycle_fail(cycle, llm->file, llm->line,
+                              "llm \"%.*s\": the environment variable \"%s\" "
+                              "named by \"api_key_env\" holds a control "
+                              "character", (int) llm->name.len,
+                              llm->name.data, llm->api_key_env.data);
+                return RG_ERROR;
+            }
+        }
+
         n = sizeof("Authorization: Bearer ") - 1 + strlen(key);
         llm->auth = rg_palloc(cycle->pool, n + 1);
         if (llm->auth == NULL) {

@@ -1700,6 +1700,11 @@ rg_test_cycle_errors(void **state)
           "    api_key_env " RG_TEST_EMPTY_VAR ";\n}\n" RG_TEST_AGENT,
           "llm \"a\": the environment variable \"" RG_TEST_EMPTY_VAR "\" "
           "named by \"api_key_env\" is not set in test.conf:1" },
+        { "llm a {\n    base_url http://h;\n    model m;\n"
+          "    api_key_env RG_TEST_CONF_CTL;\n}\n" RG_TEST_AGENT,
+          "llm \"a\": the environment variable \"RG_TEST_CONF_CTL\" "
+          "named by \"api_key_env\" holds a control character "
+          "in test.conf:1" },
         { RG_TEST_LLM "agent x {\n    llm zz;\n}\n",
           "agent \"x\" names an unknown llm \"zz\" in test.conf:2" },
         { RG_TEST_LLM "llm b { base_url http://h; model m; }\n"
@@ -1725,6 +1730,7 @@ rg_test_cycle_errors(void **state)
 
     unsetenv(RG_TEST_UNSET_VAR);
     setenv(RG_TEST_EMPTY_VAR, "", 1);
+    setenv("RG_TEST_CONF_CTL", "sk-1\r\nX-Injected: 1", 1);
 
     failed = 0;
 
