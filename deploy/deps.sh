@@ -17,3 +17,8 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
 # shellcheck disable=SC2086
 $sudo apt-get install -y -q --no-install-recommends $pkgs
+
+# libFuzzer's runtime for `make fuzz` (named so on Debian 12; elsewhere
+# clang may bring it itself)
+$sudo apt-get install -y -q --no-install-recommends libclang-rt-dev \
+    2>/dev/null || true
