@@ -13,6 +13,9 @@
 
 #include <jansson.h>
 
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_llm_openai.h>
 #include <rg_test_fixtures.h>
 
 
@@ -118,4 +121,69 @@ rg_test_json_equal(const char *text, size_t len, const char *expect,
     json_decref(b);
 
     _assert_true(eq, "json_equal", file, line);
+}
+
+
+/* r->message is what goes back to the model: the same calls, content
+ * null only beside calls */
+void
+rg_test_check_message(void *resp)
+{
+    size_t              i;
+    json_t             *msg, *content, *calls, *call, *fn;
+    json_error_t        err;
+    rg_llm_response_t  *r;
+
+    r = resp;
+
+    msg = json_loadb(r->message.data, r->message.len, 0, &err);
+    assert_non_null(msg);
+
+    assert_string_equal(json_string_value(json_object_get(msg, "role")),
+                        "assistant");
+
+    content = json_object_get(msg, "content");
+
+    if (r->has_content) {
+        assert_true(json_is_string(content));
+        assert_int_equal(json_string_length(content), r->content.len);
+        assert_memory_equal(json_string_value(content), r->content.data,
+                            r->content.len);
+
+    } else if (r->ncalls) {
+        assert_true(json_is_null(content));
+
+    } else {
+        assert_string_equal(json_string_value(content), "");
+    }
+
+    calls = json_object_get(msg, "tool_calls");
+
+    if (r->ncalls == 0) {
+        assert_null(calls);
+        assert_int_equal(json_object_size(msg), 2);
+        json_decref(msg);
+        return;
+    }
+
+    assert_int_equal(json_object_size(msg), 3);
+    assert_int_equal(json_array_size(calls), r->ncalls);
+
+    json_array_foreach(calls, i, call) {
+        fn = json_object_get(call, "function");
+
+        assert_int_equal(json_object_size(call), 3);
+        assert_string_equal(json_string_value(json_object_get(call, "id")),
+                            r->calls[i].id.data);
+        assert_string_equal(json_string_value(json_object_get(call, "type")),
+                            "function");
+        assert_int_equal(json_object_size(fn), 2);
+        assert_string_equal(json_string_value(json_object_get(fn, "name")),
+                            r->calls[i].name.data);
+        assert_string_equal(json_string_value(json_object_get(fn,
+                                                              "arguments")),
+                            r->calls[i].arguments.data);
+    }
+
+    json_decref(msg);
 }

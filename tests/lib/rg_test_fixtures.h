@@ -23,4 +23,9 @@ int rg_test_suffix(const char *name, const char *suffix);
 void rg_test_json_equal(const char *text, size_t len, const char *expect,
     const char *file, int line);
 
+/* r->message, what goes back to the model, holds exactly r's content and
+ * calls (the codec's normalized form); cmocka assertions. r is an
+ * rg_llm_response_t *. */
+void rg_test_check_message(void *r);
+
 #endif /* RG_TEST_FIXTURES_H */

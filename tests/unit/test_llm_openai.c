@@ -1233,68 +1233,6 @@ rg_test_fixture_teardown(void **state)
 }
 
 
-/* r->message is what goes back to the model: the same calls, content
- * null only beside calls */
-static void
-rg_test_check_message(rg_llm_response_t *r)
-{
-    size_t         i;
-    json_t        *msg, *content, *calls, *call, *fn;
-    json_error_t   err;
-
-    msg = json_loadb(r->message.data, r->message.len, 0, &err);
-    assert_non_null(msg);
-
-    assert_string_equal(json_string_value(json_object_get(msg, "role")),
-                        "assistant");
-
-    content = json_object_get(msg, "content");
-
-    if (r->has_content) {
-        assert_true(json_is_string(content));
-        assert_int_equal(json_string_length(content), r->content.len);
-        assert_memory_equal(json_string_value(content), r->content.data,
-                            r->content.len);
-
-    } else if (r->ncalls) {
-        assert_true(json_is_null(content));
-
-    } else {
-        assert_string_equal(json_string_value(content), "");
-    }
-
-    calls = json_object_get(msg, "tool_calls");
-
-    if (r->ncalls == 0) {
-        assert_null(calls);
-        assert_int_equal(json_object_size(msg), 2);
-        json_decref(msg);
-        return;
-    }
-
-    assert_int_equal(json_object_size(msg), 3);
-    assert_int_equal(json_array_size(calls), r->ncalls);
-
-    json_array_foreach(calls, i, call) {
-        fn = json_object_get(call, "function");
-
-        assert_int_equal(json_object_size(call), 3);
-        assert_string_equal(json_string_value(json_object_get(call, "id")),
-                            r->calls[i].id.data);
-        assert_string_equal(json_string_value(json_object_get(call, "type")),
-                            "function");
-        assert_int_equal(json_object_size(fn), 2);
-        assert_string_equal(json_string_value(json_object_get(fn, "name")),
-                            r->calls[i].name.data);
-        assert_string_equal(json_string_value(json_object_get(fn,
-                                                              "arguments")),
-                            r->calls[i].arguments.data);
-    }
-
-    json_decref(msg);
-}
-
-
 static void
 rg_test_fixture(void **state)
 {

@@ -146,57 +146,6 @@ rg_test_text(const rg_str_t *s, const char *exact, const char *prefix,
 }
 
 
-/* r->message is what goes back to the model: the same calls, content
- * null only beside calls */
-static void
-rg_test_check_message(rg_llm_response_t *r)
-{
-    size_t         i;
-    json_t        *msg, *content, *calls, *call, *fn;
-    json_error_t   err;
-
-    msg = json_loadb(r->message.data, r->message.len, 0, &err);
-    assert_non_null(msg);
-
-    assert_string_equal(json_string_value(json_object_get(msg, "role")),
-                        "assistant");
-
-    content = json_object_get(msg, "content");
-
-    if (r->has_content) {
-        assert_true(json_is_string(content));
-        assert_int_equal(json_string_length(content), r->content.len);
-        assert_memory_equal(json_string_value(content), r->content.data,
-                            r->content.len);
-
-    } else if (r->ncalls) {
-        assert_true(json_is_null(content));
-
-    } else {
-        assert_string_equal(json_string_value(content), "");
-    }
-
-    calls = json_object_get(msg, "tool_calls");
-    assert_int_equal(json_array_size(calls), r->ncalls);
-
-    json_array_foreach(calls, i, call) {
-        fn = json_object_get(call, "function");
-
-        assert_string_equal(json_string_value(json_object_get(call, "id")),
-                            r->calls[i].id.data);
-        assert_string_equal(json_string_value(json_object_get(call, "type")),
-                            "function");
-        assert_string_equal(json_string_value(json_object_get(fn, "name")),
-                            r->calls[i].name.data);
-        assert_string_equal(json_string_value(json_object_get(fn,
-                                                              "arguments")),
-                            r->calls[i].arguments.data);
-    }
-
-    json_decref(msg);
-}
-
-
 static void
 rg_test_expect(const rg_test_fixture_t *f, rg_llm_sse_t *p,
     rg_llm_response_t *r)
