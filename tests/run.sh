@@ -10,6 +10,11 @@ export RG_FIXTURES_DIR=${RG_FIXTURES_DIR:-../shared/fixtures/providers}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0}
+# a race report fails the test that shows it
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$(pwd)/tests/tsan.supp:print_suppressions=0}
+# the modules and plugins of this build, whatever its folder
+export RG_MODULES_DIR=${RG_MODULES_DIR:-$B/modules}
+export RG_TEST_PLUGINS_DIR=${RG_TEST_PLUGINS_DIR:-$B/tests/plugins}
 
 passed=0
 failed=0
