@@ -1234,10 +1234,72 @@ failed:
 }
 
 
+static rg_cycle_t  *rg_cycle_kept_head;
+
+
+/* some module's code may still run in a thread that was left behind */
+static rg_uint_t
+rg_cycle_busy(rg_cycle_t *cycle)
+{
+    rg_uint_t      i;
+    rg_module_t  **mp;
+
+    mp = cycle->modules.elts;
+
+    for (i = 0; i < cycle->modules.nelts; i++) {
+        if (atomic_load_explicit(&mp[i]->busy, memory_order_acquire)) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
 void
 rg_cycle_destroy(rg_cycle_t *cycle)
 {
-    if (cycle) {
-        rg_pool_destroy(cycle->pool);
+    rg_cycle_t  **cp, *c;
+
+    for (cp = &rg_cycle_kept_head; *cp; /* void */) {
+        c = *cp;
+
+        if (rg_cycle_busy(c)) {
+            cp = &c->next_kept;
+            continue;
+        }
+
+        *cp = c->next_kept;
+        rg_pool_destroy(c->pool);
     }
+
+    if (cycle == NULL) {
+        return;
+    }
+
+    if (rg_cycle_busy(cycle)) {
+        rg_log_error(RG_LOG_WARN, cycle->log, 0, "a blocking tool still "
+                     "runs in a thread: its configuration and modules stay "
+                     "loaded until it returns");
+        cycle->next_kept = rg_cycle_kept_head;
+        rg_cycle_kept_head = cycle;
+        return;
+    }
+
+    rg_pool_destroy(cycle->pool);
+}
+
+
+rg_uint_t
+rg_cycle_kept(void)
+{
+    rg_uint_t    n;
+    rg_cycle_t  *c;
+
+    n = 0;
+    for (c = rg_cycle_kept_head; c; c = c->next_kept) {
+        n++;
+    }
+
+    return n;
 }

@@ -9,6 +9,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_tool_module.h>
+#include <stdatomic.h>
 
 typedef struct rg_module_s      rg_module_t;
 typedef struct rg_tool_entry_s  rg_tool_entry_t;
@@ -118,6 +119,9 @@ struct rg_module_s {
     rg_log_t           *log;              /* the cycle's */
     const char         *file;             /* its load_module, for errors */
     rg_uint_t           line;
+    /* calls posted to a thread pool and not yet done with the module's
+     * code: while any is, the cycle is not destroyed (rg_cycle_destroy) */
+    atomic_uint         busy;
     unsigned            isolated:1;
     unsigned            initialized:1;
 };
@@ -145,6 +149,7 @@ struct rg_cycle_s {
     rg_int_t            worker_processes;
     size_t              tool_result_limit;
 
+    rg_cycle_t         *next_kept;        /* destroyed while busy: kept */
     char                errmsg[512];
 };
 
@@ -152,7 +157,12 @@ struct rg_cycle_s {
 /* Reads conf_file and builds a cycle; NULL with errmsg set on failure. */
 rg_cycle_t *rg_cycle_create(const char *conf_file, const char *conf_text,
     rg_log_t *log, char *errmsg, size_t errlen);
+/* Frees the cycle, unless a pool thread still runs the code of one of
+ * its modules (a blocking tool that outlived its engine): then the cycle,
+ * its modules loaded and configured, is kept until that thread is done
+ * and freed by a later call, rg_cycle_destroy(NULL) included. */
 void rg_cycle_destroy(rg_cycle_t *cycle);
+rg_uint_t rg_cycle_kept(void);
 rg_agent_conf_t *rg_cycle_agent(rg_cycle_t *cycle, const char *name,
     size_t len);
 rg_llm_conf_t *rg_cycle_llm(rg_cycle_t *cycle, const char *name, size_t len);

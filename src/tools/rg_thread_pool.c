@@ -2,13 +2,20 @@
  * (shared with the threads, under the lock, at most max_queue long),
  * `overflow` (reactor only: what did not fit) and `done` (filled by the
  * threads, drained by the reactor after an eventfd wake-up). Threads never
- * touch sessions; done callbacks do, on the reactor. */
+ * touch sessions, nor libevent: a thread only writes the eventfd, and done
+ * callbacks run on the reactor. The lock orders a task's handler before
+ * its done callback. Threads take no signal but the synchronous faults
+ * (nginx's thread pools do the same): signals are the reactor's. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_thread_pool.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
+
+
+#define RG_THREAD_POOL_EXIT_WAIT  2000     /* ms for running tasks at exit */
 
 
 struct rg_thread_pool_s {
@@ -33,7 +40,15 @@ struct rg_thread_pool_s {
     pthread_t              *threads;
     rg_uint_t               nthreads;
     rg_thread_pool_stats_t  stats;
+    rg_uint_t               busy_max;     /* under the lock */
+
+    rg_thread_pool_t       *next_left;
 };
+
+
+/* pools whose threads were still busy at exit: kept, with what their
+ * threads will still touch, for as long as the process lives */
+static rg_thread_pool_t  *rg_thread_pool_left;
 
 
 static void *
@@ -65,8 +80,8 @@ rg_thread_pool_worker(void *arg)
         }
         tp->queued--;
         tp->busy++;
-        if (tp->busy > tp->stats.busy_max) {
-            tp->stats.busy_max = tp->busy;
+        if (tp->busy > tp->busy_max) {
+            tp->busy_max = tp->busy;
         }
 
         pthread_mutex_unlock(&tp->lock);
@@ -156,6 +171,7 @@ rg_thread_pool_create(struct event_base *base, rg_uint_t threads,
     rg_uint_t max_queue, rg_log_t *log)
 {
     int                err;
+    sigset_t           set, old;
     rg_uint_t          i;
     rg_thread_pool_t  *tp;
 
@@ -191,14 +207,36 @@ rg_thread_pool_create(struct event_base *base, rg_uint_t threads,
         goto failed;
     }
 
+    /* threads inherit the mask: all signals blocked but the faults that
+     * a thread's own code raises */
+    sigfillset(&set);
+    sigdelset(&set, SIGILL);
+    sigdelset(&set, SIGFPE);
+    sigdelset(&set, SIGSEGV);
+    sigdelset(&set, SIGBUS);
+    sigdelset(&set, SIGTRAP);
+    sigdelset(&set, SIGSYS);
+
+    err = pthread_sigmask(SIG_SETMASK, &set, &old);
+    if (err) {
+        rg_log_error(RG_LOG_ALERT, log, err, "pthread_sigmask() failed");
+        goto failed;
+    }
+
     for (i = 0; i < threads; i++) {
         err = pthread_create(&tp->threads[i], NULL, rg_thread_pool_worker,
                              tp);
         if (err) {
-            rg_log_error(RG_LOG_ALERT, log, err, "pthread_create() failed");
-            goto failed;
+            break;
         }
         tp->nthreads++;
+    }
+
+    (void) pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+    if (err) {
+        rg_log_error(RG_LOG_ALERT, log, err, "pthread_create() failed");
+        goto failed;
     }
 
     return tp;
@@ -238,6 +276,10 @@ rg_thread_pool_post(rg_thread_pool_t *tp, rg_thread_task_t *task)
 const rg_thread_pool_stats_t *
 rg_thread_pool_stats(rg_thread_pool_t *tp)
 {
+    pthread_mutex_lock(&tp->lock);
+    tp->stats.busy_max = tp->busy_max;
+    pthread_mutex_unlock(&tp->lock);
+
     return &tp->stats;
 }
 
@@ -245,8 +287,8 @@ rg_thread_pool_stats(rg_thread_pool_t *tp)
 void
 rg_thread_pool_destroy(rg_thread_pool_t *tp)
 {
-    rg_uint_t          i;
-    rg_thread_task_t  *t, *next;
+    rg_uint_t          i, left;
+    rg_thread_task_t  *t, *next, *done, *queued;
     struct timespec    ts;
 
     if (tp == NULL) {
@@ -258,33 +300,47 @@ rg_thread_pool_destroy(rg_thread_pool_t *tp)
     pthread_cond_broadcast(&tp->cond);
     pthread_mutex_unlock(&tp->lock);
 
-    for (i = 0; i < tp->nthreads; i++) {
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 2;
+    /* one deadline for all: a tool stuck in a blocking call must not
+     * hang the exit */
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += RG_THREAD_POOL_EXIT_WAIT / 1000;
+    ts.tv_nsec += (RG_THREAD_POOL_EXIT_WAIT % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
 
-        /* a tool stuck in a blocking call must not hang the exit */
+    left = 0;
+
+    for (i = 0; i < tp->nthreads; i++) {
         if (pthread_timedjoin_np(tp->threads[i], NULL, &ts) != 0) {
-            rg_log_error(RG_LOG_WARN, tp->log, 0,
-                         "a thread-pool thread is still busy at exit; "
-                         "leaving it");
             pthread_detach(tp->threads[i]);
-            tp->nthreads = i;     /* its task is not ours to free */
-            free(tp->threads);
-            tp->threads = NULL;
-            if (tp->ev) {
-                event_free(tp->ev);
-            }
-            return;               /* the lock stays with the live thread */
+            left++;
         }
     }
 
-    /* finished work is handed back; queued work never ran */
-    for (t = tp->done_head; t; t = next) {
+    if (tp->ev) {
+        event_free(tp->ev);
+        tp->ev = NULL;
+    }
+
+    /* finished work is handed back; queued work never ran (the threads
+     * left take no more once stop is set) */
+    pthread_mutex_lock(&tp->lock);
+    done = tp->done_head;
+    queued = tp->queue_head;
+    tp->done_head = NULL;
+    tp->done_tail = &tp->done_head;
+    tp->queue_head = NULL;
+    tp->queue_tail = &tp->queue_head;
+    pthread_mutex_unlock(&tp->lock);
+
+    for (t = done; t; t = next) {
         next = t->next;
         t->done(t);
     }
 
-    for (t = tp->queue_head; t; t = next) {
+    for (t = queued; t; t = next) {
         next = t->next;
         t->done(t);
     }
@@ -294,8 +350,18 @@ rg_thread_pool_destroy(rg_thread_pool_t *tp)
         t->done(t);
     }
 
-    if (tp->ev) {
-        event_free(tp->ev);
+    tp->overflow_head = NULL;
+
+    if (left) {
+        /* the tasks they run, the lock and the eventfd stay theirs; the
+         * owners of those tasks keep what they use (rg_cycle_destroy) */
+        rg_log_error(RG_LOG_WARN, tp->log, 0, "%lu thread-pool thread%s "
+                     "still busy at exit; leaving %s",
+                     (unsigned long) left, left == 1 ? " is" : "s are",
+                     left == 1 ? "it" : "them");
+        tp->next_left = rg_thread_pool_left;
+        rg_thread_pool_left = tp;
+        return;
     }
 
     if (tp->efd != -1) {

@@ -43,6 +43,10 @@ static rg_approval_e             rg_tools_approval;
 static rg_tools_agent_start_pt   rg_tools_agent_start;
 static rg_tools_agent_stop_pt    rg_tools_agent_stop;
 
+/* the call a pool thread runs, in that thread: what tells the host
+ * functions that they were called off the reactor */
+static _Thread_local rg_tool_run_t  *rg_tools_thread_run;
+
 /* dangerous calls waiting for a yes or no on the terminal, in order */
 static rg_tool_run_t            *rg_tools_prompt_head;
 static rg_tool_run_t           **rg_tools_prompt_tail = &rg_tools_prompt_head;
@@ -176,7 +180,7 @@ rg_tools_run_free(rg_tool_run_t *run)
 
     free(run->args_text);
     free(run->own);
-    free(run->pool_result);
+    free(run->pool.result);
     free(run->result);
     free(run);
 }
@@ -237,18 +241,23 @@ rg_tools_host_log(rg_tool_host_t *host, int level, const char *fmt, ...)
 }
 
 
-/* done() and fail() from a pool thread only leave the answer for the
- * reactor: the thread owns nothing else of the run */
+/* done() and fail() from a pool thread only leave the answer in
+ * run->pool, which the thread owns; it reads and writes nothing else of
+ * the run */
 static void
 rg_tools_answer(rg_tool_run_t *run, int failed, const char *s, size_t len)
 {
-    if (run->in_pool) {
-        if (run->pool_result == NULL) {
-            run->pool_result = rg_strdup_len(s, len);
-            run->pool_len = run->pool_result ? len : 0;
-            run->pool_failed = failed;
+    if (rg_tools_thread_run == run) {
+        if (run->pool.result == NULL) {
+            run->pool.result = rg_strdup_len(s, len);
+            run->pool.len = run->pool.result ? len : 0;
+            run->pool.failed = failed;
         }
         return;
+    }
+
+    if (rg_tools_thread_run != NULL || run->in_pool) {
+        return;                        /* not its call, or not from here */
     }
 
     if (run->turn == NULL) {
@@ -450,6 +459,10 @@ rg_tools_host_timer_add(rg_tool_host_t *host, uint64_t msec,
     struct timeval    tv;
     rg_tool_timer_t  *t;
 
+    if (rg_tools_thread_run) {
+        return NULL;                   /* the reactor's timers are its own */
+    }
+
     t = calloc(1, sizeof(rg_tool_timer_t));
     if (t == NULL) {
         return NULL;
@@ -557,7 +570,7 @@ rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
 
     run = (rg_tool_run_t *) call;
 
-    if (run->http || run->in_pool) {
+    if (rg_tools_thread_run || run->http) {
         snprintf(run->error, sizeof(run->error),
                  "one http_get at a time, from the reactor thread");
         return -1;
@@ -614,7 +627,7 @@ rg_tools_host_http_cancel(rg_tool_call_t *call)
 
     run = (rg_tool_run_t *) call;
 
-    if (run->http) {
+    if (rg_tools_thread_run == NULL && run->http) {
         rg_tools_http_free(run->http);
         run->http = NULL;
     }
@@ -629,18 +642,21 @@ rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
 
     run = (rg_tool_run_t *) call;
 
-    if (rg_tools_agent_start == NULL || run->in_pool || run->child) {
+    if (rg_tools_thread_run || rg_tools_agent_start == NULL || run->child) {
         snprintf(run->error, sizeof(run->error),
                  "agent_run is not available here");
         return -1;
     }
 
-    if (rg_tools_agent_start(run, agent, input, len) != RG_OK) {
-        return -1;                 /* run->error says why */
-    }
-
+    /* first: a child that ends at once answers inside the start */
     run->agent_cb = cb;
     run->agent_data = data;
+
+    if (rg_tools_agent_start(run, agent, input, len) != RG_OK) {
+        run->agent_cb = NULL;
+        run->agent_data = NULL;
+        return -1;                 /* run->error says why */
+    }
 
     return 0;
 }
@@ -668,6 +684,10 @@ rg_tools_host_agent_cancel(rg_tool_call_t *call)
     rg_tool_run_t  *run;
 
     run = (rg_tool_run_t *) call;
+
+    if (rg_tools_thread_run) {
+        return;
+    }
 
     if (run->child && rg_tools_agent_stop) {
         rg_tools_agent_stop(run);
@@ -801,6 +821,10 @@ rg_tools_timeout_handler(evutil_socket_t fd, short what, void *arg)
     run->timer_set = 0;
     t = run->entry->tool;
 
+    if (run->turn == NULL) {
+        return;                        /* orphaned: its timer is deleted */
+    }
+
     rg_log_error(RG_LOG_WARN, run->turn->log, 0,
                  "tool \"%s\" timed out after %llums", t->name,
                  (unsigned long long) run->timeout);
@@ -832,23 +856,34 @@ rg_tools_timeout_handler(evutil_socket_t fd, short what, void *arg)
 }
 
 
+/* in a pool thread: it reads what the reactor wrote before posting
+ * (the arguments, the module's tables) and writes only run->pool */
 static void
 rg_tools_pool_handler(rg_thread_task_t *task)
 {
     int             rc;
+    rg_module_t    *m;
     rg_tool_run_t  *run;
 
     run = task->data;
+    m = run->entry->module;
 
-    rc = run->entry->tool->start(&run->call);
+    rg_tools_thread_run = run;
+    rc = run->call.tool->start(&run->call);
+    rg_tools_thread_run = NULL;
 
-    if (run->pool_result == NULL) {
-        run->pool_result = strdup(rc == RG_TOOL_ERROR
+    run->pool.ran = 1;
+
+    if (run->pool.result == NULL) {
+        run->pool.result = strdup(rc == RG_TOOL_ERROR
                                   ? "failed without saying why"
                                   : "returned without an answer");
-        run->pool_len = run->pool_result ? strlen(run->pool_result) : 0;
-        run->pool_failed = 2;
+        run->pool.len = run->pool.result ? strlen(run->pool.result) : 0;
+        run->pool.failed = 2;
     }
+
+    /* the last touch of the module and its cycle: they may go now */
+    atomic_fetch_sub_explicit(&m->busy, 1, memory_order_release);
 }
 
 
@@ -859,6 +894,12 @@ rg_tools_pool_done(rg_thread_task_t *task)
 
     run = task->data;
     run->in_pool = 0;
+
+    if (!run->pool.ran) {
+        /* handed back unrun (the pool is going) */
+        atomic_fetch_sub_explicit(&run->entry->module->busy, 1,
+                                  memory_order_release);
+    }
 
     if (run->turn == NULL) {
         rg_tools_run_free(run);        /* its session is gone */
@@ -871,16 +912,16 @@ rg_tools_pool_done(rg_thread_task_t *task)
         return;                        /* timed out: the answer is late */
     }
 
-    if (run->pool_result == NULL) {
+    if (run->pool.result == NULL) {
         rg_tools_set_error(run, "error: %s did not run (shutting down)",
                            run->name);
 
-    } else if (run->pool_failed == 2) {
-        rg_tools_set_error(run, "error: %s %s", run->name, run->pool_result);
+    } else if (run->pool.failed == 2) {
+        rg_tools_set_error(run, "error: %s %s", run->name, run->pool.result);
 
     } else {
-        rg_tools_set_result(run, run->pool_failed, run->pool_result,
-                            run->pool_len);
+        rg_tools_set_result(run, run->pool.failed, run->pool.result,
+                            run->pool.len);
     }
 
     rg_tools_finish(run);
@@ -1062,10 +1103,12 @@ rg_tools_launch(rg_tool_run_t *run)
 
     if ((run->entry->tool->flags & RG_TOOL_BLOCKING) && rg_tools_pool) {
         run->in_pool = 1;
-        run->task.handler = rg_tools_pool_handler;
-        run->task.done = rg_tools_pool_done;
-        run->task.data = run;
-        rg_thread_pool_post(rg_tools_pool, &run->task);
+        run->pool.task.handler = rg_tools_pool_handler;
+        run->pool.task.done = rg_tools_pool_done;
+        run->pool.task.data = run;
+        atomic_fetch_add_explicit(&run->entry->module->busy, 1,
+                                  memory_order_relaxed);
+        rg_thread_pool_post(rg_tools_pool, &run->pool.task);
         return;
     }
 
@@ -1341,7 +1384,12 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
         }
 
         if (run->in_pool) {
-            run->turn = NULL;          /* the pool's done frees it */
+            /* the pool's done frees it; its timer must not fire first */
+            if (run->timer_set) {
+                event_del(&run->timer);
+                run->timer_set = 0;
+            }
+            run->turn = NULL;
             continue;
         }
 

@@ -28,6 +28,19 @@ typedef enum {
 } rg_approval_e;
 
 
+/* What a pool thread owns while a blocking call runs there: the thread
+ * writes these and nothing else of the run. The reactor reads them once
+ * the pool's notification has handed the task back (its lock orders the
+ * two), never while the thread runs. */
+typedef struct {
+    rg_thread_task_t    task;
+    char               *result;     /* malloc'ed, NUL-ended */
+    size_t              len;
+    int                 failed;     /* 1: failed, 2: said nothing */
+    int                 ran;        /* the handler was called */
+} rg_tool_task_t;
+
+
 struct rg_tool_run_s {
     rg_tool_call_t      call;       /* first: what the module sees */
     rg_tool_entry_t    *entry;      /* NULL: the call could not start */
@@ -45,10 +58,8 @@ struct rg_tool_run_s {
     char               *result;     /* malloc'ed, NUL-ended */
     size_t              result_len;
 
-    /* what a pool thread answered; moved to result on the reactor */
-    rg_thread_task_t    task;
-    char               *pool_result;
-    size_t              pool_len;
+    /* a blocking call: the pool thread's (see above) */
+    rg_tool_task_t      pool;
 
     rg_tool_http_t     *http;
     void               *child;      /* a child session (agent_run) */
@@ -57,11 +68,11 @@ struct rg_tool_run_s {
     char                error[256]; /* for host->error() */
     rg_tool_run_t      *next_approval;
 
+    /* the reactor's alone, even while a pool thread runs the call */
     unsigned            finished:1;
     unsigned            answered:1;
     unsigned            cancelled:1;
     unsigned            failed:1;
-    unsigned            pool_failed:2;
     unsigned            timed_out:1;
     unsigned            timer_set:1;
     unsigned            in_pool:1;

@@ -3,11 +3,14 @@
  * `slow_async` answers "waited N ms" from a host timer after `ms`
  * milliseconds (RG_TOOL_AGAIN, cancellable); `slow_blocking` is flagged
  * RG_TOOL_BLOCKING, so the host runs it in its thread pool, where it
- * sleeps `ms` milliseconds and answers "slept N ms". */
+ * sleeps `ms` milliseconds and answers "slept N ms". The module's exit()
+ * aborts the process when a slow_blocking call is still running: the host
+ * must never unload a module while a thread runs its code. */
 
 #include <rg_tool_module.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -28,6 +31,10 @@ static int rg_slow_async(rg_tool_call_t *call);
 static void rg_slow_async_handler(void *data);
 static void rg_slow_async_cancel(rg_tool_call_t *call);
 static int rg_slow_blocking(rg_tool_call_t *call);
+static void rg_slow_exit(rg_tool_host_t *host, void *conf);
+
+
+static atomic_int  rg_slow_running;
 
 
 #define RG_SLOW_SCHEMA                                                       \
@@ -56,7 +63,7 @@ rg_tool_module_t  rg_tool_module = {
     NULL,
     NULL,
     NULL,
-    NULL,
+    rg_slow_exit,
     rg_slow_tools
 };
 
@@ -162,6 +169,8 @@ rg_slow_blocking(rg_tool_call_t *call)
         return RG_TOOL_OK;
     }
 
+    atomic_fetch_add(&rg_slow_running, 1);
+
     ts.tv_sec = (time_t) (ms / 1000);
     ts.tv_nsec = (long) (ms % 1000) * 1000000L;
 
@@ -173,5 +182,20 @@ rg_slow_blocking(rg_tool_call_t *call)
 
     call->host->done(call, text, (size_t) n);
 
+    atomic_fetch_sub(&rg_slow_running, 1);
+
     return RG_TOOL_OK;
+}
+
+
+static void
+rg_slow_exit(rg_tool_host_t *host, void *conf)
+{
+    (void) host;
+    (void) conf;
+
+    if (atomic_load(&rg_slow_running) != 0) {
+        fprintf(stderr, "slow: exit() while a slow_blocking call runs\n");
+        abort();
+    }
 }

@@ -6,8 +6,9 @@
  * (429 with Retry-After, 5xx, timeouts, malformed bodies, refused
  * connections), fatal provider errors, 1,000 sessions at once and the
  * concurrency cap, the request's shape and the API key, transcripts,
- * cancellation (waiting for the model, queued, in backoff, running tools)
- * and tool timeouts (a cancellable tool, a thread-pool tool). Scripts for
+ * cancellation (waiting for the model, queued, in backoff, running tools),
+ * tool timeouts (a cancellable tool, a thread-pool tool) and thread-pool
+ * calls that outlive their turn, their engine and their cycle. Scripts for
  * the mock are in tests/integration/loop_*.json. Time is asserted only as
  * lower bounds on the mock's own recorded arrival times, never as speed. */
 
@@ -1670,6 +1671,100 @@ rg_test_tool_timeout_pool(void **state)
 }
 
 
+/* A blocking call outlives its turn: the deadline ends both sessions of a
+ * batch while their calls sleep in the pool, and the calls' own timeouts
+ * fall after that and before the calls return. The orphaned calls' timers
+ * must be gone with their turns (a timer that fired read the freed turn
+ * and crashed the worker); each late answer frees its call. */
+static void
+rg_test_tool_outlives_turn(void **state)
+{
+    rg_test_ctx_t                 *t = *state;
+    int                            i;
+    char                           modules[512];
+    rg_uint_t                      states[2];
+    struct timeval                 tv;
+    const rg_thread_pool_stats_t  *st;
+
+    snprintf(modules, sizeof(modules),
+             "load_module %s/tests/plugins/slow.so;", rg_test_build_dir());
+
+    rg_test_mock(t, "--script",
+                 RG_TEST_SCRIPTS "loop_blocking_deadline.json");
+    rg_test_engine(t, t->mock->port, modules, NULL,
+                   "tools slow_blocking; tool_timeout 600ms; "
+                   "deadline 300ms;");
+
+    assert_int_equal(rg_test_run_many(t->engine, "a", 2, states), 0);
+    assert_int_equal(states[0], RG_SESSION_DEADLINE_EXCEEDED);
+    assert_int_equal(states[1], RG_SESSION_DEADLINE_EXCEEDED);
+    assert_int_equal(t->engine->live, 0);
+
+    st = rg_thread_pool_stats(t->engine->pool);
+    assert_int_equal(st->posted, 2);
+
+    /* past the calls' timeouts, until both calls have returned */
+    for (i = 0; i < 250 && st->completed < st->posted; i++) {
+        tv.tv_sec = 0;
+        tv.tv_usec = 20 * 1000;
+        event_base_loopexit(t->engine->base, &tv);
+        event_base_dispatch(t->engine->base);
+    }
+
+    assert_int_equal(st->completed, 2);
+    assert_int_equal(rg_test_pending_timers(t), 0);
+}
+
+
+/* A blocking call still runs when its engine and then its cycle are
+ * destroyed (longer than the pool waits at exit). The cycle, its module
+ * loaded and configured, is kept until the call returns: the plugin's
+ * exit() aborts if it is called while a call runs, and the late answer
+ * reaches a host table that is still there (ASan watches). */
+static void
+rg_test_tool_outlives_cycle(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    int             i;
+    char            modules[512];
+    rg_uint_t       kept;
+    rg_session_t   *s;
+
+    snprintf(modules, sizeof(modules),
+             "load_module %s/tests/plugins/slow.so;", rg_test_build_dir());
+
+    rg_test_mock(t, "--script", RG_TEST_SCRIPTS "loop_blocking_exit.json");
+    rg_test_engine(t, t->mock->port, modules, NULL,
+                   "tools slow_blocking; tool_timeout 200ms;");
+
+    s = rg_test_session(t, "blocking tool");
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_string_equal(rg_test_tool_result(t, "call_sleep"),
+                        "error: slow_blocking timed out after 0.2s; try a "
+                        "smaller request or another approach");
+
+    rg_session_destroy(t->s);
+    t->s = NULL;
+
+    /* the pool waits for its threads, then leaves the busy one */
+    rg_engine_destroy(t->engine);
+    t->engine = NULL;
+
+    kept = rg_cycle_kept();
+    rg_cycle_destroy(t->cycle);
+    t->cycle = NULL;
+    assert_int_equal(rg_cycle_kept(), kept + 1);
+
+    /* once the call has returned, the next destroy frees it */
+    for (i = 0; i < 500 && rg_cycle_kept() > kept; i++) {
+        usleep(20 * 1000);
+        rg_cycle_destroy(NULL);
+    }
+
+    assert_int_equal(rg_cycle_kept(), kept);
+}
+
+
 int
 main(void)
 {
@@ -1729,6 +1824,10 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_tool_timeout,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_tool_timeout_pool,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_tool_outlives_turn,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_tool_outlives_cycle,
                                         rg_test_setup, rg_test_teardown),
     };
 

@@ -27,6 +27,8 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <signal.h>
+#include <event2/event.h>
 
 
 #define RG_TEST_SCRIPTS     "tests/integration/"
@@ -720,10 +722,101 @@ rg_test_approval_all(void **state)
 }
 
 
+/* the pool's threads, as a task sees its own: the signal mask */
+typedef struct {
+    rg_thread_task_t    task;
+    struct event_base  *base;
+    sigset_t            mask;
+    int                 rc;
+} rg_test_mask_task_t;
+
+
+static void
+rg_test_mask_handler(rg_thread_task_t *task)
+{
+    rg_test_mask_task_t  *mt;
+
+    mt = task->data;
+    mt->rc = pthread_sigmask(SIG_SETMASK, NULL, &mt->mask);
+}
+
+
+static void
+rg_test_mask_done(rg_thread_task_t *task)
+{
+    rg_test_mask_task_t  *mt;
+
+    mt = task->data;
+    event_base_loopbreak(mt->base);
+}
+
+
+/* Pool threads take no asynchronous signal (they are the reactor's):
+ * every signal is blocked there but the faults a thread's own code
+ * raises; the reactor's own mask is left as it was. */
+static void
+rg_test_pool_signals(void **state)
+{
+    rg_uint_t             i;
+    sigset_t              before, after;
+    rg_thread_pool_t     *tp;
+    rg_test_mask_task_t   mt;
+
+    static const int  blocked[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP,
+                                    SIGCHLD, SIGPIPE, SIGUSR1, SIGUSR2,
+                                    SIGALRM, SIGWINCH };
+    static const int  faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+                                   SIGTRAP, SIGSYS };
+
+    memset(&mt, 0, sizeof(mt));
+    mt.rc = -1;
+    mt.base = event_base_new();
+    assert_non_null(mt.base);
+
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &before), 0);
+
+    tp = rg_thread_pool_create(mt.base, 2, 4, rg_log_stderr());
+    assert_non_null(tp);
+
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &after), 0);
+    for (i = 1; i < 32; i++) {
+        assert_int_equal(sigismember(&after, i), sigismember(&before, i));
+    }
+
+    mt.task.handler = rg_test_mask_handler;
+    mt.task.done = rg_test_mask_done;
+    mt.task.data = &mt;
+    rg_thread_pool_post(tp, &mt.task);
+
+    assert_int_equal(event_base_dispatch(mt.base), 0);
+    assert_int_equal(mt.rc, 0);
+
+    for (i = 0; i < rg_nelems(blocked); i++) {
+        if (!sigismember(&mt.mask, blocked[i])) {
+            print_error("signal %d (%s) reaches a pool thread\n",
+                        blocked[i], strsignal(blocked[i]));
+        }
+        assert_true(sigismember(&mt.mask, blocked[i]));
+    }
+
+    for (i = 0; i < rg_nelems(faults); i++) {
+        if (sigismember(&mt.mask, faults[i])) {
+            print_error("signal %d (%s) is blocked in a pool thread\n",
+                        faults[i], strsignal(faults[i]));
+        }
+        assert_false(sigismember(&mt.mask, faults[i]));
+    }
+
+    rg_thread_pool_destroy(tp);
+    event_base_free(mt.base);
+}
+
+
 int
 main(void)
 {
     const struct CMUnitTest  tests[] = {
+        cmocka_unit_test(rg_test_pool_signals),
         cmocka_unit_test_setup_teardown(rg_test_barrier_async,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_barrier_pool,
