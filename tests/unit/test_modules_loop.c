@@ -1,7 +1,8 @@
 /* test_modules_loop.c: the bundled modules driven by a model over real
  * HTTP, through the whole loop: http_get through the worker's curl multi
  * (allow-list, size cap), run_agent as a child session on the same
- * reactor (answer, depth limit), exec behind approval, fs in the thread
+ * reactor (answer, depth limit, a child that ends inside its own start),
+ * exec behind approval, fs in the thread
  * pool, and streaming answers when the mock can stream. The model is the
  * project's mock, scripted per test; scripts are written at run time
  * because they name the mock's port. */
@@ -249,6 +250,94 @@ rg_test_run_agent(void **state)
 }
 
 
+/* a child session that ends inside its own start, as one does that
+ * cannot even start its model call: it answers before agent_run returns */
+static rg_int_t
+rg_test_child_ends_at_once(rg_tool_run_t *run, const char *agent,
+    const char *input, size_t len)
+{
+    static const char  reason[] = "could not start the model call";
+
+    rg_tools_agent_done(run, "failed", reason, sizeof(reason) - 1);
+
+    return RG_OK;
+}
+
+
+static void
+rg_test_child_stop(rg_tool_run_t *run)
+{
+    fail_msg("no child is running");
+}
+
+
+/* The parent gets the answer of a child that ended at once, then and
+ * there: not the tool timeout's error, later. */
+static void
+rg_test_run_agent_at_once(void **state)
+{
+    char            err[512], mods[256], *path, *t;
+    rg_cycle_t     *cycle;
+    rg_engine_t    *e;
+    rg_session_t   *s;
+    rg_test_mock_t *mock;
+
+    (void) state;
+
+    snprintf(mods, sizeof(mods), "load_module %s/modules/agent.so;",
+             rg_test_build_dir());
+
+    path = rg_test_write_file("agent_at_once.json",
+        "[{\"message\":{\"tool_calls\":["
+        "{\"name\":\"run_agent\",\"arguments\":{\"agent\":\"helper\","
+        "\"input\":\"the subtask\"}}]}},"
+        "{\"message\":{\"content\":\"parent done\"}}]");
+    assert_non_null(path);
+    mock = rg_test_mock_start("--script", path, NULL);
+    assert_non_null(mock);
+    free(path);
+
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "%s\n"
+                          "llm p { base_url http://127.0.0.1:%d/v1; "
+                          "model mock-1; }\n"
+                          "agent a { llm p; tools run_agent; "
+                          "tool_timeout 3s; }\n"
+                          "agent helper { llm p; }\n",
+                          mods, mock->port);
+    if (cycle == NULL) {
+        fail_msg("configuration: %s", err);
+    }
+
+    e = rg_engine_create(cycle, cycle->log);
+    assert_non_null(e);
+
+    /* the engine set the session layer's runner: this one instead */
+    rg_tools_set_agent_runner(rg_test_child_ends_at_once,
+                              rg_test_child_stop);
+
+    s = rg_test_run(e, "a", "the task");
+    assert_non_null(s);
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    t = rg_test_tool_msg(s, 0);
+    assert_non_null(t);
+    if (strstr(t, "timed out") != NULL) {
+        print_error("\"%s\"\n", t);
+    }
+    assert_string_equal(t, "error: run_agent failed: agent \"helper\" "
+                           "ended with failed: could not start the model "
+                           "call");
+    free(t);
+
+    assert_int_equal(s->tool_errors, 1);
+    assert_int_equal(rg_test_mock_stat(mock, "requests"), 2);
+
+    rg_session_init_runner();
+    rg_test_teardown(s, mock, e, cycle);
+}
+
+
 static void
 rg_test_exec_approval(void **state)
 {
@@ -354,6 +443,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rg_test_http_get),
         cmocka_unit_test(rg_test_run_agent),
+        cmocka_unit_test(rg_test_run_agent_at_once),
         cmocka_unit_test(rg_test_exec_approval),
         cmocka_unit_test(rg_test_fs_pool),
     };
