@@ -73,7 +73,9 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
         goto failed;
     }
 
-    e->store = rg_store_memory_create(e->base, 0);
+    e->store = rg_store_memory_create(e->base,
+                                      (rg_uint_t) cycle->store_max_keys,
+                                      cycle->store_max_bytes);
     if (e->store == NULL) {
         goto failed;
     }

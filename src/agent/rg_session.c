@@ -1302,21 +1302,22 @@ rg_session_tools_handler(rg_tool_turn_t *turn)
         text = run->result ? run->result : "";
         len = run->result ? run->result_len : 0;
 
-        /* a fresh, successful result of an idempotent tool is cached */
+        rg_buf_reset(&b);
+
+        if (len > limit) {
+            rg_tool_trim(text, len, limit, &b);
+            text = b.data ? b.data : "";
+            len = b.data ? b.len : 0;
+        }
+
+        /* what is kept is what the model saw, trimmed: a fresh,
+         * successful result of an idempotent tool is cached */
         if (s->extra[i].key && !s->calls[i].has_preset && !run->failed) {
             st->set(st, s->extra[i].key, s->extra[i].klen, text, len,
                     s->agent->dedupe_ttl, NULL, NULL);
         }
 
         rg_session_remember(s, i, text, len);
-
-        rg_buf_reset(&b);
-
-        if (len > limit) {
-            rg_tool_trim(text, len, limit, &b);
-            text = b.data;
-            len = b.len;
-        }
 
         if (s->extra[i].capped) {
             if (text != b.data) {

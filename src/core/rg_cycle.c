@@ -22,6 +22,7 @@ static char *rg_cycle_tool_timeout(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static char *rg_cycle_thread_pool(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
+static char *rg_cycle_store(rg_conf_t *cf, rg_command_t *cmd, void *conf);
 static char *rg_cycle_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static char *rg_cycle_default_agent(rg_conf_t *cf, rg_command_t *cmd,
@@ -78,6 +79,9 @@ static rg_command_t  rg_cycle_main_commands[] = {
 
     { rg_string("thread_pool"), RG_MAIN_CONF|RG_CONF_TAKE123,
       rg_cycle_thread_pool, 0, NULL },
+
+    { rg_string("store"), RG_MAIN_CONF|RG_CONF_TAKE123,
+      rg_cycle_store, 0, NULL },
 
     { rg_string("isolated_helpers"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_cycle_t, isolated_helpers),
@@ -415,6 +419,57 @@ rg_cycle_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     t->name = cf->args[1];
     t->timeout = (rg_msec_t) v;
+
+    return RG_CONF_OK;
+}
+
+
+/* store memory max_keys=100000 max_bytes=64m; */
+static char *
+rg_cycle_store(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    size_t       n;
+    rg_int_t     v;
+    rg_str_t    *a, s;
+    rg_uint_t    i;
+    rg_cycle_t  *cycle;
+
+    cycle = conf;
+
+    if (!rg_str_eq(&cf->args[1], "memory")) {
+        return "names a store other than \"memory\": the store of one "
+               "process is \"memory\"";
+    }
+
+    if (cycle->store_max_keys != RG_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    cycle->store_max_keys = 100000;
+    cycle->store_max_bytes = 64 * 1024 * 1024;
+
+    for (i = 2; i < cf->nargs; i++) {
+        a = &cf->args[i];
+
+        if (a->len > 9 && memcmp(a->data, "max_keys=", 9) == 0) {
+            v = rg_atoi(a->data + 9, a->len - 9);
+            if (v < 1) {
+                return "expects max_keys=N with N of 1 or more";
+            }
+            cycle->store_max_keys = v;
+
+        } else if (a->len > 10 && memcmp(a->data, "max_bytes=", 10) == 0) {
+            s.data = a->data + 10;
+            s.len = a->len - 10;
+            if (rg_conf_parse_size(&s, &n) != RG_OK || n < 1024) {
+                return "expects max_bytes=SIZE of 1k or more, such as 64m";
+            }
+            cycle->store_max_bytes = n;
+
+        } else {
+            return "expects max_keys=N or max_bytes=SIZE";
+        }
+    }
 
     return RG_CONF_OK;
 }
@@ -1123,6 +1178,7 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
     cycle->tool_result_limit = RG_CONF_UNSET_SIZE;
     cycle->pool_threads = RG_CONF_UNSET;
     cycle->pool_max_queue = RG_CONF_UNSET;
+    cycle->store_max_keys = RG_CONF_UNSET;
     cycle->max_agent_depth = RG_CONF_UNSET;
     cycle->isolated_helpers = RG_CONF_UNSET;
     cycle->conf_file = conf_file ? rg_pstrdup(pool, conf_file,
@@ -1168,6 +1224,11 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
     if (cycle->tool_result_limit == RG_CONF_UNSET_SIZE) {
         cycle->tool_result_limit = 4000;
     }
+    if (cycle->store_max_keys == RG_CONF_UNSET) {
+        cycle->store_max_keys = 100000;
+        cycle->store_max_bytes = 64 * 1024 * 1024;
+    }
+
     if (cycle->pool_threads == RG_CONF_UNSET) {
         cycle->pool_threads = 4;
         cycle->pool_max_queue = 65536;

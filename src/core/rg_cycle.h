@@ -143,6 +143,8 @@ struct rg_cycle_s {
     unsigned            log_opened:1;     /* new_log.fd is ours to close */
     rg_int_t            pool_threads;
     rg_int_t            pool_max_queue;
+    rg_int_t            store_max_keys;   /* the memory store's bounds */
+    size_t              store_max_bytes;
     rg_int_t            max_agent_depth;
     rg_int_t            isolated_helpers;
     rg_int_t            concurrency;

@@ -23,7 +23,9 @@ typedef struct {
     uint64_t            hits;
     uint64_t            sets;
     uint64_t            expired;
+    uint64_t            evicted;      /* made room for newer keys */
     rg_uint_t           keys;
+    size_t              bytes;        /* keys and values held */
 } rg_store_stats_t;
 
 struct rg_store_s {
@@ -41,7 +43,10 @@ struct rg_store_s {
     rg_store_stats_t    stats;
 };
 
+/* holds at most max_keys keys and max_bytes of keys and values (0: the
+ * defaults, 100000 and 64m); past either, the oldest keys go. A value
+ * larger than max_bytes alone is refused (set returns RG_ERROR). */
 rg_store_t *rg_store_memory_create(struct event_base *base,
-    rg_uint_t max_keys);
+    rg_uint_t max_keys, size_t max_bytes);
 
 #endif /* RG_STORE_H */

@@ -1,7 +1,8 @@
 /* rg_store_memory.c: the embedded store: a hash table in this process
  * with per-key expiry, for `run`, `batch` and single-process use. Answers
  * are posted to the next loop turn so callers see the same asynchronous
- * behaviour as with Redis. Bounded: past max_keys the oldest key goes. */
+ * behaviour as with Redis. Bounded in keys and in bytes (keys and values
+ * together): past either bound the oldest keys go. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -46,6 +47,8 @@ typedef struct {
     rg_uint_t           nbuckets;
     rg_uint_t           count;
     rg_uint_t           max_keys;
+    size_t              bytes;
+    size_t              max_bytes;
     rg_store_entry_t   *oldest;
     rg_store_entry_t   *newest;
     rg_store_op_t       ops;          /* pending answers: a ring */
@@ -95,7 +98,9 @@ rg_store_unlink(rg_store_memory_t *m, rg_store_entry_t *e)
     }
 
     m->count--;
+    m->bytes -= e->klen + e->vlen;
     m->store.stats.keys = m->count;
+    m->store.stats.bytes = m->bytes;
     free(e);
 }
 
@@ -235,7 +240,15 @@ rg_store_memory_set(rg_store_t *st, const char *key, size_t klen,
         rg_store_unlink(m, e);
     }
 
-    while (m->count >= m->max_keys && m->oldest) {
+    if (klen > m->max_bytes || vlen > m->max_bytes - klen) {
+        return RG_ERROR;               /* would never fit */
+    }
+
+    while (m->oldest
+           && (m->count >= m->max_keys
+               || m->bytes > m->max_bytes - klen - vlen))
+    {
+        st->stats.evicted++;
         rg_store_unlink(m, m->oldest);
     }
 
@@ -266,7 +279,9 @@ rg_store_memory_set(rg_store_t *st, const char *key, size_t klen,
     m->newest = e;
 
     m->count++;
+    m->bytes += klen + vlen;
     st->stats.keys = m->count;
+    st->stats.bytes = m->bytes;
 
     if (cb) {
         op = rg_store_post(m, data);
@@ -331,7 +346,8 @@ rg_store_memory_destroy(rg_store_t *st)
 
 
 rg_store_t *
-rg_store_memory_create(struct event_base *base, rg_uint_t max_keys)
+rg_store_memory_create(struct event_base *base, rg_uint_t max_keys,
+    size_t max_bytes)
 {
     rg_store_memory_t  *m;
 
@@ -349,6 +365,7 @@ rg_store_memory_create(struct event_base *base, rg_uint_t max_keys)
 
     m->base = base;
     m->max_keys = max_keys ? max_keys : 100000;
+    m->max_bytes = max_bytes ? max_bytes : 64 * 1024 * 1024;
     m->ops.next = &m->ops;
     m->ops.prev = &m->ops;
 

@@ -16,6 +16,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_test.h>
+#include <rg_store.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -746,6 +747,64 @@ rg_test_dedupe_ttl(void **state)
 }
 
 
+/* What the guards keep of a result is what the model saw, trimmed to
+ * tool_result_limit: the session's memory of its calls (repeats and the
+ * session cache) and the dedupe cache in the store hold that, not the
+ * raw result (up to 16 MB each). */
+static void
+rg_test_dedupe_trimmed(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    char           *big, *shown;
+    size_t          i, len;
+    rg_store_t     *st;
+    rg_session_t   *s;
+
+    rg_test_fs_root(t);
+
+    big = malloc(60001);
+    assert_non_null(big);
+    for (i = 0; i < 60000; i++) {
+        big[i] = (i % 64 == 63) ? '\n' : 'a' + i / 64 % 26;
+    }
+    big[60000] = '\0';
+    rg_test_notes(t, big);
+    free(big);
+
+    rg_test_mock(t, "--script", RG_TEST_SCRIPTS "guards_dedupe_read.json");
+    rg_test_engine(t, NULL, "tools read_file; dedupe global;");
+
+    st = t->engine->store;
+
+    s = rg_test_session(t, "read the notes");
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    shown = strdup(rg_test_tool_msg(t, 0));
+    assert_non_null(shown);
+    len = strlen(shown);
+    assert_true(len <= t->cycle->tool_result_limit);
+    assert_non_null(strstr(shown, "bytes"));          /* the trim's note */
+
+    assert_int_equal(s->nsigs, 1);
+    assert_int_equal(s->sigs[0].result.len, len);
+    assert_memory_equal(s->sigs[0].result.data, shown, len);
+
+    assert_int_equal(st->stats.keys, 1);
+    assert_true(st->stats.bytes >= len);
+    assert_true(st->stats.bytes < len + 256);         /* and the key */
+
+    /* the next session is answered from the cache, as the first saw it */
+    rg_test_notes(t, "version 2");
+
+    s = rg_test_session(t, "read the notes again");
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_int_equal(s->dedupe_hits, 1);
+    assert_string_equal(rg_test_tool_msg(t, 0), shown);
+
+    free(shown);
+}
+
+
 /* 3. retries, fallback, caps ------------------------------------------- */
 
 static void
@@ -943,6 +1002,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_dedupe_agent,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_dedupe_ttl,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_dedupe_trimmed,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_retry_after,
                                         rg_test_setup, rg_test_teardown),

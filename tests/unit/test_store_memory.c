@@ -1,0 +1,288 @@
+/* test_store_memory.c: the embedded store (src/store/rg_store_memory.c)
+ * on a reactor of its own: answers come on the next loop turn, never
+ * inside the call; the store is bounded in keys and in bytes, the oldest
+ * keys going first; a value that can never fit is refused; the counters
+ * follow overwrites and expiry. Then the `store` directive that sets the
+ * bounds (src/core/rg_cycle.c). */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_store.h>
+#include <rg_test.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <event2/event.h>
+
+
+typedef struct {
+    struct event_base  *base;
+    rg_store_t         *st;
+    rg_uint_t           answers;
+    char                value[256];
+    int                 found;
+} rg_test_ctx_t;
+
+
+static int
+rg_test_setup(void **state)
+{
+    rg_test_ctx_t  *t;
+
+    t = calloc(1, sizeof(rg_test_ctx_t));
+    if (t == NULL) {
+        return -1;
+    }
+
+    t->base = event_base_new();
+    *state = t;
+
+    return t->base == NULL ? -1 : 0;
+}
+
+
+static int
+rg_test_teardown(void **state)
+{
+    rg_test_ctx_t  *t;
+
+    t = *state;
+
+    if (t->st) {
+        t->st->destroy(t->st);
+    }
+
+    event_base_free(t->base);
+    free(t);
+
+    return 0;
+}
+
+
+static void
+rg_test_got(void *data, const char *value, size_t len)
+{
+    rg_test_ctx_t  *t;
+
+    t = data;
+    t->answers++;
+    t->found = value != NULL;
+    snprintf(t->value, sizeof(t->value), "%.*s", (int) len,
+             value ? value : "");
+}
+
+
+/* GET key, answered on the next turn of the loop */
+static const char *
+rg_test_get(rg_test_ctx_t *t, const char *key)
+{
+    rg_uint_t  before;
+
+    before = t->answers;
+
+    assert_int_equal(t->st->get(t->st, key, strlen(key), rg_test_got, t),
+                     RG_OK);
+    assert_int_equal(t->answers, before);      /* never inside the call */
+
+    assert_int_not_equal(event_base_loop(t->base, EVLOOP_NONBLOCK), -1);
+    assert_int_equal(t->answers, before + 1);
+
+    return t->found ? t->value : NULL;
+}
+
+
+static rg_int_t
+rg_test_set(rg_test_ctx_t *t, const char *key, const char *value,
+    size_t vlen, rg_msec_t ttl)
+{
+    return t->st->set(t->st, key, strlen(key), value, vlen, ttl, NULL, NULL);
+}
+
+
+static void
+rg_test_keys_bound(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    char            key[16];
+    rg_uint_t       i;
+
+    t->st = rg_store_memory_create(t->base, 3, 0);
+    assert_non_null(t->st);
+
+    for (i = 0; i < 5; i++) {
+        snprintf(key, sizeof(key), "k%lu", (unsigned long) i);
+        assert_int_equal(rg_test_set(t, key, "v", 1, 0), RG_OK);
+    }
+
+    assert_int_equal(t->st->stats.keys, 3);
+    assert_int_equal(t->st->stats.evicted, 2);
+    assert_null(rg_test_get(t, "k0"));
+    assert_null(rg_test_get(t, "k1"));
+    assert_string_equal(rg_test_get(t, "k2"), "v");
+    assert_string_equal(rg_test_get(t, "k4"), "v");
+}
+
+
+static void
+rg_test_bytes_bound(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    char           *big;
+    char            key[16];
+    rg_uint_t       i;
+
+    /* room for a few keys of 600 bytes, never more than 2048 bytes */
+    t->st = rg_store_memory_create(t->base, 1000, 2048);
+    assert_non_null(t->st);
+
+    big = malloc(600);
+    assert_non_null(big);
+    memset(big, 'x', 600);
+
+    for (i = 0; i < 10; i++) {
+        snprintf(key, sizeof(key), "k%lu", (unsigned long) i);
+        assert_int_equal(rg_test_set(t, key, big, 600, 0), RG_OK);
+        assert_true(t->st->stats.bytes <= 2048);
+    }
+
+    /* 3 entries of 602 bytes fit; the oldest went first */
+    assert_int_equal(t->st->stats.keys, 3);
+    assert_int_equal(t->st->stats.bytes, 3 * 602);
+    assert_int_equal(t->st->stats.evicted, 7);
+    assert_null(rg_test_get(t, "k6"));
+    assert_non_null(rg_test_get(t, "k7"));
+    assert_non_null(rg_test_get(t, "k9"));
+
+    /* an overwrite counts once */
+    assert_int_equal(rg_test_set(t, "k9", "small", 5, 0), RG_OK);
+    assert_int_equal(t->st->stats.bytes, 2 * 602 + 7);
+    assert_string_equal(rg_test_get(t, "k9"), "small");
+
+    free(big);
+}
+
+
+static void
+rg_test_too_big(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    char           *big;
+
+    t->st = rg_store_memory_create(t->base, 10, 1024);
+    assert_non_null(t->st);
+
+    assert_int_equal(rg_test_set(t, "a", "1", 1, 0), RG_OK);
+    assert_int_equal(rg_test_set(t, "b", "2", 1, 0), RG_OK);
+
+    big = calloc(1, 1024);
+    assert_non_null(big);
+
+    /* refused, and nothing else was evicted for it; the old value of
+     * its key is gone */
+    assert_int_equal(rg_test_set(t, "a", big, 1024, 0), RG_ERROR);
+    assert_int_equal(t->st->stats.keys, 1);
+    assert_int_equal(t->st->stats.evicted, 0);
+    assert_null(rg_test_get(t, "a"));
+    assert_string_equal(rg_test_get(t, "b"), "2");
+
+    /* one that just fits */
+    assert_int_equal(rg_test_set(t, "c", big, 1023, 0), RG_OK);
+    assert_int_equal(t->st->stats.keys, 1);
+    assert_int_equal(t->st->stats.bytes, 1024);
+
+    free(big);
+}
+
+
+static void
+rg_test_expired_bytes(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+
+    t->st = rg_store_memory_create(t->base, 10, 4096);
+    assert_non_null(t->st);
+
+    assert_int_equal(rg_test_set(t, "gone", "soon", 4, 1), RG_OK);
+    assert_int_equal(t->st->stats.bytes, 8);
+
+    usleep(20 * 1000);
+
+    assert_null(rg_test_get(t, "gone"));
+    assert_int_equal(t->st->stats.expired, 1);
+    assert_int_equal(t->st->stats.keys, 0);
+    assert_int_equal(t->st->stats.bytes, 0);
+}
+
+
+/* the directive: store memory max_keys=N max_bytes=SIZE; */
+static void
+rg_test_directive(void **state)
+{
+    char         err[512];
+    rg_cycle_t  *cycle;
+
+    (void) state;
+
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "llm m { base_url http://127.0.0.1:9/v1; "
+                          "model m; }\nagent a { }\n");
+    assert_non_null(cycle);
+    assert_int_equal(cycle->store_max_keys, 100000);
+    assert_int_equal(cycle->store_max_bytes, 64 * 1024 * 1024);
+    rg_cycle_destroy(cycle);
+
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "store memory max_bytes=16m max_keys=500;\n"
+                          "llm m { base_url http://127.0.0.1:9/v1; "
+                          "model m; }\nagent a { }\n");
+    assert_non_null(cycle);
+    assert_int_equal(cycle->store_max_keys, 500);
+    assert_int_equal(cycle->store_max_bytes, 16 * 1024 * 1024);
+    rg_cycle_destroy(cycle);
+
+    assert_null(rg_test_cycle(err, sizeof(err), "store redis;\n"));
+    assert_string_equal(err, "\"store\" directive names a store other than "
+                             "\"memory\": the store of one process is "
+                             "\"memory\" in test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err),
+                              "store memory max_bytes=100;\n"));
+    assert_string_equal(err, "\"store\" directive expects max_bytes=SIZE "
+                             "of 1k or more, such as 64m in test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err),
+                              "store memory max_keys=0;\n"));
+    assert_string_equal(err, "\"store\" directive expects max_keys=N with "
+                             "N of 1 or more in test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "store memory size=1;\n"));
+    assert_string_equal(err, "\"store\" directive expects max_keys=N or "
+                             "max_bytes=SIZE in test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err),
+                              "store memory;\nstore memory;\n"));
+    assert_string_equal(err, "\"store\" directive is duplicate in "
+                             "test.conf:2");
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest  tests[] = {
+        cmocka_unit_test_setup_teardown(rg_test_keys_bound,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_bytes_bound,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_too_big,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_expired_bytes,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test(rg_test_directive),
+    };
+
+    return cmocka_run_group_tests_name("store_memory", tests, NULL, NULL);
+}
