@@ -39,8 +39,8 @@ else
 fi
 
 cat > "$tmp/demo.conf" <<CONF
-load_module $B/modules/calc.so;
-load_module $B/modules/time.so;
+load_module $(cd "$B" && pwd)/modules/calc.so;
+load_module $(cd "$B" && pwd)/modules/time.so;
 
 llm demo {
     base_url  $base;

@@ -1,5 +1,6 @@
 /* rg_module.c: loads tool modules. `load_module PATH [isolated];` dlopens
- * the file with RTLD_NOW|RTLD_LOCAL and checks the exported rg_tool_module
+ * the file (a relative PATH from the configuration file's folder, never
+ * from the library search path) with RTLD_NOW|RTLD_LOCAL and checks the exported rg_tool_module
  * (ABI version, struct size, signature) before it reads anything else;
  * `module NAME { … }` hands directives to the module's own table. Modules
  * are initialized once the whole file is read and unloaded with the
@@ -16,13 +17,16 @@
 #include <libgen.h>
 
 
-/* tries PATH as given, then next to the binary (objs/modules/ in a build
- * tree), then the installed module folder */
+/* A relative PATH is tried in the folder of the configuration file that
+ * names it, then by its base name in modules/ next to the binary
+ * (objs/modules/ in a build tree) and in the installed module folder.
+ * Every candidate holds a slash, so dlopen() never searches the library
+ * path (LD_LIBRARY_PATH, the cache) for it. */
 static char *
 rg_module_find_file(rg_conf_t *cf, const rg_str_t *name, char *tried,
     size_t tlen)
 {
-    char         exe[PATH_MAX], *dir, *p;
+    char         exe[PATH_MAX], *dir, *p, *full;
     ssize_t      n;
     rg_uint_t    i;
     const char  *base, *cands[3];
@@ -35,7 +39,13 @@ rg_module_find_file(rg_conf_t *cf, const rg_str_t *name, char *tried,
     base = strrchr(name->data, '/');
     base = base ? base + 1 : name->data;
 
-    snprintf(buf[0], PATH_MAX, "%s", name->data);
+    full = rg_conf_full_path(cf, name);
+    if (full == NULL) {
+        return NULL;
+    }
+
+    /* a file in the current folder still needs its "./" */
+    snprintf(buf[0], PATH_MAX, "%s%s", strchr(full, '/') ? "" : "./", full);
     cands[0] = buf[0];
 
     n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

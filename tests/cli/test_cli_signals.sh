@@ -73,7 +73,7 @@ JSON
 rg_mock danger --script "$tmp/danger.json"
 
 cat > "$tmp/danger.conf" <<CONF
-load_module $B/tests/plugins/barrier.so;
+load_module $(cd "$B" && pwd)/tests/plugins/barrier.so;
 llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
 agent a { tools danger; }
 CONF

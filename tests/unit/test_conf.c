@@ -2485,8 +2485,11 @@ static void
 rg_test_shipped_conf(void **state)
 {
     char              cwd[PATH_MAX], path[PATH_MAX + 32], exe[PATH_MAX];
-    char              err[512], expect[3 * PATH_MAX + 512], *text, *p;
+    char              err[512], expect[4 * PATH_MAX + 512], *text, *p;
+    char              dir[PATH_MAX], copy[PATH_MAX + 32], mod[PATH_MAX + 64];
+    char              target[2 * PATH_MAX + 64];
     char             *defaults;
+    FILE             *f;
     ssize_t           n;
     rg_str_t         *names;
     rg_uint_t         i, line;
@@ -2500,9 +2503,11 @@ rg_test_shipped_conf(void **state)
 
     text = rg_test_read(path);
 
-    /* from the repository root, "modules/calc.so" is not found */
+    /* the bundled modules are named by their file: looked for next to
+     * the configuration (conf/), next to this binary (not reagent's) and
+     * in the installed module folder */
     if (access(RG_MODULES_PATH "/calc.so", F_OK) != 0) {
-        p = strstr(text, "\nload_module modules/calc.so;");
+        p = strstr(text, "\nload_module calc.so;");
         assert_non_null(p);
 
         for (line = 2, i = 0; text + i < p; i++) {
@@ -2513,25 +2518,38 @@ rg_test_shipped_conf(void **state)
         assert_true(n > 0);
         exe[n] = '\0';
 
-        snprintf(expect, sizeof(expect), "module \"modules/calc.so\" not "
-                 "found (looked at \"modules/calc.so\", \"%s/modules/calc.so"
-                 "\", \"" RG_MODULES_PATH "/calc.so\") in %s:%lu",
-                 dirname(exe), path, (unsigned long) line);
+        snprintf(expect, sizeof(expect), "module \"calc.so\" not found "
+                 "(looked at \"%s/conf/calc.so\", \"%s/modules/calc.so\", "
+                 "\"" RG_MODULES_PATH "/calc.so\") in %s:%lu",
+                 cwd, dirname(exe), path, (unsigned long) line);
 
         cycle = rg_test_file_cycle(path, err, sizeof(err));
         assert_null(cycle);
         assert_string_equal(err, expect);
     }
 
-    /* from the build folder it is */
-    assert_int_equal(chdir(rg_test_build_dir()), 0);
-    cycle = rg_test_file_cycle(path, err, sizeof(err));
+    /* a copy with the built modules beside it loads them from there */
+    snprintf(dir, sizeof(dir), "%s/shipped", rg_test_tmpdir());
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(copy, sizeof(copy), "%s/reagent.conf", dir);
+
+    f = fopen(copy, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+
+    for (i = 0; i < 2; i++) {
+        snprintf(target, sizeof(target), "%s/%s/modules/%s", cwd,
+                 rg_test_build_dir(), i ? "time.so" : "calc.so");
+        snprintf(mod, sizeof(mod), "%s/%s", dir, i ? "time.so" : "calc.so");
+        assert_int_equal(symlink(target, mod), 0);
+    }
+
+    cycle = rg_test_file_cycle(copy, err, sizeof(err));
 
     defaults = rg_test_uncomment_defaults(text);
-    dcycle = rg_cycle_create(path, defaults, &rg_test_file_log, err,
+    dcycle = rg_cycle_create(copy, defaults, &rg_test_file_log, err,
                              sizeof(err));
-
-    assert_int_equal(chdir(cwd), 0);
 
     if (cycle == NULL || dcycle == NULL) {
         print_error("%s: %s\n", path, err);
@@ -2540,9 +2558,11 @@ rg_test_shipped_conf(void **state)
 
     assert_int_equal(cycle->modules.nelts, 2);
     mods = cycle->modules.elts;
-    assert_string_equal(mods[0]->path, "modules/calc.so");
+    snprintf(mod, sizeof(mod), "%s/calc.so", dir);
+    assert_string_equal(mods[0]->path, mod);
     assert_string_equal(mods[0]->mod->name, "calc");
-    assert_string_equal(mods[1]->path, "modules/time.so");
+    snprintf(mod, sizeof(mod), "%s/time.so", dir);
+    assert_string_equal(mods[1]->path, mod);
     assert_string_equal(mods[1]->mod->name, "time");
 
     assert_int_equal(cycle->llms.nelts, 1);

@@ -8,7 +8,8 @@
  * RG_BUILD_DIR (objs by default; run from the repository root). Every error
  * is compared whole, " in test.conf:LINE" included. Where the build keeps
  * dlclose() (not under sanitizers), a module must be unloaded again after
- * its cycle is destroyed or after it was refused. */
+ * its cycle is destroyed or after it was refused. A relative path is the
+ * configuration file's, never the library search path's. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -443,10 +444,11 @@ rg_test_load_errors(void **state)
     exe[n] = '\0';
     dir = dirname(exe);
 
-    /* not there: relative names are tried as given, next to the binary
-     * and in the module folder, by their base name */
+    /* not there: relative names are tried in the configuration's folder
+     * (test.conf is in the current one), then next to the binary and in
+     * the module folder, by their base name */
     snprintf(expect, sizeof(expect), "module \"rg-test-missing.so\" not found "
-             "(looked at \"rg-test-missing.so\", \"%s/modules/"
+             "(looked at \"./rg-test-missing.so\", \"%s/modules/"
              "rg-test-missing.so\", \"" RG_MODULES_PATH "/rg-test-missing.so"
              "\") in test.conf:1", dir);
     rg_test_error(expect, "load_module rg-test-missing.so;\n" RG_TEST_LLM
@@ -555,6 +557,100 @@ rg_test_load_twice(void **state)
 }
 
 
+/* A relative load_module path is the configuration file's: a bare name
+ * next to the file, a path below its folder; in the current folder, the
+ * file itself and never a library of the same name found through the
+ * library search path (dlopen() is only ever handed a slash). */
+static void
+rg_test_load_relative(void **state)
+{
+    int           fd;
+    char          dir[PATH_MAX], cwd[PATH_MAX], real[PATH_MAX];
+    char          path[PATH_MAX + 64], conf[PATH_MAX + 64], err[512];
+    FILE         *f;
+    rg_log_t      log;
+    rg_cycle_t   *cycle;
+    rg_module_t  *m;
+
+    (void) state;
+
+    assert_non_null(realpath(rg_test_good, real));
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+
+    snprintf(dir, sizeof(dir), "%s/rel-XXXXXX", rg_test_tmpdir());
+    assert_non_null(mkdtemp(dir));
+
+    snprintf(path, sizeof(path), "%s/sub", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/rg-bare.so", dir);
+    assert_int_equal(symlink(real, path), 0);
+    snprintf(path, sizeof(path), "%s/sub/rg-below.so", dir);
+    assert_int_equal(symlink(real, path), 0);
+
+    log = *rg_log_stderr();
+    log.log_level = getenv("RG_TEST_LOG") ? RG_LOG_DEBUG : RG_LOG_CRIT;
+
+    /* a bare name in a file elsewhere: found next to that file */
+    snprintf(conf, sizeof(conf), "%s/reagent.conf", dir);
+    f = fopen(conf, "w");
+    assert_non_null(f);
+    fputs("load_module rg-bare.so;\n" RG_TEST_LLM RG_TEST_AGENT, f);
+    assert_int_equal(fclose(f), 0);
+
+    err[0] = '\0';
+    cycle = rg_cycle_create(conf, NULL, &log, err, sizeof(err));
+    if (cycle == NULL) {
+        print_error("%s\n", err);
+    }
+    assert_non_null(cycle);
+    m = rg_test_module(cycle, 0);
+    snprintf(path, sizeof(path), "%s/rg-bare.so", dir);
+    assert_string_equal(m->path, path);
+    assert_string_equal(m->mod->name, "good");
+    rg_cycle_destroy(cycle);
+
+    /* a path below the file's folder */
+    f = fopen(conf, "w");
+    assert_non_null(f);
+    fputs("load_module sub/rg-below.so;\n" RG_TEST_LLM RG_TEST_AGENT, f);
+    assert_int_equal(fclose(f), 0);
+
+    cycle = rg_cycle_create(conf, NULL, &log, err, sizeof(err));
+    if (cycle == NULL) {
+        print_error("%s\n", err);
+    }
+    assert_non_null(cycle);
+    snprintf(path, sizeof(path), "%s/sub/rg-below.so", dir);
+    assert_string_equal(rg_test_module(cycle, 0)->path, path);
+    rg_cycle_destroy(cycle);
+
+    /* in the current folder: "./rg-bare.so", not the library path's */
+    assert_int_equal(chdir(dir), 0);
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "load_module rg-bare.so;\n" RG_TEST_LLM
+                          RG_TEST_AGENT);
+    assert_int_equal(chdir(cwd), 0);
+    if (cycle == NULL) {
+        print_error("%s\n", err);
+    }
+    assert_non_null(cycle);
+    assert_string_equal(rg_test_module(cycle, 0)->path, "./rg-bare.so");
+    rg_cycle_destroy(cycle);
+
+    /* a library the search path knows is not a module found: libc's own
+     * name is tried where the configuration says, and nowhere else */
+    fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY);
+    if (fd != -1) {
+        close(fd);
+        assert_null(rg_test_cycle(err, sizeof(err),
+                                  "load_module libc.so.6;\n" RG_TEST_LLM
+                                  RG_TEST_AGENT));
+        assert_non_null(strstr(err, "module \"libc.so.6\" not found "
+                                    "(looked at \"./libc.so.6\""));
+    }
+}
+
+
 int
 main(void)
 {
@@ -565,6 +661,7 @@ main(void)
         cmocka_unit_test(rg_test_module_directive_terminated),
         cmocka_unit_test(rg_test_load_errors),
         cmocka_unit_test(rg_test_load_twice),
+        cmocka_unit_test(rg_test_load_relative),
     };
 
     return cmocka_run_group_tests_name("module_loader", tests, rg_test_setup,
