@@ -1,14 +1,21 @@
 /* time.c: the "time" tool module: tells the model the current time.
  *
  * Owns the checking of a timezone name (an IANA name whose TZif file exists
- * under /usr/share/zoneinfo) and the formatting of the answer, such as
- * "2026-11-29T13:45:07+01:00 (Europe/Paris, Sunday)". It leaves the zone
- * rules to the C library and answers at once. */
+ * under /usr/share/zoneinfo), a small cache of the zones it has read, and
+ * the formatting of the answer, such as
+ * "2026-11-29T13:45:07+01:00 (Europe/Paris, Sunday)". The zone rules are
+ * GLib's GTimeZone: each zone is read once from its file, into a value of
+ * its own, so no call touches the process's TZ, its environment or the C
+ * library's zone state, and calls may run at once in any threads. It
+ * answers at once. */
 
 #include <rg_tool_module.h>
 
+#include <glib.h>
+
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +27,32 @@
 
 #define RG_TIME_ZONEINFO     "/usr/share/zoneinfo/"
 #define RG_TIME_NAME_MAX     64
+#define RG_TIME_CACHE        64           /* zones kept once read */
 
 
+typedef struct {
+    char                      name[RG_TIME_NAME_MAX + 1];
+    GTimeZone                *tz;
+} rg_time_zone_t;
+
+
+static void rg_time_exit(rg_tool_host_t *host, void *conf);
 static int rg_time_start(rg_tool_call_t *call);
 static int rg_time_check_name(const char *name, size_t len);
 static int rg_time_check_file(const char *path);
-static int rg_time_local(rg_tool_call_t *call, const char *path, time_t now,
-    struct tm *tm);
+static GTimeZone *rg_time_zone(const char *name, size_t len,
+    const char *path);
+static int rg_time_local(rg_tool_call_t *call, const char *name, size_t len,
+    const char *path, time_t now, struct tm *tm);
 static void rg_time_fail_unknown(rg_tool_call_t *call, const char *name,
     size_t len);
+
+
+/* the zones read so far, under the lock; never more than RG_TIME_CACHE
+ * (past that a zone is read for its call and let go) */
+static pthread_mutex_t  rg_time_lock = PTHREAD_MUTEX_INITIALIZER;
+static rg_time_zone_t   rg_time_zones[RG_TIME_CACHE];
+static size_t           rg_time_nzones;
 
 
 static const char  *rg_time_weekdays[] = {
@@ -61,9 +85,30 @@ rg_tool_module_t  rg_tool_module = {
     NULL,
     NULL,
     NULL,
-    NULL,
+    rg_time_exit,
     rg_time_tools
 };
+
+
+static void
+rg_time_exit(rg_tool_host_t *host, void *conf)
+{
+    size_t  i;
+
+    (void) host;
+    (void) conf;
+
+    pthread_mutex_lock(&rg_time_lock);
+
+    for (i = 0; i < rg_time_nzones; i++) {
+        g_time_zone_unref(rg_time_zones[i].tz);
+        rg_time_zones[i].tz = NULL;
+    }
+
+    rg_time_nzones = 0;
+
+    pthread_mutex_unlock(&rg_time_lock);
+}
 
 
 static int
@@ -114,7 +159,7 @@ rg_time_start(rg_tool_call_t *call)
             return RG_TOOL_OK;
         }
 
-        if (rg_time_local(call, path, now, &tm) != 0) {
+        if (rg_time_local(call, name, len, path, now, &tm) != 0) {
             return RG_TOOL_OK;
         }
     }
@@ -207,59 +252,79 @@ rg_time_check_file(const char *path)
 }
 
 
-/* The C library reads zone rules only through TZ, so TZ is switched to the
- * zone's file, the time converted, and the previous TZ (or its absence)
- * restored. This is safe only because the host runs synchronous handlers
- * (this tool is not RG_TOOL_BLOCKING) on the reactor thread, one at a
- * time; another thread calling getenv() or localtime() meanwhile could see
- * the temporary value. */
-static int
-rg_time_local(rg_tool_call_t *call, const char *path, time_t now,
-    struct tm *tm)
+/* The zone of a checked name, read from its file (path) the first time;
+ * a new reference, or NULL */
+static GTimeZone *
+rg_time_zone(const char *name, size_t len, const char *path)
 {
-    int          rc;
-    char         tz[sizeof(RG_TIME_ZONEINFO) + RG_TIME_NAME_MAX + 1];
-    char        *saved;
-    const char  *old;
+    size_t      i;
+    GTimeZone  *tz;
 
-    old = getenv("TZ");
-    saved = NULL;
+    pthread_mutex_lock(&rg_time_lock);
 
-    if (old != NULL) {
-        saved = strdup(old);
-        if (saved == NULL) {
-            call->host->fail(call, "out of memory");
-            return -1;
+    for (i = 0; i < rg_time_nzones; i++) {
+        if (strlen(rg_time_zones[i].name) == len
+            && memcmp(rg_time_zones[i].name, name, len) == 0)
+        {
+            tz = g_time_zone_ref(rg_time_zones[i].tz);
+            pthread_mutex_unlock(&rg_time_lock);
+            return tz;
         }
     }
 
-    /* ":" + an absolute path: glibc loads exactly the file checked */
-    snprintf(tz, sizeof(tz), ":%s", path);
+    /* an absolute path: GLib reads exactly the file checked, never TZ */
+    tz = g_time_zone_new_identifier(path);
 
-    if (setenv("TZ", tz, 1) == -1) {
-        free(saved);
-        call->host->fail(call, "out of memory");
+    if (tz != NULL && rg_time_nzones < RG_TIME_CACHE) {
+        memcpy(rg_time_zones[rg_time_nzones].name, name, len);
+        rg_time_zones[rg_time_nzones].name[len] = '\0';
+        rg_time_zones[rg_time_nzones].tz = g_time_zone_ref(tz);
+        rg_time_nzones++;
+    }
+
+    pthread_mutex_unlock(&rg_time_lock);
+
+    return tz;
+}
+
+
+/* now in the zone: the zone's offset at that instant, then UTC's
+ * calendar shifted by it (a zone value is read-only once built) */
+static int
+rg_time_local(rg_tool_call_t *call, const char *name, size_t len,
+    const char *path, time_t now, struct tm *tm)
+{
+    int         interval;
+    long        off;
+    time_t      t;
+    GTimeZone  *tz;
+
+    tz = rg_time_zone(name, len, path);
+    if (tz == NULL) {
+        rg_time_fail_unknown(call, name, len);
         return -1;
     }
 
-    tzset();
-    rc = (localtime_r(&now, tm) != NULL) ? 0 : -1;
+    interval = g_time_zone_find_interval(tz, G_TIME_TYPE_UNIVERSAL,
+                                         (gint64) now);
+    off = interval < 0 ? 0 : g_time_zone_get_offset(tz, interval);
+    g_time_zone_unref(tz);
 
-    if (saved != NULL) {
-        (void) setenv("TZ", saved, 1);
-
-    } else {
-        (void) unsetenv("TZ");
-    }
-
-    tzset();
-    free(saved);
-
-    if (rc != 0) {
+    if (interval < 0) {
         call->host->fail(call, "cannot convert the current time");
+        return -1;
     }
 
-    return rc;
+    t = now + off;
+
+    if (gmtime_r(&t, tm) == NULL) {
+        call->host->fail(call, "cannot convert the current time");
+        return -1;
+    }
+
+    tm->tm_gmtoff = off;
+
+    return 0;
 }
 
 

@@ -7,7 +7,8 @@
  * RTLD_LOCAL, checks their ABI fields and drives their tools through a fake
  * rg_tool_host_t: arguments read with jansson, answers captured, timers
  * kept in a list that the test fires by hand. Uses nothing of the host but
- * rg_tool_module.h. */
+ * rg_tool_module.h, and its thread pool to call time_now from several
+ * threads at once. */
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +29,11 @@
 #include <unistd.h>
 
 #include <rg_tool_module.h>
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_thread_pool.h>
+#include <event2/event.h>
 
 
 /* a call as the fake host sees it; `call` first, so that the host's
@@ -570,6 +576,11 @@ rg_test_teardown_modules(void **state)
     (void) state;
 
     rg_test_unload(&rg_test_calc);
+
+    /* the zones it keeps */
+    if (rg_test_time.module && rg_test_time.module->exit) {
+        rg_test_time.module->exit(NULL, NULL);
+    }
     rg_test_unload(&rg_test_time);
     rg_test_unload(&rg_test_example);
 
@@ -1195,6 +1206,164 @@ rg_test_time_bad_zone(void **state)
 }
 
 
+/* time_now in pool threads at once */
+
+#define RG_TEST_ZONE_CALLS  300
+
+
+typedef struct {
+    rg_thread_task_t    task;
+    const char         *zone;       /* NULL: the process's own local time */
+    const char         *offs[2];    /* as time_now writes them: "+05:30" */
+    rg_uint_t          *left;
+    struct event_base  *base;
+    int                 bad;
+    char                what[256];
+} rg_test_zone_task_t;
+
+
+static void
+rg_test_zone_handler(rg_thread_task_t *task)
+{
+    int                   i;
+    char                  args[96], name[96];
+    time_t                now;
+    struct tm             tm;
+    rg_test_call_t        tc;
+    rg_test_zone_task_t  *zt;
+
+    zt = task->data;
+
+    snprintf(args, sizeof(args), "{\"timezone\":\"%s\"}",
+             zt->zone ? zt->zone : "");
+    snprintf(name, sizeof(name), " (%s, ", zt->zone ? zt->zone : "");
+
+    for (i = 0; i < RG_TEST_ZONE_CALLS && !zt->bad; i++) {
+        if (zt->zone == NULL) {
+            now = time(NULL);
+            if (localtime_r(&now, &tm) == NULL || tm.tm_gmtoff != 0) {
+                zt->bad = 1;
+                snprintf(zt->what, sizeof(zt->what), "the process's own "
+                         "local time moved to %+ld s", (long) tm.tm_gmtoff);
+            }
+            continue;
+        }
+
+        rg_test_call_init(&tc, rg_test_tool(rg_test_time.module, "time_now"),
+                          NULL, args);
+        tc.call.tool->start(&tc.call);
+
+        if (tc.answers != 1 || tc.failed || tc.result_len < 26
+            || (strncmp(tc.result + 19, zt->offs[0], 6) != 0
+                && strncmp(tc.result + 19, zt->offs[1], 6) != 0)
+            || strstr(tc.result, name) == NULL)
+        {
+            zt->bad = 1;
+            snprintf(zt->what, sizeof(zt->what), "%s: \"%s\"", zt->zone,
+                     tc.result ? tc.result : "(no answer)");
+        }
+
+        rg_test_call_free(&tc);
+    }
+}
+
+
+static void
+rg_test_zone_done(rg_thread_task_t *task)
+{
+    rg_test_zone_task_t  *zt;
+
+    zt = task->data;
+
+    if (--*zt->left == 0) {
+        event_base_loopbreak(zt->base);
+    }
+}
+
+
+/* Calls in different zones run at once in pool threads, while two more
+ * threads read the process's own local time (TZ=UTC): every answer is in
+ * its own zone, and the process's zone never moves, for no call switches
+ * TZ (ThreadSanitizer would also see a switch race with the readers). */
+static void
+rg_test_time_threads(void **state)
+{
+    char                 *saved;
+    rg_uint_t             i, n, left;
+    const char           *tz;
+    rg_thread_pool_t     *tp;
+    struct event_base    *base;
+    rg_test_zone_task_t   zt[8];
+
+    static const char  *zones[][3] = {
+        { "Asia/Kolkata", "+05:30", "+05:30" },
+        { "Etc/GMT+5", "-05:00", "-05:00" },
+        { "Asia/Tokyo", "+09:00", "+09:00" },
+        { "Europe/Paris", "+01:00", "+02:00" },
+        { "America/New_York", "-05:00", "-04:00" },
+        { "Etc/GMT-14", "+14:00", "+14:00" },
+    };
+
+    (void) state;
+
+    for (i = 0; i < rg_nelems(zones); i++) {
+        if (!rg_test_have_zone(zones[i][0])) {
+            skip();
+        }
+    }
+
+    tz = getenv("TZ");
+    saved = tz ? strdup(tz) : NULL;
+    assert_int_equal(setenv("TZ", "UTC", 1), 0);
+    tzset();
+
+    base = event_base_new();
+    assert_non_null(base);
+    tp = rg_thread_pool_create(base, 8, 16, rg_log_stderr());
+    assert_non_null(tp);
+
+    n = rg_nelems(zt);
+    left = n;
+    memset(zt, 0, sizeof(zt));
+
+    for (i = 0; i < n; i++) {
+        if (i < rg_nelems(zones)) {
+            zt[i].zone = zones[i][0];
+            zt[i].offs[0] = zones[i][1];
+            zt[i].offs[1] = zones[i][2];
+        }
+
+        zt[i].left = &left;
+        zt[i].base = base;
+        zt[i].task.handler = rg_test_zone_handler;
+        zt[i].task.done = rg_test_zone_done;
+        zt[i].task.data = &zt[i];
+        rg_thread_pool_post(tp, &zt[i].task);
+    }
+
+    assert_int_equal(event_base_dispatch(base), 0);
+    assert_int_equal(left, 0);
+
+    rg_thread_pool_destroy(tp);
+    event_base_free(base);
+
+    if (saved != NULL) {
+        assert_int_equal(setenv("TZ", saved, 1), 0);
+    } else {
+        assert_int_equal(unsetenv("TZ"), 0);
+    }
+
+    tzset();
+    free(saved);
+
+    for (i = 0; i < n; i++) {
+        if (zt[i].bad) {
+            fail_msg("%s", zt[i].what);
+        }
+    }
+}
+
+
 /* example */
 
 
@@ -1763,6 +1932,7 @@ main(void)
         cmocka_unit_test_teardown(rg_test_time_utc, rg_test_teardown),
         cmocka_unit_test_teardown(rg_test_time_zone, rg_test_teardown),
         cmocka_unit_test_teardown(rg_test_time_bad_zone, rg_test_teardown),
+        cmocka_unit_test_teardown(rg_test_time_threads, rg_test_teardown),
         cmocka_unit_test_teardown(rg_test_example_module, rg_test_teardown),
         cmocka_unit_test_teardown(rg_test_example_greet, rg_test_teardown),
         cmocka_unit_test_teardown(rg_test_example_conf, rg_test_teardown),
