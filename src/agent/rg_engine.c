@@ -66,6 +66,25 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
         goto failed;
     }
 
+    /* before any thread: isolated helpers start from a zygote forked
+     * here, which must hold no lock a thread took */
+    mods = cycle->modules.elts;
+    for (i = 0; i < cycle->modules.nelts; i++) {
+        mods[i]->engine = e;
+
+        if (mods[i]->isolated) {
+            mods[i]->isolate = rg_isolate_create(mods[i], e->base,
+                                                 cycle->isolated_helpers,
+                                                 log);
+            if (mods[i]->isolate == NULL) {
+                rg_log_error(RG_LOG_EMERG, log, 0, "cannot start helper "
+                             "processes for module \"%s\"",
+                             mods[i]->mod->name);
+                goto failed;
+            }
+        }
+    }
+
     e->pool = rg_thread_pool_create(e->base, cycle->pool_threads,
                                     cycle->pool_max_queue, log);
     if (e->pool == NULL) {
@@ -89,23 +108,6 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
                                                    log);
         if (llms[i]->upstream == NULL) {
             goto failed;
-        }
-    }
-
-    mods = cycle->modules.elts;
-    for (i = 0; i < cycle->modules.nelts; i++) {
-        mods[i]->engine = e;
-
-        if (mods[i]->isolated) {
-            mods[i]->isolate = rg_isolate_create(mods[i], e->base,
-                                                 cycle->isolated_helpers,
-                                                 log);
-            if (mods[i]->isolate == NULL) {
-                rg_log_error(RG_LOG_EMERG, log, 0, "cannot start helper "
-                             "processes for module \"%s\"",
-                             mods[i]->mod->name);
-                goto failed;
-            }
         }
     }
 

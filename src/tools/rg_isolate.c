@@ -1,9 +1,19 @@
 /* rg_isolate.c: helper processes for the tool modules loaded `isolated`.
- * Owns, per module, the helpers forked from the worker once the module is
- * configured, their socketpairs, the FIFO of calls waiting for a free
- * helper and the helpers that died and are not reaped yet; and, in the
- * helper, its own event loop and host table. Frames are a 4-byte
- * big-endian length and one msgpack map:
+ * Owns, per module, a zygote, the helpers it starts, their socketpairs,
+ * the FIFO of calls waiting for a free helper and the helpers that died
+ * and are not reaped yet; and, in the helper, its own event loop and host
+ * table.
+ *
+ * The zygote is forked from the worker when the isolate is created, once
+ * the module is configured and before the engine starts any thread, so it
+ * holds no lock another thread took. It starts every helper: the worker
+ * sends it one end of a new socketpair, it clones itself with CLONE_PARENT
+ * (the helper is the worker's child, which reaps and signals it as its
+ * own) and answers the helper's pid. A helper thus runs the module's code
+ * without exec in a copy of a process that never had a thread. Zygote
+ * and helpers read /dev/null as stdin and write stdout there; stderr is
+ * the worker's (its log). Frames are a 4-byte big-endian length and one
+ * msgpack map:
  *
  *     request  {"seq": uint, "tool": str, "id": str, "session": str,
  *               "args": str (JSON text)}
@@ -27,9 +37,12 @@
 #include <rg_isolate.h>
 #include <jansson.h>
 #include <msgpack.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
@@ -42,6 +55,9 @@
 #define RG_ISOLATE_KEEP          (256 * 1024) /* larger idle buffers go */
 
 #define RG_ISOLATE_HELLO_TIMEOUT 10000      /* ms from fork to hello */
+#define RG_ISOLATE_ZYGOTE_FD     3          /* the zygote's socket */
+#define RG_ISOLATE_ZYGOTE_WAIT   5000       /* ms for the zygote's answer */
+#define RG_ISOLATE_ZYGOTE_NAME   "rg-zygote"  /* its comm, in ps */
 #define RG_ISOLATE_REAP_FIRST    1          /* ms, doubling... */
 #define RG_ISOLATE_REAP_MAX      100        /* ...up to this */
 #define RG_ISOLATE_KILL_AFTER    2000       /* ms from EOF to SIGKILL */
@@ -108,6 +124,10 @@ struct rg_isolate_s {
     rg_msec_t             reap_delay;
     rg_uint_t             failures;  /* helpers lost without a call */
     rg_msec_t             failed_at;
+
+    pid_t                 zygote;    /* 0: none (it died, or never was) */
+    int                   zfd;
+    char                  comm[16];  /* the worker's name, for helpers */
 };
 
 
@@ -147,6 +167,8 @@ static void rg_isolate_dispatch(rg_isolate_t *iso);
 static void rg_isolate_reap(rg_isolate_t *iso);
 static void rg_isolate_child_main(rg_isolate_t *iso, int fd, int other,
     pid_t parent) __attribute__((noreturn));
+static void rg_isolate_zygote_main(rg_isolate_t *iso, int fd, pid_t parent)
+    __attribute__((noreturn));
 static void rg_isolate_child_serve(rg_isolate_child_t *c);
 static void rg_isolate_child_exit(rg_isolate_child_t *c, int status,
     const char *why) __attribute__((noreturn));
@@ -929,11 +951,168 @@ rg_isolate_read_handler(evutil_socket_t fd, short what, void *arg)
 }
 
 
+/* the zygote ------------------------------------------------------------ */
+
+/* Forks the zygote; in the worker, before any thread of the engine. */
+static rg_int_t
+rg_isolate_zygote_start(rg_isolate_t *iso)
+{
+    int    sv[2];
+    pid_t  pid, parent;
+
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+        rg_log_error(RG_LOG_ALERT, iso->log, errno, "isolated module \"%s\": "
+                     "socketpair() failed", iso->module->mod->name);
+        return RG_ERROR;
+    }
+
+    if (prctl(PR_GET_NAME, iso->comm, 0, 0, 0) == -1) {
+        iso->comm[0] = '\0';
+    }
+
+    parent = getpid();
+
+    pid = fork();
+
+    if (pid == -1) {
+        rg_log_error(RG_LOG_ALERT, iso->log, errno, "isolated module \"%s\": "
+                     "fork() failed", iso->module->mod->name);
+        close(sv[0]);
+        close(sv[1]);
+        return RG_ERROR;
+    }
+
+    if (pid == 0) {
+        close(sv[0]);
+        rg_isolate_zygote_main(iso, sv[1], parent);
+    }
+
+    close(sv[1]);
+
+    iso->zygote = pid;
+    iso->zfd = sv[0];
+
+    rg_log_debug(iso->log, "isolated module \"%s\": zygote %d started",
+                 iso->module->mod->name, (int) pid);
+
+    return RG_OK;
+}
+
+
+static void
+rg_isolate_zygote_stop(rg_isolate_t *iso)
+{
+    int  st;
+
+    if (iso->zfd != -1) {
+        close(iso->zfd);               /* it exits on end of file */
+        iso->zfd = -1;
+    }
+
+    if (iso->zygote > 0) {
+        (void) kill(iso->zygote, SIGKILL);
+
+        while (waitpid(iso->zygote, &st, 0) == -1 && errno == EINTR) {
+            /* again */
+        }
+
+        iso->zygote = 0;
+    }
+}
+
+
+/* Asks the zygote for a helper on socket fd: its pid, or -1. The answer
+ * comes within one clone of a small process; a zygote that does not
+ * answer in time is stopped, and helpers can no longer start. */
+static pid_t
+rg_isolate_zygote_spawn(rg_isolate_t *iso, int fd)
+{
+    int             rc, ans;
+    char            op, cbuf[CMSG_SPACE(sizeof(int))];
+    ssize_t         n;
+    struct iovec    iov;
+    struct msghdr   msg;
+    struct pollfd   pfd;
+    struct cmsghdr *cm;
+
+    if (iso->zygote <= 0) {
+        rg_log_error(RG_LOG_ALERT, iso->log, 0, "isolated module \"%s\": "
+                     "its zygote is gone, no helper can start",
+                     iso->module->mod->name);
+        return -1;
+    }
+
+    op = 's';
+    iov.iov_base = &op;
+    iov.iov_len = 1;
+
+    memset(&msg, 0, sizeof(msg));
+    memset(cbuf, 0, sizeof(cbuf));
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf;
+    msg.msg_controllen = sizeof(cbuf);
+
+    cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+
+    do {
+        n = sendmsg(iso->zfd, &msg, MSG_NOSIGNAL);
+    } while (n == -1 && errno == EINTR);
+
+    if (n != 1) {
+        goto failed;
+    }
+
+    pfd.fd = iso->zfd;
+    pfd.events = POLLIN;
+
+    do {
+        rc = poll(&pfd, 1, RG_ISOLATE_ZYGOTE_WAIT);
+    } while (rc == -1 && errno == EINTR);
+
+    if (rc != 1) {
+        errno = rc == 0 ? ETIMEDOUT : errno;
+        goto failed;
+    }
+
+    do {
+        n = recv(iso->zfd, &ans, sizeof(ans), 0);
+    } while (n == -1 && errno == EINTR);
+
+    if (n != (ssize_t) sizeof(ans)) {
+        errno = n == -1 ? errno : EPROTO;
+        goto failed;
+    }
+
+    if (ans <= 0) {
+        rg_log_error(RG_LOG_ALERT, iso->log, -ans, "isolated module \"%s\": "
+                     "the zygote could not start a helper",
+                     iso->module->mod->name);
+        return -1;
+    }
+
+    return (pid_t) ans;
+
+failed:
+
+    rg_log_error(RG_LOG_ALERT, iso->log, errno, "isolated module \"%s\": "
+                 "zygote %d lost, no helper can start",
+                 iso->module->mod->name, (int) iso->zygote);
+    rg_isolate_zygote_stop(iso);
+
+    return -1;
+}
+
+
 static rg_int_t
 rg_isolate_spawn(rg_isolate_t *iso, rg_isolate_helper_t *h)
 {
     int             sv[2], flags;
-    pid_t           pid, parent;
+    pid_t           pid;
     struct timeval  tv;
 
     if (h->corpse == NULL) {
@@ -960,25 +1139,16 @@ rg_isolate_spawn(rg_isolate_t *iso, rg_isolate_helper_t *h)
         return RG_ERROR;
     }
 
-    parent = getpid();
+    pid = rg_isolate_zygote_spawn(iso, sv[1]);
+    close(sv[1]);
 
-    pid = fork();
-
-    if (pid == -1) {
-        rg_log_error(RG_LOG_ALERT, iso->log, errno, "isolated module \"%s\": "
-                     "fork() failed", iso->module->mod->name);
+    if (pid <= 0) {
         close(sv[0]);
-        close(sv[1]);
         return RG_ERROR;
-    }
-
-    if (pid == 0) {
-        rg_isolate_child_main(iso, sv[1], sv[0], parent);
     }
 
     /* both sides set the group, so that a kill of -pid never misses it */
     (void) setpgid(pid, pid);
-    close(sv[1]);
 
     h->pid = pid;
     h->fd = sv[0];
@@ -1037,6 +1207,7 @@ rg_isolate_create(rg_module_t *m, struct event_base *base, rg_uint_t helpers,
     iso->log = log;
     iso->queue_tail = &iso->queue;
     iso->reap_delay = RG_ISOLATE_REAP_FIRST;
+    iso->zfd = -1;
 
     /* every event is assigned before anything can fail */
     if (evtimer_assign(&iso->respawn_ev, base, rg_isolate_respawn_handler,
@@ -1067,6 +1238,11 @@ rg_isolate_create(rg_module_t *m, struct event_base *base, rg_uint_t helpers,
             rg_isolate_destroy(iso);
             return NULL;
         }
+    }
+
+    if (rg_isolate_zygote_start(iso) != RG_OK) {
+        rg_isolate_destroy(iso);
+        return NULL;
     }
 
     for (i = 0; i < iso->nhelpers; i++) {
@@ -1123,6 +1299,8 @@ rg_isolate_destroy(rg_isolate_t *iso)
                      iso->module->mod->name, (int) c->pid);
         free(c);
     }
+
+    rg_isolate_zygote_stop(iso);
 
     event_del(&iso->respawn_ev);
     event_del(&iso->reap_ev);
@@ -1826,4 +2004,121 @@ rg_isolate_child_main(rg_isolate_t *iso, int fd, int other, pid_t parent)
     event_base_dispatch(c.base);
 
     _exit(0);
+}
+
+
+/* The zygote: forked from the worker before its threads, it only ever
+ * waits for a socket and clones a helper onto it. It keeps nothing of
+ * the worker but memory and stderr. */
+static void
+rg_isolate_zygote_main(rg_isolate_t *iso, int fd, pid_t parent)
+{
+    int                  i, orig, null, onull, hfd, ans;
+    char                 op, cbuf[CMSG_SPACE(sizeof(int))];
+    long                 pid;
+    ssize_t              n;
+    sigset_t             set;
+    struct iovec         iov;
+    struct msghdr        msg;
+    struct cmsghdr      *cm;
+    struct sigaction     sa;
+
+    /* terminal signals are for the worker; it goes with the worker */
+    (void) setpgid(0, 0);
+
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent) {
+        _exit(RG_ISOLATE_EXIT_SETUP);
+    }
+
+    (void) prctl(PR_SET_NAME, RG_ISOLATE_ZYGOTE_NAME, 0, 0, 0);
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+
+    for (i = 1; i < NSIG; i++) {
+        if (i != SIGKILL && i != SIGSTOP) {
+            (void) sigaction(i, &sa, NULL);
+        }
+    }
+
+    sigemptyset(&set);
+    (void) sigprocmask(SIG_SETMASK, &set, NULL);
+
+    /* stdin and stdout are /dev/null; stderr stays, unless it is closed
+     * or one of these descriptors (a worker started without 0-2) */
+    orig = fd;
+    fd = fcntl(orig, F_DUPFD_CLOEXEC, RG_ISOLATE_ZYGOTE_FD + 1);
+    onull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    null = onull == -1 ? -1
+                       : fcntl(onull, F_DUPFD_CLOEXEC,
+                               RG_ISOLATE_ZYGOTE_FD + 1);
+
+    if (fd == -1 || null == -1
+        || dup2(null, STDIN_FILENO) == -1 || dup2(null, STDOUT_FILENO) == -1
+        || ((orig == STDERR_FILENO || onull == STDERR_FILENO
+             || fcntl(STDERR_FILENO, F_GETFD) == -1)
+            && dup2(null, STDERR_FILENO) == -1)
+        || dup2(fd, RG_ISOLATE_ZYGOTE_FD) == -1)
+    {
+        _exit(RG_ISOLATE_EXIT_SETUP);
+    }
+
+    closefrom(RG_ISOLATE_ZYGOTE_FD + 1);
+
+    for ( ;; ) {
+        iov.iov_base = &op;
+        iov.iov_len = 1;
+
+        memset(&msg, 0, sizeof(msg));
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf;
+        msg.msg_controllen = sizeof(cbuf);
+
+        n = recvmsg(RG_ISOLATE_ZYGOTE_FD, &msg, MSG_CMSG_CLOEXEC);
+
+        if (n == -1 && errno == EINTR) {
+            continue;
+        }
+
+        if (n <= 0) {
+            _exit(0);                  /* the worker closed its end */
+        }
+
+        cm = CMSG_FIRSTHDR(&msg);
+        if (op != 's' || cm == NULL || cm->cmsg_level != SOL_SOCKET
+            || cm->cmsg_type != SCM_RIGHTS
+            || cm->cmsg_len != CMSG_LEN(sizeof(int)))
+        {
+            _exit(RG_ISOLATE_EXIT_PROTOCOL);
+        }
+
+        memcpy(&hfd, CMSG_DATA(cm), sizeof(int));
+
+        /* The helper is the worker's child, so that the worker reaps and
+         * kills it as before. A raw clone: this process has one thread
+         * and holds no lock, and the child asks the kernel for its pid
+         * and tid (getpid, raise) */
+        pid = syscall(SYS_clone, (unsigned long) CLONE_PARENT, 0UL, 0UL,
+                      0UL, 0UL);
+
+        if (pid == 0) {
+            if (iso->comm[0]) {
+                (void) prctl(PR_SET_NAME, iso->comm, 0, 0, 0);
+            }
+            rg_isolate_child_main(iso, hfd, -1, parent);
+        }
+
+        ans = pid > 0 ? (int) pid : -errno;
+        close(hfd);
+
+        do {
+            n = send(RG_ISOLATE_ZYGOTE_FD, &ans, sizeof(ans), MSG_NOSIGNAL);
+        } while (n == -1 && errno == EINTR);
+
+        if (n != (ssize_t) sizeof(ans)) {
+            _exit(0);
+        }
+    }
 }

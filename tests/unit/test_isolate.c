@@ -9,7 +9,8 @@
  * run through rg_tools.c straight into an isolate: the helper's host table
  * (arguments, timers, answers, what is not available), helpers that break
  * the protocol or exit, large answers, the queue and its timeouts, what
- * a helper inherits, and that helpers die with their worker. Helpers are
+ * a helper inherits (no lock a worker thread holds, no stdout), and that
+ * helpers die with their worker. Helpers are
  * found as this process's children in /proc. */
 
 #include <rg_config.h>
@@ -25,6 +26,7 @@
 #include <rg_isolate.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <jansson.h>
@@ -36,6 +38,7 @@
 #define RG_TEST_SETTLE_MS   5000
 #define RG_TEST_BIG         (3 * 1024 * 1024)
 #define RG_TEST_TOO_BIG     (17 * 1024 * 1024)
+#define RG_TEST_ZYGOTE      "rg-zygote"     /* its comm */
 
 
 typedef struct {
@@ -256,8 +259,8 @@ rg_test_contains(const char *hay, const char *needle)
 }
 
 
-/* this process's children but the mock, in pids[]; *zombies gets how
- * many of them are dead and not reaped */
+/* this process's children but the mock and the isolates' zygotes, in
+ * pids[]; *zombies gets how many of them are dead and not reaped */
 static rg_uint_t
 rg_test_children(rg_test_ctx_t *t, pid_t *pids, rg_uint_t *zombies)
 {
@@ -294,7 +297,8 @@ rg_test_children(rg_test_ctx_t *t, pid_t *pids, rg_uint_t *zombies)
         /* "pid (comm) state ppid ...": comm may hold anything */
         if (p == NULL || (p = strrchr(buf, ')')) == NULL
             || sscanf(p + 1, " %c %d", &state, &ppid) != 2
-            || ppid != getpid())
+            || ppid != getpid()
+            || strstr(buf, " (" RG_TEST_ZYGOTE ") ") != NULL)
         {
             continue;
         }
@@ -727,6 +731,14 @@ static int rg_test_tool_leave(rg_tool_call_t *call);
 static int rg_test_tool_hang(rg_tool_call_t *call);
 static int rg_test_tool_big(rg_tool_call_t *call);
 static int rg_test_tool_whoami(rg_tool_call_t *call);
+static int rg_test_tool_stdio(rg_tool_call_t *call);
+static int rg_test_tool_shared(rg_tool_call_t *call);
+
+
+/* a lock of this process, as a library keeps one: it lives in memory
+ * that helpers inherit (glibc resets its own stdio locks in a fork's
+ * child, but no other) */
+static pthread_mutex_t  rg_test_shared_lock = PTHREAD_MUTEX_INITIALIZER;
 
 
 #define RG_TEST_SCHEMA  "{\"type\":\"object\"}"
@@ -745,6 +757,8 @@ static const rg_tool_t  rg_test_tools[] = {
       NULL },
     { "big", "", RG_TEST_SCHEMA, 0, 0, rg_test_tool_big, NULL },
     { "whoami", "", RG_TEST_SCHEMA, 0, 0, rg_test_tool_whoami, NULL },
+    { "stdio", "", RG_TEST_SCHEMA, 0, 0, rg_test_tool_stdio, NULL },
+    { "shared", "", RG_TEST_SCHEMA, 0, 0, rg_test_tool_shared, NULL },
     { NULL, NULL, NULL, 0, 0, NULL, NULL }
 };
 
@@ -970,6 +984,47 @@ rg_test_tool_whoami(rg_tool_call_t *call)
                  sa.sa_handler == SIG_DFL, sigismember(&set, SIGUSR2));
 
     call->host->done(call, out, n);
+
+    return RG_TOOL_OK;
+}
+
+
+/* where the helper's stdin and stdout go: "IN OUT", after it wrote a
+ * line to stdout */
+static int
+rg_test_tool_stdio(rg_tool_call_t *call)
+{
+    int      fd;
+    char     out[256], path[64];
+    ssize_t  n;
+    size_t   len;
+
+    fputs("a line for nobody\n", stdout);
+    fflush(stdout);
+
+    len = 0;
+
+    for (fd = 0; fd < 2; fd++) {
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        n = readlink(path, out + len, sizeof(out) - len - 2);
+        len += n > 0 ? (size_t) n : 0;
+        out[len++] = fd ? '\0' : ' ';
+    }
+
+    call->host->done(call, out, strlen(out));
+
+    return RG_TOOL_OK;
+}
+
+
+/* takes the shared lock, as library code in the helper would */
+static int
+rg_test_tool_shared(rg_tool_call_t *call)
+{
+    pthread_mutex_lock(&rg_test_shared_lock);
+    pthread_mutex_unlock(&rg_test_shared_lock);
+
+    call->host->done(call, "taken", 5);
 
     return RG_TOOL_OK;
 }
@@ -1457,6 +1512,93 @@ rg_test_direct_orphans(void **state)
 }
 
 
+/* 12. a lock that a worker thread holds ------------------------------ */
+
+typedef struct {
+    pthread_mutex_t     lock;
+    pthread_cond_t      cond;
+    int                 state;      /* 1: holds it, 2: may let it go */
+} rg_test_holder_t;
+
+
+static void *
+rg_test_holder(void *arg)
+{
+    rg_test_holder_t  *h;
+
+    h = arg;
+
+    pthread_mutex_lock(&rg_test_shared_lock);
+
+    pthread_mutex_lock(&h->lock);
+    h->state = 1;
+    pthread_cond_broadcast(&h->cond);
+
+    while (h->state != 2) {
+        pthread_cond_wait(&h->cond, &h->lock);
+    }
+
+    pthread_mutex_unlock(&h->lock);
+
+    pthread_mutex_unlock(&rg_test_shared_lock);
+
+    return NULL;
+}
+
+
+/* A helper that starts while another thread of the worker holds a lock
+ * does not inherit it held: it is cloned from the
+ * zygote, forked before that thread existed, and so can take the lock.
+ * (Forked from the worker, it would wait for an owner it does not have,
+ * until the call's timeout.) Its stdin and stdout are /dev/null. */
+static void
+rg_test_direct_held_lock(void **state)
+{
+    rg_test_ctx_t      *t = *state;
+    pthread_t           th;
+    rg_test_holder_t    h;
+    const char         *shared, *stdio;
+
+    static const char  *leave[] = { "leave" };
+    static const char  *calls[] = { "shared", "stdio" };
+
+    rg_test_direct(t, 1, 3000);
+
+    pthread_mutex_init(&h.lock, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    h.state = 0;
+
+    assert_int_equal(pthread_create(&th, NULL, rg_test_holder, &h), 0);
+
+    pthread_mutex_lock(&h.lock);
+    while (h.state != 1) {
+        pthread_cond_wait(&h.cond, &h.lock);
+    }
+    pthread_mutex_unlock(&h.lock);
+
+    /* the helper leaves; its successor starts while the lock is held */
+    rg_test_turn(t, 1, leave);
+    rg_test_turn(t, 2, calls);
+
+    shared = t->turn->runs[0]->result;
+    stdio = t->turn->runs[1]->result;
+
+    pthread_mutex_lock(&h.lock);
+    h.state = 2;
+    pthread_cond_broadcast(&h.cond);
+    pthread_mutex_unlock(&h.lock);
+    assert_int_equal(pthread_join(th, NULL), 0);
+
+    pthread_mutex_destroy(&h.lock);
+    pthread_cond_destroy(&h.cond);
+
+    assert_non_null(shared);
+    assert_string_equal(shared, "taken");
+    assert_non_null(stdio);
+    assert_string_equal(stdio, "/dev/null /dev/null");
+}
+
+
 int
 main(void)
 {
@@ -1480,6 +1622,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_direct_queue,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_direct_inherits,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_direct_held_lock,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_direct_orphans,
                                         rg_test_setup, rg_test_teardown),
