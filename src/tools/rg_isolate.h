@@ -14,8 +14,10 @@
 
 typedef struct rg_isolate_s  rg_isolate_t;
 
-/* spawns `helpers` processes for module m (forked: the module is already
- * loaded and configured in this process) */
+/* forks the module's zygote and has it start `helpers` processes for
+ * module m (copies of this process: the module is already loaded and
+ * configured). Call it before the process starts any thread: no lock may
+ * be held when the zygote is forked. */
 rg_isolate_t *rg_isolate_create(rg_module_t *m, struct event_base *base,
     rg_uint_t helpers, rg_log_t *log);
 void rg_isolate_destroy(rg_isolate_t *iso);
