@@ -1,0 +1,1152 @@
+/* rg_redis.c: the asynchronous Redis client (see rg_redis.h). hiredis
+ * 0.14 does the protocol and the pipelining; this file adds what it lacks:
+ * names resolved with evdns before connecting (hiredis would block in
+ * getaddrinfo), connect and command deadlines on reactor timers, a reply
+ * that arrives after its deadline ignored, reconnection with exponential
+ * backoff and jitter, a bounded queue for commands issued while no
+ * connection is up, EVALSHA with EVAL on NOSCRIPT, and one log line per
+ * outage rather than one per command.
+ *
+ * A command lives in one of three places: the wait queue, hiredis (sent,
+ * its reply callback still to come: hiredis calls it with NULL when the
+ * context dies), or nowhere but its own timer (an error posted to the next
+ * loop turn). It is freed only once none of them holds it. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_redis.h>
+#include <event2/event_struct.h>
+#include <hiredis/async.h>
+#include <hiredis/adapters/libevent.h>
+#include <openssl/sha.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <netdb.h>
+
+
+typedef struct rg_redis_conn_s  rg_redis_conn_t;
+
+typedef enum {
+    RG_REDIS_DOWN = 0,            /* waiting for its backoff */
+    RG_REDIS_RESOLVING,
+    RG_REDIS_CONNECTING,          /* connect, AUTH, SELECT, PING */
+    RG_REDIS_READY
+} rg_redis_state_e;
+
+
+struct rg_redis_conn_s {
+    rg_redis_t         *r;
+    redisAsyncContext  *ac;
+    rg_redis_state_e    state;
+    struct event        timer;        /* connect deadline, or backoff */
+    struct evdns_getaddrinfo_request  *dns;
+    rg_uint_t           failures;     /* in a row */
+    rg_uint_t           inflight;
+    rg_msec_t           last_read;    /* the last reply */
+};
+
+
+struct rg_redis_cmd_s {
+    rg_redis_t         *r;
+    rg_redis_conn_t    *conn;         /* sent on it */
+    rg_redis_cmd_t     *next;         /* every live command */
+    rg_redis_cmd_t     *prev;
+    rg_redis_cmd_t     *qnext;        /* the wait queue */
+    rg_redis_reply_pt   cb;
+    void               *data;
+    rg_redis_script_t  *script;
+    struct event        timer;
+    rg_msec_t           timeout;
+    rg_msec_t           sent_at;
+    const char         *err;          /* posted: answer with this */
+    int                 argc;
+    const char        **argv;
+    size_t             *lens;
+    unsigned            answered:1;   /* called back, or cancelled */
+    unsigned            queued:1;
+    unsigned            in_hiredis:1;
+    unsigned            eval_sent:1;  /* NOSCRIPT was answered once */
+};
+
+
+struct rg_redis_s {
+    struct event_base  *base;
+    struct evdns_base  *dns;
+    rg_log_t           *log;
+    rg_redis_conf_t     conf;
+    char                addr[300];    /* for messages */
+    char                last_error[256];
+
+    rg_redis_conn_t    *conns;
+    rg_uint_t           nconns;
+    rg_uint_t           next_conn;
+    rg_uint_t           ready;
+
+    rg_redis_cmd_t     *all;          /* every live command */
+    rg_redis_cmd_t     *qhead;
+    rg_redis_cmd_t    **qtail;
+
+    rg_msec_t           down_since;   /* 0: up, or never was down */
+    uint64_t            down_failed;  /* commands failed in this outage */
+    unsigned            down_logged:1;
+    unsigned            was_up:1;
+    unsigned            destroying:1;
+
+    rg_redis_stats_t    stats;
+};
+
+
+static void rg_redis_connect(rg_redis_conn_t *c);
+static void rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd);
+static void rg_redis_lost(rg_redis_conn_t *c, const char *why);
+
+
+static void
+rg_redis_cmd_free(rg_redis_cmd_t *cmd)
+{
+    rg_redis_t  *r;
+
+    r = cmd->r;
+
+    if (cmd->prev) {
+        cmd->prev->next = cmd->next;
+    } else {
+        r->all = cmd->next;
+    }
+
+    if (cmd->next) {
+        cmd->next->prev = cmd->prev;
+    }
+
+    evtimer_del(&cmd->timer);
+    free(cmd);
+}
+
+
+static void
+rg_redis_unqueue(rg_redis_cmd_t *cmd)
+{
+    rg_redis_t       *r;
+    rg_redis_cmd_t  **pp;
+
+    r = cmd->r;
+
+    for (pp = &r->qhead; *pp; pp = &(*pp)->qnext) {
+        if (*pp == cmd) {
+            *pp = cmd->qnext;
+            if (r->qtail == &cmd->qnext) {
+                r->qtail = pp;
+            }
+            break;
+        }
+    }
+
+    cmd->qnext = NULL;
+    cmd->queued = 0;
+    r->stats.queued--;
+}
+
+
+/* the one callback of a command; frees it unless hiredis still holds it */
+static void
+rg_redis_finish(rg_redis_cmd_t *cmd, redisReply *reply, const char *err)
+{
+    if (!cmd->answered) {
+        cmd->answered = 1;
+        evtimer_del(&cmd->timer);
+
+        if (err) {
+            if (cmd->r->down_since) {
+                cmd->r->down_failed++;
+            }
+        }
+
+        cmd->cb(cmd->data, reply, err);
+    }
+
+    if (!cmd->in_hiredis && !cmd->queued) {
+        rg_redis_cmd_free(cmd);
+    }
+}
+
+
+/* the server's state for messages: "127.0.0.1:6379 (Connection refused)" */
+static void
+rg_redis_set_error(rg_redis_t *r, const char *fmt, ...)
+{
+    va_list  args;
+
+    va_start(args, fmt);
+    vsnprintf(r->last_error, sizeof(r->last_error), fmt, args);
+    va_end(args);
+}
+
+
+static void
+rg_redis_post(rg_redis_cmd_t *cmd, const char *err)
+{
+    struct timeval  tv = { 0, 0 };
+
+    cmd->err = err;
+    evtimer_add(&cmd->timer, &tv);
+}
+
+
+static void
+rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
+{
+    int               argc;
+    char              buf[1024];
+    size_t            lens[64];
+    const char       *argv[64];
+    redisReply       *reply;
+    rg_redis_cmd_t   *cmd;
+    rg_redis_conn_t  *c;
+    rg_redis_t       *r;
+
+    reply = reply_;
+    cmd = privdata;
+    c = cmd->conn;
+    r = cmd->r;
+
+    cmd->in_hiredis = 0;
+    c->inflight--;
+    r->stats.inflight--;
+
+    if (reply == NULL) {
+        if (!cmd->answered) {
+            r->stats.lost++;
+            snprintf(buf, sizeof(buf), "connection to %s lost%s%s%s: "
+                     "outcome unknown", r->addr, ac->err ? " (" : "",
+                     ac->err ? ac->errstr : "", ac->err ? ")" : "");
+            rg_redis_finish(cmd, NULL, r->destroying
+                            ? "the store is shutting down" : buf);
+        } else {
+            rg_redis_finish(cmd, NULL, NULL);
+        }
+
+        return;
+    }
+
+    c->last_read = rg_monotonic_msec();
+    r->stats.replies++;
+
+    if (cmd->answered) {
+        rg_redis_finish(cmd, NULL, NULL);    /* late: harmless */
+        return;
+    }
+
+    if (reply->type == REDIS_REPLY_ERROR) {
+
+        if (cmd->script && !cmd->eval_sent && reply->len >= 8
+            && memcmp(reply->str, "NOSCRIPT", 8) == 0
+            && cmd->argc <= (int) rg_nelems(argv))
+        {
+            /* the server lost its script cache: send the source once */
+            r->stats.noscript++;
+            argc = cmd->argc;
+            memcpy(argv, cmd->argv, argc * sizeof(char *));
+            memcpy(lens, cmd->lens, argc * sizeof(size_t));
+            argv[0] = "EVAL";
+            lens[0] = 4;
+            argv[1] = cmd->script->source;
+            lens[1] = strlen(cmd->script->source);
+            cmd->eval_sent = 1;
+
+            if (redisAsyncCommandArgv(ac, rg_redis_reply_handler, cmd,
+                                      argc, argv, lens) == REDIS_OK)
+            {
+                cmd->in_hiredis = 1;
+                c->inflight++;
+                r->stats.inflight++;
+                return;
+            }
+        }
+
+        r->stats.errors++;
+        snprintf(buf, sizeof(buf), "%.*s", (int) rg_min(reply->len, 300),
+                 reply->str);
+        rg_redis_finish(cmd, NULL, buf);
+        return;
+    }
+
+    rg_redis_finish(cmd, reply, NULL);
+}
+
+
+static void
+rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd)
+{
+    rg_redis_t  *r;
+
+    r = c->r;
+    cmd->conn = c;
+    cmd->sent_at = rg_monotonic_msec();
+
+    if (redisAsyncCommandArgv(c->ac, rg_redis_reply_handler, cmd, cmd->argc,
+                              cmd->argv, cmd->lens) != REDIS_OK)
+    {
+        rg_redis_finish(cmd, NULL, "cannot send: the connection is closing");
+        return;
+    }
+
+    cmd->in_hiredis = 1;
+    c->inflight++;
+    r->stats.inflight++;
+    r->stats.commands++;
+}
+
+
+static rg_redis_conn_t *
+rg_redis_pick(rg_redis_t *r)
+{
+    rg_uint_t         i;
+    rg_redis_conn_t  *c;
+
+    for (i = 0; i < r->nconns; i++) {
+        c = &r->conns[(r->next_conn + i) % r->nconns];
+        if (c->state == RG_REDIS_READY) {
+            r->next_conn = (r->next_conn + i + 1) % r->nconns;
+            return c;
+        }
+    }
+
+    return NULL;
+}
+
+
+static void
+rg_redis_flush(rg_redis_t *r)
+{
+    rg_redis_cmd_t   *cmd;
+    rg_redis_conn_t  *c;
+
+    while (r->qhead) {
+        c = rg_redis_pick(r);
+        if (c == NULL) {
+            return;
+        }
+
+        cmd = r->qhead;
+        r->qhead = cmd->qnext;
+        if (r->qhead == NULL) {
+            r->qtail = &r->qhead;
+        }
+
+        cmd->qnext = NULL;
+        cmd->queued = 0;
+        r->stats.queued--;
+
+        rg_redis_send(c, cmd);
+    }
+}
+
+
+static void
+rg_redis_cmd_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    char              buf[1024];
+    rg_redis_cmd_t   *cmd;
+    rg_redis_conn_t  *c;
+    rg_redis_t       *r;
+
+    cmd = arg;
+    r = cmd->r;
+
+    if (cmd->err) {
+        rg_redis_finish(cmd, NULL, cmd->err);
+        return;
+    }
+
+    r->stats.timeouts++;
+
+    if (cmd->queued) {
+        rg_redis_unqueue(cmd);
+        snprintf(buf, sizeof(buf), "timed out after %llums waiting for a "
+                 "connection to %s%s%s", (unsigned long long) cmd->timeout,
+                 r->addr, r->last_error[0] ? ": " : "", r->last_error);
+        rg_redis_finish(cmd, NULL, buf);
+        return;
+    }
+
+    c = cmd->conn;
+
+    snprintf(buf, sizeof(buf), "timed out after %llums: no reply from %s",
+             (unsigned long long) cmd->timeout, r->addr);
+    rg_redis_finish(cmd, NULL, buf);
+
+    /* nothing read since it was sent: the server or the path is stuck, so
+     * the connection goes and its other commands fail now, not one by one
+     * at their own deadlines */
+    if (c && c->ac && c->state == RG_REDIS_READY
+        && c->last_read <= cmd->sent_at)
+    {
+        redisAsyncContext  *ac = c->ac;
+
+        snprintf(buf, sizeof(buf), "no reply for %llums",
+                 (unsigned long long) cmd->timeout);
+        ac->data = NULL;
+        rg_redis_lost(c, buf);
+        redisAsyncFree(ac);       /* its other commands fail: lost */
+    }
+}
+
+
+static rg_redis_cmd_t *
+rg_redis_cmd_create(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
+    void *data, int argc, const char **argv, const size_t *lens)
+{
+    int              i;
+    char            *p;
+    size_t           size;
+    rg_redis_cmd_t  *cmd;
+
+    size = sizeof(rg_redis_cmd_t) + argc * (sizeof(char *) + sizeof(size_t));
+    for (i = 0; i < argc; i++) {
+        size += lens[i] + 1;
+    }
+
+    cmd = malloc(size);
+    if (cmd == NULL) {
+        return NULL;
+    }
+
+    memset(cmd, 0, sizeof(rg_redis_cmd_t));
+    cmd->r = r;
+    cmd->cb = cb;
+    cmd->data = data;
+    cmd->timeout = timeout ? timeout : r->conf.command_timeout;
+    cmd->argc = argc;
+    cmd->argv = (const char **) (cmd + 1);
+    cmd->lens = (size_t *) (cmd->argv + argc);
+    p = (char *) (cmd->lens + argc);
+
+    for (i = 0; i < argc; i++) {
+        memcpy(p, argv[i], lens[i]);
+        p[lens[i]] = '\0';
+        cmd->argv[i] = p;
+        cmd->lens[i] = lens[i];
+        p += lens[i] + 1;
+    }
+
+    evtimer_assign(&cmd->timer, r->base, rg_redis_cmd_timeout, cmd);
+
+    cmd->next = r->all;
+    if (r->all) {
+        r->all->prev = cmd;
+    }
+    r->all = cmd;
+
+    return cmd;
+}
+
+
+static void
+rg_redis_submit(rg_redis_t *r, rg_redis_cmd_t *cmd)
+{
+    struct timeval    tv;
+    rg_redis_conn_t  *c;
+
+    if (r->destroying) {
+        r->stats.rejected++;
+        rg_redis_post(cmd, "the store is shutting down");
+        return;
+    }
+
+    tv.tv_sec = cmd->timeout / 1000;
+    tv.tv_usec = (cmd->timeout % 1000) * 1000;
+    evtimer_add(&cmd->timer, &tv);
+
+    c = rg_redis_pick(r);
+    if (c && r->qhead == NULL) {
+        rg_redis_send(c, cmd);
+        return;
+    }
+
+    if (r->stats.queued >= r->conf.max_queue) {
+        r->stats.rejected++;
+        rg_redis_post(cmd, "the store queue is full: Redis is not reachable "
+                      "fast enough");
+        return;
+    }
+
+    cmd->queued = 1;
+    *r->qtail = cmd;
+    r->qtail = &cmd->qnext;
+    r->stats.queued++;
+}
+
+
+rg_redis_cmd_t *
+rg_redis_command(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
+    void *data, int argc, const char **argv, const size_t *lens)
+{
+    rg_redis_cmd_t  *cmd;
+
+    cmd = rg_redis_cmd_create(r, timeout, cb, data, argc, argv, lens);
+    if (cmd == NULL) {
+        return NULL;
+    }
+
+    rg_redis_submit(r, cmd);
+
+    return cmd;
+}
+
+
+rg_redis_cmd_t *
+rg_redis_eval(rg_redis_t *r, rg_redis_script_t *script, rg_redis_reply_pt cb,
+    void *data, int nkeys, int argc, const char **argv, const size_t *lens)
+{
+    int              i;
+    char             num[24];
+    size_t           ls[64];
+    const char      *av[64];
+    rg_redis_cmd_t  *cmd;
+
+    if (argc + 3 > (int) rg_nelems(av)) {
+        return NULL;
+    }
+
+    snprintf(num, sizeof(num), "%d", nkeys);
+
+    av[0] = "EVALSHA";
+    ls[0] = 7;
+    av[1] = script->sha;
+    ls[1] = 40;
+    av[2] = num;
+    ls[2] = strlen(num);
+
+    for (i = 0; i < argc; i++) {
+        av[i + 3] = argv[i];
+        ls[i + 3] = lens[i];
+    }
+
+    cmd = rg_redis_cmd_create(r, 0, cb, data, argc + 3, av, ls);
+    if (cmd == NULL) {
+        return NULL;
+    }
+
+    cmd->script = script;
+    rg_redis_submit(r, cmd);
+
+    return cmd;
+}
+
+
+void
+rg_redis_cancel(rg_redis_cmd_t *cmd)
+{
+    if (cmd->answered) {
+        return;
+    }
+
+    cmd->answered = 1;
+    evtimer_del(&cmd->timer);
+
+    if (cmd->queued) {
+        rg_redis_unqueue(cmd);
+    }
+
+    if (!cmd->in_hiredis) {
+        rg_redis_cmd_free(cmd);
+    }
+}
+
+
+rg_int_t
+rg_redis_script_init(rg_redis_script_t *script)
+{
+    int            i;
+    unsigned char  md[SHA_DIGEST_LENGTH];
+
+    if (SHA1((const unsigned char *) script->source, strlen(script->source),
+             md) == NULL)
+    {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < SHA_DIGEST_LENGTH; i++) {
+        snprintf(script->sha + 2 * i, 3, "%02x", md[i]);
+    }
+
+    return RG_OK;
+}
+
+
+/* connections */
+
+static void
+rg_redis_backoff_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_redis_connect(arg);
+}
+
+
+static void
+rg_redis_lost(rg_redis_conn_t *c, const char *why)
+{
+    rg_msec_t        d;
+    rg_redis_t      *r;
+    struct timeval   tv;
+
+    r = c->r;
+
+    if (c->state == RG_REDIS_READY) {
+        r->ready--;
+    }
+
+    c->state = RG_REDIS_DOWN;
+    c->ac = NULL;
+    c->failures++;
+    evtimer_del(&c->timer);
+
+    if (why) {
+        rg_redis_set_error(r, "%s", why);
+    }
+
+    if (r->destroying) {
+        return;
+    }
+
+    if (r->ready == 0 && r->down_since == 0) {
+        r->down_since = rg_monotonic_msec();
+        r->down_failed = 0;
+        r->down_logged = 0;
+    }
+
+    if (r->ready == 0 && !r->down_logged) {
+        r->down_logged = 1;
+        rg_log_error(RG_LOG_WARN, r->log, 0, "redis %s %s: %s; retrying with "
+                     "backoff", r->addr, r->was_up ? "lost" : "not reachable",
+                     r->last_error);
+    }
+
+    /* exponential, capped, with jitter: half to all of the step */
+    d = r->conf.backoff_base;
+    for (rg_uint_t i = 1; i < c->failures && d < r->conf.backoff_max; i++) {
+        d *= 2;
+    }
+    d = rg_min(d, r->conf.backoff_max);
+    d = d / 2 + (rg_msec_t) (random() % (long) (d / 2 + 1));
+
+    tv.tv_sec = d / 1000;
+    tv.tv_usec = (d % 1000) * 1000;
+    evtimer_assign(&c->timer, r->base, rg_redis_backoff_handler, c);
+    evtimer_add(&c->timer, &tv);
+}
+
+
+static void
+rg_redis_connect_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    char                buf[64];
+    rg_redis_conn_t    *c;
+    redisAsyncContext  *ac;
+
+    c = arg;
+
+    snprintf(buf, sizeof(buf), "connect timed out after %llums",
+             (unsigned long long) c->r->conf.connect_timeout);
+
+    if (c->state == RG_REDIS_RESOLVING && c->dns) {
+        evdns_getaddrinfo_cancel(c->dns);   /* its callback clears c->dns */
+        c->dns = NULL;
+    }
+
+    ac = c->ac;
+    if (ac) {
+        ac->data = NULL;
+    }
+
+    rg_redis_lost(c, buf);
+
+    if (ac) {
+        redisAsyncFree(ac);               /* not inside a hiredis callback */
+    }
+}
+
+
+static void
+rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
+{
+    rg_msec_t         down;
+    redisReply       *reply;
+    rg_redis_conn_t  *c;
+    rg_redis_t       *r;
+
+    reply = reply_;
+    c = ac->data;
+
+    if (reply == NULL || c == NULL || c->ac != ac) {
+        return;                  /* the context went: handled there */
+    }
+
+    r = c->r;
+
+    if (reply->type == REDIS_REPLY_ERROR) {
+        /* AUTH or SELECT refused; the reply never holds the password */
+        rg_redis_set_error(r, "%.*s", (int) rg_min(reply->len, 200),
+                           reply->str);
+        ac->data = NULL;
+        rg_redis_lost(c, NULL);
+        redisAsyncFree(ac);      /* deferred: we are in its callback */
+        return;
+    }
+
+    if ((uintptr_t) privdata != 1) {
+        return;                  /* AUTH or SELECT: the PING follows */
+    }
+
+    evtimer_del(&c->timer);
+    c->state = RG_REDIS_READY;
+    c->failures = 0;
+    c->last_read = rg_monotonic_msec();
+    r->ready++;
+    r->stats.connects++;
+
+    if (r->down_since) {
+        down = rg_monotonic_msec() - r->down_since;
+        if (r->down_logged) {
+            rg_log_error(RG_LOG_NOTICE, r->log, 0, "redis %s %s after "
+                         "%llu.%01llus (%llu commands failed meanwhile)",
+                         r->addr, r->was_up ? "reachable again" : "reachable",
+                         (unsigned long long) down / 1000,
+                         (unsigned long long) (down % 1000) / 100,
+                         (unsigned long long) r->down_failed);
+        }
+        r->down_since = 0;
+    }
+
+    r->was_up = 1;
+    r->last_error[0] = '\0';
+
+    rg_redis_flush(r);
+}
+
+
+static void
+rg_redis_connect_handler(const redisAsyncContext *ac, int status)
+{
+    char              buf[256];
+    rg_redis_conn_t  *c;
+
+    c = ac->data;
+    if (c == NULL || c->ac != ac) {
+        return;
+    }
+
+    if (status != REDIS_OK) {
+        /* hiredis frees the context when this returns: never free it here
+         * (0.14 does not defer a free from inside the connect callback) */
+        snprintf(buf, sizeof(buf), "%s", ac->errstr[0] ? ac->errstr
+                                                        : "cannot connect");
+        ((redisAsyncContext *) ac)->data = NULL;
+        rg_redis_lost(c, buf);
+    }
+}
+
+
+static void
+rg_redis_disconnect_handler(const redisAsyncContext *ac, int status)
+{
+    char              buf[256];
+    rg_redis_conn_t  *c;
+
+    c = ac->data;
+    if (c == NULL || c->ac != ac) {
+        return;
+    }
+
+    snprintf(buf, sizeof(buf), "%s", ac->err && ac->errstr[0]
+             ? ac->errstr : "connection closed by the server");
+    ((redisAsyncContext *) ac)->data = NULL;
+    rg_redis_lost(c, buf);
+}
+
+
+static void
+rg_redis_open(rg_redis_conn_t *c, const char *ip)
+{
+    char                num[24];
+    size_t              lens[2];
+    const char         *argv[2];
+    struct timeval      tv;
+    rg_redis_t         *r;
+    redisAsyncContext  *ac;
+
+    r = c->r;
+
+    ac = ip ? redisAsyncConnect(ip, r->conf.port)
+            : redisAsyncConnectUnix(r->conf.path);
+
+    if (ac == NULL) {
+        rg_redis_lost(c, "out of memory");
+        return;
+    }
+
+    if (ac->err) {
+        rg_redis_set_error(r, "%s", ac->errstr);
+        redisAsyncFree(ac);
+        rg_redis_lost(c, NULL);
+        return;
+    }
+
+    if (redisLibeventAttach(ac, r->base) != REDIS_OK) {
+        redisAsyncFree(ac);
+        rg_redis_lost(c, "cannot attach to the event loop");
+        return;
+    }
+
+    ac->data = c;
+    c->ac = ac;
+    c->state = RG_REDIS_CONNECTING;
+
+    redisAsyncSetConnectCallback(ac, rg_redis_connect_handler);
+    redisAsyncSetDisconnectCallback(ac, rg_redis_disconnect_handler);
+
+    /* the handshake is pipelined behind the connect; PING says ready */
+    if (r->conf.password) {
+        argv[0] = "AUTH";
+        lens[0] = 4;
+        argv[1] = r->conf.password;
+        lens[1] = strlen(r->conf.password);
+        redisAsyncCommandArgv(ac, rg_redis_ready_handler, NULL, 2, argv,
+                              lens);
+    }
+
+    if (r->conf.database) {
+        snprintf(num, sizeof(num), "%ld", (long) r->conf.database);
+        argv[0] = "SELECT";
+        lens[0] = 6;
+        argv[1] = num;
+        lens[1] = strlen(num);
+        redisAsyncCommandArgv(ac, rg_redis_ready_handler, NULL, 2, argv,
+                              lens);
+    }
+
+    redisAsyncCommand(ac, rg_redis_ready_handler, (void *) (uintptr_t) 1,
+                      "PING");
+
+    tv.tv_sec = r->conf.connect_timeout / 1000;
+    tv.tv_usec = (r->conf.connect_timeout % 1000) * 1000;
+    evtimer_assign(&c->timer, r->base, rg_redis_connect_timeout, c);
+    evtimer_add(&c->timer, &tv);
+}
+
+
+static void
+rg_redis_resolved(int result, struct evutil_addrinfo *res, void *arg)
+{
+    char              ip[INET6_ADDRSTRLEN];
+    void             *a;
+    rg_redis_conn_t  *c;
+
+    c = arg;
+
+    if (result == EVUTIL_EAI_CANCEL) {
+        return;                      /* c may be gone */
+    }
+
+    c->dns = NULL;
+
+    if (result != 0 || res == NULL) {
+        if (res) {
+            evutil_freeaddrinfo(res);
+        }
+        rg_redis_set_error(c->r, "cannot resolve \"%s\": %s", c->r->conf.host,
+                           evutil_gai_strerror(result));
+        evtimer_del(&c->timer);
+        rg_redis_lost(c, NULL);
+        return;
+    }
+
+    a = res->ai_family == AF_INET6
+        ? (void *) &((struct sockaddr_in6 *) res->ai_addr)->sin6_addr
+        : (void *) &((struct sockaddr_in *) res->ai_addr)->sin_addr;
+    inet_ntop(res->ai_family, a, ip, sizeof(ip));
+    evutil_freeaddrinfo(res);
+
+    evtimer_del(&c->timer);
+    rg_redis_open(c, ip);
+}
+
+
+static void
+rg_redis_connect(rg_redis_conn_t *c)
+{
+    rg_redis_t                *r;
+    struct timeval             tv;
+    struct in6_addr            a6;
+    struct evutil_addrinfo     hints;
+
+    r = c->r;
+
+    if (r->conf.host == NULL) {
+        rg_redis_open(c, NULL);
+        return;
+    }
+
+    if (inet_pton(AF_INET, r->conf.host, &a6) == 1
+        || inet_pton(AF_INET6, r->conf.host, &a6) == 1
+        || r->dns == NULL)
+    {
+        rg_redis_open(c, r->conf.host);
+        return;
+    }
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+
+    c->state = RG_REDIS_RESOLVING;
+
+    tv.tv_sec = r->conf.connect_timeout / 1000;
+    tv.tv_usec = (r->conf.connect_timeout % 1000) * 1000;
+    evtimer_assign(&c->timer, r->base, rg_redis_connect_timeout, c);
+    evtimer_add(&c->timer, &tv);
+
+    /* may answer at once (a cached or local name): c->dns then stays NULL
+     * and the state has moved on */
+    c->dns = evdns_getaddrinfo(r->dns, r->conf.host, NULL, &hints,
+                               rg_redis_resolved, c);
+}
+
+
+rg_redis_t *
+rg_redis_create(struct event_base *base, struct evdns_base *dns,
+    const rg_redis_conf_t *conf, rg_log_t *log)
+{
+    rg_uint_t    i;
+    rg_redis_t  *r;
+
+    r = calloc(1, sizeof(rg_redis_t));
+    if (r == NULL) {
+        return NULL;
+    }
+
+    r->base = base;
+    r->dns = dns;
+    r->log = log;
+    r->conf = *conf;
+    r->conf.host = NULL;
+    r->conf.path = NULL;
+    r->conf.password = NULL;
+    r->qtail = &r->qhead;
+
+    if ((conf->host && (r->conf.host = strdup(conf->host)) == NULL)
+        || (conf->path && (r->conf.path = strdup(conf->path)) == NULL)
+        || (conf->password
+            && (r->conf.password = strdup(conf->password)) == NULL))
+    {
+        rg_redis_conf_free(&r->conf);
+        free(r);
+        return NULL;
+    }
+
+    if (r->conf.connections == 0) {
+        r->conf.connections = 1;
+    }
+    if (r->conf.connect_timeout == 0) {
+        r->conf.connect_timeout = 1000;
+    }
+    if (r->conf.command_timeout == 0) {
+        r->conf.command_timeout = 500;
+    }
+    if (r->conf.max_queue == 0) {
+        r->conf.max_queue = 100000;
+    }
+    if (r->conf.backoff_base == 0) {
+        r->conf.backoff_base = 100;
+    }
+    if (r->conf.backoff_max == 0) {
+        r->conf.backoff_max = 5000;
+    }
+
+    if (r->conf.host) {
+        snprintf(r->addr, sizeof(r->addr), strchr(r->conf.host, ':')
+                 ? "[%s]:%d" : "%s:%d", r->conf.host, r->conf.port);
+    } else {
+        snprintf(r->addr, sizeof(r->addr), "unix:%s",
+                 r->conf.path ? r->conf.path : "");
+    }
+
+    r->nconns = r->conf.connections;
+    r->conns = calloc(r->nconns, sizeof(rg_redis_conn_t));
+    if (r->conns == NULL) {
+        rg_redis_conf_free(&r->conf);
+        free(r);
+        return NULL;
+    }
+
+    for (i = 0; i < r->nconns; i++) {
+        r->conns[i].r = r;
+        evtimer_assign(&r->conns[i].timer, base, rg_redis_backoff_handler,
+                       &r->conns[i]);
+    }
+
+    r->down_since = rg_monotonic_msec();
+
+    for (i = 0; i < r->nconns; i++) {
+        rg_redis_connect(&r->conns[i]);
+    }
+
+    return r;
+}
+
+
+void
+rg_redis_destroy(rg_redis_t *r)
+{
+    rg_uint_t           i;
+    rg_redis_cmd_t     *cmd, *next;
+    rg_redis_conn_t    *c;
+    redisAsyncContext  *ac;
+
+    if (r == NULL) {
+        return;
+    }
+
+    r->destroying = 1;
+
+    for (i = 0; i < r->nconns; i++) {
+        c = &r->conns[i];
+        evtimer_del(&c->timer);
+
+        if (c->dns) {
+            evdns_getaddrinfo_cancel(c->dns);
+            c->dns = NULL;
+        }
+
+        ac = c->ac;
+        if (ac) {
+            c->ac = NULL;
+            ac->data = NULL;
+            redisAsyncFree(ac);   /* sent commands are called back now */
+        }
+    }
+
+    /* what is left was queued or posted; never called from a callback of
+     * this client, so hiredis holds none of it any more */
+    for (cmd = r->all; cmd; cmd = next) {
+        next = cmd->next;
+        assert(!cmd->in_hiredis);
+        if (cmd->queued) {
+            rg_redis_unqueue(cmd);
+        }
+        rg_redis_finish(cmd, NULL, "the store is shutting down");
+    }
+
+    rg_redis_conf_free(&r->conf);
+    free(r->conns);
+    free(r);
+}
+
+
+rg_uint_t
+rg_redis_connected(rg_redis_t *r)
+{
+    return r->ready > 0;
+}
+
+
+const char *
+rg_redis_address(rg_redis_t *r)
+{
+    return r->addr;
+}
+
+
+const char *
+rg_redis_last_error(rg_redis_t *r)
+{
+    return r->last_error;
+}
+
+
+const rg_redis_stats_t *
+rg_redis_stats(rg_redis_t *r)
+{
+    return &r->stats;
+}
+
+
+const char *
+rg_redis_parse_server(const char *s, size_t len, rg_redis_conf_t *conf)
+{
+    char        *end;
+    const char  *colon, *host;
+    size_t       hlen;
+    long         port;
+
+    if (len > 5 && memcmp(s, "unix:", 5) == 0) {
+        conf->path = rg_strdup_len(s + 5, len - 5);
+        conf->host = NULL;
+        return conf->path ? NULL : "out of memory";
+    }
+
+    host = s;
+    hlen = len;
+    port = 6379;
+
+    if (len && s[0] == '[') {
+        colon = memchr(s, ']', len);
+        if (colon == NULL) {
+            return "has an unclosed \"[\"";
+        }
+        host = s + 1;
+        hlen = colon - s - 1;
+        colon = colon + 1 < s + len && colon[1] == ':' ? colon + 1 : NULL;
+
+    } else {
+        colon = memrchr(s, ':', len);
+        if (colon && memchr(s, ':', colon - s)) {
+            colon = NULL;                    /* a bare IPv6 address */
+        } else if (colon) {
+            hlen = colon - s;
+        }
+    }
+
+    if (colon) {
+        char  num[8];
+
+        if ((size_t) (s + len - colon - 1) >= sizeof(num)) {
+            return "has an invalid port";
+        }
+        memcpy(num, colon + 1, s + len - colon - 1);
+        num[s + len - colon - 1] = '\0';
+        port = strtol(num, &end, 10);
+        if (*end || num[0] == '\0' || port < 1 || port > 65535) {
+            return "has an invalid port";
+        }
+    }
+
+    if (hlen == 0) {
+        return "has no host";
+    }
+
+    conf->host = rg_strdup_len(host, hlen);
+    conf->path = NULL;
+    conf->port = (int) port;
+
+    return conf->host ? NULL : "out of memory";
+}
+
+
+void
+rg_redis_conf_free(rg_redis_conf_t *conf)
+{
+    free(conf->host);
+    free(conf->path);
+
+    if (conf->password) {
+        explicit_bzero(conf->password, strlen(conf->password));
+        free(conf->password);
+    }
+
+    conf->host = NULL;
+    conf->path = NULL;
+    conf->password = NULL;
+}

@@ -1,0 +1,918 @@
+/* test_redis.c: the asynchronous Redis client (src/store/rg_redis.c)
+ * against a real redis-server started on a free loopback port and a unix
+ * socket: replies and binary values, pipelining over several connections,
+ * error replies, scripts by SHA with NOSCRIPT after a flush, command and
+ * connect deadlines with the late reply ignored, a server that is down at
+ * start and one restarted in the middle, AUTH and SELECT, name resolution
+ * with evdns, the bounded queue, cancel and shutdown. Every command must
+ * end with exactly one callback. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_redis.h>
+#include <rg_test.h>
+#include <rg_test_redis.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <event2/event.h>
+#include <event2/dns.h>
+#include <signal.h>
+
+
+typedef struct {
+    struct event_base  *base;
+    struct evdns_base  *dns;
+    rg_test_redis_t    *srv;
+    rg_redis_t         *r;
+    rg_log_t            log;
+    int                 logfd[2];
+    rg_uint_t           left;          /* callbacks still to come */
+} rg_test_ctx_t;
+
+
+/* what one command answered */
+typedef struct {
+    rg_test_ctx_t      *ctx;
+    rg_uint_t           calls;
+    int                 type;
+    long long           integer;
+    char                text[512];
+    size_t              len;
+    char                err[512];
+} rg_test_ans_t;
+
+
+static void
+rg_test_answer(void *data, redisReply *reply, const char *err)
+{
+    rg_test_ans_t  *a;
+
+    a = data;
+    a->calls++;
+
+    if (err) {
+        assert_null(reply);
+        snprintf(a->err, sizeof(a->err), "%s", err);
+    } else {
+        assert_non_null(reply);
+        a->type = reply->type;
+        a->integer = reply->integer;
+        if (reply->type == REDIS_REPLY_STRING
+            || reply->type == REDIS_REPLY_STATUS)
+        {
+            a->len = rg_min(reply->len, sizeof(a->text));
+            memcpy(a->text, reply->str, a->len);
+        }
+    }
+
+    if (a->ctx && --a->ctx->left == 0) {
+        event_base_loopbreak(a->ctx->base);
+    }
+}
+
+
+static void
+rg_test_break(evutil_socket_t fd, short what, void *arg)
+{
+    event_base_loopbreak(arg);
+}
+
+
+/* runs the loop until every callback came, or for at most ms */
+static void
+rg_test_wait(rg_test_ctx_t *ctx, rg_msec_t ms)
+{
+    struct event   *ev;
+    struct timeval  tv;
+
+    ev = evtimer_new(ctx->base, rg_test_break, ctx->base);
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    evtimer_add(ev, &tv);
+
+    if (ctx->left) {
+        event_base_dispatch(ctx->base);
+    }
+
+    event_free(ev);
+}
+
+
+/* runs the loop for ms whatever happens */
+static void
+rg_test_spin(rg_test_ctx_t *ctx, rg_msec_t ms)
+{
+    rg_uint_t  left;
+
+    left = ctx->left;
+    ctx->left = (rg_uint_t) -1;
+    rg_test_wait(ctx, ms);
+    ctx->left = left;
+}
+
+
+static rg_redis_cmd_t *
+rg_test_cmd(rg_test_ctx_t *ctx, rg_test_ans_t *a, rg_msec_t timeout,
+    const char *c0, ...)
+{
+    int          n;
+    size_t       lens[16];
+    va_list      args;
+    const char  *argv[16], *s;
+
+    memset(a, 0, sizeof(*a));
+    a->ctx = ctx;
+
+    n = 0;
+    va_start(args, c0);
+    for (s = c0; s && n < 16; s = va_arg(args, const char *)) {
+        argv[n] = s;
+        lens[n] = strlen(s);
+        n++;
+    }
+    va_end(args);
+
+    ctx->left++;
+
+    return rg_redis_command(ctx->r, timeout, rg_test_answer, a, n, argv,
+                            lens);
+}
+
+
+static rg_redis_conf_t
+rg_test_conf(rg_test_ctx_t *ctx, int unix_socket)
+{
+    rg_redis_conf_t  conf;
+
+    memset(&conf, 0, sizeof(conf));
+
+    if (unix_socket) {
+        conf.path = ctx->srv->sock;
+    } else {
+        conf.host = "127.0.0.1";
+        conf.port = ctx->srv->port;
+    }
+
+    conf.connections = 2;
+    conf.connect_timeout = 1000;
+    conf.command_timeout = 2000;
+    conf.backoff_base = 20;
+    conf.backoff_max = 200;
+
+    return conf;
+}
+
+
+static int
+rg_test_setup(void **state)
+{
+    rg_test_ctx_t  *ctx;
+
+    ctx = calloc(1, sizeof(rg_test_ctx_t));
+    assert_non_null(ctx);
+
+    ctx->base = event_base_new();
+    assert_non_null(ctx->base);
+
+    ctx->srv = rg_test_redis_start(NULL);
+    if (ctx->srv == NULL) {
+        fail_msg("cannot start redis-server (is it installed? "
+                 "deploy/deps.sh installs it)");
+    }
+
+    /* the log goes to a pipe the test reads */
+    assert_int_equal(pipe2(ctx->logfd, O_NONBLOCK | O_CLOEXEC), 0);
+    ctx->log = *rg_log_stderr();
+    ctx->log.fd = ctx->logfd[1];
+    ctx->log.log_level = RG_LOG_INFO;
+
+    *state = ctx;
+
+    return 0;
+}
+
+
+static int
+rg_test_teardown(void **state)
+{
+    rg_test_ctx_t  *ctx;
+
+    ctx = *state;
+
+    rg_redis_destroy(ctx->r);
+    if (ctx->dns) {
+        evdns_base_free(ctx->dns, 0);
+    }
+    rg_test_redis_stop(ctx->srv);
+    event_base_free(ctx->base);
+    close(ctx->logfd[0]);
+    close(ctx->logfd[1]);
+    free(ctx);
+
+    return 0;
+}
+
+
+static char *
+rg_test_log_read(rg_test_ctx_t *ctx)
+{
+    static char  buf[65536];
+    ssize_t      n;
+
+    n = read(ctx->logfd[0], buf, sizeof(buf) - 1);
+    buf[n > 0 ? n : 0] = '\0';
+
+    return buf;
+}
+
+
+static rg_uint_t
+rg_test_count(const char *hay, const char *needle)
+{
+    rg_uint_t  n;
+
+    for (n = 0; (hay = strstr(hay, needle)) != NULL; hay++) {
+        n++;
+    }
+
+    return n;
+}
+
+
+static void
+rg_test_roundtrip(void **state, int unix_socket)
+{
+    size_t            lens[3];
+    const char       *argv[3];
+    rg_test_ans_t     a, b;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+    static const char bin[] = "a\0b\r\n\xff";
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, unix_socket);
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+    assert_non_null(ctx->r);
+
+    /* binary safe: a NUL, CRLF and a high byte */
+    argv[0] = "SET";
+    lens[0] = 3;
+    argv[1] = "k";
+    lens[1] = 1;
+    argv[2] = bin;
+    lens[2] = sizeof(bin) - 1;
+
+    memset(&a, 0, sizeof(a));
+    a.ctx = ctx;
+    ctx->left++;
+    assert_non_null(rg_redis_command(ctx->r, 0, rg_test_answer, &a, 3, argv,
+                                     lens));
+
+    /* never inside the call */
+    assert_int_equal(a.calls, 0);
+
+    rg_test_cmd(ctx, &b, 0, "GET", "k", NULL);
+    rg_test_wait(ctx, 5000);
+
+    assert_int_equal(a.calls, 1);
+    assert_string_equal(a.err, "");
+    assert_int_equal(a.type, REDIS_REPLY_STATUS);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(b.type, REDIS_REPLY_STRING);
+    assert_int_equal(b.len, sizeof(bin) - 1);
+    assert_memory_equal(b.text, bin, sizeof(bin) - 1);
+    assert_true(rg_redis_connected(ctx->r));
+}
+
+
+static void
+test_roundtrip_tcp(void **state)
+{
+    rg_test_roundtrip(state, 0);
+}
+
+
+static void
+test_roundtrip_unix(void **state)
+{
+    rg_test_roundtrip(state, 1);
+    assert_non_null(strstr(rg_redis_address(((rg_test_ctx_t *) *state)->r),
+                           "unix:"));
+}
+
+
+/* 20,000 commands over 4 connections, all pipelined: every one answered
+ * once, and INCR saw every one */
+static void
+test_pipeline(void **state)
+{
+    rg_uint_t         i, n, bad;
+    char             *v;
+    rg_test_ans_t    *as;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 0);
+    conf.connections = 4;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    n = 20000;
+    as = calloc(n, sizeof(rg_test_ans_t));
+    assert_non_null(as);
+
+    for (i = 0; i < n; i++) {
+        rg_test_cmd(ctx, &as[i], 10000, "INCR", "counter", NULL);
+    }
+
+    rg_test_wait(ctx, 30000);
+
+    bad = 0;
+    for (i = 0; i < n; i++) {
+        bad += as[i].calls != 1 || as[i].err[0] != '\0';
+    }
+
+    assert_int_equal(bad, 0);
+    assert_int_equal(ctx->left, 0);
+
+    v = rg_test_redis_cmd(ctx->srv, "GET counter");
+    assert_string_equal(v, "20000");
+    free(v);
+
+    assert_true(rg_redis_stats(ctx->r)->commands >= n);
+    assert_int_equal(rg_redis_stats(ctx->r)->inflight, 0);
+
+    free(as);
+}
+
+
+/* an error reply is an error for that command only */
+static void
+test_error_reply(void **state)
+{
+    rg_test_ans_t     a, b, c;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 1);
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "LPUSH", "list", "x", NULL);
+    rg_test_cmd(ctx, &b, 0, "GET", "list", NULL);
+    rg_test_cmd(ctx, &c, 0, "NOSUCHCOMMAND", NULL);
+    rg_test_wait(ctx, 5000);
+
+    assert_string_equal(a.err, "");
+    assert_int_equal(a.integer, 1);
+    assert_int_equal(b.calls, 1);
+    assert_non_null(strstr(b.err, "WRONGTYPE"));
+    assert_int_equal(c.calls, 1);
+    assert_non_null(strstr(c.err, "unknown command"));
+
+    /* the connection is still good */
+    rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_string_equal(a.err, "");
+    assert_int_equal(rg_redis_stats(ctx->r)->errors, 2);
+}
+
+
+static rg_redis_script_t  rg_test_script = {
+    "test", "return redis.call('INCRBY', KEYS[1], ARGV[1])", ""
+};
+
+
+static rg_redis_cmd_t *
+rg_test_eval(rg_test_ctx_t *ctx, rg_test_ans_t *a, const char *key,
+    const char *arg)
+{
+    size_t       lens[2];
+    const char  *argv[2];
+
+    memset(a, 0, sizeof(*a));
+    a->ctx = ctx;
+    argv[0] = key;
+    lens[0] = strlen(key);
+    argv[1] = arg;
+    lens[1] = strlen(arg);
+    ctx->left++;
+
+    return rg_redis_eval(ctx->r, &rg_test_script, rg_test_answer, a, 1, 2,
+                         argv, lens);
+}
+
+
+/* EVALSHA; the server does not know it: EVAL once; after SCRIPT FLUSH
+ * (a restarted server) again */
+static void
+test_script(void **state)
+{
+    char             *v;
+    rg_test_ans_t     a, b;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 0);
+    conf.connections = 1;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    assert_int_equal(rg_redis_script_init(&rg_test_script), RG_OK);
+    assert_int_equal(strlen(rg_test_script.sha), 40);
+
+    rg_test_eval(ctx, &a, "n", "5");
+    rg_test_wait(ctx, 5000);
+    assert_string_equal(a.err, "");
+    assert_int_equal(a.integer, 5);
+    assert_int_equal(rg_redis_stats(ctx->r)->noscript, 1);
+
+    /* now cached: EVALSHA alone */
+    rg_test_eval(ctx, &a, "n", "2");
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(a.integer, 7);
+    assert_int_equal(rg_redis_stats(ctx->r)->noscript, 1);
+
+    v = rg_test_redis_cmd(ctx->srv, "SCRIPT FLUSH");
+    free(v);
+
+    rg_test_eval(ctx, &a, "n", "1");
+    rg_test_eval(ctx, &b, "n", "1");
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(a.integer, 8);
+    assert_int_equal(b.integer, 9);
+    assert_int_equal(rg_redis_stats(ctx->r)->noscript, 3);
+
+    /* a script's own error is the command's error */
+    rg_test_eval(ctx, &a, "n", "not a number");
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(a.calls, 1);
+    assert_non_null(strstr(a.err, "not an integer"));
+}
+
+
+/* a command past its deadline fails then; its late reply is ignored;
+ * the stuck connection is replaced and later commands work */
+static void
+test_command_timeout(void **state)
+{
+    rg_msec_t         t0, ms;
+    rg_test_ans_t     a, b, c;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 0);
+    conf.connections = 1;
+    conf.command_timeout = 200;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_string_equal(a.err, "");
+
+    t0 = rg_monotonic_msec();
+    rg_test_cmd(ctx, &a, 0, "DEBUG", "SLEEP", "1", NULL);
+    rg_test_cmd(ctx, &b, 5000, "SET", "after", "1", NULL);
+    rg_test_wait(ctx, 5000);
+    ms = rg_monotonic_msec() - t0;
+
+    assert_int_equal(a.calls, 1);
+    assert_non_null(strstr(a.err, "timed out after 200ms"));
+    /* the one behind it on the stuck connection: its outcome is unknown */
+    assert_int_equal(b.calls, 1);
+    assert_non_null(strstr(b.err, "outcome unknown"));
+    assert_true(ms < 900);
+
+    /* the server wakes up and the late replies go nowhere */
+    rg_test_spin(ctx, 1200);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(b.calls, 1);
+
+    rg_test_cmd(ctx, &c, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(c.calls, 1);
+    assert_string_equal(c.err, "");
+    assert_true(rg_redis_stats(ctx->r)->connects >= 2);
+}
+
+
+/* a listener that never answers: the handshake times out on our timer */
+static void
+test_connect_timeout(void **state)
+{
+    int                 fd;
+    rg_test_ans_t       a;
+    rg_test_ctx_t      *ctx;
+    rg_redis_conf_t     conf;
+    struct sockaddr_in  sin;
+    socklen_t           len;
+
+    ctx = *state;
+
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *) &sin, sizeof(sin)), 0);
+    assert_int_equal(listen(fd, 16), 0);
+    len = sizeof(sin);
+    getsockname(fd, (struct sockaddr *) &sin, &len);
+
+    memset(&conf, 0, sizeof(conf));
+    conf.host = "127.0.0.1";
+    conf.port = ntohs(sin.sin_port);
+    conf.connections = 1;
+    conf.connect_timeout = 150;
+    conf.command_timeout = 600;
+    conf.backoff_base = 20;
+    conf.backoff_max = 50;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+
+    assert_int_equal(a.calls, 1);
+    assert_non_null(strstr(a.err, "waiting for a connection"));
+    assert_non_null(strstr(a.err, "connect timed out after 150ms"));
+    assert_false(rg_redis_connected(ctx->r));
+
+    /* one warning for the whole outage, with the address */
+    rg_test_spin(ctx, 300);
+    assert_int_equal(rg_test_count(rg_test_log_read(ctx), "not reachable"),
+                     1);
+
+    close(fd);
+}
+
+
+/* down at start: commands wait in the queue and go out once it is up */
+static void
+test_down_at_start(void **state)
+{
+    int               port;
+    char             *log, *v;
+    rg_test_ans_t     a, b;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    port = ctx->srv->port;
+    rg_test_redis_kill(ctx->srv, 1);
+
+    conf = rg_test_conf(ctx, 0);
+    conf.port = port;
+    conf.command_timeout = 5000;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "SET", "early", "1", NULL);
+    rg_test_cmd(ctx, &b, 200, "GET", "early", NULL);
+    rg_test_wait(ctx, 400);       /* b times out in the queue */
+
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(b.calls, 1);
+    assert_non_null(strstr(b.err, "waiting for a connection to 127.0.0.1:"));
+    assert_non_null(strstr(b.err, "refused"));
+
+    assert_int_equal(rg_test_redis_restart(ctx->srv), 0);
+    rg_test_wait(ctx, 5000);
+
+    assert_int_equal(a.calls, 1);
+    assert_string_equal(a.err, "");
+    v = rg_test_redis_cmd(ctx->srv, "GET early");
+    assert_string_equal(v, "1");
+    free(v);
+
+    log = rg_test_log_read(ctx);
+    assert_int_equal(rg_test_count(log, "not reachable"), 1);
+    assert_int_equal(rg_test_count(log, "reachable after"), 1);
+}
+
+
+/* a restart in the middle: in-flight commands say their outcome is
+ * unknown, new ones wait, everything ends, one warning per outage */
+static void
+test_restart(void **state)
+{
+    rg_uint_t         i, ok, lost, other;
+    char             *log;
+    rg_test_ans_t    *as, a;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 0);
+    conf.command_timeout = 10000;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_string_equal(a.err, "");
+
+    rg_test_redis_kill(ctx->srv, 1);
+    rg_test_spin(ctx, 100);
+    assert_false(rg_redis_connected(ctx->r));
+
+    as = calloc(100, sizeof(rg_test_ans_t));
+    for (i = 0; i < 100; i++) {
+        rg_test_cmd(ctx, &as[i], 0, "INCR", "c", NULL);
+    }
+
+    rg_test_spin(ctx, 300);
+    assert_int_equal(rg_redis_stats(ctx->r)->queued, 100);
+
+    assert_int_equal(rg_test_redis_restart(ctx->srv), 0);
+    rg_test_wait(ctx, 8000);
+
+    ok = lost = other = 0;
+    for (i = 0; i < 100; i++) {
+        assert_int_equal(as[i].calls, 1);
+        if (as[i].err[0] == '\0') {
+            ok++;
+        } else if (strstr(as[i].err, "outcome unknown")) {
+            lost++;
+        } else {
+            other++;
+        }
+    }
+
+    assert_int_equal(ok, 100);
+    assert_int_equal(lost + other, 0);
+    log = rg_test_log_read(ctx);
+    assert_int_equal(rg_test_count(log, "lost"), 1);
+    assert_int_equal(rg_test_count(log, "reachable again"), 1);
+    free(as);
+}
+
+
+static void
+test_auth_and_select(void **state)
+{
+    char             *v, *log;
+    rg_test_ans_t     a;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    rg_test_redis_stop(ctx->srv);
+    ctx->srv = rg_test_redis_start("--requirepass s3cret-pw");
+    assert_non_null(ctx->srv);
+
+    conf = rg_test_conf(ctx, 0);
+    conf.password = "s3cret-pw";
+    conf.database = 3;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "SET", "in3", "yes", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_string_equal(a.err, "");
+
+    v = rg_test_redis_cmd(ctx->srv, "GET in3");
+    assert_non_null(strstr(v, "NOAUTH"));
+    free(v);
+
+    rg_redis_destroy(ctx->r);
+
+    /* a wrong password: an error that does not quote any password */
+    conf.password = "wrong-pw";
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+    rg_test_cmd(ctx, &a, 300, "GET", "in3", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(a.calls, 1);
+    assert_non_null(strstr(a.err, "WRONGPASS"));
+    assert_null(strstr(a.err, "wrong-pw"));
+
+    log = rg_test_log_read(ctx);
+    assert_non_null(strstr(log, "WRONGPASS"));
+    assert_null(strstr(log, "wrong-pw"));
+    assert_null(strstr(log, "s3cret"));
+}
+
+
+/* the key went to database 3, not 0 */
+static void
+test_select(void **state)
+{
+    char             *v;
+    rg_test_ans_t     a;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 1);
+    conf.database = 3;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "SET", "where", "three", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_string_equal(a.err, "");
+
+    v = rg_test_redis_cmd(ctx->srv, "GET where");
+    assert_string_equal(v, "(nil)");
+    free(v);
+
+    v = rg_test_redis_cmd(ctx->srv, "EVAL %s 0",
+        "redis.call('SELECT', 3); return redis.call('GET', 'where')");
+    assert_string_equal(v, "three");
+    free(v);
+}
+
+
+/* a name, resolved by evdns (never by a blocking getaddrinfo) */
+static void
+test_resolve(void **state)
+{
+    rg_test_ans_t     a;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    ctx->dns = evdns_base_new(ctx->base, EVDNS_BASE_INITIALIZE_NAMESERVERS
+                              | EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+    assert_non_null(ctx->dns);
+
+    conf = rg_test_conf(ctx, 0);
+    conf.host = "localhost";
+    ctx->r = rg_redis_create(ctx->base, ctx->dns, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(a.calls, 1);
+
+    /* localhost may be ::1 first, where this server does not listen */
+    if (a.err[0]) {
+        assert_non_null(strstr(a.err, "refused"));
+    } else {
+        assert_int_equal(a.type, REDIS_REPLY_STATUS);
+    }
+
+    rg_redis_destroy(ctx->r);
+
+    conf.host = "no-such-host.invalid";
+    ctx->r = rg_redis_create(ctx->base, ctx->dns, &conf, &ctx->log);
+    rg_test_cmd(ctx, &a, 500, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(a.calls, 1);
+    assert_non_null(strstr(a.err, "no-such-host.invalid"));
+}
+
+
+static void
+test_queue_bound(void **state)
+{
+    rg_uint_t         i;
+    rg_test_ans_t     as[11];
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    rg_test_redis_kill(ctx->srv, 1);
+
+    conf = rg_test_conf(ctx, 0);
+    conf.max_queue = 10;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    for (i = 0; i < 11; i++) {
+        rg_test_cmd(ctx, &as[i], 300, "PING", NULL);
+    }
+
+    /* the eleventh is refused, but still not inside the call */
+    assert_int_equal(as[10].calls, 0);
+    rg_test_wait(ctx, 5000);
+
+    for (i = 0; i < 10; i++) {
+        assert_int_equal(as[i].calls, 1);
+        assert_non_null(strstr(as[i].err, "timed out"));
+    }
+
+    assert_int_equal(as[10].calls, 1);
+    assert_non_null(strstr(as[10].err, "queue is full"));
+}
+
+
+/* cancel: no callback, queued or sent; destroy: every pending command
+ * answered once */
+static void
+test_cancel_and_destroy(void **state)
+{
+    rg_test_ans_t     a, b, c, d;
+    rg_redis_cmd_t   *ca, *cb;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 1);
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    /* queued (not connected yet) and cancelled */
+    ca = rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_redis_cancel(ca);
+    ctx->left--;
+
+    rg_test_cmd(ctx, &b, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(b.calls, 1);
+
+    /* sent and cancelled before the reply */
+    cb = rg_test_cmd(ctx, &c, 0, "PING", NULL);
+    rg_redis_cancel(cb);
+    ctx->left--;
+    rg_test_spin(ctx, 200);
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(c.calls, 0);
+
+    rg_test_cmd(ctx, &a, 0, "DEBUG", "SLEEP", "0.3", NULL);
+    rg_test_cmd(ctx, &d, 0, "PING", NULL);
+    rg_redis_destroy(ctx->r);
+    ctx->r = NULL;
+
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(d.calls, 1);
+    assert_string_equal(d.err, "the store is shutting down");
+}
+
+
+static void
+test_parse_server(void **state)
+{
+    rg_redis_conf_t  conf;
+
+    memset(&conf, 0, sizeof(conf));
+    assert_null(rg_redis_parse_server("10.0.0.1:7000", 13, &conf));
+    assert_string_equal(conf.host, "10.0.0.1");
+    assert_int_equal(conf.port, 7000);
+    rg_redis_conf_free(&conf);
+
+    assert_null(rg_redis_parse_server("redis.local", 11, &conf));
+    assert_string_equal(conf.host, "redis.local");
+    assert_int_equal(conf.port, 6379);
+    rg_redis_conf_free(&conf);
+
+    assert_null(rg_redis_parse_server("[::1]:6380", 10, &conf));
+    assert_string_equal(conf.host, "::1");
+    assert_int_equal(conf.port, 6380);
+    rg_redis_conf_free(&conf);
+
+    assert_null(rg_redis_parse_server("unix:/run/r.sock", 16, &conf));
+    assert_string_equal(conf.path, "/run/r.sock");
+    assert_null(conf.host);
+    rg_redis_conf_free(&conf);
+
+    assert_non_null(rg_redis_parse_server("h:0", 3, &conf));
+    assert_non_null(rg_redis_parse_server("h:99999", 7, &conf));
+    assert_non_null(rg_redis_parse_server("h:x", 3, &conf));
+    assert_non_null(rg_redis_parse_server(":1", 2, &conf));
+    assert_non_null(rg_redis_parse_server("[::1", 4, &conf));
+    rg_redis_conf_free(&conf);
+
+    (void) state;
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_server),
+        cmocka_unit_test_setup_teardown(test_roundtrip_tcp, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_roundtrip_unix, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_error_reply, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_script, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_command_timeout, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_connect_timeout, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_down_at_start, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_restart, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_auth_and_select, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_select, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_resolve, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_queue_bound, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_and_destroy,
+                                        rg_test_setup, rg_test_teardown),
+    };
+
+    signal(SIGPIPE, SIG_IGN);
+    srandom(getpid());
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
