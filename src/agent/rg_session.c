@@ -13,6 +13,7 @@
 #include <rg_session.h>
 #include <rg_tool_args.h>
 #include <rg_json.h>
+#include <rg_secret.h>
 #include <jansson.h>
 
 
@@ -115,6 +116,7 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
         va_start(args, fmt);
         vsnprintf(buf, sizeof(buf), fmt, args);
         va_end(args);
+        rg_secret_scrub_str(buf);      /* a provider may quote the key */
         s->reason = rg_pstrdup(s->pool, buf, strlen(buf));
     }
 
@@ -1510,5 +1512,5 @@ rg_session_transcript(rg_session_t *s)
     out = json_dumps(t, JSON_INDENT(2));
     json_decref(t);
 
-    return out;
+    return rg_secret_scrub_str(out);
 }

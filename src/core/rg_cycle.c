@@ -8,6 +8,7 @@
 #include <rg_cycle.h>
 #include <rg_module.h>
 #include <rg_llm_openai.h>
+#include <rg_secret.h>
 #include <math.h>
 
 
@@ -642,10 +643,21 @@ rg_cycle_fail(rg_cycle_t *cycle, const char *file, rg_uint_t line,
 }
 
 
+/* the header holds the key: zeroed before the pool frees it */
+static void
+rg_cycle_wipe_auth(void *data)
+{
+    rg_llm_conf_t  *llm;
+
+    llm = data;
+    rg_secret_wipe(llm->auth, strlen(llm->auth));
+}
+
+
 static rg_int_t
 rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
 {
-    char        *key;
+    const char  *key;
     size_t       n;
     rg_str_t    *u;
 
@@ -688,7 +700,10 @@ rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     memcpy(llm->url + n, "/chat/completions", sizeof("/chat/completions"));
 
     if (llm->api_key_env.data) {
-        key = getenv(llm->api_key_env.data);
+        /* taken out of the environment, where a program exec runs could
+         * read it in /proc/PID/environ; kept for a configuration read
+         * later */
+        key = rg_secret_env(llm->api_key_env.data);
 
         if (key == NULL || *key == '\0') {
             rg_cycle_fail(cycle, llm->file, llm->line,
@@ -718,6 +733,13 @@ rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         }
 
         snprintf(llm->auth, n + 1, "Authorization: Bearer %s", key);
+
+        if (rg_pool_cleanup_add(cycle->pool, rg_cycle_wipe_auth, llm)
+            == NULL)
+        {
+            rg_secret_wipe(llm->auth, n);
+            return RG_ERROR;
+        }
     }
 
     if (llm->timeout == RG_CONF_UNSET_MSEC) {

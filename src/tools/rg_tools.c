@@ -12,6 +12,7 @@
 #include <rg_tools.h>
 #include <rg_isolate.h>
 #include <rg_tool_args.h>
+#include <rg_secret.h>
 #include <jansson.h>
 
 
@@ -189,8 +190,14 @@ rg_tools_set_result(rg_tool_run_t *run, int failed, const char *s,
     free(run->result);
 
     run->result = rg_strdup_len(s, len);
-    run->result_len = run->result ? len : 0;
+    run->result_len = 0;
     run->failed = failed;
+
+    /* a secret a tool came across never reaches the model */
+    if (run->result) {
+        run->result_len = rg_secret_scrub(run->result, len);
+        run->result[run->result_len] = '\0';
+    }
 }
 
 
