@@ -1079,6 +1079,7 @@ rg_session_run_turn(rg_session_t *s)
     }
 
     s->turn->approval = rg_session_approval_handler;
+    s->turn->parent = s->parent_run;   /* its approval caps this one's */
     s->state = RG_SESSION_TOOLS_RUNNING;
 
     rg_tools_turn_start(s->turn);
@@ -1422,6 +1423,7 @@ rg_session_agent_start(rg_tool_run_t *run, const char *name,
     }
 
     child->depth = parent->depth + 1;
+    child->parent_run = run;
     run->child = child;
 
     rg_log_error(RG_LOG_INFO, &parent->log, 0, "delegating to agent \"%s\" "

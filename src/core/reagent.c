@@ -46,8 +46,9 @@ rg_usage(FILE *f)
 "\"error\"}\n"
 "\n"
 "dangerous tools (exec) run only when approved: \"approve TOOL;\" in the\n"
-"agent, --approve-all, or a y/N prompt when stdin is a terminal;\n"
-"--deny-dangerous refuses them (the model is told).\n");
+"agent (and in every agent that delegated to it), or a y/N prompt when\n"
+"stdin is a terminal; --approve-all allows and --deny-dangerous refuses\n"
+"them all, whatever the agents say (the model is told).\n");
 }
 
 
@@ -393,7 +394,7 @@ main(int argc, char **argv)
             approval = RG_APPROVE_ALL;
 
         } else if (cmd && strcmp(a, "--deny-dangerous") == 0) {
-            approval = RG_APPROVE_DENY;
+            approval = RG_APPROVE_NONE;
 
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "reagent: unknown option \"%s\"%s\n", a,

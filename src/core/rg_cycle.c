@@ -219,6 +219,9 @@ static rg_command_t  rg_cycle_agent_commands[] = {
     { rg_string("approve"), RG_AGENT_CONF|RG_CONF_1MORE,
       rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, approve), NULL },
 
+    { rg_string("agents"), RG_AGENT_CONF|RG_CONF_1MORE,
+      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, agents), NULL },
+
     { rg_string("temperature"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_double_slot, offsetof(rg_agent_conf_t, temperature),
       &rg_cycle_temp_bounds },
@@ -1011,6 +1014,23 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
                 rg_cycle_fail(cycle, agent->file, agent->line,
                               "agent \"%.*s\": \"approve\" names \"%.*s\", "
                               "which is not in its \"tools\"",
+                              (int) agent->name.len, agent->name.data,
+                              (int) names[i].len, names[i].data);
+                return RG_ERROR;
+            }
+        }
+    }
+
+    /* the agents run_agent may hand work to */
+    if (agent->agents) {
+        names = agent->agents->elts;
+
+        for (i = 0; i < agent->agents->nelts; i++) {
+            if (rg_cycle_agent(cycle, names[i].data, names[i].len) == NULL)
+            {
+                rg_cycle_fail(cycle, agent->file, agent->line,
+                              "agent \"%.*s\": \"agents\" names an unknown "
+                              "agent \"%.*s\"",
                               (int) agent->name.len, agent->name.data,
                               (int) names[i].len, names[i].data);
                 return RG_ERROR;

@@ -54,6 +54,9 @@ static rg_buf_t                  rg_tools_prompt_line;
 static void rg_tools_finish(rg_tool_run_t *run);
 static void rg_tools_launch(rg_tool_run_t *run);
 static void rg_tools_prompt_next(void);
+static void rg_tools_ask(rg_tool_run_t *run);
+static rg_int_t rg_tools_agent_allowed(rg_tool_run_t *run,
+    const char *name);
 
 
 rg_int_t
@@ -642,6 +645,10 @@ rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
         return -1;
     }
 
+    if (rg_tools_agent_allowed(run, agent) != RG_OK) {
+        return -1;                 /* run->error says why */
+    }
+
     if (rg_tools_agent_start(run, agent, input, len) != RG_OK) {
         return -1;                 /* run->error says why */
     }
@@ -896,6 +903,51 @@ rg_tools_pool_done(rg_thread_task_t *task)
 
 /* approval of dangerous tools ----------------------------------------- */
 
+/* run_agent reaches only the agents the caller's `agents` lists: RG_OK,
+ * or RG_ERROR with the reason in run->error */
+static rg_int_t
+rg_tools_agent_allowed(rg_tool_run_t *run, const char *name)
+{
+    int               n;
+    size_t            len, off;
+    rg_str_t         *names;
+    rg_uint_t         i;
+    rg_agent_conf_t  *agent;
+
+    agent = run->turn->agent;
+    len = strlen(name);
+    names = agent->agents ? agent->agents->elts : NULL;
+
+    for (i = 0; names && i < agent->agents->nelts; i++) {
+        if (names[i].len == len && memcmp(names[i].data, name, len) == 0) {
+            return RG_OK;
+        }
+    }
+
+    if (names == NULL || agent->agents->nelts == 0) {
+        snprintf(run->error, sizeof(run->error), "agent \"%.*s\" may not "
+                 "hand work to other agents (its \"agents\" lists none); "
+                 "do the task yourself", (int) agent->name.len,
+                 agent->name.data);
+        return RG_ERROR;
+    }
+
+    n = snprintf(run->error, sizeof(run->error), "agent \"%.64s\" is not "
+                 "one that agent \"%.*s\" may call; it may call: ", name,
+                 (int) agent->name.len, agent->name.data);
+    off = n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1) : 0;
+
+    for (i = 0; i < agent->agents->nelts; i++) {
+        n = snprintf(run->error + off, sizeof(run->error) - off, "%s%.*s",
+                     i ? ", " : "", (int) names[i].len, names[i].data);
+        off += n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1 - off) : 0;
+    }
+
+    return RG_ERROR;
+}
+
+
+/* te is in the agent's `approve` list */
 static rg_uint_t
 rg_tools_approved(rg_agent_conf_t *agent, rg_tool_entry_t *te)
 {
@@ -917,6 +969,89 @@ rg_tools_approved(rg_agent_conf_t *agent, rg_tool_entry_t *te)
     }
 
     return 0;
+}
+
+
+/* The agent that refuses te in this turn's chain of delegation, or NULL
+ * when every agent of it approves te: a child session never gets more
+ * approval than the session that started it. */
+static rg_agent_conf_t *
+rg_tools_refuser(rg_tool_turn_t *turn, rg_tool_entry_t *te)
+{
+    rg_uint_t  depth;
+
+    for (depth = 0; turn && depth < 64; depth++) {
+        if (!rg_tools_approved(turn->agent, te)) {
+            return turn->agent;
+        }
+
+        turn = turn->parent ? turn->parent->turn : NULL;
+    }
+
+    return NULL;
+}
+
+
+/* Decides a dangerous call before it starts: RG_OK to launch it, RG_DONE
+ * when it was refused (and finished), RG_AGAIN when the terminal was
+ * asked. */
+static rg_int_t
+rg_tools_gate(rg_tool_run_t *run)
+{
+    rg_tool_turn_t   *turn;
+    rg_agent_conf_t  *no;
+
+    turn = run->turn;
+
+    if (rg_tools_approval == RG_APPROVE_ALL) {
+        return RG_OK;
+    }
+
+    if (rg_tools_approval == RG_APPROVE_NONE) {
+        run->denied = 1;
+        rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
+                           "approved (dangerous tools are refused here); do "
+                           "without it or ask the user", run->name);
+        rg_log_error(RG_LOG_NOTICE, turn->log, 0, "dangerous tool \"%s\" "
+                     "refused (--deny-dangerous)", run->name);
+        rg_tools_finish(run);
+        return RG_DONE;
+    }
+
+    no = rg_tools_refuser(turn, run->entry);
+    if (no == NULL) {
+        return RG_OK;
+    }
+
+    if (rg_tools_approval == RG_APPROVE_PROMPT) {
+        rg_tools_ask(run);
+        return RG_AGAIN;
+    }
+
+    run->denied = 1;
+
+    if (no == turn->agent) {
+        rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
+                           "approved; do without it or ask the user",
+                           run->name);
+
+    } else {
+        rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
+                           "approved: agent \"%.*s\", which delegated this "
+                           "task, does not approve it; do without it or ask "
+                           "the user", run->name, (int) no->name.len,
+                           no->name.data);
+    }
+
+    rg_log_error(RG_LOG_WARN, turn->log, 0, "dangerous tool \"%s\" refused: "
+                 "agent \"%.*s\" does not approve it and there is no "
+                 "terminal to ask (\"approve %s;\" in the agent, or "
+                 "--approve-all, allows it)", run->name, (int) no->name.len,
+                 no->name.data, run->name);
+
+    rg_tools_finish(run);
+
+    return RG_DONE;
 }
 
 
@@ -992,6 +1127,8 @@ rg_tools_prompt_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_tools_prompt_next(void)
 {
+    char            shown[401];
+    size_t          n;
     rg_tool_run_t  *run;
 
     run = rg_tools_prompt_head;
@@ -1012,10 +1149,15 @@ rg_tools_prompt_next(void)
         }
     }
 
-    fprintf(stderr, "\nreagent: the model wants to run the dangerous tool "
-            "\"%s\" with %.*s%s\nallow it? [y/N] ", run->name,
-            (int) rg_min(run->call.args_len, 400), run->call.args,
-            run->call.args_len > 400 ? "…" : "");
+    n = rg_min(run->call.args_len, sizeof(shown) - 1);
+    memcpy(shown, run->call.args, n);
+    n = rg_secret_scrub(shown, n);
+
+    fprintf(stderr, "\nreagent: the model of agent \"%.*s\" wants to run "
+            "the dangerous tool \"%s\" with %.*s%s\nallow it? [y/N] ",
+            (int) run->turn->agent->name.len, run->turn->agent->name.data,
+            run->name, (int) n, shown,
+            run->call.args_len > sizeof(shown) - 1 ? "…" : "");
     fflush(stderr);
 
     event_add(rg_tools_prompt_ev, NULL);
@@ -1297,19 +1439,8 @@ rg_tools_turn_start(rg_tool_turn_t *turn)
         }
 
         if ((run->entry->tool->flags & RG_TOOL_DANGEROUS)
-            && !rg_tools_approved(turn->agent, run->entry)
-            && rg_tools_approval != RG_APPROVE_ALL)
+            && rg_tools_gate(run) != RG_OK)
         {
-            if (rg_tools_approval == RG_APPROVE_PROMPT) {
-                rg_tools_ask(run);
-                continue;
-            }
-
-            run->denied = 1;
-            rg_tools_set_error(run, "error: %s is a dangerous tool and "
-                               "was not approved; do without it or ask the "
-                               "user", run->name);
-            rg_tools_finish(run);
             continue;
         }
 

@@ -188,7 +188,7 @@ rg_test_run_agent(void **state)
                           "model mock-1; }\n"
                           "llm c { base_url http://127.0.0.1:%d/v1; "
                           "model mock-1; }\n"
-                          "agent a { llm p; tools run_agent; }\n"
+                          "agent a { llm p; tools run_agent; agents helper; }\n"
                           "agent helper { llm c; }\n",
                           mods, parent->port, child->port);
     if (cycle == NULL) {
@@ -210,7 +210,8 @@ rg_test_run_agent(void **state)
 
     t = rg_test_tool_msg(s, 1);
     assert_non_null(t);
-    assert_non_null(strstr(t, "unknown agent \"nobody\""));
+    assert_non_null(strstr(t, "agent \"nobody\" is not one that agent "
+                              "\"a\" may call; it may call: helper"));
     free(t);
 
     assert_int_equal(rg_test_mock_stat(child, "requests"), 1);
@@ -225,7 +226,7 @@ rg_test_run_agent(void **state)
                           "%s\nmax_agent_depth 0;\n"
                           "llm p { base_url http://127.0.0.1:%d/v1; "
                           "model mock-1; }\n"
-                          "agent a { llm p; tools run_agent; }\n"
+                          "agent a { llm p; tools run_agent; agents helper; }\n"
                           "agent helper { llm p; }\n", mods, parent->port);
     assert_non_null(cycle);
     e = rg_engine_create(cycle, cycle->log);
