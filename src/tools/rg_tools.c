@@ -13,7 +13,11 @@
 #include <rg_isolate.h>
 #include <rg_tool_args.h>
 #include <rg_secret.h>
+#include <rg_tool_addr.h>
+#include <rg_tool_host_io.h>
 #include <jansson.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 
 struct rg_tool_timer_s {
@@ -32,9 +36,17 @@ struct rg_tool_http_s {
     size_t              max;
     rg_msec_t           timeout;
     unsigned            truncated:1;
+    unsigned            allow_private:1;
+    const char         *refused;    /* what the last refused address was */
+    char                refused_addr[INET6_ADDRSTRLEN];
     char                errbuf[CURL_ERROR_SIZE];
 };
 
+
+/* the http tool's own connection caches, apart from the model calls':
+ * one for requests that may reach internal addresses, one for the rest,
+ * so that no connection is reused across that line */
+static CURLSH                   *rg_tools_http_shares[2];
 
 static struct event_base        *rg_tools_base;
 static rg_curl_t                *rg_tools_curl;
@@ -55,6 +67,7 @@ static void rg_tools_finish(rg_tool_run_t *run);
 static void rg_tools_launch(rg_tool_run_t *run);
 static void rg_tools_prompt_next(void);
 static void rg_tools_ask(rg_tool_run_t *run);
+static void rg_tools_http_reset(void);
 static rg_int_t rg_tools_agent_allowed(rg_tool_run_t *run,
     const char *name);
 
@@ -63,10 +76,14 @@ rg_int_t
 rg_tools_init(struct event_base *base, rg_curl_t *curl,
     rg_thread_pool_t *pool, rg_log_t *log)
 {
+    rg_tools_http_reset();
+
     rg_tools_base = base;
     rg_tools_curl = curl;
     rg_tools_pool = pool;
     rg_tools_log = log;
+
+    rg_tool_host_io_init(base, log);
 
     if (rg_tools_prompt_ev) {
         event_free(rg_tools_prompt_ev);
@@ -538,7 +555,15 @@ rg_tools_http_done(rg_curl_xfer_t *x, CURLcode rc)
     res.len = h->body.len;
     res.truncated = h->truncated;
 
-    if (rc == CURLE_OPERATION_TIMEDOUT) {
+    if (h->refused && rc != CURLE_OK) {
+        snprintf(err, sizeof(err), "refused to connect to %s, %s: the tool "
+                 "does not reach loopback, private, link-local or other "
+                 "internal addresses, whatever name leads there (allow_private "
+                 "on; in its module allows them)", h->refused_addr,
+                 h->refused);
+        res.error = err;
+
+    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         snprintf(err, sizeof(err), "timed out after %.3gs",
                  (double) h->timeout / 1000);
         res.error = err;
@@ -557,11 +582,77 @@ rg_tools_http_done(rg_curl_xfer_t *x, CURLcode rc)
 }
 
 
+/* every socket the tool's request opens: its address is checked here,
+ * after the name was resolved and before anything is sent */
+static curl_socket_t
+rg_tools_http_open(void *data, curlsocktype purpose,
+    struct curl_sockaddr *a)
+{
+    char             addr[INET6_ADDRSTRLEN];
+    const char      *what;
+    rg_tool_http_t  *h;
+
+    h = data;
+
+    if (!h->allow_private) {
+        what = rg_tool_addr_internal(&a->addr, addr, sizeof(addr));
+        if (what) {
+            if (h->refused == NULL) {         /* the first one is named */
+                h->refused = what;
+                memcpy(h->refused_addr, addr, sizeof(addr));
+            }
+            return CURL_SOCKET_BAD;
+        }
+    }
+
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+
+static CURLSH *
+rg_tools_http_share(rg_uint_t allow_private)
+{
+    CURLSH  *sh;
+
+    sh = rg_tools_http_shares[allow_private];
+
+    if (sh == NULL) {
+        sh = curl_share_init();
+        if (sh == NULL) {
+            return NULL;
+        }
+
+        curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+        curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+        rg_tools_http_shares[allow_private] = sh;
+    }
+
+    return sh;
+}
+
+
+static void
+rg_tools_http_reset(void)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < 2; i++) {
+        if (rg_tools_http_shares[i]
+            && curl_share_cleanup(rg_tools_http_shares[i]) == CURLSHE_OK)
+        {
+            rg_tools_http_shares[i] = NULL;
+        }
+    }
+}
+
+
 static int
-rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
-    size_t max_bytes, uint64_t timeout_ms, rg_tool_http_pt cb, void *data)
+rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
+    size_t max_bytes, uint64_t timeout_ms, unsigned flags, rg_tool_http_pt cb,
+    void *data)
 {
     CURL            *e;
+    CURLSH          *sh;
     rg_tool_run_t   *run;
     rg_tool_http_t  *h;
 
@@ -575,7 +666,8 @@ rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
 
     h = calloc(1, sizeof(rg_tool_http_t));
     e = curl_easy_init();
-    if (h == NULL || e == NULL) {
+    sh = rg_tools_http_share(flags & RG_TOOL_HTTP_ALLOW_PRIVATE ? 1 : 0);
+    if (h == NULL || e == NULL || sh == NULL) {
         free(h);
         if (e) {
             curl_easy_cleanup(e);
@@ -589,6 +681,7 @@ rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
     h->data = data;
     h->max = max_bytes ? max_bytes : 1024 * 1024;
     h->timeout = timeout_ms ? timeout_ms : 10000;
+    h->allow_private = (flags & RG_TOOL_HTTP_ALLOW_PRIVATE) ? 1 : 0;
     h->xfer.easy = e;
     h->xfer.done = rg_tools_http_done;
     h->xfer.data = h;
@@ -605,6 +698,13 @@ rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "reagent/" RG_VERSION);
 
+    /* the address check sees the real peer: no proxy from the
+     * environment, and connections of its own */
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, rg_tools_http_open);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, h);
+    curl_easy_setopt(e, CURLOPT_SHARE, sh);
+
     if (rg_curl_add(rg_tools_curl, &h->xfer) != RG_OK) {
         rg_tools_http_free(h);
         snprintf(run->error, sizeof(run->error), "cannot start the request");
@@ -614,6 +714,15 @@ rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
     run->http = h;
 
     return 0;
+}
+
+
+static int
+rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
+    size_t max_bytes, uint64_t timeout_ms, rg_tool_http_pt cb, void *data)
+{
+    return rg_tools_host_http_get_flags(call, url, max_bytes, timeout_ms, 0,
+                                        cb, data);
 }
 
 
@@ -729,6 +838,19 @@ rg_tools_host_parse_msec(const char *s, uint64_t *out)
 }
 
 
+/* when the run's timer fires; readable from the pool thread, as nothing
+ * it reads changes once the call was launched */
+static uint64_t
+rg_tools_host_deadline(rg_tool_call_t *call)
+{
+    rg_tool_run_t  *run;
+
+    run = (rg_tool_run_t *) call;
+
+    return run->timeout ? run->started + run->timeout : 0;
+}
+
+
 void
 rg_tools_host_common(rg_tool_host_t *host)
 {
@@ -762,6 +884,9 @@ rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
     host->agent_run = rg_tools_host_agent_run;
     host->agent_cancel = rg_tools_host_agent_cancel;
     host->error = rg_tools_host_error;
+    host->deadline = rg_tools_host_deadline;
+    host->http_get_flags = rg_tools_host_http_get_flags;
+    rg_tool_host_io_set(host);
 }
 
 

@@ -131,7 +131,13 @@ static rg_tool_host_t  rg_test_host = {
     rg_test_host_arg_array_len,
     rg_test_host_arg_array_string,
     rg_test_host_parse_size,
-    rg_test_host_parse_msec
+    rg_test_host_parse_msec,
+    NULL,                          /* io_add: exec waits by itself */
+    NULL,
+    NULL,
+    NULL,
+    NULL,                          /* deadline */
+    NULL                           /* http_get_flags */
 };
 
 

@@ -121,7 +121,7 @@ rg_test_http_get(void **state)
     snprintf(mods, sizeof(mods),
              "load_module %s/modules/http.so;\n"
              "module http { allow_hosts 127.0.0.1; max_bytes 40; "
-             "timeout 2s; }", rg_test_build_dir());
+             "timeout 2s; allow_private on; }", rg_test_build_dir());
 
     s = rg_test_scripted(script, mods, "agent a { tools http_get; }",
                          &mock, &e, &cycle);
