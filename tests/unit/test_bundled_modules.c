@@ -23,7 +23,6 @@
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1427,11 +1426,9 @@ rg_test_fs_list(void **state)
 static void
 rg_test_fs_grep(void **state)
 {
-    int               rc;
-    char              err[256], expect[512], *wide;
+    char             *wide;
     size_t            n;
     void             *conf;
-    regex_t           re;
     const rg_tool_t  *grep;
 
     (void) state;
@@ -1488,19 +1485,15 @@ rg_test_fs_grep(void **state)
     rg_test_ok(grep, conf, "{\"pattern\":\"zzz\",\"path\":\"emptydir\"}",
                "no lines match \"zzz\" under \"emptydir\"");
 
-    /* an invalid regex gets the C library's own words */
+    /* an invalid regex gets PCRE2's own words */
 
-    rc = regcomp(&re, "a(", REG_EXTENDED | REG_NOSUB);
-    assert_true(rc != 0);
-    regerror(rc, &re, err, sizeof(err));
-    snprintf(expect, sizeof(expect), "invalid regex \"a(\": %s; write a "
-             "POSIX extended regex such as \"foo|bar\" (escape ( [ { . * + "
-             "? with \\)", err);
-    rg_test_expect(grep, conf, "{\"pattern\":\"a(\"}", 16, 1, expect,
-                   __FILE__, __LINE__);
+    rg_test_err(grep, conf, "{\"pattern\":\"a(\"}",
+                "invalid regular expression \"a(\": missing closing "
+                "parenthesis at offset 2; write one such as \"foo|bar\" "
+                "(escape ( [ { . * + ? with \\)");
 
     rg_test_err(grep, conf, "{}",
-                "missing argument 'pattern' (a POSIX extended regex such as "
+                "missing argument 'pattern' (a regular expression such as "
                 "\"error|warning\")");
     rg_test_err(grep, conf, "{\"pattern\":\"x\",\"max_results\":0}",
                 "argument 'max_results' must be at least 1, not 0");
@@ -1594,6 +1587,94 @@ rg_test_thread(void *data)
     }
 
     return NULL;
+}
+
+
+static uint64_t
+rg_test_host_deadline_past(rg_tool_call_t *call)
+{
+    (void) call;
+
+    return 1;                  /* long gone */
+}
+
+
+/* grep's bounds: a pattern that backtracks without end is an error for
+ * its call (PCRE2's match limit), and a search or a listing stops at the
+ * host's deadline instead of holding its thread */
+static void
+rg_test_fs_limits(void **state)
+{
+    char             *path, line[64], *many;
+    void             *conf;
+    size_t            i;
+    const rg_tool_t  *grep, *list;
+
+    (void) state;
+
+    conf = rg_test_fs_conf(NULL, NULL);
+    grep = rg_test_tool(rg_test_fs.module, "grep");
+    list = rg_test_tool(rg_test_fs.module, "list_dir");
+
+    rg_test_mkdir("root/limits");
+    rg_test_mkdir("root/limits/big");
+
+    memset(line, 'a', 40);
+    memcpy(line + 40, "!\n", 3);
+    rg_test_write("root/limits/a.txt", line, 42);
+
+    rg_test_err(grep, conf, "{\"pattern\":\"^(a+)+$\",\"path\":\"limits\"}",
+                "pattern \"^(a+)+$\" is too costly to match: it hit the "
+                "backtracking limit on \"limits/a.txt\" line 1 (nested "
+                "quantifiers such as (a+)+ and back-references backtrack "
+                "without end); simplify it");
+    rg_test_err(grep, conf, "{\"pattern\":\"^(a|a?)+$\","
+                            "\"path\":\"limits/a.txt\"}",
+                "pattern \"^(a|a?)+$\" is too costly to match: *");
+
+    /* an ordinary pattern on the same line is fine */
+    rg_test_ok(grep, conf, "{\"pattern\":\"a+!\",\"path\":\"limits\"}",
+               "limits/a.txt:1: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!");
+
+    /* past the deadline: what was found so far, and why it stopped */
+    many = malloc(600);
+    assert_non_null(many);
+    for (i = 0; i < 300; i++) {
+        memcpy(many + 2 * i, "x\n", 2);
+    }
+    rg_test_write("root/limits/many.txt", many, 600);
+    free(many);
+
+    for (i = 0; i < 1100; i++) {
+        path = rg_test_str("root/limits/big/f%zu", i);
+        rg_test_write(path, "", 0);
+        free(path);
+    }
+
+    rg_test_host.deadline = rg_test_host_deadline_past;
+
+    rg_test_ok(grep, conf, "{\"pattern\":\"x\",\"path\":\"limits/many.txt\"}",
+               "limits/many.txt:1: x\n*");
+    rg_test_expect(grep, conf, "{\"pattern\":\"x\",\"path\":\"limits\"}",
+                   sizeof("{\"pattern\":\"x\",\"path\":\"limits\"}") - 1,
+                   0, "(stopped at the time limit after searching 1 files, 0 "
+                   "matches so far; give a narrower path or pattern)",
+                   __FILE__, __LINE__);
+    rg_test_err(list, conf, "{\"path\":\"limits/big\"}",
+                "cannot list \"limits/big\": it holds too many entries to "
+                "read in the time allowed; use grep on it, or a "
+                "subdirectory");
+
+    rg_test_host.deadline = NULL;
+
+    /* with time to spare, all of it */
+    rg_test_ok(list, conf, "{\"path\":\"limits/big\"}", "f0 (0 bytes)\n*");
+
+    path = rg_test_str("%s/limits", rg_test_root);
+    nftw(path, rg_test_rm, 16, FTW_DEPTH | FTW_PHYS);
+    free(path);
+
+    rg_test_fs.module->exit(&rg_test_host, conf);
 }
 
 
@@ -2762,6 +2843,7 @@ main(void)
         cmocka_unit_test_setup(rg_test_fs_read_cap, rg_test_reset),
         cmocka_unit_test_setup(rg_test_fs_list, rg_test_reset),
         cmocka_unit_test_setup(rg_test_fs_grep, rg_test_reset),
+        cmocka_unit_test_setup(rg_test_fs_limits, rg_test_reset),
         cmocka_unit_test_setup(rg_test_threads, rg_test_reset),
         cmocka_unit_test_setup(rg_test_exec_module, rg_test_reset),
         cmocka_unit_test_setup(rg_test_exec_run, rg_test_reset),
