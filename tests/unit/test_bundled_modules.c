@@ -1521,75 +1521,6 @@ rg_test_fs_grep(void **state)
 }
 
 
-/* The tools run in the host's thread pool: several calls at once, on one
- * conf, give the answers they give alone (ASan and TSan watch the rest).
- * No cmocka assert in the threads: they count what differs. */
-
-typedef struct {
-    void                     *fs_conf;
-    void                     *exec_conf;
-    int                       bad;
-} rg_test_thread_t;
-
-
-static int
-rg_test_thread_call(const rg_tool_t *tool, void *conf, const char *args,
-    const char *expect)
-{
-    int             bad;
-    rg_test_call_t  tc;
-
-    rg_test_call_init(&tc, tool, conf, args, strlen(args));
-
-    bad = tool->start(&tc.call) != RG_TOOL_OK || tc.answers != 1
-          || tc.failed || strcmp(tc.result, expect) != 0;
-
-    rg_test_call_free(&tc);
-
-    return bad;
-}
-
-
-static void *
-rg_test_thread(void *data)
-{
-    int                i;
-    const rg_tool_t   *read, *list, *grep, *exec;
-    rg_test_thread_t  *t;
-
-    t = data;
-
-    read = &rg_test_fs.module->tools[0];
-    list = &rg_test_fs.module->tools[1];
-    grep = &rg_test_fs.module->tools[2];
-    exec = &rg_test_exec.module->tools[0];
-
-    for (i = 0; i < 30; i++) {
-        t->bad += rg_test_thread_call(read, t->fs_conf,
-                                      "{\"path\":\"link-dir/c.md\"}",
-                                      "TODO three\n");
-        t->bad += rg_test_thread_call(list, t->fs_conf,
-                                      "{\"path\":\"notes\"}",
-                                      "b.txt (29 bytes)\nc.md (11 bytes)\n"
-                                      "deep/");
-        t->bad += rg_test_thread_call(grep, t->fs_conf,
-                                      "{\"pattern\":\"TODO t\","
-                                      "\"path\":\"notes\"}",
-                                      "notes/b.txt:4: TODO two\n"
-                                      "notes/c.md:1: TODO three");
-
-        if (i % 5 == 0) {
-            t->bad += rg_test_thread_call(exec, t->exec_conf,
-                                          "{\"argv\":[\"echo\",\"hi\"]}",
-                                          "exit status 0\n--- stdout ---\n"
-                                          "hi\n--- stderr ---");
-        }
-    }
-
-    return NULL;
-}
-
-
 static uint64_t
 rg_test_host_deadline_past(rg_tool_call_t *call)
 {
@@ -1675,6 +1606,75 @@ rg_test_fs_limits(void **state)
     free(path);
 
     rg_test_fs.module->exit(&rg_test_host, conf);
+}
+
+
+/* The tools run in the host's thread pool: several calls at once, on one
+ * conf, give the answers they give alone (ASan and TSan watch the rest).
+ * No cmocka assert in the threads: they count what differs. */
+
+typedef struct {
+    void                     *fs_conf;
+    void                     *exec_conf;
+    int                       bad;
+} rg_test_thread_t;
+
+
+static int
+rg_test_thread_call(const rg_tool_t *tool, void *conf, const char *args,
+    const char *expect)
+{
+    int             bad;
+    rg_test_call_t  tc;
+
+    rg_test_call_init(&tc, tool, conf, args, strlen(args));
+
+    bad = tool->start(&tc.call) != RG_TOOL_OK || tc.answers != 1
+          || tc.failed || strcmp(tc.result, expect) != 0;
+
+    rg_test_call_free(&tc);
+
+    return bad;
+}
+
+
+static void *
+rg_test_thread(void *data)
+{
+    int                i;
+    const rg_tool_t   *read, *list, *grep, *exec;
+    rg_test_thread_t  *t;
+
+    t = data;
+
+    read = &rg_test_fs.module->tools[0];
+    list = &rg_test_fs.module->tools[1];
+    grep = &rg_test_fs.module->tools[2];
+    exec = &rg_test_exec.module->tools[0];
+
+    for (i = 0; i < 30; i++) {
+        t->bad += rg_test_thread_call(read, t->fs_conf,
+                                      "{\"path\":\"link-dir/c.md\"}",
+                                      "TODO three\n");
+        t->bad += rg_test_thread_call(list, t->fs_conf,
+                                      "{\"path\":\"notes\"}",
+                                      "b.txt (29 bytes)\nc.md (11 bytes)\n"
+                                      "deep/");
+        t->bad += rg_test_thread_call(grep, t->fs_conf,
+                                      "{\"pattern\":\"TODO t\","
+                                      "\"path\":\"notes\"}",
+                                      "notes/b.txt:4: TODO two\n"
+                                      "notes/c.md:1: TODO three");
+
+        if (i % 5 == 0) {
+            t->bad += rg_test_thread_call(exec, t->exec_conf,
+                                          "{\"argv\":[\"echo\",\"hi\"]}",
+                                          "exit status 0\n--- stdout ---\n"
+                                          "hi\n--- stderr ---");
+        }
+    }
+
+    return NULL;
 }
 
 
@@ -1825,9 +1825,10 @@ rg_test_exec_module(void **state)
 
     rg_test_module_valid(m, "exec", 1);
 
+    /* not blocking: the program runs beside the reactor, not in a thread */
     assert_int_equal(rg_test_tool(m, "exec")->flags,
-                     RG_TOOL_DANGEROUS | RG_TOOL_BLOCKING
-                     | RG_TOOL_SIDE_EFFECT);
+                     RG_TOOL_DANGEROUS | RG_TOOL_SIDE_EFFECT);
+    assert_non_null(rg_test_tool(m, "exec")->cancel);
 
     conf = m->create_conf(&rg_test_host);
     m->exit(&rg_test_host, conf);
@@ -1940,12 +1941,12 @@ rg_test_exec_run(void **state)
     rg_test_err(exec, conf, "{\"argv\":[\"\"]}",
                 "argv[0] is empty; it names the program, such as \"ls\"");
 
-    /* SIGCHLD ignored by the worker: children reap themselves, the
-     * status is lost, the output is not */
+    /* SIGCHLD ignored by the worker: its supervisor reaps itself, but
+     * the status comes from the supervisor, which reaps the program */
 
     signal(SIGCHLD, SIG_IGN);
     rg_test_ok(exec, conf, "{\"argv\":[\"echo\",\"hello\"]}",
-               "exit status unknown\n--- stdout ---\nhello\n--- stderr ---");
+               "exit status 0\n--- stdout ---\nhello\n--- stderr ---");
     signal(SIGCHLD, SIG_DFL);
 
     rg_test_exec.module->exit(&rg_test_host, conf);
@@ -1999,7 +2000,8 @@ rg_test_exec_timeout(void **state)
 
     pgid = rg_test_exec_pgid(exec, conf, "{\"argv\":[\"sh\",\"-c\",\"echo $$; "
                                          "sleep 30 & sleep 30\"]}",
-                             "timed out after 0.3s (process group killed)\n"
+                             "timed out after 0.3s (it and every process it "
+                             "started were killed)\n"
                              "--- stdout ---\n", &ms);
     assert_true(ms >= 300);
     assert_true(ms < 3000);
@@ -2010,7 +2012,8 @@ rg_test_exec_timeout(void **state)
     pgid = rg_test_exec_pgid(exec, conf, "{\"argv\":[\"sh\",\"-c\",\"trap '' "
                                          "TERM; echo $$; sleep 30 & sleep "
                                          "30\"]}",
-                             "timed out after 0.3s (process group killed)\n"
+                             "timed out after 0.3s (it and every process it "
+                             "started were killed)\n"
                              "--- stdout ---\n", &ms);
     assert_true(ms >= 800);
     assert_true(ms < 4000);
