@@ -5,7 +5,7 @@ set -e
 
 pkgs="build-essential pkg-config
       libevent-dev libcurl4-openssl-dev libmsgpack-dev libhiredis-dev
-      libjansson-dev libcmocka-dev libpcre2-dev redis-server clang"
+      libjansson-dev libcmocka-dev libpcre2-dev redis-server clang curl"
 
 if [ "$(id -u)" -ne 0 ]; then
     sudo=sudo
