@@ -2,9 +2,11 @@
  *
  * Owns the checking of the arguments and the text of the answer. The child
  * session is the host's: host->agent_run() starts it on this reactor (the
- * host knows the configured agents and limits the depth) and calls back
- * with its final state, so start() returns RG_TOOL_AGAIN. The child's
- * answer becomes this tool's result; any other end is a failure.
+ * host knows the configured agents, lets a caller reach only those its
+ * agent lists in `agents`, caps the child's approval by the caller's and
+ * limits the depth) and calls back with its final state, so start()
+ * returns RG_TOOL_AGAIN. The child's answer becomes this tool's result;
+ * any other end is a failure.
  *
  *     module agent { max_input 16k; } */
 

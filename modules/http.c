@@ -96,8 +96,8 @@ static const rg_tool_t  rg_http_tools[] = {
     { "http_get",
       "Fetch a web page or API response with an HTTP GET and return its "
       "status, content type and body as text. Only http and https URLs of "
-      "the configured hosts are allowed; large bodies are cut, binary ones "
-      "refused.",
+      "the configured hosts are allowed, and no internal (loopback, "
+      "private) address; large bodies are cut, binary ones refused.",
       "{\"type\":\"object\","
        "\"properties\":{"
         "\"url\":{\"type\":\"string\","

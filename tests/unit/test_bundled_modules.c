@@ -2655,6 +2655,71 @@ rg_test_http_get(void **state)
 /* agent */
 
 
+static unsigned  rg_test_http_flags;
+
+
+static int
+rg_test_host_http_get_flags(rg_tool_call_t *call, const char *url,
+    size_t max_bytes, uint64_t timeout_ms, unsigned flags, rg_tool_http_pt cb,
+    void *data)
+{
+    rg_test_http_flags = flags;
+
+    return rg_test_host_http_get(call, url, max_bytes, timeout_ms, cb, data);
+}
+
+
+/* allow_private: what the module asks of the host's address check */
+static void
+rg_test_http_private(void **state)
+{
+    int                     i;
+    void                   *conf;
+    rg_test_call_t          tc;
+    const rg_tool_t        *get;
+    const rg_tool_module_t *m;
+
+    (void) state;
+
+    m = rg_test_http.module;
+    get = rg_test_tool(m, "http_get");
+
+    conf = m->create_conf(&rg_test_host);
+    assert_string_equal(rg_test_set(m, conf, "allow_private", "yes", NULL),
+                        "must be \"on\" or \"off\"");
+    assert_null(rg_test_set(m, conf, "allow_private", "on", NULL));
+    assert_string_equal(rg_test_set(m, conf, "allow_private", "off", NULL),
+                        "is duplicate");
+    m->exit(&rg_test_host, conf);
+
+    rg_test_host.http_get_flags = rg_test_host_http_get_flags;
+
+    for (i = 0; i < 3; i++) {
+        conf = m->create_conf(&rg_test_host);
+        assert_null(rg_test_set(m, conf, "allow_hosts", "localhost", NULL));
+        if (i > 0) {
+            assert_null(rg_test_set(m, conf, "allow_private",
+                                    i == 1 ? "off" : "on", NULL));
+        }
+        assert_int_equal(m->init(&rg_test_host, conf), RG_TOOL_OK);
+
+        rg_test_http_flags = 0xff;
+
+        assert_int_equal(rg_test_call_run(&tc, get, conf,
+                                          "{\"url\":\"http://localhost/\"}"),
+                         RG_TOOL_AGAIN);
+        assert_int_equal(rg_test_http_flags,
+                         i == 2 ? RG_TOOL_HTTP_ALLOW_PRIVATE : 0);
+
+        get->cancel(&tc.call);
+        rg_test_call_free(&tc);
+        m->exit(&rg_test_host, conf);
+    }
+
+    rg_test_host.http_get_flags = NULL;
+}
+
+
 static void
 rg_test_agent_module(void **state)
 {
@@ -2859,6 +2924,7 @@ main(void)
         cmocka_unit_test_setup(rg_test_http_module, rg_test_reset),
         cmocka_unit_test_setup(rg_test_http_refused, rg_test_reset),
         cmocka_unit_test_setup(rg_test_http_get, rg_test_reset),
+        cmocka_unit_test_setup(rg_test_http_private, rg_test_reset),
         cmocka_unit_test_setup(rg_test_agent_module, rg_test_reset),
         cmocka_unit_test_setup(rg_test_agent_run, rg_test_reset),
     };
