@@ -470,6 +470,26 @@ rg_check "setsid: the child left its session" test -n "$survivor"
 rg_check "setsid: no survivor after the task" \
     sh -c "! kill -0 ${survivor:-1} 2>/dev/null"
 
+# the same, ended by the agent's tool_timeout: the call is cancelled
+rm -f "$tmp/root/survivor.pid"
+sed -e 's/timeout 1s;/timeout 30s;/' \
+    -e 's/approve exec;/approve exec; tool_timeout exec 1s;/' \
+    "$tmp/setsid.conf" > "$tmp/setsid-cancel.conf"
+
+rg_run setsid-cancel "$tmp/setsid-cancel.conf"
+rg_status setsid-cancel done
+rg_has "setsid, cancelled: the call timed out" "$tmp/setsid-cancel.json" \
+    "error: exec timed out after 1s"
+survivor=$(cat "$tmp/root/survivor.pid" 2>/dev/null)
+rg_check "setsid, cancelled: the child left its session" test -n "$survivor"
+i=0
+while kill -0 "${survivor:-1}" 2>/dev/null && [ $i -lt 100 ]; do
+    sleep 0.05                 # the supervisor's SIGTERM, then SIGKILL
+    i=$((i + 1))
+done
+rg_check "setsid, cancelled: no survivor after the task" \
+    sh -c "! kill -0 ${survivor:-1} 2>/dev/null"
+
 
 # 9. Landlock: only the root, and what programs need to run --------------
 
