@@ -143,6 +143,7 @@ typedef struct {
 
     int                       landlock;     /* its ABI, 0: none */
     int                       ruleset;      /* -1: no Landlock */
+    pid_t                     ruleset_pid;  /* the process it is open in */
     int                       userns;       /* network off needs one */
     char                      uid_map[64];  /* written in a user namespace */
     char                      gid_map[64];
@@ -248,6 +249,9 @@ static const char *rg_exec_set_size(rg_tool_host_t *host, uint64_t *field,
 static void *rg_exec_create_conf(rg_tool_host_t *host);
 static int rg_exec_init(rg_tool_host_t *host, void *conf);
 static void rg_exec_exit(rg_tool_host_t *host, void *conf);
+static int rg_exec_landlock_rule(int ruleset, const char *path,
+    uint64_t access, uint64_t handled);
+static int rg_exec_ruleset(const rg_exec_conf_t *ecf, const char **bad);
 static int rg_exec_landlock_init(rg_tool_host_t *host, rg_exec_conf_t *ecf);
 static int rg_exec_network_init(rg_tool_host_t *host, rg_exec_conf_t *ecf);
 static int rg_exec_start(rg_tool_call_t *call);
@@ -829,7 +833,7 @@ rg_exec_exit(rg_tool_host_t *host, void *conf)
         free(ecf->read_only[i]);
     }
 
-    if (ecf->ruleset != -1) {
+    if (ecf->ruleset != -1 && ecf->ruleset_pid == getpid()) {
         close(ecf->ruleset);
     }
 
@@ -891,13 +895,12 @@ rg_exec_landlock_rule(int ruleset, const char *path, uint64_t access,
 
 /* The ruleset every program is confined by: everything below the root,
  * reading and executing below the system paths and `read_only`, the
- * devices programs open. Built once; each program's child restricts
- * itself with it. A kernel without Landlock gets a warning. */
+ * devices programs open. Its descriptor, or -1 with errno (and *bad, the
+ * read_only path that failed). */
 static int
-rg_exec_landlock_init(rg_tool_host_t *host, rg_exec_conf_t *ecf)
+rg_exec_ruleset(const rg_exec_conf_t *ecf, const char **bad)
 {
-    int                 rc, abi;
-    char                err[128];
+    int                 fd, rc, e;
     size_t              i, size;
     uint64_t            all;
     rg_exec_ll_attr_t   attr;
@@ -906,6 +909,91 @@ rg_exec_landlock_init(rg_tool_host_t *host, rg_exec_conf_t *ecf)
         "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
         "/etc/ld.so.preload", "/dev/zero", "/dev/urandom", "/dev/random",
     };
+
+    *bad = NULL;
+
+    all = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;       /* ABI 1 */
+    if (ecf->landlock >= 2) {
+        all |= LANDLOCK_ACCESS_FS_REFER;
+    }
+    if (ecf->landlock >= 3) {
+        all |= RG_EXEC_LL_TRUNCATE;
+    }
+    if (ecf->landlock >= 5) {
+        all |= RG_EXEC_LL_IOCTL_DEV;
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.handled_access_fs = all;
+    size = sizeof(attr.handled_access_fs);
+
+    if (ecf->landlock >= 4) {
+        size += sizeof(attr.handled_access_net);
+
+        /* no TCP at all, besides the namespace of its own */
+        if (!ecf->network) {
+            attr.handled_access_net = RG_EXEC_LL_NET_BIND
+                                      | RG_EXEC_LL_NET_CONN;
+        }
+    }
+
+    if (ecf->landlock >= 6) {
+        size += sizeof(attr.scoped);
+        attr.scoped = RG_EXEC_LL_SCOPE_UNIX | RG_EXEC_LL_SCOPE_SIG;
+    }
+
+    fd = (int) syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+    if (fd == -1) {
+        return -1;
+    }
+
+    if (rg_exec_landlock_rule(fd, ecf->root, all, all) != 0) {
+        goto failed;
+    }
+
+    for (i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
+        if (rg_exec_landlock_rule(fd, sys[i], RG_EXEC_LL_READ, all) < 0) {
+            goto failed;
+        }
+    }
+
+    if (rg_exec_landlock_rule(fd, "/dev/null", RG_EXEC_LL_FILE, all) < 0) {
+        goto failed;
+    }
+
+    for (i = 0; i < ecf->nread_only; i++) {
+        rc = rg_exec_landlock_rule(fd, ecf->read_only[i], RG_EXEC_LL_READ,
+                                   all);
+        if (rc != 0) {
+            *bad = ecf->read_only[i];
+            if (rc == 1) {
+                errno = ENOENT;
+            }
+            goto failed;
+        }
+    }
+
+    return fd;
+
+failed:
+
+    e = errno;
+    close(fd);
+    errno = e;
+
+    return -1;
+}
+
+
+/* Probes Landlock and builds the ruleset once; a kernel without Landlock
+ * gets a warning. A process forked later that closed the descriptor (an
+ * isolated helper) builds its own: see rg_exec_run(). */
+static int
+rg_exec_landlock_init(rg_tool_host_t *host, rg_exec_conf_t *ecf)
+{
+    int          abi;
+    char         err[128];
+    const char  *bad;
 
     abi = (int) syscall(SYS_landlock_create_ruleset, NULL, 0,
                         LANDLOCK_CREATE_RULESET_VERSION);
@@ -919,88 +1007,22 @@ rg_exec_landlock_init(rg_tool_host_t *host, rg_exec_conf_t *ecf)
     }
 
     ecf->landlock = abi;
+    ecf->ruleset = rg_exec_ruleset(ecf, &bad);
+    ecf->ruleset_pid = getpid();
 
-    all = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;       /* ABI 1 */
-    if (abi >= 2) {
-        all |= LANDLOCK_ACCESS_FS_REFER;
-    }
-    if (abi >= 3) {
-        all |= RG_EXEC_LL_TRUNCATE;
-    }
-    if (abi >= 5) {
-        all |= RG_EXEC_LL_IOCTL_DEV;
-    }
-
-    memset(&attr, 0, sizeof(attr));
-    attr.handled_access_fs = all;
-    size = sizeof(attr.handled_access_fs);
-
-    if (abi >= 4) {
-        size += sizeof(attr.handled_access_net);
-
-        /* no TCP at all, besides the namespace of its own */
-        if (!ecf->network) {
-            attr.handled_access_net = RG_EXEC_LL_NET_BIND
-                                      | RG_EXEC_LL_NET_CONN;
-        }
-    }
-
-    if (abi >= 6) {
-        size += sizeof(attr.scoped);
-        attr.scoped = RG_EXEC_LL_SCOPE_UNIX | RG_EXEC_LL_SCOPE_SIG;
-    }
-
-    ecf->ruleset = (int) syscall(SYS_landlock_create_ruleset, &attr, size,
-                                 0);
     if (ecf->ruleset == -1) {
-        host->log(host, RG_TOOL_LOG_ERR, "exec: landlock_create_ruleset() "
-                  "failed: %s", rg_exec_strerror(errno, err, sizeof(err)));
+        if (bad) {
+            host->log(host, RG_TOOL_LOG_ERR, "exec: read_only \"%s\": %s",
+                      bad, rg_exec_strerror(errno, err, sizeof(err)));
+        } else {
+            host->log(host, RG_TOOL_LOG_ERR, "exec: cannot build the "
+                      "Landlock rules: %s",
+                      rg_exec_strerror(errno, err, sizeof(err)));
+        }
         return -1;
     }
 
-    if (rg_exec_landlock_rule(ecf->ruleset, ecf->root, all, all) != 0) {
-        goto failed;
-    }
-
-    for (i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
-        if (rg_exec_landlock_rule(ecf->ruleset, sys[i], RG_EXEC_LL_READ,
-                                  all) < 0)
-        {
-            goto failed;
-        }
-    }
-
-    rc = rg_exec_landlock_rule(ecf->ruleset, "/dev/null", RG_EXEC_LL_FILE,
-                               all);
-    if (rc < 0) {
-        goto failed;
-    }
-
-    for (i = 0; i < ecf->nread_only; i++) {
-        rc = rg_exec_landlock_rule(ecf->ruleset, ecf->read_only[i],
-                                   RG_EXEC_LL_READ, all);
-        if (rc == 1) {
-            host->log(host, RG_TOOL_LOG_ERR, "exec: read_only \"%s\": No "
-                      "such file or directory", ecf->read_only[i]);
-            return -1;
-        }
-
-        if (rc < 0) {
-            host->log(host, RG_TOOL_LOG_ERR, "exec: read_only \"%s\": %s",
-                      ecf->read_only[i],
-                      rg_exec_strerror(errno, err, sizeof(err)));
-            return -1;
-        }
-    }
-
     return 0;
-
-failed:
-
-    host->log(host, RG_TOOL_LOG_ERR, "exec: cannot build the Landlock rules: "
-              "%s", rg_exec_strerror(errno, err, sizeof(err)));
-
-    return -1;
 }
 
 
@@ -1440,6 +1462,7 @@ rg_exec_run(rg_tool_call_t *call, const char *prog, char **argv,
     int              out[2], err[2], ctl[2], status[2], null, i;
     char             text[128];
     pid_t            pid;
+    const char      *bad;
     rg_exec_run_t   *r;
     rg_exec_conf_t  *ecf;
     rg_exec_spawn_t  sp;
@@ -1475,6 +1498,23 @@ rg_exec_run(rg_tool_call_t *call, const char *prog, char **argv,
         call->host->fail(call, "cannot run a program: %s",
                          rg_exec_strerror(errno, text, sizeof(text)));
         goto failed;
+    }
+
+    /* forked since init (an isolated helper): its own ruleset; the number
+     * init's had may be another descriptor here */
+    if (ecf->landlock && ecf->ruleset_pid != getpid()) {
+        ecf->ruleset = rg_exec_ruleset(ecf, &bad);
+
+        if (ecf->ruleset == -1) {
+            call->host->fail(call, "cannot confine programs here (%s%s%s): "
+                             "%s; none is run unconfined",
+                             bad ? "read_only \"" : "Landlock",
+                             bad ? bad : "", bad ? "\"" : "",
+                             rg_exec_strerror(errno, text, sizeof(text)));
+            goto failed;
+        }
+
+        ecf->ruleset_pid = getpid();
     }
 
     sp.ecf = ecf;
@@ -2076,7 +2116,7 @@ rg_exec_free(rg_exec_run_t *r)
  * allocated, no lock taken (the worker that forked them has threads) */
 
 
-/* Moves the descriptors a supervisor keeps to 3, 4, ... in their order
+/* Moves the descriptors a supervisor keeps to 3, 4, ... (lowest first)
  * and closes every other one (the worker's sockets, its epoll, its
  * log). fds[] are updated. 0 or -1. */
 static int

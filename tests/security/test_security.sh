@@ -521,6 +521,16 @@ if [ $landlock = yes ]; then
     rg_check "landlock: ... and nothing was written" test ! -e "$tmp/escaped"
     rg_has "landlock: the root is readable" "$tmp/landlock.json" \
         'exit status 0\n--- stdout ---\ninside'
+
+    # loaded isolated, the module runs in a helper process: as confined
+    sed 's|exec.so;|exec.so isolated;|' "$tmp/landlock.conf" \
+        > "$tmp/landlock-iso.conf"
+    rg_run landlock-iso "$tmp/landlock-iso.conf"
+    rg_status landlock-iso done
+    rg_has "landlock, isolated: /etc/hostname is refused" \
+        "$tmp/landlock-iso.json" "cat: /etc/hostname: Permission denied"
+    rg_has "landlock, isolated: the root is readable" \
+        "$tmp/landlock-iso.json" 'exit status 0\n--- stdout ---\ninside'
 else
     rg_skip "landlock" "this kernel has no Landlock"
 fi
