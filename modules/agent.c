@@ -2,10 +2,12 @@
  *
  * Owns the checking of the arguments and the text of the answer. The child
  * session is the host's: host->agent_run() starts it on this reactor (the
- * host knows the configured agents and limits the depth) and calls back
- * with its final state, so start() returns RG_TOOL_AGAIN. A child that
- * ends at once calls back before agent_run() returns, so nothing here is
- * set up after that call. The child's answer becomes this tool's result;
+ * host knows the configured agents, lets a caller reach only those its
+ * agent lists in `agents`, caps the child's approval by the caller's and
+ * limits the depth) and calls back with its final state, so start()
+ * returns RG_TOOL_AGAIN. A child that ends at once calls back before
+ * agent_run() returns, so nothing here is set up after that call. The
+ * child's answer becomes this tool's result;
  * any other end is a failure.
  *
  *     module agent { max_input 16k; } */

@@ -2,7 +2,9 @@
  *
  * Owns the confinement of paths to the configured root and three tools:
  * read_file (the text of a file, capped), list_dir (a sorted listing) and
- * grep (a recursive POSIX extended regex search). Every path is relative to
+ * grep (a recursive search with PCRE2, whose match, depth and heap limits
+ * bound the work of one line: a pattern that hits them is an error for
+ * that call, never a thread held for good). Every path is relative to
  * the root and is opened by walking it one component at a time from a
  * descriptor of the root with openat(O_PATH | O_NOFOLLOW): a symlink is read
  * and its target spliced into the rest of the walk, so one that leads
@@ -15,21 +17,26 @@
  *
  * The tools are RG_TOOL_BLOCKING: the host runs them in its thread pool, so
  * everything here is reentrant: no static mutable state, readdir() on one
- * stream per call, strerror_r(). */
+ * stream per call, strerror_r(), a PCRE2 pattern and match data per call.
+ * Walks and searches look at the clock as they go and answer before the
+ * host's deadline for the call (host->deadline(), else their own). */
 
 #include <rg_tool_module.h>
+
+#define PCRE2_CODE_UNIT_WIDTH  8
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <regex.h>
+#include <pcre2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -45,6 +52,12 @@
 #define RG_FS_GREP_FILES    20000       /* grep gives up after so many */
 #define RG_FS_GREP_BYTES    (256 * 1024 * 1024)
 #define RG_FS_PATTERN_MAX   1024
+#define RG_FS_MATCH_LIMIT   5000000     /* PCRE2 backtracking steps a line */
+#define RG_FS_DEPTH_LIMIT   100000      /* nested backtracking points */
+#define RG_FS_HEAP_LIMIT    16384       /* KiB for the match's frames */
+#define RG_FS_JIT_STACK     (1024 * 1024)
+#define RG_FS_TIME_LIMIT    10000       /* ms, when the host sets none */
+#define RG_FS_CLOCK_EVERY   64          /* lines or entries between looks */
 
 #define RG_FS_EXAMPLE       "e.g. \"notes/a.txt\""
 
@@ -81,17 +94,30 @@ typedef struct {
 
 
 typedef struct {
-    regex_t                   re;
+    pcre2_code               *re;
+    pcre2_match_data         *md;
+    pcre2_match_context      *mc;
+    pcre2_jit_stack          *js;
     rg_fs_buf_t               out;
     size_t                    matches;
     size_t                    max;
     size_t                    files;
     size_t                    bytes;
-    int                       stopped;      /* 1: max results, 2: budget */
+    size_t                    ticks;        /* lines since the last look */
+    uint64_t                  deadline;     /* ms, CLOCK_MONOTONIC */
+    int                       stopped;      /* RG_FS_STOP_* */
+    int                       limit;        /* the PCRE2 error, when 4 */
+    size_t                    limit_line;
+    char                      limit_path[RG_FS_SHOWN + 8];
     size_t                    path_len;
     char                      path[PATH_MAX];
     char                      buf[RG_FS_GREP_BUF + 1];
 } rg_fs_grep_t;
+
+#define RG_FS_STOP_RESULTS  1
+#define RG_FS_STOP_BUDGET   2
+#define RG_FS_STOP_TIME     3
+#define RG_FS_STOP_LIMIT    4
 
 
 static const char *rg_fs_set_root(rg_tool_host_t *host, void *conf, int argc,
@@ -106,6 +132,10 @@ static void rg_fs_exit(rg_tool_host_t *host, void *conf);
 static int rg_fs_read_file(rg_tool_call_t *call);
 static int rg_fs_list_dir(rg_tool_call_t *call);
 static int rg_fs_grep(rg_tool_call_t *call);
+static int rg_fs_grep_compile(rg_tool_call_t *call, rg_fs_grep_t *g,
+    const char *pattern, size_t len, const char *shown);
+static void rg_fs_grep_free(rg_fs_grep_t *g);
+static int rg_fs_grep_late(rg_fs_grep_t *g);
 static void rg_fs_grep_dir(rg_fs_grep_t *g, int fd, int depth);
 static void rg_fs_grep_file(rg_fs_grep_t *g, int fd);
 static void rg_fs_grep_line(rg_fs_grep_t *g, char *line, size_t len,
@@ -118,7 +148,9 @@ static int rg_fs_open(const rg_fs_conf_t *fcf, const rg_fs_path_t *p,
     struct stat *st, char *err, size_t err_len);
 static void rg_fs_open_error(const rg_fs_path_t *p, int err, char *buf,
     size_t len);
-static char **rg_fs_names(DIR *dir, size_t *n);
+static char **rg_fs_names(DIR *dir, uint64_t deadline, size_t *n);
+static uint64_t rg_fs_now(void);
+static uint64_t rg_fs_deadline(rg_tool_call_t *call);
 static void rg_fs_names_free(char **names, size_t n);
 static int rg_fs_name_cmp(const void *a, const void *b);
 static ssize_t rg_fs_pread(int fd, char *buf, size_t len, off_t off);
@@ -173,14 +205,14 @@ static const rg_tool_t  rg_fs_tools[] = {
 
     { "grep",
       "Search the text files under a path of the fs root, recursively, "
-      "for lines matching a POSIX extended regular expression. Returns "
-      "\"path:line: text\" lines in name order; binary files and symlinks "
-      "are skipped.",
+      "for lines matching a regular expression (PCRE2, Perl syntax). "
+      "Returns \"path:line: text\" lines in name order; binary files and "
+      "symlinks are skipped. A pattern that backtracks too much is refused.",
       "{\"type\":\"object\","
        "\"properties\":{"
         "\"pattern\":{\"type\":\"string\","
-         "\"description\":\"POSIX extended regex, such as error|warning or "
-          "^int main; case-sensitive\","
+         "\"description\":\"Regular expression (Perl syntax), such as "
+          "error|warning or ^int main; case-sensitive\","
          "\"examples\":[\"error\"]},"
         "\"path\":{\"type\":\"string\","
          "\"description\":\"File or directory relative to the fs root, "
@@ -550,7 +582,15 @@ rg_fs_list_dir(rg_tool_call_t *call)
         return RG_TOOL_OK;
     }
 
-    names = rg_fs_names(dir, &n);
+    names = rg_fs_names(dir, rg_fs_deadline(call), &n);
+    if (names == NULL && n == ETIMEDOUT) {
+        closedir(dir);
+        call->host->fail(call, "cannot list %s: it holds too many entries "
+                         "to read in the time allowed; use grep on it, or a "
+                         "subdirectory", p.shown);
+        return RG_TOOL_OK;
+    }
+
     if (names == NULL && n != 0) {
         closedir(dir);
         call->host->fail(call, "cannot list %s: %s", p.shown,
@@ -613,7 +653,7 @@ rg_fs_list_dir(rg_tool_call_t *call)
 static int
 rg_fs_grep(rg_tool_call_t *call)
 {
-    int            fd, rc;
+    int            fd;
     char           err[RG_FS_ERR_LEN], shown[RG_FS_SHOWN + 8];
     size_t         len, i, plen;
     long long      max;
@@ -629,8 +669,8 @@ rg_fs_grep(rg_tool_call_t *call)
     if (call->host->arg_string(call, "pattern", &pattern, &len) != 0
         || len == 0)
     {
-        call->host->fail(call, "missing argument 'pattern' (a POSIX extended "
-                         "regex such as \"error|warning\")");
+        call->host->fail(call, "missing argument 'pattern' (a regular "
+                         "expression such as \"error|warning\")");
         return RG_TOOL_OK;
     }
 
@@ -654,13 +694,8 @@ rg_fs_grep(rg_tool_call_t *call)
 
     rg_fs_show(pattern, len, shown, sizeof(shown));
 
-    rc = regcomp(&g->re, pattern, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        regerror(rc, &g->re, err, sizeof(err));
-        free(g);
-        call->host->fail(call, "invalid regex %s: %s; write a POSIX extended "
-                         "regex such as \"foo|bar\" (escape ( [ { . * + ? "
-                         "with \\)", shown, err);
+    if (rg_fs_grep_compile(call, g, pattern, len, shown) != 0) {
+        rg_fs_grep_free(g);
         return RG_TOOL_OK;
     }
 
@@ -672,8 +707,7 @@ rg_fs_grep(rg_tool_call_t *call)
 
     fd = rg_fs_open(fcf, &p, &st, err, sizeof(err));
     if (fd == -1) {
-        regfree(&g->re);
-        free(g);
+        rg_fs_grep_free(g);
         call->host->fail(call, "%s", err);
         return RG_TOOL_OK;
     }
@@ -711,28 +745,127 @@ rg_fs_grep(rg_tool_call_t *call)
         close(fd);
     }
 
-    regfree(&g->re);
+    if (g->stopped == RG_FS_STOP_LIMIT) {
+        call->host->fail(call, "pattern %s is too costly to match: it hit "
+                         "the %s limit on %s line %zu (nested quantifiers "
+                         "such as (a+)+ and back-references backtrack "
+                         "without end); simplify it", shown,
+                         g->limit == PCRE2_ERROR_DEPTHLIMIT ? "depth"
+                         : g->limit == PCRE2_ERROR_HEAPLIMIT ? "memory"
+                         : "backtracking", g->limit_path, g->limit_line);
+        free(g->out.data);
+        rg_fs_grep_free(g);
+        return RG_TOOL_OK;
+    }
 
     if (g->matches == 0 && g->stopped == 0) {
         rg_fs_buf_printf(&g->out, "no lines match %s under %s", shown,
                          p.shown);
 
-    } else if (g->stopped == 1) {
+    } else if (g->stopped == RG_FS_STOP_RESULTS) {
         rg_fs_buf_printf(&g->out, "(stopped at %zu matches; narrow the "
                          "pattern or the path to see the rest)", g->max);
 
-    } else if (g->stopped == 2) {
+    } else if (g->stopped == RG_FS_STOP_BUDGET) {
         rg_fs_buf_printf(&g->out, "(stopped after searching %zu files; give "
                          "a narrower path)", g->files);
+
+    } else if (g->stopped == RG_FS_STOP_TIME) {
+        rg_fs_buf_printf(&g->out, "(stopped at the time limit after "
+                         "searching %zu files, %zu matches so far; give a "
+                         "narrower path or pattern)", g->files, g->matches);
 
     } else if (g->out.len > 0) {
         g->out.len--;           /* the last newline */
     }
 
     rg_fs_answer(call, &g->out);
-    free(g);
+    rg_fs_grep_free(g);
 
     return RG_TOOL_OK;
+}
+
+
+/* The pattern, compiled for UTF-8 text that may hold invalid bytes (JIT
+ * where it is available), and the match limits of every line. 0, or -1
+ * after fail(). */
+static int
+rg_fs_grep_compile(rg_tool_call_t *call, rg_fs_grep_t *g,
+    const char *pattern, size_t len, const char *shown)
+{
+    int          rc;
+    PCRE2_SIZE   off;
+    PCRE2_UCHAR  msg[256];
+
+    g->re = pcre2_compile((PCRE2_SPTR) pattern, len,
+                          PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &rc, &off,
+                          NULL);
+    if (g->re == NULL) {
+        if (pcre2_get_error_message(rc, msg, sizeof(msg)) < 0) {
+            strcpy((char *) msg, "unknown error");
+        }
+
+        call->host->fail(call, "invalid regular expression %s: %s at "
+                         "offset %zu; write one such as \"foo|bar\" (escape "
+                         "( [ { . * + ? with \\)", shown, (char *) msg,
+                         (size_t) off);
+        return -1;
+    }
+
+    g->md = pcre2_match_data_create_from_pattern(g->re, NULL);
+    g->mc = pcre2_match_context_create(NULL);
+
+    if (g->md == NULL || g->mc == NULL) {
+        call->host->fail(call, "out of memory");
+        return -1;
+    }
+
+    /* JIT when it compiles, with room for long lines (its stack is the
+     * limit that stands for the depth limit there) */
+    if (pcre2_jit_compile(g->re, PCRE2_JIT_COMPLETE) == 0) {
+        g->js = pcre2_jit_stack_create(32 * 1024, RG_FS_JIT_STACK, NULL);
+        if (g->js) {
+            pcre2_jit_stack_assign(g->mc, NULL, g->js);
+        }
+    }
+
+    pcre2_set_match_limit(g->mc, RG_FS_MATCH_LIMIT);
+    pcre2_set_depth_limit(g->mc, RG_FS_DEPTH_LIMIT);
+    pcre2_set_heap_limit(g->mc, RG_FS_HEAP_LIMIT);
+
+    g->deadline = rg_fs_deadline(call);
+
+    return 0;
+}
+
+
+static void
+rg_fs_grep_free(rg_fs_grep_t *g)
+{
+    pcre2_match_context_free(g->mc);
+    pcre2_jit_stack_free(g->js);
+    pcre2_match_data_free(g->md);
+    pcre2_code_free(g->re);
+    free(g);
+}
+
+
+/* 1 when the search is past its deadline (looked up now and then) */
+static int
+rg_fs_grep_late(rg_fs_grep_t *g)
+{
+    if (++g->ticks < RG_FS_CLOCK_EVERY) {
+        return 0;
+    }
+
+    g->ticks = 0;
+
+    if (rg_fs_now() >= g->deadline) {
+        g->stopped = RG_FS_STOP_TIME;
+        return 1;
+    }
+
+    return 0;
 }
 
 
@@ -753,15 +886,18 @@ rg_fs_grep_dir(rg_fs_grep_t *g, int fd, int depth)
         return;
     }
 
-    names = rg_fs_names(dir, &n);
+    names = rg_fs_names(dir, g->deadline, &n);
     if (names == NULL) {
+        if (n == ETIMEDOUT) {
+            g->stopped = RG_FS_STOP_TIME;
+        }
         closedir(dir);
         return;
     }
 
     saved = g->path_len;
 
-    for (i = 0; i < n && g->stopped == 0; i++) {
+    for (i = 0; i < n && g->stopped == 0 && !rg_fs_grep_late(g); i++) {
         if (fstatat(dirfd(dir), names[i], &st, AT_SYMLINK_NOFOLLOW) == -1
             || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
         {
@@ -831,7 +967,7 @@ rg_fs_grep_file(rg_fs_grep_t *g, int fd)
     ssize_t   n;
 
     if (g->files >= RG_FS_GREP_FILES || g->bytes >= RG_FS_GREP_BYTES) {
-        g->stopped = 2;
+        g->stopped = RG_FS_STOP_BUDGET;
         return;
     }
 
@@ -861,7 +997,7 @@ rg_fs_grep_file(rg_fs_grep_t *g, int fd)
         len += (size_t) n;
         s = g->buf;
 
-        while (g->stopped == 0
+        while (g->stopped == 0 && !rg_fs_grep_late(g)
                && (nl = memchr(s, '\n', (size_t) (g->buf + len - s))))
         {
             if (!skip) {
@@ -889,7 +1025,7 @@ rg_fs_grep_file(rg_fs_grep_t *g, int fd)
         }
 
         if (g->bytes >= RG_FS_GREP_BYTES) {
-            g->stopped = 2;
+            g->stopped = RG_FS_STOP_BUDGET;
             return;
         }
 
@@ -905,6 +1041,7 @@ rg_fs_grep_file(rg_fs_grep_t *g, int fd)
 static void
 rg_fs_grep_line(rg_fs_grep_t *g, char *line, size_t len, size_t lineno)
 {
+    int     rc;
     size_t  cut;
 
     if (len > 0 && line[len - 1] == '\r') {
@@ -913,8 +1050,21 @@ rg_fs_grep_line(rg_fs_grep_t *g, char *line, size_t len, size_t lineno)
 
     line[len] = '\0';
 
-    if (regexec(&g->re, line, 0, NULL, 0) != 0) {
+    rc = pcre2_match(g->re, (PCRE2_SPTR) line, len, 0, 0, g->md, g->mc);
+
+    if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT
+        || rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT)
+    {
+        g->stopped = RG_FS_STOP_LIMIT;
+        g->limit = rc;
+        g->limit_line = lineno;
+        rg_fs_show(g->path, g->path_len, g->limit_path,
+                   sizeof(g->limit_path));
         return;
+    }
+
+    if (rc < 0) {
+        return;                 /* no match */
     }
 
     cut = len > RG_FS_LINE_CUT ? rg_fs_utf8_cut(line, RG_FS_LINE_CUT) : len;
@@ -925,7 +1075,7 @@ rg_fs_grep_line(rg_fs_grep_t *g, char *line, size_t len, size_t lineno)
     rg_fs_buf_add(&g->out, cut < len ? "...\n" : "\n", cut < len ? 4 : 1);
 
     if (++g->matches >= g->max) {
-        g->stopped = 1;
+        g->stopped = RG_FS_STOP_RESULTS;
     }
 }
 
@@ -1291,10 +1441,11 @@ rg_fs_open_error(const rg_fs_path_t *p, int err, char *buf, size_t len)
 
 
 /* The names in dir but "." and "..", sorted bytewise. NULL with *n = 0 when
- * empty; NULL with *n = errno on failure. readdir() is reentrant on
+ * empty; NULL with *n = errno on failure (ETIMEDOUT past the deadline, a
+ * directory of millions of entries). readdir() is reentrant on
  * distinct streams (glibc, musl); readdir_r() is deprecated. */
 static char **
-rg_fs_names(DIR *dir, size_t *n)
+rg_fs_names(DIR *dir, uint64_t deadline, size_t *n)
 {
     char           **names, **nn;
     size_t           size;
@@ -1305,6 +1456,11 @@ rg_fs_names(DIR *dir, size_t *n)
     *n = 0;
 
     for ( ;; ) {
+        if (*n % 1024 == 1023 && rg_fs_now() >= deadline) {
+            errno = ETIMEDOUT;
+            break;
+        }
+
         errno = 0;
         de = readdir(dir);
 
@@ -1381,6 +1537,41 @@ rg_fs_name_cmp(const void *a, const void *b)
 
 
 /* helpers */
+
+
+static uint64_t
+rg_fs_now(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+
+    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+
+/* When this call stops looking: a tenth of its time before the host's
+ * deadline (so the answer arrives before the host gives up), or
+ * RG_FS_TIME_LIMIT from now when the host sets none. */
+static uint64_t
+rg_fs_deadline(rg_tool_call_t *call)
+{
+    uint64_t  now, end;
+
+    now = rg_fs_now();
+    end = rg_fs_host_has(call->host, deadline) ? call->host->deadline(call)
+                                                : 0;
+
+    if (end == 0) {
+        return now + RG_FS_TIME_LIMIT;
+    }
+
+    if (end <= now) {
+        return now;
+    }
+
+    return end - (end - now) / 10;
+}
 
 
 /* reads up to len bytes at off, fewer only at the end of the file */

@@ -8,12 +8,13 @@
  * multi and calls back on the reactor, so start() returns RG_TOOL_AGAIN.
  *
  *     module http { allow_hosts example.com *.wikipedia.org;
- *                   max_bytes 1m; timeout 10s; }
+ *                   max_bytes 1m; timeout 10s; allow_private off; }
  *
- * The allow-list is checked on the name in the URL only: a name that
- * resolves to an internal address, or a redirect, is the host's to refuse
- * (http_get must not follow redirects to hosts this module has not
- * checked). */
+ * The allow-list is checked on the name in the URL; the address that name
+ * leads to is the host's to check (http_get_flags() refuses loopback,
+ * private, link-local and other internal addresses at every connection,
+ * unless `allow_private on;` asks it not to), and no redirect is
+ * followed. */
 
 #include <rg_tool_module.h>
 
@@ -47,6 +48,7 @@ typedef struct {
     char                     *shown;        /* "a.com, *.b.org" */
     size_t                    max_bytes;    /* 0: not set */
     uint64_t                  timeout;      /* ms; 0: not set */
+    int                       allow_private;    /* -1: not set */
 } rg_http_conf_t;
 
 
@@ -64,6 +66,8 @@ static const char *rg_http_set_max_bytes(rg_tool_host_t *host, void *conf,
     int argc, const char **argv);
 static const char *rg_http_set_timeout(rg_tool_host_t *host, void *conf,
     int argc, const char **argv);
+static const char *rg_http_set_allow_private(rg_tool_host_t *host,
+    void *conf, int argc, const char **argv);
 static void *rg_http_create_conf(rg_tool_host_t *host);
 static int rg_http_init(rg_tool_host_t *host, void *conf);
 static void rg_http_exit(rg_tool_host_t *host, void *conf);
@@ -83,6 +87,7 @@ static const rg_tool_directive_t  rg_http_directives[] = {
     { "allow_hosts", 1, 64, rg_http_set_allow },
     { "max_bytes", 1, 1, rg_http_set_max_bytes },
     { "timeout", 1, 1, rg_http_set_timeout },
+    { "allow_private", 1, 1, rg_http_set_allow_private },
     { NULL, 0, 0, NULL }
 };
 
@@ -91,8 +96,8 @@ static const rg_tool_t  rg_http_tools[] = {
     { "http_get",
       "Fetch a web page or API response with an HTTP GET and return its "
       "status, content type and body as text. Only http and https URLs of "
-      "the configured hosts are allowed; large bodies are cut, binary ones "
-      "refused.",
+      "the configured hosts are allowed, and no internal (loopback, "
+      "private) address; large bodies are cut, binary ones refused.",
       "{\"type\":\"object\","
        "\"properties\":{"
         "\"url\":{\"type\":\"string\","
@@ -258,12 +263,49 @@ rg_http_set_timeout(rg_tool_host_t *host, void *conf, int argc,
 }
 
 
+/* allow_private on|off: whether internal addresses may be reached */
+static const char *
+rg_http_set_allow_private(rg_tool_host_t *host, void *conf, int argc,
+    const char **argv)
+{
+    rg_http_conf_t  *hcf;
+
+    (void) host;
+    (void) argc;
+
+    hcf = conf;
+
+    if (hcf->allow_private != -1) {
+        return "is duplicate";
+    }
+
+    if (strcmp(argv[0], "on") == 0) {
+        hcf->allow_private = 1;
+
+    } else if (strcmp(argv[0], "off") == 0) {
+        hcf->allow_private = 0;
+
+    } else {
+        return "must be \"on\" or \"off\"";
+    }
+
+    return NULL;
+}
+
+
 static void *
 rg_http_create_conf(rg_tool_host_t *host)
 {
+    rg_http_conf_t  *hcf;
+
     (void) host;
 
-    return calloc(1, sizeof(rg_http_conf_t));
+    hcf = calloc(1, sizeof(rg_http_conf_t));
+    if (hcf) {
+        hcf->allow_private = -1;
+    }
+
+    return hcf;
 }
 
 
@@ -298,6 +340,16 @@ rg_http_init(rg_tool_host_t *host, void *conf)
         hcf->timeout = RG_HTTP_TIMEOUT;
     }
 
+    if (hcf->allow_private == -1) {
+        hcf->allow_private = 0;
+    }
+
+    /* a host without http_get_flags() has no address check to ask for */
+    if (hcf->allow_private == 0 && !rg_http_host_has(host, http_get_flags)) {
+        host->log(host, RG_TOOL_LOG_WARN, "http: this reagent does not "
+                  "check the addresses names resolve to; upgrade reagent");
+    }
+
     /* the list as errors show it, cut at RG_HTTP_LIST_MAX bytes */
 
     hcf->shown = malloc(RG_HTTP_LIST_MAX + 8);
@@ -329,8 +381,9 @@ rg_http_init(rg_tool_host_t *host, void *conf)
     hcf->shown[len] = '\0';
 
     host->log(host, RG_TOOL_LOG_DEBUG, "http: allow_hosts %s, max_bytes %zu, "
-              "timeout %llums", hcf->shown, hcf->max_bytes,
-              (unsigned long long) hcf->timeout);
+              "timeout %llums, allow_private %s", hcf->shown, hcf->max_bytes,
+              (unsigned long long) hcf->timeout,
+              hcf->allow_private ? "on" : "off");
 
     return RG_TOOL_OK;
 }
@@ -366,6 +419,7 @@ rg_http_exit(rg_tool_host_t *host, void *conf)
 static int
 rg_http_start(rg_tool_call_t *call)
 {
+    int              rc;
     char             err[RG_HTTP_SHOWN * 2 + 256], shown[RG_HTTP_SHOWN + 8];
     char            *url;
     size_t           len;
@@ -404,10 +458,18 @@ rg_http_start(rg_tool_call_t *call)
 
     call->ctx = url;
 
-    if (call->host->http_get(call, url, hcf->max_bytes, hcf->timeout,
-                             rg_http_handler, NULL)
-        != 0)
-    {
+    if (rg_http_host_has(call->host, http_get_flags)) {
+        rc = call->host->http_get_flags(call, url, hcf->max_bytes,
+                                        hcf->timeout,
+                                        hcf->allow_private
+                                        ? RG_TOOL_HTTP_ALLOW_PRIVATE : 0,
+                                        rg_http_handler, NULL);
+    } else {
+        rc = call->host->http_get(call, url, hcf->max_bytes, hcf->timeout,
+                                  rg_http_handler, NULL);
+    }
+
+    if (rc != 0) {
         call->ctx = NULL;
         free(url);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh: the test runner behind `make check`. Runs every test binary
 # given (cmocka unit and integration tests), then the shell tests in
-# tests/cli/, and ends with one line "N passed, N failed".
+# tests/cli/ and tests/security/, and ends with one line "N passed, N
+# failed".
 # Run from the repository root; B names the build folder.
 
 B=${B:-objs}
@@ -20,7 +21,7 @@ passed=0
 failed=0
 failures=
 
-for t in "$@" tests/cli/*.sh; do
+for t in "$@" tests/cli/*.sh tests/security/*.sh; do
     [ -e "$t" ] || continue
     name=$(basename "$t")
     echo "== $name"

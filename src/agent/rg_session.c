@@ -13,6 +13,7 @@
 #include <rg_session.h>
 #include <rg_tool_args.h>
 #include <rg_json.h>
+#include <rg_secret.h>
 #include <jansson.h>
 
 
@@ -115,6 +116,7 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
         va_start(args, fmt);
         vsnprintf(buf, sizeof(buf), fmt, args);
         va_end(args);
+        rg_secret_scrub_str(buf);      /* a provider may quote the key */
         s->reason = rg_pstrdup(s->pool, buf, strlen(buf));
     }
 
@@ -1077,6 +1079,7 @@ rg_session_run_turn(rg_session_t *s)
     }
 
     s->turn->approval = rg_session_approval_handler;
+    s->turn->parent = s->parent_run;   /* its approval caps this one's */
     s->state = RG_SESSION_TOOLS_RUNNING;
 
     rg_tools_turn_start(s->turn);
@@ -1421,6 +1424,7 @@ rg_session_agent_start(rg_tool_run_t *run, const char *name,
     }
 
     child->depth = parent->depth + 1;
+    child->parent_run = run;
     run->child = child;
 
     rg_log_error(RG_LOG_INFO, &parent->log, 0, "delegating to agent \"%s\" "
@@ -1511,5 +1515,5 @@ rg_session_transcript(rg_session_t *s)
     out = json_dumps(t, JSON_INDENT(2));
     json_decref(t);
 
-    return out;
+    return rg_secret_scrub_str(out);
 }

@@ -10,6 +10,8 @@
 #include <rg_session.h>
 #include <rg_batch.h>
 #include <rg_tools.h>
+#include <rg_secret.h>
+#include <rg_confine.h>
 #include <signal.h>
 #include <event2/event.h>
 #include <jansson.h>
@@ -44,8 +46,9 @@ rg_usage(FILE *f)
 "\"error\"}\n"
 "\n"
 "dangerous tools (exec) run only when approved: \"approve TOOL;\" in the\n"
-"agent, --approve-all, or a y/N prompt when stdin is a terminal;\n"
-"--deny-dangerous refuses them (the model is told).\n");
+"agent (and in every agent that delegated to it), or a y/N prompt when\n"
+"stdin is a terminal; --approve-all allows and --deny-dangerous refuses\n"
+"them all, whatever the agents say (the model is told).\n");
 }
 
 
@@ -61,6 +64,7 @@ rg_show_version(void)
            msgpack_version(), HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
     printf("tool module ABI: %d (%s)\n", RG_TOOL_ABI_VERSION,
            RG_TOOL_SIGNATURE);
+    printf("exec confinement: %s\n", rg_confine_describe());
 }
 
 
@@ -152,11 +156,15 @@ rg_cmd_run(rg_engine_t *e, const char *agent_name, const char *transcript,
     }
 
     if (s->answer.data) {
-        fwrite(s->answer.data, 1, s->answer.len, stdout);
-        if (s->answer.len == 0 || s->answer.data[s->answer.len - 1] != '\n') {
+        text = rg_strdup_len(s->answer.data, s->answer.len);
+        len = text ? rg_secret_scrub(text, s->answer.len) : 0;
+
+        fwrite(text, 1, len, stdout);
+        if (len == 0 || text[len - 1] != '\n') {
             fputc('\n', stdout);
         }
         fflush(stdout);
+        free(text);
     }
 
     fprintf(stderr, "status: %s%s%s (rounds %lu, tool calls %lu, "
@@ -386,7 +394,7 @@ main(int argc, char **argv)
             approval = RG_APPROVE_ALL;
 
         } else if (cmd && strcmp(a, "--deny-dangerous") == 0) {
-            approval = RG_APPROVE_DENY;
+            approval = RG_APPROVE_NONE;
 
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "reagent: unknown option \"%s\"%s\n", a,
@@ -433,6 +441,13 @@ main(int argc, char **argv)
     log = *rg_log_stderr();
     if (quiet) {
         log.log_level = RG_LOG_ERR;
+    }
+
+    /* the process holds API keys: no core file, no same-user reader of
+     * its memory or environment */
+    if (rg_secret_protect() != RG_OK) {
+        rg_log_error(RG_LOG_WARN, &log, errno, "prctl(PR_SET_DUMPABLE) "
+                     "failed");
     }
 
     cycle = rg_cycle_create(conf, NULL, &log, errmsg, sizeof(errmsg));
@@ -492,6 +507,7 @@ main(int argc, char **argv)
     rg_engine_destroy(e);
     rg_cycle_destroy(cycle);
     curl_global_cleanup();
+    rg_secret_reset();
 
     return rc;
 }

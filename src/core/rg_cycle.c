@@ -8,6 +8,7 @@
 #include <rg_cycle.h>
 #include <rg_module.h>
 #include <rg_llm_openai.h>
+#include <rg_secret.h>
 #include <math.h>
 
 
@@ -221,6 +222,9 @@ static rg_command_t  rg_cycle_agent_commands[] = {
 
     { rg_string("approve"), RG_AGENT_CONF|RG_CONF_1MORE,
       rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, approve), NULL },
+
+    { rg_string("agents"), RG_AGENT_CONF|RG_CONF_1MORE,
+      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, agents), NULL },
 
     { rg_string("temperature"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_double_slot, offsetof(rg_agent_conf_t, temperature),
@@ -697,10 +701,21 @@ rg_cycle_fail(rg_cycle_t *cycle, const char *file, rg_uint_t line,
 }
 
 
+/* the header holds the key: zeroed before the pool frees it */
+static void
+rg_cycle_wipe_auth(void *data)
+{
+    rg_llm_conf_t  *llm;
+
+    llm = data;
+    rg_secret_wipe(llm->auth, strlen(llm->auth));
+}
+
+
 static rg_int_t
 rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
 {
-    char        *key;
+    const char  *key;
     size_t       n;
     rg_str_t    *u;
 
@@ -743,7 +758,10 @@ rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     memcpy(llm->url + n, "/chat/completions", sizeof("/chat/completions"));
 
     if (llm->api_key_env.data) {
-        key = getenv(llm->api_key_env.data);
+        /* taken out of the environment, where a program exec runs could
+         * read it in /proc/PID/environ; kept for a configuration read
+         * later */
+        key = rg_secret_env(llm->api_key_env.data);
 
         if (key == NULL || *key == '\0') {
             rg_cycle_fail(cycle, llm->file, llm->line,
@@ -773,6 +791,13 @@ rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         }
 
         snprintf(llm->auth, n + 1, "Authorization: Bearer %s", key);
+
+        if (rg_pool_cleanup_add(cycle->pool, rg_cycle_wipe_auth, llm)
+            == NULL)
+        {
+            rg_secret_wipe(llm->auth, n);
+            return RG_ERROR;
+        }
     }
 
     if (llm->timeout == RG_CONF_UNSET_MSEC) {
@@ -1044,6 +1069,23 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
                 rg_cycle_fail(cycle, agent->file, agent->line,
                               "agent \"%.*s\": \"approve\" names \"%.*s\", "
                               "which is not in its \"tools\"",
+                              (int) agent->name.len, agent->name.data,
+                              (int) names[i].len, names[i].data);
+                return RG_ERROR;
+            }
+        }
+    }
+
+    /* the agents run_agent may hand work to */
+    if (agent->agents) {
+        names = agent->agents->elts;
+
+        for (i = 0; i < agent->agents->nelts; i++) {
+            if (rg_cycle_agent(cycle, names[i].data, names[i].len) == NULL)
+            {
+                rg_cycle_fail(cycle, agent->file, agent->line,
+                              "agent \"%.*s\": \"agents\" names an unknown "
+                              "agent \"%.*s\"",
                               (int) agent->name.len, agent->name.data,
                               (int) names[i].len, names[i].data);
                 return RG_ERROR;

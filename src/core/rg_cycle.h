@@ -75,6 +75,7 @@ struct rg_agent_conf_s {
     rg_array_t         *tool_timeout_names;  /* rg_conf_tool_timeout_t */
     rg_msec_t          *tool_timeouts;       /* per tool, 0: default */
     rg_array_t         *approve;             /* rg_str_t: dangerous, allowed */
+    rg_array_t         *agents;              /* rg_str_t: run_agent may call */
     double              temperature;      /* NAN: the llm's */
 
     /* guards */

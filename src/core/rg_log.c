@@ -1,9 +1,12 @@
 /* rg_log.c: writes log lines: "2026/11/29 13:40:00 [error] 123#0: text
  * (13: Permission denied), session: \"s-9f\"". A line is written with one
- * write(2), so lines from several processes never interleave. */
+ * write(2), so lines from several processes never interleave, and with
+ * every configured secret scrubbed out of it (a provider's error may quote
+ * the key). */
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_secret.h>
 
 
 static const char  *rg_log_levels[] = {
@@ -64,6 +67,7 @@ rg_log_verror(rg_uint_t level, rg_log_t *log, int err, const char *fmt,
         len += log->handler(log, line + len, max - len);
     }
 
+    len = rg_secret_scrub(line, len);
     line[len++] = '\n';
 
     if (write(log->fd, line, len) < 0) {

@@ -9,6 +9,7 @@
 #include <rg_core.h>
 #include <rg_llm.h>
 #include <rg_json.h>
+#include <rg_secret.h>
 #include <strings.h>
 
 
@@ -114,6 +115,20 @@ rg_llm_rate_wait(rg_llm_upstream_t *up)
 }
 
 
+/* curl's copy of the key header is zeroed before it is freed */
+static void
+rg_llm_headers_free(struct curl_slist *h)
+{
+    struct curl_slist  *l;
+
+    for (l = h; l; l = l->next) {
+        rg_secret_wipe(l->data, strlen(l->data));
+    }
+
+    curl_slist_free_all(h);
+}
+
+
 rg_llm_upstream_t *
 rg_llm_upstream_create(rg_llm_conf_t *conf, rg_curl_t *curl,
     struct event_base *base, rg_log_t *log)
@@ -168,7 +183,7 @@ rg_llm_upstream_create(rg_llm_conf_t *conf, rg_curl_t *curl,
 
 failed:
 
-    curl_slist_free_all(h);
+    rg_llm_headers_free(h);
     free(up);
     return NULL;
 }
@@ -193,7 +208,7 @@ rg_llm_upstream_destroy(rg_llm_upstream_t *up)
 
     free(up->shares);
     free(up->lane_users);
-    curl_slist_free_all(up->headers);
+    rg_llm_headers_free(up->headers);
     free(up);
 }
 

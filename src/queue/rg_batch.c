@@ -9,6 +9,7 @@
 #include <rg_core.h>
 #include <rg_batch.h>
 #include <rg_session.h>
+#include <rg_secret.h>
 #include <jansson.h>
 #include <event2/event.h>
 #include <signal.h>
@@ -73,7 +74,7 @@ rg_batch_write(rg_batch_t *b, json_t *result)
         return;
     }
 
-    len = strlen(line);
+    len = rg_secret_scrub(line, strlen(line));
     line[len++] = '\n';       /* json_dumps leaves room for the NUL */
 
     for (off = 0; off < len; off += n) {

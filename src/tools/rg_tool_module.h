@@ -43,6 +43,14 @@ extern "C" {
 #define RG_TOOL_DANGEROUS    0x04   /* needs approval */
 #define RG_TOOL_BLOCKING     0x08   /* start() runs in the thread pool */
 
+/* events for host->io_add */
+#define RG_TOOL_IO_READ      0x01
+#define RG_TOOL_IO_WRITE     0x02
+
+/* flags for host->http_get_flags */
+#define RG_TOOL_HTTP_ALLOW_PRIVATE  0x01  /* loopback, private, link-local
+                                             addresses may be reached */
+
 /* log levels for host->log */
 #define RG_TOOL_LOG_ERR      4
 #define RG_TOOL_LOG_WARN     5
@@ -55,6 +63,8 @@ typedef struct rg_tool_call_s    rg_tool_call_t;
 typedef struct rg_tool_s         rg_tool_t;
 typedef struct rg_tool_module_s  rg_tool_module_t;
 typedef struct rg_tool_timer_s   rg_tool_timer_t;
+typedef struct rg_tool_io_s      rg_tool_io_t;
+typedef struct rg_tool_child_s   rg_tool_child_t;
 
 /* put before a module's rg_tool_module so -fvisibility=hidden keeps it */
 #define RG_TOOL_EXPORT  __attribute__((visibility("default")))
@@ -62,6 +72,8 @@ typedef struct rg_tool_timer_s   rg_tool_timer_t;
 typedef int  (*rg_tool_start_pt)(rg_tool_call_t *call);
 typedef void (*rg_tool_cancel_pt)(rg_tool_call_t *call);
 typedef void (*rg_tool_timer_pt)(void *data);
+typedef void (*rg_tool_io_pt)(int fd, int events, void *data);
+typedef void (*rg_tool_child_pt)(int pid, int status, void *data);
 
 
 /* One call of a tool. The host owns it; a module reads these fields and
@@ -228,6 +240,40 @@ struct rg_tool_host_s {
      * "500ms", "30s", "5m", "1h", a bare number being seconds; 0 or -1 */
     int                     (*parse_size)(const char *s, size_t *out);
     int                     (*parse_msec)(const char *s, uint64_t *out);
+
+    /* Descriptors on the reactor: cb(fd, RG_TOOL_IO_*, data) runs each
+     * time fd is ready for what was asked, until io_del(). NULL when the
+     * host cannot watch it. */
+    rg_tool_io_t           *(*io_add)(rg_tool_host_t *host, int fd,
+                                      int events, rg_tool_io_pt cb,
+                                      void *data);
+    void                    (*io_del)(rg_tool_io_t *io);
+
+    /* The end of a child process of this one: cb(pid, status, data) runs
+     * once on the reactor with its wait status, and the host reaps it
+     * (never inside child_watch). child_unwatch() drops the callback; the
+     * host still reaps the child. NULL when it cannot watch pid. */
+    rg_tool_child_t        *(*child_watch)(rg_tool_host_t *host, int pid,
+                                           rg_tool_child_pt cb, void *data);
+    void                    (*child_unwatch)(rg_tool_child_t *child);
+
+    /* When the host gives up on this call (its timeout), in milliseconds
+     * of CLOCK_MONOTONIC; 0 when there is none. Any thread: a blocking
+     * tool checks it as it goes and answers before. */
+    uint64_t                (*deadline)(rg_tool_call_t *call);
+
+    /* http_get() with RG_TOOL_HTTP_* flags. Without
+     * RG_TOOL_HTTP_ALLOW_PRIVATE (and with http_get()) a connection to a
+     * loopback, private, link-local, CGNAT, multicast, broadcast or
+     * unspecified address, v4 or v6 (also mapped v4), is refused when it
+     * is made, whatever name led there; the error says so. */
+    int                     (*http_get_flags)(rg_tool_call_t *call,
+                                              const char *url,
+                                              size_t max_bytes,
+                                              uint64_t timeout_ms,
+                                              unsigned flags,
+                                              rg_tool_http_pt cb,
+                                              void *data);
 };
 
 

@@ -12,7 +12,12 @@
 #include <rg_tools.h>
 #include <rg_isolate.h>
 #include <rg_tool_args.h>
+#include <rg_secret.h>
+#include <rg_tool_addr.h>
+#include <rg_tool_host_io.h>
 #include <jansson.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 
 struct rg_tool_timer_s {
@@ -31,9 +36,17 @@ struct rg_tool_http_s {
     size_t              max;
     rg_msec_t           timeout;
     unsigned            truncated:1;
+    unsigned            allow_private:1;
+    const char         *refused;    /* what the last refused address was */
+    char                refused_addr[INET6_ADDRSTRLEN];
     char                errbuf[CURL_ERROR_SIZE];
 };
 
+
+/* the http tool's own connection caches, apart from the model calls':
+ * one for requests that may reach internal addresses, one for the rest,
+ * so that no connection is reused across that line */
+static CURLSH                   *rg_tools_http_shares[2];
 
 static struct event_base        *rg_tools_base;
 static rg_curl_t                *rg_tools_curl;
@@ -57,16 +70,24 @@ static rg_buf_t                  rg_tools_prompt_line;
 static void rg_tools_finish(rg_tool_run_t *run);
 static void rg_tools_launch(rg_tool_run_t *run);
 static void rg_tools_prompt_next(void);
+static void rg_tools_ask(rg_tool_run_t *run);
+static void rg_tools_http_reset(void);
+static rg_int_t rg_tools_agent_allowed(rg_tool_run_t *run,
+    const char *name);
 
 
 rg_int_t
 rg_tools_init(struct event_base *base, rg_curl_t *curl,
     rg_thread_pool_t *pool, rg_log_t *log)
 {
+    rg_tools_http_reset();
+
     rg_tools_base = base;
     rg_tools_curl = curl;
     rg_tools_pool = pool;
     rg_tools_log = log;
+
+    rg_tool_host_io_init(base, log);
 
     if (rg_tools_prompt_ev) {
         event_free(rg_tools_prompt_ev);
@@ -193,8 +214,14 @@ rg_tools_set_result(rg_tool_run_t *run, int failed, const char *s,
     free(run->result);
 
     run->result = rg_strdup_len(s, len);
-    run->result_len = run->result ? len : 0;
+    run->result_len = 0;
     run->failed = failed;
+
+    /* a secret a tool came across never reaches the model */
+    if (run->result) {
+        run->result_len = rg_secret_scrub(run->result, len);
+        run->result[run->result_len] = '\0';
+    }
 }
 
 
@@ -541,7 +568,15 @@ rg_tools_http_done(rg_curl_xfer_t *x, CURLcode rc)
     res.len = h->body.len;
     res.truncated = h->truncated;
 
-    if (rc == CURLE_OPERATION_TIMEDOUT) {
+    if (h->refused && rc != CURLE_OK) {
+        snprintf(err, sizeof(err), "refused to connect to %s, %s: the tool "
+                 "does not reach loopback, private, link-local or other "
+                 "internal addresses, whatever name leads there (allow_private "
+                 "on; in its module allows them)", h->refused_addr,
+                 h->refused);
+        res.error = err;
+
+    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         snprintf(err, sizeof(err), "timed out after %.3gs",
                  (double) h->timeout / 1000);
         res.error = err;
@@ -560,11 +595,77 @@ rg_tools_http_done(rg_curl_xfer_t *x, CURLcode rc)
 }
 
 
+/* every socket the tool's request opens: its address is checked here,
+ * after the name was resolved and before anything is sent */
+static curl_socket_t
+rg_tools_http_open(void *data, curlsocktype purpose,
+    struct curl_sockaddr *a)
+{
+    char             addr[INET6_ADDRSTRLEN];
+    const char      *what;
+    rg_tool_http_t  *h;
+
+    h = data;
+
+    if (!h->allow_private) {
+        what = rg_tool_addr_internal(&a->addr, addr, sizeof(addr));
+        if (what) {
+            if (h->refused == NULL) {         /* the first one is named */
+                h->refused = what;
+                memcpy(h->refused_addr, addr, sizeof(addr));
+            }
+            return CURL_SOCKET_BAD;
+        }
+    }
+
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+
+static CURLSH *
+rg_tools_http_share(rg_uint_t allow_private)
+{
+    CURLSH  *sh;
+
+    sh = rg_tools_http_shares[allow_private];
+
+    if (sh == NULL) {
+        sh = curl_share_init();
+        if (sh == NULL) {
+            return NULL;
+        }
+
+        curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+        curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+        rg_tools_http_shares[allow_private] = sh;
+    }
+
+    return sh;
+}
+
+
+static void
+rg_tools_http_reset(void)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < 2; i++) {
+        if (rg_tools_http_shares[i]
+            && curl_share_cleanup(rg_tools_http_shares[i]) == CURLSHE_OK)
+        {
+            rg_tools_http_shares[i] = NULL;
+        }
+    }
+}
+
+
 static int
-rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
-    size_t max_bytes, uint64_t timeout_ms, rg_tool_http_pt cb, void *data)
+rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
+    size_t max_bytes, uint64_t timeout_ms, unsigned flags, rg_tool_http_pt cb,
+    void *data)
 {
     CURL            *e;
+    CURLSH          *sh;
     rg_tool_run_t   *run;
     rg_tool_http_t  *h;
 
@@ -578,7 +679,8 @@ rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
 
     h = calloc(1, sizeof(rg_tool_http_t));
     e = curl_easy_init();
-    if (h == NULL || e == NULL) {
+    sh = rg_tools_http_share(flags & RG_TOOL_HTTP_ALLOW_PRIVATE ? 1 : 0);
+    if (h == NULL || e == NULL || sh == NULL) {
         free(h);
         if (e) {
             curl_easy_cleanup(e);
@@ -592,6 +694,7 @@ rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
     h->data = data;
     h->max = max_bytes ? max_bytes : 1024 * 1024;
     h->timeout = timeout_ms ? timeout_ms : 10000;
+    h->allow_private = (flags & RG_TOOL_HTTP_ALLOW_PRIVATE) ? 1 : 0;
     h->xfer.easy = e;
     h->xfer.done = rg_tools_http_done;
     h->xfer.data = h;
@@ -608,6 +711,13 @@ rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "reagent/" RG_VERSION);
 
+    /* the address check sees the real peer: no proxy from the
+     * environment, and connections of its own */
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, rg_tools_http_open);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, h);
+    curl_easy_setopt(e, CURLOPT_SHARE, sh);
+
     if (rg_curl_add(rg_tools_curl, &h->xfer) != RG_OK) {
         rg_tools_http_free(h);
         snprintf(run->error, sizeof(run->error), "cannot start the request");
@@ -617,6 +727,15 @@ rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
     run->http = h;
 
     return 0;
+}
+
+
+static int
+rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
+    size_t max_bytes, uint64_t timeout_ms, rg_tool_http_pt cb, void *data)
+{
+    return rg_tools_host_http_get_flags(call, url, max_bytes, timeout_ms, 0,
+                                        cb, data);
 }
 
 
@@ -646,6 +765,10 @@ rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
         snprintf(run->error, sizeof(run->error),
                  "agent_run is not available here");
         return -1;
+    }
+
+    if (rg_tools_agent_allowed(run, agent) != RG_OK) {
+        return -1;                 /* run->error says why */
     }
 
     /* first: a child that ends at once answers inside the start */
@@ -735,6 +858,19 @@ rg_tools_host_parse_msec(const char *s, uint64_t *out)
 }
 
 
+/* when the run's timer fires; readable from the pool thread, as nothing
+ * it reads changes once the call was launched */
+static uint64_t
+rg_tools_host_deadline(rg_tool_call_t *call)
+{
+    rg_tool_run_t  *run;
+
+    run = (rg_tool_run_t *) call;
+
+    return run->timeout ? run->started + run->timeout : 0;
+}
+
+
 void
 rg_tools_host_common(rg_tool_host_t *host)
 {
@@ -768,6 +904,9 @@ rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
     host->agent_run = rg_tools_host_agent_run;
     host->agent_cancel = rg_tools_host_agent_cancel;
     host->error = rg_tools_host_error;
+    host->deadline = rg_tools_host_deadline;
+    host->http_get_flags = rg_tools_host_http_get_flags;
+    rg_tool_host_io_set(host);
 }
 
 
@@ -930,6 +1069,51 @@ rg_tools_pool_done(rg_thread_task_t *task)
 
 /* approval of dangerous tools ----------------------------------------- */
 
+/* run_agent reaches only the agents the caller's `agents` lists: RG_OK,
+ * or RG_ERROR with the reason in run->error */
+static rg_int_t
+rg_tools_agent_allowed(rg_tool_run_t *run, const char *name)
+{
+    int               n;
+    size_t            len, off;
+    rg_str_t         *names;
+    rg_uint_t         i;
+    rg_agent_conf_t  *agent;
+
+    agent = run->turn->agent;
+    len = strlen(name);
+    names = agent->agents ? agent->agents->elts : NULL;
+
+    for (i = 0; names && i < agent->agents->nelts; i++) {
+        if (names[i].len == len && memcmp(names[i].data, name, len) == 0) {
+            return RG_OK;
+        }
+    }
+
+    if (names == NULL || agent->agents->nelts == 0) {
+        snprintf(run->error, sizeof(run->error), "agent \"%.*s\" may not "
+                 "hand work to other agents (its \"agents\" lists none); "
+                 "do the task yourself", (int) agent->name.len,
+                 agent->name.data);
+        return RG_ERROR;
+    }
+
+    n = snprintf(run->error, sizeof(run->error), "agent \"%.64s\" is not "
+                 "one that agent \"%.*s\" may call; it may call: ", name,
+                 (int) agent->name.len, agent->name.data);
+    off = n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1) : 0;
+
+    for (i = 0; i < agent->agents->nelts; i++) {
+        n = snprintf(run->error + off, sizeof(run->error) - off, "%s%.*s",
+                     i ? ", " : "", (int) names[i].len, names[i].data);
+        off += n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1 - off) : 0;
+    }
+
+    return RG_ERROR;
+}
+
+
+/* te is in the agent's `approve` list */
 static rg_uint_t
 rg_tools_approved(rg_agent_conf_t *agent, rg_tool_entry_t *te)
 {
@@ -951,6 +1135,89 @@ rg_tools_approved(rg_agent_conf_t *agent, rg_tool_entry_t *te)
     }
 
     return 0;
+}
+
+
+/* The agent that refuses te in this turn's chain of delegation, or NULL
+ * when every agent of it approves te: a child session never gets more
+ * approval than the session that started it. */
+static rg_agent_conf_t *
+rg_tools_refuser(rg_tool_turn_t *turn, rg_tool_entry_t *te)
+{
+    rg_uint_t  depth;
+
+    for (depth = 0; turn && depth < 64; depth++) {
+        if (!rg_tools_approved(turn->agent, te)) {
+            return turn->agent;
+        }
+
+        turn = turn->parent ? turn->parent->turn : NULL;
+    }
+
+    return NULL;
+}
+
+
+/* Decides a dangerous call before it starts: RG_OK to launch it, RG_DONE
+ * when it was refused (and finished), RG_AGAIN when the terminal was
+ * asked. */
+static rg_int_t
+rg_tools_gate(rg_tool_run_t *run)
+{
+    rg_tool_turn_t   *turn;
+    rg_agent_conf_t  *no;
+
+    turn = run->turn;
+
+    if (rg_tools_approval == RG_APPROVE_ALL) {
+        return RG_OK;
+    }
+
+    if (rg_tools_approval == RG_APPROVE_NONE) {
+        run->denied = 1;
+        rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
+                           "approved (dangerous tools are refused here); do "
+                           "without it or ask the user", run->name);
+        rg_log_error(RG_LOG_NOTICE, turn->log, 0, "dangerous tool \"%s\" "
+                     "refused (--deny-dangerous)", run->name);
+        rg_tools_finish(run);
+        return RG_DONE;
+    }
+
+    no = rg_tools_refuser(turn, run->entry);
+    if (no == NULL) {
+        return RG_OK;
+    }
+
+    if (rg_tools_approval == RG_APPROVE_PROMPT) {
+        rg_tools_ask(run);
+        return RG_AGAIN;
+    }
+
+    run->denied = 1;
+
+    if (no == turn->agent) {
+        rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
+                           "approved; do without it or ask the user",
+                           run->name);
+
+    } else {
+        rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
+                           "approved: agent \"%.*s\", which delegated this "
+                           "task, does not approve it; do without it or ask "
+                           "the user", run->name, (int) no->name.len,
+                           no->name.data);
+    }
+
+    rg_log_error(RG_LOG_WARN, turn->log, 0, "dangerous tool \"%s\" refused: "
+                 "agent \"%.*s\" does not approve it and there is no "
+                 "terminal to ask (\"approve %s;\" in the agent, or "
+                 "--approve-all, allows it)", run->name, (int) no->name.len,
+                 no->name.data, run->name);
+
+    rg_tools_finish(run);
+
+    return RG_DONE;
 }
 
 
@@ -1026,6 +1293,8 @@ rg_tools_prompt_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_tools_prompt_next(void)
 {
+    char            shown[401];
+    size_t          n;
     rg_tool_run_t  *run;
 
     run = rg_tools_prompt_head;
@@ -1046,10 +1315,15 @@ rg_tools_prompt_next(void)
         }
     }
 
-    fprintf(stderr, "\nreagent: the model wants to run the dangerous tool "
-            "\"%s\" with %.*s%s\nallow it? [y/N] ", run->name,
-            (int) rg_min(run->call.args_len, 400), run->call.args,
-            run->call.args_len > 400 ? "…" : "");
+    n = rg_min(run->call.args_len, sizeof(shown) - 1);
+    memcpy(shown, run->call.args, n);
+    n = rg_secret_scrub(shown, n);
+
+    fprintf(stderr, "\nreagent: the model of agent \"%.*s\" wants to run "
+            "the dangerous tool \"%s\" with %.*s%s\nallow it? [y/N] ",
+            (int) run->turn->agent->name.len, run->turn->agent->name.data,
+            run->name, (int) n, shown,
+            run->call.args_len > sizeof(shown) - 1 ? "…" : "");
     fflush(stderr);
 
     event_add(rg_tools_prompt_ev, NULL);
@@ -1333,19 +1607,8 @@ rg_tools_turn_start(rg_tool_turn_t *turn)
         }
 
         if ((run->entry->tool->flags & RG_TOOL_DANGEROUS)
-            && !rg_tools_approved(turn->agent, run->entry)
-            && rg_tools_approval != RG_APPROVE_ALL)
+            && rg_tools_gate(run) != RG_OK)
         {
-            if (rg_tools_approval == RG_APPROVE_PROMPT) {
-                rg_tools_ask(run);
-                continue;
-            }
-
-            run->denied = 1;
-            rg_tools_set_error(run, "error: %s is a dangerous tool and "
-                               "was not approved; do without it or ask the "
-                               "user", run->name);
-            rg_tools_finish(run);
             continue;
         }
 

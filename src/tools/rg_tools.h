@@ -21,10 +21,14 @@ typedef struct rg_tool_http_s  rg_tool_http_t;
 
 typedef void (*rg_tool_turn_done_pt)(rg_tool_turn_t *turn);
 
+/* What becomes of a dangerous call: the command line's flags override
+ * every agent's `approve`; otherwise an approved call runs, and others
+ * are asked on the terminal or refused. */
 typedef enum {
-    RG_APPROVE_DENY = 0,          /* dangerous tools are refused */
+    RG_APPROVE_DENY = 0,          /* no terminal, no flag: `approve` only */
     RG_APPROVE_ALL,               /* --approve-all */
-    RG_APPROVE_PROMPT             /* ask on the terminal */
+    RG_APPROVE_PROMPT,            /* `approve`, else ask on the terminal */
+    RG_APPROVE_NONE               /* --deny-dangerous: refused, always */
 } rg_approval_e;
 
 
@@ -93,6 +97,8 @@ struct rg_tool_turn_s {
     void               *data;
     rg_log_t           *log;
     rg_agent_conf_t    *agent;
+    rg_tool_run_t      *parent;     /* for a child session's turn: the
+                                       run_agent call that started it */
     struct event        done_ev;
     rg_uint_t           failures;
     rg_msec_t           started;

@@ -23,7 +23,6 @@
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +130,13 @@ static rg_tool_host_t  rg_test_host = {
     rg_test_host_arg_array_len,
     rg_test_host_arg_array_string,
     rg_test_host_parse_size,
-    rg_test_host_parse_msec
+    rg_test_host_parse_msec,
+    NULL,                          /* io_add: exec waits by itself */
+    NULL,
+    NULL,
+    NULL,
+    NULL,                          /* deadline */
+    NULL                           /* http_get_flags */
 };
 
 
@@ -1421,11 +1426,9 @@ rg_test_fs_list(void **state)
 static void
 rg_test_fs_grep(void **state)
 {
-    int               rc;
-    char              err[256], expect[512], *wide;
+    char             *wide;
     size_t            n;
     void             *conf;
-    regex_t           re;
     const rg_tool_t  *grep;
 
     (void) state;
@@ -1482,19 +1485,15 @@ rg_test_fs_grep(void **state)
     rg_test_ok(grep, conf, "{\"pattern\":\"zzz\",\"path\":\"emptydir\"}",
                "no lines match \"zzz\" under \"emptydir\"");
 
-    /* an invalid regex gets the C library's own words */
+    /* an invalid regex gets PCRE2's own words */
 
-    rc = regcomp(&re, "a(", REG_EXTENDED | REG_NOSUB);
-    assert_true(rc != 0);
-    regerror(rc, &re, err, sizeof(err));
-    snprintf(expect, sizeof(expect), "invalid regex \"a(\": %s; write a "
-             "POSIX extended regex such as \"foo|bar\" (escape ( [ { . * + "
-             "? with \\)", err);
-    rg_test_expect(grep, conf, "{\"pattern\":\"a(\"}", 16, 1, expect,
-                   __FILE__, __LINE__);
+    rg_test_err(grep, conf, "{\"pattern\":\"a(\"}",
+                "invalid regular expression \"a(\": missing closing "
+                "parenthesis at offset 2; write one such as \"foo|bar\" "
+                "(escape ( [ { . * + ? with \\)");
 
     rg_test_err(grep, conf, "{}",
-                "missing argument 'pattern' (a POSIX extended regex such as "
+                "missing argument 'pattern' (a regular expression such as "
                 "\"error|warning\")");
     rg_test_err(grep, conf, "{\"pattern\":\"x\",\"max_results\":0}",
                 "argument 'max_results' must be at least 1, not 0");
@@ -1517,6 +1516,94 @@ rg_test_fs_grep(void **state)
                "notes/c.md:1: TODO three\n"
                "(stopped at 3 matches; narrow the pattern or the path to see "
                "the rest)");
+
+    rg_test_fs.module->exit(&rg_test_host, conf);
+}
+
+
+static uint64_t
+rg_test_host_deadline_past(rg_tool_call_t *call)
+{
+    (void) call;
+
+    return 1;                  /* long gone */
+}
+
+
+/* grep's bounds: a pattern that backtracks without end is an error for
+ * its call (PCRE2's match limit), and a search or a listing stops at the
+ * host's deadline instead of holding its thread */
+static void
+rg_test_fs_limits(void **state)
+{
+    char             *path, line[64], *many;
+    void             *conf;
+    size_t            i;
+    const rg_tool_t  *grep, *list;
+
+    (void) state;
+
+    conf = rg_test_fs_conf(NULL, NULL);
+    grep = rg_test_tool(rg_test_fs.module, "grep");
+    list = rg_test_tool(rg_test_fs.module, "list_dir");
+
+    rg_test_mkdir("root/limits");
+    rg_test_mkdir("root/limits/big");
+
+    memset(line, 'a', 40);
+    memcpy(line + 40, "!\n", 3);
+    rg_test_write("root/limits/a.txt", line, 42);
+
+    rg_test_err(grep, conf, "{\"pattern\":\"^(a+)+$\",\"path\":\"limits\"}",
+                "pattern \"^(a+)+$\" is too costly to match: it hit the "
+                "backtracking limit on \"limits/a.txt\" line 1 (nested "
+                "quantifiers such as (a+)+ and back-references backtrack "
+                "without end); simplify it");
+    rg_test_err(grep, conf, "{\"pattern\":\"^(a|a?)+$\","
+                            "\"path\":\"limits/a.txt\"}",
+                "pattern \"^(a|a?)+$\" is too costly to match: *");
+
+    /* an ordinary pattern on the same line is fine */
+    rg_test_ok(grep, conf, "{\"pattern\":\"a+!\",\"path\":\"limits\"}",
+               "limits/a.txt:1: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!");
+
+    /* past the deadline: what was found so far, and why it stopped */
+    many = malloc(600);
+    assert_non_null(many);
+    for (i = 0; i < 300; i++) {
+        memcpy(many + 2 * i, "x\n", 2);
+    }
+    rg_test_write("root/limits/many.txt", many, 600);
+    free(many);
+
+    for (i = 0; i < 1100; i++) {
+        path = rg_test_str("root/limits/big/f%zu", i);
+        rg_test_write(path, "", 0);
+        free(path);
+    }
+
+    rg_test_host.deadline = rg_test_host_deadline_past;
+
+    rg_test_ok(grep, conf, "{\"pattern\":\"x\",\"path\":\"limits/many.txt\"}",
+               "limits/many.txt:1: x\n*");
+    rg_test_expect(grep, conf, "{\"pattern\":\"x\",\"path\":\"limits\"}",
+                   sizeof("{\"pattern\":\"x\",\"path\":\"limits\"}") - 1,
+                   0, "(stopped at the time limit after searching 1 files, 0 "
+                   "matches so far; give a narrower path or pattern)",
+                   __FILE__, __LINE__);
+    rg_test_err(list, conf, "{\"path\":\"limits/big\"}",
+                "cannot list \"limits/big\": it holds too many entries to "
+                "read in the time allowed; use grep on it, or a "
+                "subdirectory");
+
+    rg_test_host.deadline = NULL;
+
+    /* with time to spare, all of it */
+    rg_test_ok(list, conf, "{\"path\":\"limits/big\"}", "f0 (0 bytes)\n*");
+
+    path = rg_test_str("%s/limits", rg_test_root);
+    nftw(path, rg_test_rm, 16, FTW_DEPTH | FTW_PHYS);
+    free(path);
 
     rg_test_fs.module->exit(&rg_test_host, conf);
 }
@@ -1738,9 +1825,10 @@ rg_test_exec_module(void **state)
 
     rg_test_module_valid(m, "exec", 1);
 
+    /* not blocking: the program runs beside the reactor, not in a thread */
     assert_int_equal(rg_test_tool(m, "exec")->flags,
-                     RG_TOOL_DANGEROUS | RG_TOOL_BLOCKING
-                     | RG_TOOL_SIDE_EFFECT);
+                     RG_TOOL_DANGEROUS | RG_TOOL_SIDE_EFFECT);
+    assert_non_null(rg_test_tool(m, "exec")->cancel);
 
     conf = m->create_conf(&rg_test_host);
     m->exit(&rg_test_host, conf);
@@ -1853,12 +1941,12 @@ rg_test_exec_run(void **state)
     rg_test_err(exec, conf, "{\"argv\":[\"\"]}",
                 "argv[0] is empty; it names the program, such as \"ls\"");
 
-    /* SIGCHLD ignored by the worker: children reap themselves, the
-     * status is lost, the output is not */
+    /* SIGCHLD ignored by the worker: its supervisor reaps itself, but
+     * the status comes from the supervisor, which reaps the program */
 
     signal(SIGCHLD, SIG_IGN);
     rg_test_ok(exec, conf, "{\"argv\":[\"echo\",\"hello\"]}",
-               "exit status unknown\n--- stdout ---\nhello\n--- stderr ---");
+               "exit status 0\n--- stdout ---\nhello\n--- stderr ---");
     signal(SIGCHLD, SIG_DFL);
 
     rg_test_exec.module->exit(&rg_test_host, conf);
@@ -1912,7 +2000,8 @@ rg_test_exec_timeout(void **state)
 
     pgid = rg_test_exec_pgid(exec, conf, "{\"argv\":[\"sh\",\"-c\",\"echo $$; "
                                          "sleep 30 & sleep 30\"]}",
-                             "timed out after 0.3s (process group killed)\n"
+                             "timed out after 0.3s (it and every process it "
+                             "started were killed)\n"
                              "--- stdout ---\n", &ms);
     assert_true(ms >= 300);
     assert_true(ms < 3000);
@@ -1923,7 +2012,8 @@ rg_test_exec_timeout(void **state)
     pgid = rg_test_exec_pgid(exec, conf, "{\"argv\":[\"sh\",\"-c\",\"trap '' "
                                          "TERM; echo $$; sleep 30 & sleep "
                                          "30\"]}",
-                             "timed out after 0.3s (process group killed)\n"
+                             "timed out after 0.3s (it and every process it "
+                             "started were killed)\n"
                              "--- stdout ---\n", &ms);
     assert_true(ms >= 800);
     assert_true(ms < 4000);
@@ -2565,6 +2655,71 @@ rg_test_http_get(void **state)
 /* agent */
 
 
+static unsigned  rg_test_http_flags;
+
+
+static int
+rg_test_host_http_get_flags(rg_tool_call_t *call, const char *url,
+    size_t max_bytes, uint64_t timeout_ms, unsigned flags, rg_tool_http_pt cb,
+    void *data)
+{
+    rg_test_http_flags = flags;
+
+    return rg_test_host_http_get(call, url, max_bytes, timeout_ms, cb, data);
+}
+
+
+/* allow_private: what the module asks of the host's address check */
+static void
+rg_test_http_private(void **state)
+{
+    int                     i;
+    void                   *conf;
+    rg_test_call_t          tc;
+    const rg_tool_t        *get;
+    const rg_tool_module_t *m;
+
+    (void) state;
+
+    m = rg_test_http.module;
+    get = rg_test_tool(m, "http_get");
+
+    conf = m->create_conf(&rg_test_host);
+    assert_string_equal(rg_test_set(m, conf, "allow_private", "yes", NULL),
+                        "must be \"on\" or \"off\"");
+    assert_null(rg_test_set(m, conf, "allow_private", "on", NULL));
+    assert_string_equal(rg_test_set(m, conf, "allow_private", "off", NULL),
+                        "is duplicate");
+    m->exit(&rg_test_host, conf);
+
+    rg_test_host.http_get_flags = rg_test_host_http_get_flags;
+
+    for (i = 0; i < 3; i++) {
+        conf = m->create_conf(&rg_test_host);
+        assert_null(rg_test_set(m, conf, "allow_hosts", "localhost", NULL));
+        if (i > 0) {
+            assert_null(rg_test_set(m, conf, "allow_private",
+                                    i == 1 ? "off" : "on", NULL));
+        }
+        assert_int_equal(m->init(&rg_test_host, conf), RG_TOOL_OK);
+
+        rg_test_http_flags = 0xff;
+
+        assert_int_equal(rg_test_call_run(&tc, get, conf,
+                                          "{\"url\":\"http://localhost/\"}"),
+                         RG_TOOL_AGAIN);
+        assert_int_equal(rg_test_http_flags,
+                         i == 2 ? RG_TOOL_HTTP_ALLOW_PRIVATE : 0);
+
+        get->cancel(&tc.call);
+        rg_test_call_free(&tc);
+        m->exit(&rg_test_host, conf);
+    }
+
+    rg_test_host.http_get_flags = NULL;
+}
+
+
 static void
 rg_test_agent_module(void **state)
 {
@@ -2756,6 +2911,7 @@ main(void)
         cmocka_unit_test_setup(rg_test_fs_read_cap, rg_test_reset),
         cmocka_unit_test_setup(rg_test_fs_list, rg_test_reset),
         cmocka_unit_test_setup(rg_test_fs_grep, rg_test_reset),
+        cmocka_unit_test_setup(rg_test_fs_limits, rg_test_reset),
         cmocka_unit_test_setup(rg_test_threads, rg_test_reset),
         cmocka_unit_test_setup(rg_test_exec_module, rg_test_reset),
         cmocka_unit_test_setup(rg_test_exec_run, rg_test_reset),
@@ -2768,6 +2924,7 @@ main(void)
         cmocka_unit_test_setup(rg_test_http_module, rg_test_reset),
         cmocka_unit_test_setup(rg_test_http_refused, rg_test_reset),
         cmocka_unit_test_setup(rg_test_http_get, rg_test_reset),
+        cmocka_unit_test_setup(rg_test_http_private, rg_test_reset),
         cmocka_unit_test_setup(rg_test_agent_module, rg_test_reset),
         cmocka_unit_test_setup(rg_test_agent_run, rg_test_reset),
     };

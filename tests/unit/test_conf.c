@@ -2386,6 +2386,9 @@ rg_test_secret(void **state)
         snprintf(cmd, sizeof(cmd), "%s/reagent -t -c %s 2>&1",
                  rg_test_build_dir(), conf);
 
+        /* the cycles above took the key out of this environment */
+        setenv(RG_TEST_KEY_VAR, RG_TEST_SECRET, 1);
+
         f = popen(cmd, "r");
         assert_non_null(f);
         n = fread(out, 1, sizeof(out) - 1, f);

@@ -122,7 +122,7 @@ rg_test_http_get(void **state)
     snprintf(mods, sizeof(mods),
              "load_module %s/modules/http.so;\n"
              "module http { allow_hosts 127.0.0.1; max_bytes 40; "
-             "timeout 2s; }", rg_test_build_dir());
+             "timeout 2s; allow_private on; }", rg_test_build_dir());
 
     s = rg_test_scripted(script, mods, "agent a { tools http_get; }",
                          &mock, &e, &cycle);
@@ -189,7 +189,7 @@ rg_test_run_agent(void **state)
                           "model mock-1; }\n"
                           "llm c { base_url http://127.0.0.1:%d/v1; "
                           "model mock-1; }\n"
-                          "agent a { llm p; tools run_agent; }\n"
+                          "agent a { llm p; tools run_agent; agents helper; }\n"
                           "agent helper { llm c; }\n",
                           mods, parent->port, child->port);
     if (cycle == NULL) {
@@ -211,7 +211,8 @@ rg_test_run_agent(void **state)
 
     t = rg_test_tool_msg(s, 1);
     assert_non_null(t);
-    assert_non_null(strstr(t, "unknown agent \"nobody\""));
+    assert_non_null(strstr(t, "agent \"nobody\" is not one that agent "
+                              "\"a\" may call; it may call: helper"));
     free(t);
 
     assert_int_equal(rg_test_mock_stat(child, "requests"), 1);
@@ -226,7 +227,7 @@ rg_test_run_agent(void **state)
                           "%s\nmax_agent_depth 0;\n"
                           "llm p { base_url http://127.0.0.1:%d/v1; "
                           "model mock-1; }\n"
-                          "agent a { llm p; tools run_agent; }\n"
+                          "agent a { llm p; tools run_agent; agents helper; }\n"
                           "agent helper { llm p; }\n", mods, parent->port);
     assert_non_null(cycle);
     e = rg_engine_create(cycle, cycle->log);
@@ -301,7 +302,7 @@ rg_test_run_agent_at_once(void **state)
                           "%s\n"
                           "llm p { base_url http://127.0.0.1:%d/v1; "
                           "model mock-1; }\n"
-                          "agent a { llm p; tools run_agent; "
+                          "agent a { llm p; tools run_agent; agents helper; "
                           "tool_timeout 3s; }\n"
                           "agent helper { llm p; }\n",
                           mods, mock->port);
