@@ -37,6 +37,7 @@ static void rg_session_tools_handler(rg_tool_turn_t *turn);
 static void rg_session_approval_handler(rg_tool_turn_t *turn);
 static void rg_session_run_turn(rg_session_t *s);
 static void rg_session_drop_args(rg_session_t *s);
+static void rg_session_cancel_lookups(rg_session_t *s);
 
 
 const char *
@@ -127,10 +128,7 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
         s->turn = NULL;
     }
 
-    if (s->lookups) {
-        ((rg_store_t *) s->engine->store)->cancel(s->engine->store, s);
-        s->lookups = 0;
-    }
+    rg_session_cancel_lookups(s);
 
     rg_session_drop_args(s);
 
@@ -251,9 +249,7 @@ rg_session_destroy(rg_session_t *s)
         rg_tools_turn_destroy(s->turn);
     }
 
-    if (s->lookups) {
-        ((rg_store_t *) s->engine->store)->cancel(s->engine->store, s);
-    }
+    rg_session_cancel_lookups(s);
 
     rg_session_drop_args(s);
 
@@ -840,44 +836,54 @@ rg_session_preset(rg_session_t *s, rg_tool_request_t *c, rg_uint_t failed,
 }
 
 
+/* a dedupe lookup answered: each carries its own call */
 static void
-rg_session_lookup_handler(void *data, const char *value, size_t len)
+rg_session_lookup_handler(void *data, const rg_store_res_t *res)
 {
-    rg_uint_t       i;
-    rg_session_t   *s;
+    rg_uint_t           i;
+    rg_session_t       *s;
+    rg_session_call_t  *x;
 
-    s = data;
+    x = data;
+    s = x->session;
+    i = x - s->extra;
+    x->lookup = NULL;
 
-    /* answers come in the order asked: find the next unanswered key */
-    for (i = 0; i < s->ncalls; i++) {
-        if (s->extra[i].key && !s->calls[i].has_preset
-            && s->extra[i].klen != (size_t) -1)
-        {
-            break;
-        }
+    if (res->rc == RG_OK) {
+        s->calls[i].preset.data = rg_pstrdup(s->pool, res->value.data,
+                                             res->value.len);
+        s->calls[i].preset.len = res->value.len;
+        s->calls[i].has_preset = s->calls[i].preset.data != NULL;
+        x->key = NULL;                  /* a hit is not stored again */
+        s->dedupe_hits++;
+        s->engine->stats.dedupe_hits++;
     }
 
-    if (i < s->ncalls) {
-        if (value) {
-            s->calls[i].preset.data = rg_pstrdup(s->pool, value, len);
-            s->calls[i].preset.len = len;
-            s->calls[i].has_preset = s->calls[i].preset.data != NULL;
-            s->extra[i].key = NULL;     /* a hit is not stored again */
-            s->dedupe_hits++;
-            s->engine->stats.dedupe_hits++;
-        } else {
-            s->extra[i].klen = (size_t) -1;   /* asked, missed */
-        }
-    }
+    /* a miss or a store error: the tool runs */
 
     if (--s->lookups == 0) {
-        for (i = 0; i < s->ncalls; i++) {
-            if (s->extra[i].klen == (size_t) -1) {
-                s->extra[i].klen = strlen(s->extra[i].key);
-            }
-        }
         rg_session_run_turn(s);
     }
+}
+
+
+static void
+rg_session_cancel_lookups(rg_session_t *s)
+{
+    rg_uint_t    i;
+    rg_store_t  *st;
+
+    st = s->engine->store;
+
+    for (i = 0; s->lookups && s->extra && i < s->ncalls; i++) {
+        if (s->extra[i].lookup) {
+            st->cancel(st, s->extra[i].lookup);
+            s->extra[i].lookup = NULL;
+            s->lookups--;
+        }
+    }
+
+    s->lookups = 0;
 }
 
 
@@ -1034,10 +1040,16 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
     s->lookups = 0;
 
     for (i = 0; i < s->ncalls; i++) {
+        s->extra[i].session = s;
+    }
+
+    for (i = 0; i < s->ncalls; i++) {
         if (s->extra[i].key && !s->calls[i].has_preset) {
-            if (st->get(st, s->extra[i].key, s->extra[i].klen,
-                        rg_session_lookup_handler, s) == RG_OK)
-            {
+            rg_str_t  dk = { s->extra[i].klen, s->extra[i].key };
+
+            s->extra[i].lookup = st->get(st, &dk, rg_session_lookup_handler,
+                                         &s->extra[i]);
+            if (s->extra[i].lookup) {
                 s->lookups++;
             } else {
                 s->extra[i].key = NULL;
@@ -1316,8 +1328,10 @@ rg_session_tools_handler(rg_tool_turn_t *turn)
         /* what is kept is what the model saw, trimmed: a fresh,
          * successful result of an idempotent tool is cached */
         if (s->extra[i].key && !s->calls[i].has_preset && !run->failed) {
-            st->set(st, s->extra[i].key, s->extra[i].klen, text, len,
-                    s->agent->dedupe_ttl, NULL, NULL);
+            rg_str_t  k = { s->extra[i].klen, s->extra[i].key };
+            rg_str_t  v = { len, (char *) text };
+
+            st->set(st, &k, &v, s->agent->dedupe_ttl, 0, NULL, NULL);
         }
 
         rg_session_remember(s, i, text, len);

@@ -49,8 +49,10 @@ typedef struct {
 
 /* what the current turn needs beyond the model's calls */
 typedef struct {
+    rg_session_t       *session;
     char               *key;          /* dedupe key, NULL: not cached */
     size_t              klen;
+    rg_store_op_t      *lookup;       /* its answer still to come */
     rg_int_t            tool;         /* index in the agent's tools, -1 */
     char               *sig;
     size_t              sig_len;

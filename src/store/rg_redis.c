@@ -19,6 +19,7 @@
 #include <hiredis/async.h>
 #include <hiredis/adapters/libevent.h>
 #include <openssl/sha.h>
+#include <glib.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -44,15 +45,17 @@ struct rg_redis_conn_s {
     rg_uint_t           failures;     /* in a row */
     rg_uint_t           inflight;
     rg_msec_t           last_read;    /* the last reply */
+    rg_redis_cmd_t     *qhead;        /* waiting for it, in order */
+    rg_redis_cmd_t    **qtail;
 };
 
 
 struct rg_redis_cmd_s {
     rg_redis_t         *r;
-    rg_redis_conn_t    *conn;         /* sent on it */
+    rg_redis_conn_t    *conn;         /* sent on it, or waiting for it */
     rg_redis_cmd_t     *next;         /* every live command */
     rg_redis_cmd_t     *prev;
-    rg_redis_cmd_t     *qnext;        /* the wait queue */
+    rg_redis_cmd_t     *qnext;        /* its connection's wait queue */
     rg_redis_reply_pt   cb;
     void               *data;
     rg_redis_script_t  *script;
@@ -84,8 +87,6 @@ struct rg_redis_s {
     rg_uint_t           ready;
 
     rg_redis_cmd_t     *all;          /* every live command */
-    rg_redis_cmd_t     *qhead;
-    rg_redis_cmd_t    **qtail;
 
     rg_msec_t           down_since;   /* 0: up, or never was down */
     uint64_t            down_failed;  /* commands failed in this outage */
@@ -127,16 +128,16 @@ rg_redis_cmd_free(rg_redis_cmd_t *cmd)
 static void
 rg_redis_unqueue(rg_redis_cmd_t *cmd)
 {
-    rg_redis_t       *r;
-    rg_redis_cmd_t  **pp;
+    rg_redis_conn_t   *c;
+    rg_redis_cmd_t   **pp;
 
-    r = cmd->r;
+    c = cmd->conn;
 
-    for (pp = &r->qhead; *pp; pp = &(*pp)->qnext) {
+    for (pp = &c->qhead; *pp; pp = &(*pp)->qnext) {
         if (*pp == cmd) {
             *pp = cmd->qnext;
-            if (r->qtail == &cmd->qnext) {
-                r->qtail = pp;
+            if (c->qtail == &cmd->qnext) {
+                c->qtail = pp;
             }
             break;
         }
@@ -144,7 +145,7 @@ rg_redis_unqueue(rg_redis_cmd_t *cmd)
 
     cmd->qnext = NULL;
     cmd->queued = 0;
-    r->stats.queued--;
+    c->r->stats.queued--;
 }
 
 
@@ -298,11 +299,22 @@ rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd)
 }
 
 
+/* a command of a tag always takes the same connection, so that one
+ * session's commands keep their order; others take the next ready one */
 static rg_redis_conn_t *
-rg_redis_pick(rg_redis_t *r)
+rg_redis_pick(rg_redis_t *r, const rg_str_t *tag)
 {
     rg_uint_t         i;
     rg_redis_conn_t  *c;
+
+    if (tag && tag->len) {
+        GBytes  *b = g_bytes_new_static(tag->data, tag->len);
+
+        i = g_bytes_hash(b) % r->nconns;
+        g_bytes_unref(b);
+
+        return &r->conns[i];
+    }
 
     for (i = 0; i < r->nconns; i++) {
         c = &r->conns[(r->next_conn + i) % r->nconns];
@@ -312,31 +324,29 @@ rg_redis_pick(rg_redis_t *r)
         }
     }
 
-    return NULL;
+    c = &r->conns[r->next_conn];
+    r->next_conn = (r->next_conn + 1) % r->nconns;
+
+    return c;
 }
 
 
+/* the connection is up: what waited for it goes out, in order */
 static void
-rg_redis_flush(rg_redis_t *r)
+rg_redis_flush(rg_redis_conn_t *c)
 {
-    rg_redis_cmd_t   *cmd;
-    rg_redis_conn_t  *c;
+    rg_redis_cmd_t  *cmd;
 
-    while (r->qhead) {
-        c = rg_redis_pick(r);
-        if (c == NULL) {
-            return;
-        }
-
-        cmd = r->qhead;
-        r->qhead = cmd->qnext;
-        if (r->qhead == NULL) {
-            r->qtail = &r->qhead;
+    while (c->qhead && c->state == RG_REDIS_READY) {
+        cmd = c->qhead;
+        c->qhead = cmd->qnext;
+        if (c->qhead == NULL) {
+            c->qtail = &c->qhead;
         }
 
         cmd->qnext = NULL;
         cmd->queued = 0;
-        r->stats.queued--;
+        c->r->stats.queued--;
 
         rg_redis_send(c, cmd);
     }
@@ -443,7 +453,7 @@ rg_redis_cmd_create(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
 
 
 static void
-rg_redis_submit(rg_redis_t *r, rg_redis_cmd_t *cmd)
+rg_redis_submit(rg_redis_t *r, rg_redis_cmd_t *cmd, const rg_str_t *tag)
 {
     struct timeval    tv;
     rg_redis_conn_t  *c;
@@ -458,8 +468,9 @@ rg_redis_submit(rg_redis_t *r, rg_redis_cmd_t *cmd)
     tv.tv_usec = (cmd->timeout % 1000) * 1000;
     evtimer_add(&cmd->timer, &tv);
 
-    c = rg_redis_pick(r);
-    if (c && r->qhead == NULL) {
+    c = rg_redis_pick(r, tag);
+
+    if (c->state == RG_REDIS_READY && c->qhead == NULL) {
         rg_redis_send(c, cmd);
         return;
     }
@@ -471,16 +482,18 @@ rg_redis_submit(rg_redis_t *r, rg_redis_cmd_t *cmd)
         return;
     }
 
+    cmd->conn = c;
     cmd->queued = 1;
-    *r->qtail = cmd;
-    r->qtail = &cmd->qnext;
+    *c->qtail = cmd;
+    c->qtail = &cmd->qnext;
     r->stats.queued++;
 }
 
 
 rg_redis_cmd_t *
-rg_redis_command(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
-    void *data, int argc, const char **argv, const size_t *lens)
+rg_redis_command(rg_redis_t *r, const rg_str_t *tag, rg_msec_t timeout,
+    rg_redis_reply_pt cb, void *data, int argc, const char **argv,
+    const size_t *lens)
 {
     rg_redis_cmd_t  *cmd;
 
@@ -489,15 +502,16 @@ rg_redis_command(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
         return NULL;
     }
 
-    rg_redis_submit(r, cmd);
+    rg_redis_submit(r, cmd, tag);
 
     return cmd;
 }
 
 
 rg_redis_cmd_t *
-rg_redis_eval(rg_redis_t *r, rg_redis_script_t *script, rg_redis_reply_pt cb,
-    void *data, int nkeys, int argc, const char **argv, const size_t *lens)
+rg_redis_eval(rg_redis_t *r, const rg_str_t *tag, rg_redis_script_t *script,
+    rg_redis_reply_pt cb, void *data, int nkeys, int argc,
+    const char **argv, const size_t *lens)
 {
     int              i;
     char             num[24];
@@ -529,7 +543,7 @@ rg_redis_eval(rg_redis_t *r, rg_redis_script_t *script, rg_redis_reply_pt cb,
     }
 
     cmd->script = script;
-    rg_redis_submit(r, cmd);
+    rg_redis_submit(r, cmd, tag);
 
     return cmd;
 }
@@ -686,7 +700,8 @@ rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
     r = c->r;
 
     if (reply->type == REDIS_REPLY_ERROR) {
-        /* AUTH or SELECT refused; the reply never holds the password */
+        /* AUTH, SELECT or SCRIPT LOAD refused; the reply never holds the
+         * password */
         rg_redis_set_error(r, "%.*s", (int) rg_min(reply->len, 200),
                            reply->str);
         ac->data = NULL;
@@ -696,7 +711,7 @@ rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
     }
 
     if ((uintptr_t) privdata != 1) {
-        return;                  /* AUTH or SELECT: the PING follows */
+        return;                  /* the handshake: the PING follows */
     }
 
     evtimer_del(&c->timer);
@@ -722,7 +737,7 @@ rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
     r->was_up = 1;
     r->last_error[0] = '\0';
 
-    rg_redis_flush(r);
+    rg_redis_flush(c);
 }
 
 
@@ -770,8 +785,9 @@ static void
 rg_redis_open(rg_redis_conn_t *c, const char *ip)
 {
     char                num[24];
-    size_t              lens[2];
-    const char         *argv[2];
+    size_t              lens[3];
+    rg_uint_t           i;
+    const char         *argv[3];
     struct timeval      tv;
     rg_redis_t         *r;
     redisAsyncContext  *ac;
@@ -823,6 +839,17 @@ rg_redis_open(rg_redis_conn_t *c, const char *ip)
         argv[1] = num;
         lens[1] = strlen(num);
         redisAsyncCommandArgv(ac, rg_redis_ready_handler, NULL, 2, argv,
+                              lens);
+    }
+
+    for (i = 0; r->conf.scripts && r->conf.scripts[i]; i++) {
+        argv[0] = "SCRIPT";
+        lens[0] = 6;
+        argv[1] = "LOAD";
+        lens[1] = 4;
+        argv[2] = r->conf.scripts[i]->source;
+        lens[2] = strlen(argv[2]);
+        redisAsyncCommandArgv(ac, rg_redis_ready_handler, NULL, 3, argv,
                               lens);
     }
 
@@ -934,7 +961,6 @@ rg_redis_create(struct event_base *base, struct evdns_base *dns,
     r->conf.host = NULL;
     r->conf.path = NULL;
     r->conf.password = NULL;
-    r->qtail = &r->qhead;
 
     if ((conf->host && (r->conf.host = strdup(conf->host)) == NULL)
         || (conf->path && (r->conf.path = strdup(conf->path)) == NULL)
@@ -983,6 +1009,7 @@ rg_redis_create(struct event_base *base, struct evdns_base *dns,
 
     for (i = 0; i < r->nconns; i++) {
         r->conns[i].r = r;
+        r->conns[i].qtail = &r->conns[i].qhead;
         evtimer_assign(&r->conns[i].timer, base, rg_redis_backoff_handler,
                        &r->conns[i]);
     }

@@ -38,10 +38,14 @@ typedef struct {
     rg_uint_t           max_queue;     /* commands waiting for a connection */
     rg_msec_t           backoff_base;
     rg_msec_t           backoff_max;
+    /* loaded on every new connection before anything else is sent, so
+     * that EVALSHA finds them and commands keep their order; NULL-ended */
+    rg_redis_script_t **scripts;
 } rg_redis_conf_t;
 
 /* A Lua script, sent as EVALSHA and again as EVAL when the server answers
- * NOSCRIPT (after a restart or SCRIPT FLUSH). Static, shared by clients. */
+ * NOSCRIPT (a SCRIPT FLUSH on a live connection: then that one command
+ * may run after commands issued later). Static, shared by clients. */
 struct rg_redis_script_s {
     const char         *name;          /* for errors */
     const char         *source;
@@ -68,14 +72,16 @@ rg_redis_t *rg_redis_create(struct event_base *base,
 void rg_redis_destroy(rg_redis_t *r);
 
 /* argv[i] is lens[i] bytes (binary safe), copied; timeout 0: the
- * configured command_timeout. Returns NULL only without memory. */
-rg_redis_cmd_t *rg_redis_command(rg_redis_t *r, rg_msec_t timeout,
-    rg_redis_reply_pt cb, void *data, int argc, const char **argv,
-    const size_t *lens);
-/* EVALSHA script nkeys keys… args…: argv holds the keys, then the args */
-rg_redis_cmd_t *rg_redis_eval(rg_redis_t *r, rg_redis_script_t *script,
-    rg_redis_reply_pt cb, void *data, int nkeys, int argc,
+ * configured command_timeout. Commands with the same tag (a session's
+ * hash tag) go over one connection, in the order issued; without a tag,
+ * over any. Returns NULL only without memory. */
+rg_redis_cmd_t *rg_redis_command(rg_redis_t *r, const rg_str_t *tag,
+    rg_msec_t timeout, rg_redis_reply_pt cb, void *data, int argc,
     const char **argv, const size_t *lens);
+/* EVALSHA script nkeys keys… args…: argv holds the keys, then the args */
+rg_redis_cmd_t *rg_redis_eval(rg_redis_t *r, const rg_str_t *tag,
+    rg_redis_script_t *script, rg_redis_reply_pt cb, void *data, int nkeys,
+    int argc, const char **argv, const size_t *lens);
 /* the callback will not be called; safe until it was */
 void rg_redis_cancel(rg_redis_cmd_t *cmd);
 

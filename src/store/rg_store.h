@@ -1,8 +1,12 @@
 /* rg_store.h: the state store interface, asynchronous from day one: every
- * operation answers through a callback, so a Redis backend can take the
- * place of the in-memory one without touching its callers. Keys and
- * values are bytes. The memory backend answers on the next loop turn,
- * never inside the call. */
+ * operation answers through its own callback with its own context, never
+ * inside the call that started it, so the Redis backend and the embedded
+ * memory one are interchangeable. Keys are logical ("{s-…}:meta",
+ * "dd:g:…"): a backend adds its prefix. The operations are the ones the
+ * sessions, the dedupe cache, the side-effect claims and the admission
+ * control need, each atomic where several steps must be (one Lua script
+ * in Redis). Values are bytes (msgpack where the caller structures them,
+ * see rg_store_codec.h). */
 
 #ifndef RG_STORE_H
 #define RG_STORE_H
@@ -11,14 +15,78 @@
 #include <rg_core.h>
 #include <event2/event.h>
 
-typedef struct rg_store_s  rg_store_t;
+typedef struct rg_store_s      rg_store_t;
+typedef struct rg_store_op_s   rg_store_op_t;
 
-/* value is NULL when the key is absent or expired; valid during the
- * callback only */
-typedef void (*rg_store_get_pt)(void *data, const char *value, size_t len);
-typedef void (*rg_store_done_pt)(void *data, rg_int_t rc);
+/* set() flags */
+#define RG_STORE_NX          0x01     /* only when absent */
+
+/* The answer of one operation; valid during the callback only.
+ * rc is RG_OK, RG_DECLINED (absent, or refused: err says why — "exists",
+ * "fenced", "diverged", "lost"), or RG_ERROR (err says what failed; an
+ * error after the request may have reached the server says "outcome
+ * unknown"). */
+typedef struct {
+    rg_int_t            rc;
+    const char         *err;
+    rg_str_t            value;        /* get; the existing value of a
+                                         refused NX set or claim */
+    int64_t             num;          /* counters, lease tokens, waits */
+    const rg_str_t     *items;        /* load: the messages */
+    rg_uint_t           nitems;
+    const rg_str_t     *fields;       /* load: meta, name and value pairs */
+    rg_uint_t           nfields;      /* pairs */
+} rg_store_res_t;
+
+typedef void (*rg_store_pt)(void *data, const rg_store_res_t *res);
+
+
+/* After a turn: append msgs to the session's list and set the meta fields,
+ * in one step. base is how many messages the store already holds for it;
+ * a retry of a checkpoint that was applied is recognised (the list holds
+ * base + nmsgs) and not appended twice; any other length is "diverged".
+ * With a lease token set, a session whose lease another worker holds now
+ * is refused ("fenced"). Every key of the session gets ttl. */
+typedef struct {
+    rg_str_t            id;
+    int64_t             lease;        /* 0: not fenced */
+    rg_uint_t           base;
+    const rg_str_t     *msgs;
+    rg_uint_t           nmsgs;
+    const rg_str_t     *fields;       /* name, value, name, value… */
+    rg_uint_t           nfields;      /* pairs */
+    rg_msec_t           ttl;
+} rg_store_checkpoint_t;
+
+
+/* A session-scoped value: "{id}:<name>", set when absent (claim) or
+ * always (a claim's result), refused when the lease moved on. */
+typedef struct {
+    rg_str_t            id;
+    rg_str_t            name;         /* "idem:call_1" */
+    rg_str_t            value;
+    int64_t             lease;        /* 0: not fenced */
+    rg_msec_t           ttl;
+    rg_uint_t           flags;        /* RG_STORE_NX */
+} rg_store_put_t;
+
+
+/* A token bucket shared by every process on the store: capacity tokens
+ * refilled at rate per minute; take cost (requests: 1; tokens: an
+ * estimate). num is 0 when granted, else the milliseconds to wait before
+ * asking again. A cool-down set by cooldown() holds every bucket of the
+ * name until it ends. */
+typedef struct {
+    rg_str_t            name;
+    double              rate;         /* per minute */
+    double              capacity;
+    double              cost;
+} rg_store_bucket_t;
+
 
 typedef struct {
+    uint64_t            ops;
+    uint64_t            errors;
     uint64_t            gets;
     uint64_t            hits;
     uint64_t            sets;
@@ -28,25 +96,69 @@ typedef struct {
     size_t              bytes;        /* keys and values held */
 } rg_store_stats_t;
 
+
 struct rg_store_s {
     const char         *name;
-    void               *data;
+    rg_uint_t           durable;      /* outlives the process */
 
-    rg_int_t          (*get)(rg_store_t *st, const char *key, size_t klen,
-                             rg_store_get_pt cb, void *data);
-    rg_int_t          (*set)(rg_store_t *st, const char *key, size_t klen,
-                             const char *value, size_t vlen, rg_msec_t ttl,
-                             rg_store_done_pt cb, void *data);
-    void              (*cancel)(rg_store_t *st, void *data);
+    rg_store_op_t    *(*get)(rg_store_t *st, const rg_str_t *key,
+                             rg_store_pt cb, void *data);
+    rg_store_op_t    *(*set)(rg_store_t *st, const rg_str_t *key,
+                             const rg_str_t *value, rg_msec_t ttl,
+                             rg_uint_t flags, rg_store_pt cb, void *data);
+    rg_store_op_t    *(*del)(rg_store_t *st, const rg_str_t *key,
+                             rg_store_pt cb, void *data);
+    /* num: the new value; the key gets ttl when it is created */
+    rg_store_op_t    *(*incr)(rg_store_t *st, const rg_str_t *key,
+                              int64_t by, rg_msec_t ttl, rg_store_pt cb,
+                              void *data);
+
+    rg_store_op_t    *(*checkpoint)(rg_store_t *st,
+                                    const rg_store_checkpoint_t *cp,
+                                    rg_store_pt cb, void *data);
+    /* the meta fields and every message; RG_DECLINED: no such session */
+    rg_store_op_t    *(*load)(rg_store_t *st, const rg_str_t *id,
+                              rg_store_pt cb, void *data);
+    rg_store_op_t    *(*put)(rg_store_t *st, const rg_store_put_t *p,
+                             rg_store_pt cb, void *data);
+
+    /* the session's lease for ttl: num is the fencing token (a new one
+     * when taken, the same when renewed); RG_DECLINED "held" when another
+     * token holds it (value: its holder), "lost" on a renew that came
+     * too late */
+    rg_store_op_t    *(*lease)(rg_store_t *st, const rg_str_t *id,
+                               const rg_str_t *holder, int64_t token,
+                               rg_msec_t ttl, rg_store_pt cb, void *data);
+    rg_store_op_t    *(*release)(rg_store_t *st, const rg_str_t *id,
+                                 int64_t token, rg_store_pt cb, void *data);
+
+    rg_store_op_t    *(*take)(rg_store_t *st, const rg_store_bucket_t *b,
+                              rg_uint_t nb, rg_store_pt cb, void *data);
+    rg_store_op_t    *(*cooldown)(rg_store_t *st, const rg_str_t *name,
+                                  rg_msec_t ms, rg_store_pt cb, void *data);
+
+    /* the callback will not be called */
+    void              (*cancel)(rg_store_t *st, rg_store_op_t *op);
+    /* pending operations are answered "the store is shutting down" */
     void              (*destroy)(rg_store_t *st);
 
     rg_store_stats_t    stats;
 };
 
-/* holds at most max_keys keys and max_bytes of keys and values (0: the
- * defaults, 100000 and 64m); past either, the oldest keys go. A value
- * larger than max_bytes alone is refused (set returns RG_ERROR). */
+
+/* what a key costs the memory store beyond its name and value: its
+ * entry, its slot in the table, its list of items */
+#define RG_STORE_MEMORY_KEY_COST  128
+
+/* holds at most max_keys keys and max_bytes (keys, values and
+ * RG_STORE_MEMORY_KEY_COST per key; 0: the defaults, 100000 and 64m);
+ * past either, the least recently written keys go. A value larger than
+ * max_bytes alone is refused (RG_ERROR). */
 rg_store_t *rg_store_memory_create(struct event_base *base,
     rg_uint_t max_keys, size_t max_bytes);
+
+/* "{id}:name" for a session-scoped key, into buf */
+size_t rg_store_session_key(char *buf, size_t size, const rg_str_t *id,
+    const char *name, size_t len);
 
 #endif /* RG_STORE_H */

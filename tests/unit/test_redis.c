@@ -34,7 +34,11 @@ typedef struct {
     rg_log_t            log;
     int                 logfd[2];
     rg_uint_t           left;          /* callbacks still to come */
+    rg_str_t           *tag;           /* commands in order: one tag */
 } rg_test_ctx_t;
+
+
+static rg_str_t  rg_test_tag = { 1, (char *) "t" };
 
 
 /* what one command answered */
@@ -141,7 +145,7 @@ rg_test_cmd(rg_test_ctx_t *ctx, rg_test_ans_t *a, rg_msec_t timeout,
 
     ctx->left++;
 
-    return rg_redis_command(ctx->r, timeout, rg_test_answer, a, n, argv,
+    return rg_redis_command(ctx->r, ctx->tag, timeout, rg_test_answer, a, n, argv,
                             lens);
 }
 
@@ -192,6 +196,7 @@ rg_test_setup(void **state)
     ctx->log = *rg_log_stderr();
     ctx->log.fd = ctx->logfd[1];
     ctx->log.log_level = RG_LOG_INFO;
+    ctx->tag = &rg_test_tag;
 
     *state = ctx;
 
@@ -272,7 +277,7 @@ rg_test_roundtrip(void **state, int unix_socket)
     memset(&a, 0, sizeof(a));
     a.ctx = ctx;
     ctx->left++;
-    assert_non_null(rg_redis_command(ctx->r, 0, rg_test_answer, &a, 3, argv,
+    assert_non_null(rg_redis_command(ctx->r, ctx->tag, 0, rg_test_answer, &a, 3, argv,
                                      lens));
 
     /* never inside the call */
@@ -325,6 +330,7 @@ test_pipeline(void **state)
     ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
 
     n = 20000;
+    ctx->tag = NULL;                   /* any connection */
     as = calloc(n, sizeof(rg_test_ans_t));
     assert_non_null(as);
 
@@ -348,6 +354,55 @@ test_pipeline(void **state)
 
     assert_true(rg_redis_stats(ctx->r)->commands >= n);
     assert_int_equal(rg_redis_stats(ctx->r)->inflight, 0);
+
+    free(as);
+}
+
+
+/* commands of one tag keep their order over 4 connections; scripts named
+ * in the configuration are loaded at connect, so EVALSHA never misses */
+static rg_redis_script_t  rg_test_script;
+
+static rg_redis_script_t  *rg_test_scripts[] = { &rg_test_script, NULL };
+
+static rg_redis_cmd_t *rg_test_eval(rg_test_ctx_t *ctx, rg_test_ans_t *a,
+    const char *key, const char *arg);
+
+
+static void
+test_order(void **state)
+{
+    char              num[16];
+    rg_uint_t         i;
+    rg_test_ans_t    *as, a;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 0);
+    conf.connections = 4;
+    conf.scripts = rg_test_scripts;
+    assert_int_equal(rg_redis_script_init(&rg_test_script), RG_OK);
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    as = calloc(1000, sizeof(rg_test_ans_t));
+    assert_non_null(as);
+
+    for (i = 0; i < 1000; i++) {
+        snprintf(num, sizeof(num), "%lu", (unsigned long) i);
+        rg_test_cmd(ctx, &as[i], 10000, "SET", "ordered", num, NULL);
+    }
+
+    rg_test_cmd(ctx, &a, 10000, "GET", "ordered", NULL);
+    rg_test_wait(ctx, 20000);
+
+    assert_int_equal(a.len, 3);
+    assert_memory_equal(a.text, "999", 3);
+
+    rg_test_eval(ctx, &a, "n", "1");
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(a.integer, 1);
+    assert_int_equal(rg_redis_stats(ctx->r)->noscript, 0);
 
     free(as);
 }
@@ -405,7 +460,7 @@ rg_test_eval(rg_test_ctx_t *ctx, rg_test_ans_t *a, const char *key,
     lens[1] = strlen(arg);
     ctx->left++;
 
-    return rg_redis_eval(ctx->r, &rg_test_script, rg_test_answer, a, 1, 2,
+    return rg_redis_eval(ctx->r, ctx->tag, &rg_test_script, rg_test_answer, a, 1, 2,
                          argv, lens);
 }
 
@@ -886,6 +941,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_roundtrip_unix, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_pipeline, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_order, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_error_reply, rg_test_setup,
                                         rg_test_teardown),

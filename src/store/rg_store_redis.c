@@ -1,0 +1,887 @@
+/* rg_store_redis.c: the store interface (rg_store.h) on Redis, through the
+ * asynchronous client (rg_redis.h). Every key carries the configured
+ * prefix; a session's keys share its hash tag ("rg:{s-…}:meta"), so one
+ * session lives in one cluster slot and a script may touch all of them.
+ * Operations of several steps are one Lua script each (checkpoint, load,
+ * put, lease, take, cooldown, incr), sent by SHA: one round trip, atomic.
+ * Time for the shared buckets is the Redis server's, so processes on
+ * machines with different clocks agree. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_store.h>
+#include <rg_store_redis.h>
+#include <rg_redis.h>
+
+
+#define RG_STORE_REDIS_ARGS  512      /* arguments of one operation */
+
+
+typedef enum {
+    RG_SR_VALUE = 0,          /* a bulk string or nil */
+    RG_SR_SETNX,              /* SET … NX GET: nil when set */
+    RG_SR_INT,
+    RG_SR_CHECKPOINT,
+    RG_SR_LOAD,
+    RG_SR_PAIR,               /* {1, n} or {0, why, value} */
+    RG_SR_STATUS
+} rg_store_redis_kind_e;
+
+
+struct rg_store_op_s {
+    rg_store_t             *st;
+    rg_redis_cmd_t         *cmd;
+    rg_store_pt             cb;
+    void                   *data;
+    rg_store_redis_kind_e   kind;
+};
+
+
+typedef struct {
+    rg_store_t          store;        /* first */
+    rg_redis_t         *redis;
+    char               *prefix;
+    size_t              prefix_len;
+} rg_store_redis_t;
+
+
+/* KEYS: meta, msgs, lease, fence. ARGV: lease token (0: none), base, ttl,
+ * n, n messages, then name, value pairs */
+static rg_redis_script_t  rg_sr_checkpoint_lua = { "checkpoint",
+    "local lease = tonumber(ARGV[1])\n"
+    "if lease ~= 0 then\n"
+    "  local cur = redis.call('GET', KEYS[3])\n"
+    "  if not cur or tonumber(string.match(cur, '^%d+')) ~= lease then\n"
+    "    return redis.error_reply('FENCED the session\\'s lease is held by "
+    "another worker')\n"
+    "  end\n"
+    "end\n"
+    "local base = tonumber(ARGV[2])\n"
+    "local n = tonumber(ARGV[4])\n"
+    "local have = redis.call('LLEN', KEYS[2])\n"
+    "if have == base then\n"
+    "  for i = 5, 4 + n, 1000 do\n"
+    "    redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, "
+    "4 + n)))\n"
+    "  end\n"
+    "elseif have ~= base + n then\n"
+    "  return redis.error_reply('DIVERGED the store holds ' .. have .. "
+    "' messages, not ' .. base)\n"
+    "end\n"
+    "if #ARGV >= 5 + n then\n"
+    "  redis.call('HSET', KEYS[1], unpack(ARGV, 5 + n, #ARGV))\n"
+    "end\n"
+    "local ttl = tonumber(ARGV[3])\n"
+    "if ttl > 0 then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ttl)\n"
+    "  redis.call('PEXPIRE', KEYS[2], ttl)\n"
+    "  redis.call('PEXPIRE', KEYS[4], ttl)\n"
+    "end\n"
+    "return have\n", ""
+};
+
+/* KEYS: meta, msgs */
+static rg_redis_script_t  rg_sr_load_lua = { "load",
+    "if redis.call('EXISTS', KEYS[1]) == 0 then return false end\n"
+    "return {redis.call('HGETALL', KEYS[1]), "
+    "redis.call('LRANGE', KEYS[2], 0, -1)}\n", ""
+};
+
+/* KEYS: the key, lease. ARGV: lease token, value, ttl, nx */
+static rg_redis_script_t  rg_sr_put_lua = { "put",
+    "local lease = tonumber(ARGV[1])\n"
+    "if lease ~= 0 then\n"
+    "  local cur = redis.call('GET', KEYS[2])\n"
+    "  if not cur or tonumber(string.match(cur, '^%d+')) ~= lease then\n"
+    "    return redis.error_reply('FENCED the session\\'s lease is held by "
+    "another worker')\n"
+    "  end\n"
+    "end\n"
+    "if ARGV[4] == '1' then\n"
+    "  local cur = redis.call('GET', KEYS[1])\n"
+    "  if cur then return {0, 'exists', cur} end\n"
+    "end\n"
+    "if tonumber(ARGV[3]) > 0 then\n"
+    "  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])\n"
+    "else\n"
+    "  redis.call('SET', KEYS[1], ARGV[2])\n"
+    "end\n"
+    "return {1, 0}\n", ""
+};
+
+/* KEYS: lease, fence. ARGV: token (0: take), holder, ttl. The fencing
+ * counter lives as long as the session's other keys (checkpoint sets its
+ * expiry with theirs), so a token is never handed out twice */
+static rg_redis_script_t  rg_sr_lease_lua = { "lease",
+    "local token = tonumber(ARGV[1])\n"
+    "local cur = redis.call('GET', KEYS[1])\n"
+    "if token ~= 0 then\n"
+    "  if cur and tonumber(string.match(cur, '^%d+')) == token then\n"
+    "    redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
+    "    return {1, token}\n"
+    "  end\n"
+    "  return {0, 'lost'}\n"
+    "end\n"
+    "if cur then\n"
+    "  return {0, 'held', string.match(cur, '^%d+ (.*)$') or ''}\n"
+    "end\n"
+    "local t = redis.call('INCR', KEYS[2])\n"
+    "if redis.call('PTTL', KEYS[2]) < 0 then\n"
+    "  redis.call('PEXPIRE', KEYS[2], 604800000)\n"
+    "end\n"
+    "redis.call('SET', KEYS[1], t .. ' ' .. ARGV[2], 'PX', ARGV[3])\n"
+    "return {1, t}\n", ""
+};
+
+/* KEYS: lease. ARGV: token */
+static rg_redis_script_t  rg_sr_release_lua = { "release",
+    "local cur = redis.call('GET', KEYS[1])\n"
+    "if cur and tonumber(string.match(cur, '^%d+')) == tonumber(ARGV[1]) "
+    "then\n"
+    "  redis.call('DEL', KEYS[1])\n"
+    "  return {1, 1}\n"
+    "end\n"
+    "return {0, 'lost'}\n", ""
+};
+
+/* KEYS: the cool-down, then one per bucket. ARGV: n, then rate,
+ * capacity, cost per bucket. All or nothing; the wait in ms, 0: taken */
+static rg_redis_script_t  rg_sr_take_lua = { "take",
+    "local t = redis.call('TIME')\n"
+    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "local wait = 0\n"
+    "local cd = tonumber(redis.call('GET', KEYS[1]))\n"
+    "if cd and cd > now then wait = cd - now end\n"
+    "local n = tonumber(ARGV[1])\n"
+    "local left = {}\n"
+    "for i = 1, n do\n"
+    "  local rate = tonumber(ARGV[3 * i - 1])\n"
+    "  local cap = tonumber(ARGV[3 * i])\n"
+    "  local cost = tonumber(ARGV[3 * i + 1])\n"
+    "  local b = redis.call('HMGET', KEYS[1 + i], 'tokens', 'at')\n"
+    "  local tokens = tonumber(b[1]) or cap\n"
+    "  local at = tonumber(b[2]) or now\n"
+    "  if now > at then\n"
+    "    tokens = math.min(cap, tokens + (now - at) * rate / 60000)\n"
+    "  end\n"
+    "  left[i] = tokens\n"
+    "  if tokens < cost and rate > 0 then\n"
+    "    wait = math.max(wait, (cost - tokens) * 60000 / rate)\n"
+    "  end\n"
+    "end\n"
+    "for i = 1, n do\n"
+    "  if wait == 0 then\n"
+    "    left[i] = math.min(tonumber(ARGV[3 * i]), "
+    "left[i] - tonumber(ARGV[3 * i + 1]))\n"
+    "  end\n"
+    "  redis.call('HSET', KEYS[1 + i], 'tokens', tostring(left[i]), "
+    "'at', now)\n"
+    "  redis.call('PEXPIRE', KEYS[1 + i], 120000)\n"
+    "end\n"
+    "return math.ceil(wait)\n", ""
+};
+
+/* KEYS: the cool-down. ARGV: ms */
+static rg_redis_script_t  rg_sr_cooldown_lua = { "cooldown",
+    "local t = redis.call('TIME')\n"
+    "local untl = t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[1])\n"
+    "local cur = tonumber(redis.call('GET', KEYS[1]))\n"
+    "if not cur or cur < untl then\n"
+    "  redis.call('SET', KEYS[1], untl, 'PX', ARGV[1])\n"
+    "end\n"
+    "return 1\n", ""
+};
+
+/* KEYS: the counter. ARGV: by, ttl (set when it has none) */
+static rg_redis_script_t  rg_sr_incr_lua = { "incr",
+    "local v = redis.call('INCRBY', KEYS[1], ARGV[1])\n"
+    "if tonumber(ARGV[2]) > 0 and redis.call('PTTL', KEYS[1]) < 0 then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "end\n"
+    "return v\n", ""
+};
+
+static rg_redis_script_t  *rg_sr_scripts[] = {
+    &rg_sr_checkpoint_lua, &rg_sr_load_lua, &rg_sr_put_lua, &rg_sr_lease_lua,
+    &rg_sr_release_lua, &rg_sr_take_lua, &rg_sr_cooldown_lua, &rg_sr_incr_lua,
+    NULL
+};
+
+
+/* arguments of one command, built on the stack of the caller */
+typedef struct {
+    int                 argc;
+    int                 nkeys;
+    const char         *argv[RG_STORE_REDIS_ARGS];
+    size_t              lens[RG_STORE_REDIS_ARGS];
+    char                buf[4096];    /* keys and numbers */
+    size_t              used;
+    unsigned            overflow:1;
+} rg_sr_args_t;
+
+
+static void
+rg_sr_arg(rg_sr_args_t *a, const char *p, size_t len)
+{
+    if (a->argc == RG_STORE_REDIS_ARGS) {
+        a->overflow = 1;
+        return;
+    }
+
+    a->argv[a->argc] = p;
+    a->lens[a->argc] = len;
+    a->argc++;
+}
+
+
+static void
+rg_sr_argf(rg_sr_args_t *a, const char *fmt, ...)
+{
+    int      n;
+    va_list  args;
+
+    va_start(args, fmt);
+    n = vsnprintf(a->buf + a->used, sizeof(a->buf) - a->used, fmt, args);
+    va_end(args);
+
+    if (n < 0 || (size_t) n >= sizeof(a->buf) - a->used) {
+        a->overflow = 1;
+        return;
+    }
+
+    rg_sr_arg(a, a->buf + a->used, n);
+    a->used += n + 1;
+}
+
+
+/* prefix + "{id}:name" */
+static void
+rg_sr_session_key(rg_store_redis_t *r, rg_sr_args_t *a, const rg_str_t *id,
+    const char *name, size_t len)
+{
+    rg_sr_argf(a, "%s{%.*s}:%.*s", r->prefix, (int) id->len, id->data,
+               (int) len, name);
+    a->nkeys++;
+}
+
+
+static void
+rg_sr_key(rg_store_redis_t *r, rg_sr_args_t *a, const rg_str_t *key)
+{
+    rg_sr_argf(a, "%s%.*s", r->prefix, (int) key->len, key->data);
+    a->nkeys++;
+}
+
+
+/* the hash tag of a key ("{s-1}:meta" → "s-1"), as Redis Cluster reads
+ * it; the whole key when it has none */
+static rg_str_t
+rg_sr_tag(const rg_str_t *key)
+{
+    char      *open, *close;
+    rg_str_t   tag;
+
+    tag = *key;
+    open = memchr(key->data, '{', key->len);
+
+    if (open) {
+        close = memchr(open + 1, '}', key->len - (open + 1 - key->data));
+        if (close && close > open + 1) {
+            tag.data = open + 1;
+            tag.len = close - open - 1;
+        }
+    }
+
+    return tag;
+}
+
+
+static void
+rg_sr_answer(rg_store_op_t *op, const rg_store_res_t *res)
+{
+    rg_store_pt   cb;
+    void         *data;
+
+    cb = op->cb;
+    data = op->data;
+
+    if (res->rc == RG_ERROR) {
+        op->st->stats.errors++;
+    }
+
+    free(op);
+
+    if (cb) {
+        cb(data, res);
+    }
+}
+
+
+static int64_t
+rg_sr_int(redisReply *r)
+{
+    if (r->type == REDIS_REPLY_INTEGER) {
+        return r->integer;
+    }
+
+    if (r->type == REDIS_REPLY_STRING) {
+        return strtoll(r->str, NULL, 10);
+    }
+
+    return 0;
+}
+
+
+static void
+rg_sr_reply_handler(void *data, redisReply *reply, const char *err)
+{
+    rg_uint_t        i, n;
+    rg_str_t         buf[RG_STORE_REDIS_ARGS];
+    rg_str_t        *items;
+    redisReply      *f, *l;
+    rg_store_op_t   *op;
+    rg_store_res_t   res;
+    char             why[320];
+
+    op = data;
+    memset(&res, 0, sizeof(res));
+    res.rc = RG_OK;
+
+    if (err) {
+        /* a script's refusal is an answer, not a failure */
+        if (strncmp(err, "FENCED ", 7) == 0) {
+            res.rc = RG_DECLINED;
+            snprintf(why, sizeof(why), "fenced: %s", err + 7);
+            res.err = why;
+        } else if (strncmp(err, "DIVERGED ", 9) == 0) {
+            res.rc = RG_DECLINED;
+            snprintf(why, sizeof(why), "diverged: %s", err + 9);
+            res.err = why;
+        } else {
+            res.rc = RG_ERROR;
+            res.err = err;
+        }
+
+        rg_sr_answer(op, &res);
+        return;
+    }
+
+    switch (op->kind) {
+
+    case RG_SR_VALUE:
+        if (reply->type == REDIS_REPLY_NIL) {
+            res.rc = RG_DECLINED;
+        } else if (reply->type == REDIS_REPLY_STRING) {
+            res.value.data = reply->str;
+            res.value.len = reply->len;
+        } else {
+            res.rc = RG_ERROR;
+            res.err = "unexpected reply";
+        }
+        break;
+
+    case RG_SR_SETNX:
+        if (reply->type == REDIS_REPLY_STRING) {
+            res.rc = RG_DECLINED;
+            res.err = "exists";
+            res.value.data = reply->str;
+            res.value.len = reply->len;
+        }
+        break;
+
+    case RG_SR_INT:
+    case RG_SR_CHECKPOINT:
+        res.num = rg_sr_int(reply);
+        break;
+
+    case RG_SR_LOAD:
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
+            res.rc = RG_DECLINED;
+            break;
+        }
+
+        f = reply->element[0];
+        l = reply->element[1];
+
+        if (f->type != REDIS_REPLY_ARRAY || l->type != REDIS_REPLY_ARRAY) {
+            res.rc = RG_ERROR;
+            res.err = "unexpected reply";
+            break;
+        }
+
+        n = f->elements + l->elements;
+        items = n <= rg_nelems(buf) ? buf : calloc(n, sizeof(rg_str_t));
+        if (items == NULL) {
+            res.rc = RG_ERROR;
+            res.err = "out of memory";
+            break;
+        }
+
+        for (i = 0; i < f->elements; i++) {
+            items[i].data = f->element[i]->str;
+            items[i].len = f->element[i]->len;
+        }
+
+        for (i = 0; i < l->elements; i++) {
+            items[f->elements + i].data = l->element[i]->str;
+            items[f->elements + i].len = l->element[i]->len;
+        }
+
+        res.fields = items;
+        res.nfields = f->elements / 2;
+        res.items = items + f->elements;
+        res.nitems = l->elements;
+
+        rg_sr_answer(op, &res);
+
+        if (items != buf) {
+            free(items);
+        }
+        return;
+
+    case RG_SR_PAIR:
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2) {
+            res.rc = RG_ERROR;
+            res.err = "unexpected reply";
+            break;
+        }
+
+        if (rg_sr_int(reply->element[0]) == 1) {
+            res.num = rg_sr_int(reply->element[1]);
+            break;
+        }
+
+        res.rc = RG_DECLINED;
+        snprintf(why, sizeof(why), "%.*s", (int) reply->element[1]->len,
+                 reply->element[1]->str ? reply->element[1]->str : "");
+        res.err = why;
+
+        if (reply->elements > 2) {
+            res.value.data = reply->element[2]->str;
+            res.value.len = reply->element[2]->len;
+        }
+        break;
+
+    case RG_SR_STATUS:
+        break;
+    }
+
+    rg_sr_answer(op, &res);
+}
+
+
+/* sends what a holds; NULL without memory */
+static rg_store_op_t *
+rg_sr_send(rg_store_t *st, const rg_str_t *tag, rg_sr_args_t *a,
+    rg_redis_script_t *script, rg_store_redis_kind_e kind, rg_store_pt cb,
+    void *data)
+{
+    rg_store_op_t     *op;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    st->stats.ops++;
+
+    if (a->overflow) {
+        return NULL;
+    }
+
+    op = calloc(1, sizeof(rg_store_op_t));
+    if (op == NULL) {
+        return NULL;
+    }
+
+    op->st = st;
+    op->cb = cb;
+    op->data = data;
+    op->kind = kind;
+
+    if (script) {
+        op->cmd = rg_redis_eval(r->redis, tag, script, rg_sr_reply_handler,
+                                op, a->nkeys, a->argc, a->argv, a->lens);
+    } else {
+        op->cmd = rg_redis_command(r->redis, tag, 0, rg_sr_reply_handler, op,
+                                   a->argc, a->argv, a->lens);
+    }
+
+    if (op->cmd == NULL) {
+        free(op);
+        return NULL;
+    }
+
+    return op;
+}
+
+
+static rg_store_op_t *
+rg_sr_get(rg_store_t *st, const rg_str_t *key, rg_store_pt cb, void *data)
+{
+    rg_sr_args_t  a;
+
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = 0;
+    st->stats.gets++;
+
+    rg_str_t      tag;
+
+    rg_sr_arg(&a, "GET", 3);
+    rg_sr_key((rg_store_redis_t *) st, &a, key);
+    tag = rg_sr_tag(key);
+
+    return rg_sr_send(st, &tag, &a, NULL, RG_SR_VALUE, cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_set(rg_store_t *st, const rg_str_t *key, const rg_str_t *value,
+    rg_msec_t ttl, rg_uint_t flags, rg_store_pt cb, void *data)
+{
+    rg_sr_args_t  a;
+    rg_str_t      tag;
+
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = 0;
+    st->stats.sets++;
+
+    rg_sr_arg(&a, "SET", 3);
+    rg_sr_key((rg_store_redis_t *) st, &a, key);
+    rg_sr_arg(&a, value->data, value->len);
+
+    if (ttl) {
+        rg_sr_arg(&a, "PX", 2);
+        rg_sr_argf(&a, "%llu", (unsigned long long) ttl);
+    }
+
+    if (flags & RG_STORE_NX) {
+        /* Redis 7: the old value when it exists (and nothing is set) */
+        rg_sr_arg(&a, "NX", 2);
+        rg_sr_arg(&a, "GET", 3);
+    }
+
+    tag = rg_sr_tag(key);
+
+    return rg_sr_send(st, &tag, &a, NULL, (flags & RG_STORE_NX)
+                                          ? RG_SR_SETNX : RG_SR_STATUS,
+                      cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_del(rg_store_t *st, const rg_str_t *key, rg_store_pt cb, void *data)
+{
+    rg_sr_args_t  a;
+
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = 0;
+
+    rg_str_t      tag;
+
+    rg_sr_arg(&a, "DEL", 3);
+    rg_sr_key((rg_store_redis_t *) st, &a, key);
+    tag = rg_sr_tag(key);
+
+    return rg_sr_send(st, &tag, &a, NULL, RG_SR_INT, cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_incr(rg_store_t *st, const rg_str_t *key, int64_t by, rg_msec_t ttl,
+    rg_store_pt cb, void *data)
+{
+    rg_sr_args_t  a;
+
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = 0;
+
+    rg_str_t      tag;
+
+    rg_sr_key((rg_store_redis_t *) st, &a, key);
+    rg_sr_argf(&a, "%lld", (long long) by);
+    rg_sr_argf(&a, "%llu", (unsigned long long) ttl);
+    tag = rg_sr_tag(key);
+
+    return rg_sr_send(st, &tag, &a, &rg_sr_incr_lua, RG_SR_INT, cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
+    rg_store_pt cb, void *data)
+{
+    rg_uint_t          i;
+    rg_sr_args_t      *a;
+    rg_store_op_t     *op;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+
+    /* the arguments are large: off the stack */
+    a = malloc(sizeof(rg_sr_args_t));
+    if (a == NULL) {
+        return NULL;
+    }
+
+    a->argc = a->nkeys = 0;
+    a->used = 0;
+    a->overflow = 0;
+
+    rg_sr_session_key(r, a, &cp->id, "meta", 4);
+    rg_sr_session_key(r, a, &cp->id, "msgs", 4);
+    rg_sr_session_key(r, a, &cp->id, "lease", 5);
+    rg_sr_session_key(r, a, &cp->id, "fence", 5);
+    rg_sr_argf(a, "%lld", (long long) cp->lease);
+    rg_sr_argf(a, "%lu", (unsigned long) cp->base);
+    rg_sr_argf(a, "%llu", (unsigned long long) cp->ttl);
+    rg_sr_argf(a, "%lu", (unsigned long) cp->nmsgs);
+
+    for (i = 0; i < cp->nmsgs; i++) {
+        rg_sr_arg(a, cp->msgs[i].data, cp->msgs[i].len);
+    }
+
+    for (i = 0; i < 2 * cp->nfields; i++) {
+        rg_sr_arg(a, cp->fields[i].data, cp->fields[i].len);
+    }
+
+    op = rg_sr_send(st, &cp->id, a, &rg_sr_checkpoint_lua, RG_SR_CHECKPOINT, cb, data);
+    free(a);
+
+    return op;
+}
+
+
+static rg_store_op_t *
+rg_sr_load(rg_store_t *st, const rg_str_t *id, rg_store_pt cb, void *data)
+{
+    rg_sr_args_t       a;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = 0;
+
+    rg_sr_session_key(r, &a, id, "meta", 4);
+    rg_sr_session_key(r, &a, id, "msgs", 4);
+
+    return rg_sr_send(st, id, &a, &rg_sr_load_lua, RG_SR_LOAD, cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
+    void *data)
+{
+    rg_sr_args_t       a;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = 0;
+
+    rg_sr_session_key(r, &a, &p->id, p->name.data, p->name.len);
+    rg_sr_session_key(r, &a, &p->id, "lease", 5);
+    rg_sr_argf(&a, "%lld", (long long) p->lease);
+    rg_sr_arg(&a, p->value.data, p->value.len);
+    rg_sr_argf(&a, "%llu", (unsigned long long) p->ttl);
+    rg_sr_arg(&a, (p->flags & RG_STORE_NX) ? "1" : "0", 1);
+
+    return rg_sr_send(st, &p->id, &a, &rg_sr_put_lua, RG_SR_PAIR, cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_lease(rg_store_t *st, const rg_str_t *id, const rg_str_t *holder,
+    int64_t token, rg_msec_t ttl, rg_store_pt cb, void *data)
+{
+    rg_sr_args_t       a;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = 0;
+
+    rg_sr_session_key(r, &a, id, "lease", 5);
+    rg_sr_session_key(r, &a, id, "fence", 5);
+    rg_sr_argf(&a, "%lld", (long long) token);
+    rg_sr_arg(&a, holder->data, holder->len);
+    rg_sr_argf(&a, "%llu", (unsigned long long) ttl);
+
+    return rg_sr_send(st, id, &a, &rg_sr_lease_lua, RG_SR_PAIR, cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_release(rg_store_t *st, const rg_str_t *id, int64_t token,
+    rg_store_pt cb, void *data)
+{
+    rg_sr_args_t       a;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = 0;
+
+    rg_sr_session_key(r, &a, id, "lease", 5);
+    rg_sr_argf(&a, "%lld", (long long) token);
+
+    return rg_sr_send(st, id, &a, &rg_sr_release_lua, RG_SR_PAIR, cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
+    rg_store_pt cb, void *data)
+{
+    rg_uint_t          i;
+    rg_sr_args_t       a;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = nb == 0 || nb > 8;
+
+    if (nb == 0) {
+        return NULL;
+    }
+
+    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) b[0].name.len,
+               b[0].name.data);
+    a.nkeys++;
+
+    for (i = 0; i < nb; i++) {
+        rg_sr_argf(&a, "%srl:{%.*s}:%lu", r->prefix, (int) b[i].name.len,
+                   b[i].name.data, (unsigned long) i);
+        a.nkeys++;
+    }
+
+    rg_sr_argf(&a, "%lu", (unsigned long) nb);
+
+    for (i = 0; i < nb; i++) {
+        rg_sr_argf(&a, "%.17g", b[i].rate);
+        rg_sr_argf(&a, "%.17g", b[i].capacity);
+        rg_sr_argf(&a, "%.17g", b[i].cost);
+    }
+
+    return rg_sr_send(st, &b[0].name, &a, &rg_sr_take_lua, RG_SR_INT, cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
+    rg_store_pt cb, void *data)
+{
+    rg_sr_args_t       a;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = ms == 0;
+
+    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) name->len, name->data);
+    a.nkeys++;
+    rg_sr_argf(&a, "%llu", (unsigned long long) ms);
+
+    return rg_sr_send(st, name, &a, &rg_sr_cooldown_lua, RG_SR_INT, cb, data);
+}
+
+
+static void
+rg_sr_cancel(rg_store_t *st, rg_store_op_t *op)
+{
+    if (op == NULL) {
+        return;
+    }
+
+    rg_redis_cancel(op->cmd);
+    free(op);
+}
+
+
+static void
+rg_sr_destroy(rg_store_t *st)
+{
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+
+    /* every pending command is answered "shutting down" */
+    rg_redis_destroy(r->redis);
+    free(r->prefix);
+    free(r);
+}
+
+
+rg_store_t *
+rg_store_redis_create(struct event_base *base, struct evdns_base *dns,
+    const rg_store_redis_conf_t *conf, rg_log_t *log)
+{
+    rg_uint_t          i;
+    rg_redis_conf_t    rc;
+    rg_store_redis_t  *r;
+
+    for (i = 0; rg_sr_scripts[i]; i++) {
+        if (rg_sr_scripts[i]->sha[0] == '\0'
+            && rg_redis_script_init(rg_sr_scripts[i]) != RG_OK)
+        {
+            return NULL;
+        }
+    }
+
+    r = calloc(1, sizeof(rg_store_redis_t));
+    if (r == NULL) {
+        return NULL;
+    }
+
+    r->prefix = strdup(conf->prefix ? conf->prefix : "rg:");
+    if (r->prefix == NULL) {
+        free(r);
+        return NULL;
+    }
+
+    r->prefix_len = strlen(r->prefix);
+
+    rc = conf->redis;
+    rc.scripts = rg_sr_scripts;
+
+    r->redis = rg_redis_create(base, dns, &rc, log);
+    if (r->redis == NULL) {
+        free(r->prefix);
+        free(r);
+        return NULL;
+    }
+
+    r->store.name = "redis";
+    r->store.durable = 1;
+    r->store.get = rg_sr_get;
+    r->store.set = rg_sr_set;
+    r->store.del = rg_sr_del;
+    r->store.incr = rg_sr_incr;
+    r->store.checkpoint = rg_sr_checkpoint;
+    r->store.load = rg_sr_load;
+    r->store.put = rg_sr_put;
+    r->store.lease = rg_sr_lease;
+    r->store.release = rg_sr_release;
+    r->store.take = rg_sr_take;
+    r->store.cooldown = rg_sr_cooldown;
+    r->store.cancel = rg_sr_cancel;
+    r->store.destroy = rg_sr_destroy;
+
+    return &r->store;
+}
+
+
+rg_redis_t *
+rg_store_redis_client(rg_store_t *st)
+{
+    return strcmp(st->name, "redis") == 0 ? ((rg_store_redis_t *) st)->redis
+                                          : NULL;
+}

@@ -1,0 +1,783 @@
+/* test_store.c: the store interface (src/store/rg_store.h), the same
+ * cases against both backends: the memory store and the Redis one on a
+ * real redis-server started on a free loopback port. Answers never come
+ * inside the call; values are binary safe; NX sets and claims return the
+ * value that won; expiry; counters; checkpoints that append exactly once
+ * (a retry is recognised, another base is "diverged"); loading a
+ * session; leases with fencing tokens that refuse a stale writer; shared
+ * token buckets, all or nothing, with a cool-down; cancel and shutdown.
+ * Redis only: every key written has a TTL, and the prefix is applied. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_store.h>
+#include <rg_store_redis.h>
+#include <rg_test.h>
+#include <rg_test_redis.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <event2/event.h>
+
+
+typedef struct {
+    struct event_base  *base;
+    rg_store_t         *st;
+    rg_test_redis_t    *srv;
+    rg_uint_t           redis;
+    rg_uint_t           left;
+} rg_test_ctx_t;
+
+
+typedef struct {
+    rg_test_ctx_t      *t;
+    rg_uint_t           calls;
+    rg_int_t            rc;
+    char                err[256];
+    char                value[1024];
+    size_t              len;
+    int64_t             num;
+    rg_uint_t           nitems;
+    rg_uint_t           nfields;
+    char                items[16][128];
+    char                fields[32][64];
+} rg_test_ans_t;
+
+
+static void
+rg_test_answer(void *data, const rg_store_res_t *res)
+{
+    rg_uint_t       i;
+    rg_test_ans_t  *a;
+
+    a = data;
+    a->calls++;
+    a->rc = res->rc;
+    a->num = res->num;
+    snprintf(a->err, sizeof(a->err), "%s", res->err ? res->err : "");
+    a->len = rg_min(res->value.len, sizeof(a->value));
+    if (res->value.data) {
+        memcpy(a->value, res->value.data, a->len);
+    }
+
+    a->nitems = res->nitems;
+    for (i = 0; i < res->nitems && i < 16; i++) {
+        snprintf(a->items[i], sizeof(a->items[i]), "%.*s",
+                 (int) res->items[i].len, res->items[i].data);
+    }
+
+    a->nfields = res->nfields;
+    for (i = 0; i < 2 * res->nfields && i < 32; i++) {
+        snprintf(a->fields[i], sizeof(a->fields[i]), "%.*s",
+                 (int) res->fields[i].len, res->fields[i].data);
+    }
+
+    if (--a->t->left == 0) {
+        event_base_loopbreak(a->t->base);
+    }
+}
+
+
+static void
+rg_test_break(evutil_socket_t fd, short what, void *arg)
+{
+    event_base_loopbreak(arg);
+}
+
+
+static void
+rg_test_wait(rg_test_ctx_t *t)
+{
+    struct event   *ev;
+    struct timeval  tv = { 10, 0 };
+
+    ev = evtimer_new(t->base, rg_test_break, t->base);
+    evtimer_add(ev, &tv);
+
+    if (t->left) {
+        event_base_dispatch(t->base);
+    }
+
+    event_free(ev);
+    assert_int_equal(t->left, 0);
+}
+
+
+static void
+rg_test_sleep(rg_test_ctx_t *t, rg_msec_t ms)
+{
+    struct event   *ev;
+    struct timeval  tv;
+
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    ev = evtimer_new(t->base, rg_test_break, t->base);
+    evtimer_add(ev, &tv);
+    event_base_dispatch(t->base);
+    event_free(ev);
+}
+
+
+static rg_test_ans_t *
+rg_test_ans(rg_test_ctx_t *t, rg_test_ans_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->t = t;
+    t->left++;
+
+    return a;
+}
+
+
+/* the op was started; its answer must not have come yet */
+#define rg_test_started(t, a, op)                                            \
+    do {                                                                     \
+        assert_non_null(op);                                                 \
+        assert_int_equal((a)->calls, 0);                                     \
+    } while (0)
+
+
+static int
+rg_test_setup(void **state, rg_uint_t redis)
+{
+    rg_test_ctx_t          *t;
+    rg_store_redis_conf_t   conf;
+
+    t = calloc(1, sizeof(rg_test_ctx_t));
+    assert_non_null(t);
+
+    t->base = event_base_new();
+    assert_non_null(t->base);
+    t->redis = redis;
+
+    if (redis) {
+        t->srv = rg_test_redis_start(NULL);
+        if (t->srv == NULL) {
+            fail_msg("cannot start redis-server (deploy/deps.sh installs "
+                     "it)");
+        }
+
+        memset(&conf, 0, sizeof(conf));
+        conf.redis.host = "127.0.0.1";
+        conf.redis.port = t->srv->port;
+        conf.redis.connections = 2;
+        conf.redis.command_timeout = 5000;
+        conf.prefix = "rgt:";
+        t->st = rg_store_redis_create(t->base, NULL, &conf,
+                                      rg_log_stderr());
+    } else {
+        t->st = rg_store_memory_create(t->base, 0, 0);
+    }
+
+    assert_non_null(t->st);
+    *state = t;
+
+    return 0;
+}
+
+
+static int
+rg_test_setup_memory(void **state)
+{
+    return rg_test_setup(state, 0);
+}
+
+
+static int
+rg_test_setup_redis(void **state)
+{
+    return rg_test_setup(state, 1);
+}
+
+
+static int
+rg_test_teardown(void **state)
+{
+    rg_test_ctx_t  *t;
+
+    t = *state;
+
+    if (t->st) {
+        t->st->destroy(t->st);
+    }
+
+    rg_test_redis_stop(t->srv);
+    event_base_free(t->base);
+    free(t);
+
+    return 0;
+}
+
+
+static rg_str_t
+rg_test_str(const char *s)
+{
+    rg_str_t  r;
+
+    r.data = (char *) s;
+    r.len = strlen(s);
+
+    return r;
+}
+
+
+static void
+test_get_set(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_test_ans_t   a, b, c;
+    rg_store_op_t  *op;
+    rg_str_t        k, v;
+    static const char bin[] = "x\0y\r\n\xfe";
+
+    k = rg_test_str("dd:g:abc");
+    v.data = (char *) bin;
+    v.len = sizeof(bin) - 1;
+
+    op = t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_started(t, &a, op);
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+
+    op = t->st->set(t->st, &k, &v, 0, 0, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_started(t, &a, op);
+    op = t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_started(t, &b, op);
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_OK);
+    assert_int_equal(b.len, v.len);
+    assert_memory_equal(b.value, bin, v.len);
+
+    /* NX: the first wins, the second learns its value */
+    k = rg_test_str("claim");
+    v = rg_test_str("first");
+    t->st->set(t->st, &k, &v, 0, RG_STORE_NX, rg_test_answer,
+               rg_test_ans(t, &a));
+    v = rg_test_str("second");
+    t->st->set(t->st, &k, &v, 0, RG_STORE_NX, rg_test_answer,
+               rg_test_ans(t, &b));
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &c));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_DECLINED);
+    assert_string_equal(b.err, "exists");
+    assert_memory_equal(b.value, "first", 5);
+    assert_memory_equal(c.value, "first", 5);
+
+    /* del */
+    t->st->del(t->st, &k, rg_test_answer, rg_test_ans(t, &a));
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.num, 1);
+    assert_int_equal(b.rc, RG_DECLINED);
+}
+
+
+static void
+test_expiry(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_test_ans_t   a;
+    rg_str_t        k, v;
+
+    k = rg_test_str("soon");
+    v = rg_test_str("gone");
+
+    t->st->set(t->st, &k, &v, 60, 0, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+
+    rg_test_sleep(t, 150);
+
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+}
+
+
+static void
+test_incr(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_test_ans_t   a, b;
+    rg_str_t        k;
+
+    k = rg_test_str("tb:acme:20261201");
+
+    t->st->incr(t->st, &k, 100, 60000, rg_test_answer, rg_test_ans(t, &a));
+    t->st->incr(t->st, &k, 23, 60000, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.num, 100);
+    assert_int_equal(b.num, 123);
+
+    if (t->redis) {
+        char  *ttl = rg_test_redis_cmd(t->srv, "PTTL rgt:tb:acme:20261201");
+
+        assert_true(atol(ttl) > 50000);
+        free(ttl);
+    }
+}
+
+
+/* msgs and fields of a checkpoint, from strings */
+static rg_store_checkpoint_t
+rg_test_cp(const char *id, rg_uint_t base, rg_str_t *msgs, rg_uint_t n,
+    rg_str_t *fields, rg_uint_t nf, int64_t lease)
+{
+    rg_store_checkpoint_t  cp;
+
+    memset(&cp, 0, sizeof(cp));
+    cp.id = rg_test_str(id);
+    cp.base = base;
+    cp.msgs = msgs;
+    cp.nmsgs = n;
+    cp.fields = fields;
+    cp.nfields = nf;
+    cp.ttl = 3600 * 1000;
+    cp.lease = lease;
+
+    return cp;
+}
+
+
+static const char *
+rg_test_field(rg_test_ans_t *a, const char *name)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < a->nfields && i < 16; i++) {
+        if (strcmp(a->fields[2 * i], name) == 0) {
+            return a->fields[2 * i + 1];
+        }
+    }
+
+    return NULL;
+}
+
+
+static void
+test_checkpoint(void **state)
+{
+    rg_test_ctx_t          *t = *state;
+    rg_test_ans_t           a, b;
+    rg_str_t                id, msgs[3], fields[4];
+    rg_store_checkpoint_t   cp;
+
+    id = rg_test_str("s-1");
+
+    t->st->load(t->st, &id, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+
+    msgs[0] = rg_test_str("system");
+    msgs[1] = rg_test_str("user: task");
+    fields[0] = rg_test_str("status");
+    fields[1] = rg_test_str("model_wait");
+    fields[2] = rg_test_str("round");
+    fields[3] = rg_test_str("0");
+
+    cp = rg_test_cp("s-1", 0, msgs, 2, fields, 2, 0);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+
+    /* the next turn */
+    msgs[0] = rg_test_str("assistant: calls");
+    msgs[1] = rg_test_str("tool: 42");
+    fields[1] = rg_test_str("model_wait");
+    fields[3] = rg_test_str("1");
+    cp = rg_test_cp("s-1", 2, msgs, 2, fields, 2, 0);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+
+    /* the same again, as after "outcome unknown": applied once */
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_OK);
+
+    /* another base: the writer's view is wrong */
+    cp = rg_test_cp("s-1", 1, msgs, 1, NULL, 0, 0);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+    assert_non_null(strstr(a.err, "diverged"));
+    assert_non_null(strstr(a.err, "4 messages"));
+
+    /* the end: only fields */
+    fields[1] = rg_test_str("done");
+    fields[3] = rg_test_str("2");
+    cp = rg_test_cp("s-1", 4, NULL, 0, fields, 2, 0);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    t->st->load(t->st, &id, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_OK);
+    assert_int_equal(b.nitems, 4);
+    assert_string_equal(b.items[0], "system");
+    assert_string_equal(b.items[1], "user: task");
+    assert_string_equal(b.items[2], "assistant: calls");
+    assert_string_equal(b.items[3], "tool: 42");
+    assert_int_equal(b.nfields, 2);
+    assert_string_equal(rg_test_field(&b, "status"), "done");
+    assert_string_equal(rg_test_field(&b, "round"), "2");
+}
+
+
+static void
+test_lease(void **state)
+{
+    int64_t                 t1, t2;
+    rg_test_ctx_t          *t = *state;
+    rg_test_ans_t           a, b, c;
+    rg_str_t                id, w1, w2, msg;
+    rg_store_put_t          p;
+    rg_store_checkpoint_t   cp;
+
+    id = rg_test_str("s-2");
+    w1 = rg_test_str("host-a:101");
+    w2 = rg_test_str("host-b:202");
+    msg = rg_test_str("m");
+
+    t->st->lease(t->st, &id, &w1, 0, 5000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    t->st->lease(t->st, &id, &w2, 0, 5000, rg_test_answer,
+                 rg_test_ans(t, &b));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    t1 = a.num;
+    assert_true(t1 > 0);
+    assert_int_equal(b.rc, RG_DECLINED);
+    assert_string_equal(b.err, "held");
+    assert_memory_equal(b.value, "host-a:101", 10);
+
+    /* the holder renews and writes */
+    t->st->lease(t->st, &id, &w1, t1, 5000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    cp = rg_test_cp("s-2", 0, &msg, 1, NULL, 0, t1);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &b));
+    cp = rg_test_cp("s-2", 1, &msg, 1, NULL, 0, t1 + 99);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &c));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(a.num, t1);
+    assert_int_equal(b.rc, RG_OK);
+    assert_int_equal(c.rc, RG_DECLINED);
+    assert_non_null(strstr(c.err, "fenced"));
+
+    /* it lets go; another takes it with a larger token; the first one's
+     * writes and renewals are refused from now on */
+    t->st->release(t->st, &id, t1, rg_test_answer, rg_test_ans(t, &a));
+    t->st->lease(t->st, &id, &w2, 0, 5000, rg_test_answer,
+                 rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_OK);
+    t2 = b.num;
+    assert_true(t2 > t1);
+
+    cp = rg_test_cp("s-2", 1, &msg, 1, NULL, 0, t1);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    t->st->lease(t->st, &id, &w1, t1, 5000, rg_test_answer,
+                 rg_test_ans(t, &b));
+
+    memset(&p, 0, sizeof(p));
+    p.id = id;
+    p.name = rg_test_str("idem:call_1");
+    p.value = rg_test_str("claimed by a");
+    p.lease = t1;
+    p.ttl = 60000;
+    p.flags = RG_STORE_NX;
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &c));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_DECLINED);
+    assert_non_null(strstr(a.err, "fenced"));
+    assert_int_equal(b.rc, RG_DECLINED);
+    assert_string_equal(b.err, "lost");
+    assert_int_equal(c.rc, RG_DECLINED);
+    assert_non_null(strstr(c.err, "fenced"));
+
+    /* a lease that is not renewed runs out */
+    t->st->lease(t->st, &id, &w2, t2, 80, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    rg_test_sleep(t, 200);
+    t->st->lease(t->st, &id, &w1, 0, 5000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_true(a.num > t2);
+}
+
+
+static void
+test_put(void **state)
+{
+    rg_test_ctx_t   *t = *state;
+    rg_test_ans_t    a, b, c;
+    rg_store_put_t   p;
+    rg_str_t         k;
+    char             key[64];
+
+    memset(&p, 0, sizeof(p));
+    p.id = rg_test_str("s-3");
+    p.name = rg_test_str("idem:call_7");
+    p.value = rg_test_str("claim w1");
+    p.ttl = 60000;
+    p.flags = RG_STORE_NX;
+
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &a));
+    p.value = rg_test_str("claim w2");
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_DECLINED);
+    assert_string_equal(b.err, "exists");
+    assert_memory_equal(b.value, "claim w1", 8);
+
+    /* the result replaces the claim */
+    p.value = rg_test_str("result: ok");
+    p.flags = 0;
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &a));
+
+    k.len = rg_store_session_key(key, sizeof(key), &p.id, "idem:call_7", 11);
+    k.data = key;
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &c));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(c.rc, RG_OK);
+    assert_memory_equal(c.value, "result: ok", 10);
+}
+
+
+static void
+test_take(void **state)
+{
+    rg_test_ctx_t      *t = *state;
+    rg_test_ans_t       a, b, c;
+    rg_store_bucket_t   bk[2];
+    rg_str_t            name;
+
+    memset(bk, 0, sizeof(bk));
+    bk[0].name = rg_test_str("openai");
+    bk[0].rate = 60;               /* one a second */
+    bk[0].capacity = 2;
+    bk[0].cost = 1;
+
+    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &a));
+    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &b));
+    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &c));
+    rg_test_wait(t);
+
+    assert_int_equal(a.num, 0);
+    assert_int_equal(b.num, 0);
+    assert_true(c.num > 500 && c.num <= 1000);
+
+    /* a refund (a negative cost) is always granted */
+    bk[0].cost = -1;
+    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &a));
+    bk[0].cost = 1;
+    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.num, 0);
+    assert_int_equal(b.num, 0);
+
+    /* two buckets: all or nothing */
+    bk[0].name = rg_test_str("groq");
+    bk[1].name = rg_test_str("groq");
+    bk[1].rate = 6000;
+    bk[1].capacity = 100;
+    bk[1].cost = 80;
+
+    t->st->take(t->st, bk, 2, rg_test_answer, rg_test_ans(t, &a));
+    t->st->take(t->st, bk, 2, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.num, 0);
+    assert_true(b.num > 0);       /* the tokens bucket is short */
+
+    bk[1].cost = 10;
+    t->st->take(t->st, bk, 2, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.num, 0);   /* the request bucket was not charged */
+
+    /* a cool-down holds them all */
+    name = rg_test_str("groq");
+    t->st->cooldown(t->st, &name, 400, rg_test_answer, rg_test_ans(t, &a));
+    bk[1].cost = 1;
+    t->st->take(t->st, &bk[1], 1, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_true(b.num >= 300 && b.num <= 400);
+}
+
+
+static void
+test_cancel(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_test_ans_t   a, b;
+    rg_store_op_t  *op;
+    rg_str_t        k;
+
+    k = rg_test_str("x");
+
+    op = t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &a));
+    t->st->cancel(t->st, op);
+    t->left--;
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(b.calls, 1);
+
+    /* shut down with one pending: it is answered */
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &a));
+    t->st->destroy(t->st);
+    t->st = NULL;
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, RG_ERROR);
+    assert_string_equal(a.err, "the store is shutting down");
+}
+
+
+/* Redis: the prefix is applied, and nothing written lives forever */
+static void
+test_redis_ttls(void **state)
+{
+    rg_test_ctx_t          *t = *state;
+    rg_test_ans_t           a;
+    rg_str_t                id, w, msg, fields[2], name;
+    rg_store_bucket_t       bk;
+    rg_store_put_t          p;
+    rg_store_checkpoint_t   cp;
+    char                   *keys, *tok, *save, *ttl;
+    rg_uint_t               n;
+
+    id = rg_test_str("s-9");
+    w = rg_test_str("w");
+    msg = rg_test_str("m");
+    fields[0] = rg_test_str("status");
+    fields[1] = rg_test_str("done");
+
+    t->st->lease(t->st, &id, &w, 0, 5000, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+
+    cp = rg_test_cp("s-9", 0, &msg, 1, fields, 1, a.num);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+
+    memset(&p, 0, sizeof(p));
+    p.id = id;
+    p.name = rg_test_str("idem:c1");
+    p.value = msg;
+    p.ttl = 60000;
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &a));
+
+    memset(&bk, 0, sizeof(bk));
+    bk.name = rg_test_str("up");
+    bk.rate = 60;
+    bk.capacity = 10;
+    bk.cost = 1;
+    t->st->take(t->st, &bk, 1, rg_test_answer, rg_test_ans(t, &a));
+
+    name = rg_test_str("up");
+    t->st->cooldown(t->st, &name, 1000, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+
+    keys = rg_test_redis_cmd(t->srv, "EVAL %s 0",
+        "return table.concat(redis.call('KEYS', '*'), ' ')");
+    assert_non_null(keys);
+
+    n = 0;
+    for (tok = strtok_r(keys, " ", &save); tok;
+         tok = strtok_r(NULL, " ", &save))
+    {
+        assert_true(strncmp(tok, "rgt:", 4) == 0);
+        ttl = rg_test_redis_cmd(t->srv, "PTTL %s", tok);
+        if (atol(ttl) <= 0) {
+            fail_msg("key %s has no TTL (%s)", tok, ttl);
+        }
+        free(ttl);
+        n++;
+    }
+
+    /* meta, msgs, lease, fence, idem, bucket, cool-down */
+    assert_int_equal(n, 7);
+    free(keys);
+}
+
+
+/* Redis restarted between two operations: the next one still ends */
+static void
+test_redis_restart(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_test_ans_t   a;
+    rg_str_t        k, v;
+
+    k = rg_test_str("k");
+    v = rg_test_str("v");
+
+    t->st->set(t->st, &k, &v, 60000, 0, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+
+    assert_int_equal(rg_test_redis_restart(t->srv), 0);
+
+    t->st->set(t->st, &k, &v, 60000, 0, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+
+    /* either it went out on the dead connection (its outcome unknown) or
+     * it waited for the new one */
+    if (a.rc != RG_OK) {
+        assert_non_null(strstr(a.err, "outcome unknown"));
+        t->st->set(t->st, &k, &v, 60000, 0, rg_test_answer,
+                   rg_test_ans(t, &a));
+        rg_test_wait(t);
+    }
+
+    assert_int_equal(a.rc, RG_OK);
+}
+
+
+#define RG_TEST_BOTH(f)                                                      \
+    cmocka_unit_test_setup_teardown(f, rg_test_setup_memory,                 \
+                                    rg_test_teardown),                       \
+    cmocka_unit_test_setup_teardown(f, rg_test_setup_redis,                  \
+                                    rg_test_teardown)
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        RG_TEST_BOTH(test_get_set),
+        RG_TEST_BOTH(test_expiry),
+        RG_TEST_BOTH(test_incr),
+        RG_TEST_BOTH(test_checkpoint),
+        RG_TEST_BOTH(test_lease),
+        RG_TEST_BOTH(test_put),
+        RG_TEST_BOTH(test_take),
+        RG_TEST_BOTH(test_cancel),
+        cmocka_unit_test_setup_teardown(test_redis_ttls, rg_test_setup_redis,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_redis_restart,
+                                        rg_test_setup_redis,
+                                        rg_test_teardown),
+    };
+
+    signal(SIGPIPE, SIG_IGN);
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
