@@ -66,6 +66,8 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
         goto failed;
     }
 
+    rg_llm_memory_limit(cycle->response_memory);
+
     e->pool = rg_thread_pool_create(e->base, cycle->pool_threads,
                                     cycle->pool_max_queue, log);
     if (e->pool == NULL) {

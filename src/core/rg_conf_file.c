@@ -831,9 +831,11 @@ rg_conf_set_size_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 char *
 rg_conf_set_msec_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    rg_msec_t  *mp;
+    rg_msec_t             *mp;
+    rg_conf_num_bounds_t  *b;
 
     mp = (rg_msec_t *) ((char *) conf + cmd->offset);
+    b = cmd->post;
 
     if (*mp != RG_CONF_UNSET_MSEC) {
         return "is duplicate";
@@ -841,6 +843,12 @@ rg_conf_set_msec_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     if (rg_conf_parse_msec(&cf->args[1], mp) != RG_OK) {
         return "expects a time such as 500ms, 30s, 5m or 1h";
+    }
+
+    /* bounds, when given, are in ms: a min of 1 refuses 0 */
+    if (b && *mp < (rg_msec_t) b->min) {
+        return b->min == 1 ? "must be more than 0"
+                           : "is shorter than the least allowed";
     }
 
     return RG_CONF_OK;
