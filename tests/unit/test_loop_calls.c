@@ -178,7 +178,7 @@ rg_test_many_calls(rg_test_ctx_t *t, rg_uint_t ncalls, const char *cap,
 
     t->big = rg_test_mock_start("--script", t->script, "--stream-chunk",
                                 "4096", NULL);
-    t->small = rg_test_mock_start("--rounds", "3", "--calls", "2", NULL);
+    t->small = rg_test_mock_start("--rounds", "40", "--latency", "10", NULL);
     assert_non_null(t->big);
     assert_non_null(t->small);
 
@@ -187,7 +187,7 @@ rg_test_many_calls(rg_test_ctx_t *t, rg_uint_t ncalls, const char *cap,
         "llm big { base_url http://127.0.0.1:%d/v1; model mock-1; %s }\n"
         "llm small { base_url http://127.0.0.1:%d/v1; model mock-1; }\n"
         "agent big { llm big; tools calc; %s }\n"
-        "agent small { llm small; tools calc; }\n",
+        "agent small { llm small; tools calc; max_rounds 50; }\n",
         b, t->big->port, stream, t->small->port, cap);
     if (t->cycle == NULL) {
         print_error("configuration: %s\n", t->err);
