@@ -160,16 +160,20 @@ rg_conf_parse_block(rg_conf_t *cf)
 }
 
 
+/* Reads a whole configuration file. It is opened without blocking, so
+ * that a FIFO (or any file that is not a regular one) is refused rather
+ * than waited on, and read in a loop: read() may return less than asked. */
 char *
 rg_conf_parse_file(rg_conf_t *cf, const char *filename)
 {
-    int             fd;
-    char           *buf, *rv;
-    ssize_t         n;
+    int             fd, flags;
+    char           *buf, *p, *rv;
+    size_t          n, cap;
+    ssize_t         got;
     struct stat     st;
     rg_conf_file_t  file;
 
-    fd = open(filename, O_RDONLY | O_CLOEXEC);
+    fd = open(filename, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd == -1) {
         rg_conf_log_error(RG_LOG_EMERG, cf, errno, "open() \"%s\" failed",
                           filename);
@@ -186,21 +190,66 @@ rg_conf_parse_file(rg_conf_t *cf, const char *filename)
         return RG_CONF_ERROR;
     }
 
-    buf = malloc(st.st_size + 1);
+    flags = fcntl(fd, F_GETFL);
+    if (flags != -1) {
+        (void) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    }
+
+    /* the size is a hint: the file may change while it is read */
+    cap = (size_t) st.st_size + 1;
+    n = 0;
+
+    buf = malloc(cap + 1);
     if (buf == NULL) {
         close(fd);
         return RG_CONF_ERROR;
     }
 
-    n = read(fd, buf, st.st_size);
-    close(fd);
+    for ( ;; ) {
+        if (n == cap) {
+            if (cap > RG_CONF_MAX_FILE) {
+                rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                                  "\"%s\" is not a regular file of at most "
+                                  "16m", filename);
+                free(buf);
+                close(fd);
+                return RG_CONF_ERROR;
+            }
 
-    if (n != st.st_size) {
-        rg_conf_log_error(RG_LOG_EMERG, cf, n < 0 ? errno : 0,
-                          "read() \"%s\" failed", filename);
+            p = realloc(buf, 2 * cap + 1);
+            if (p == NULL) {
+                free(buf);
+                close(fd);
+                return RG_CONF_ERROR;
+            }
+
+            buf = p;
+            cap *= 2;
+        }
+
+        got = read(fd, buf + n, cap - n);
+
+        if (got > 0) {
+            n += (size_t) got;
+            continue;
+        }
+
+        if (got == 0) {
+            break;
+        }
+
+        if (errno == EINTR) {
+            continue;
+        }
+
+        rg_conf_log_error(RG_LOG_EMERG, cf, errno, "read() \"%s\" failed",
+                          filename);
         free(buf);
+        close(fd);
         return RG_CONF_ERROR;
     }
+
+    close(fd);
 
     buf[n] = '\0';
 

@@ -1185,7 +1185,7 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
         cycle->tool_result_limit = 4000;
     }
     if (cycle->response_memory == RG_CONF_UNSET_SIZE) {
-        cycle->response_memory = 0;              /* the client's default */
+        cycle->response_memory = RG_LLM_MEMORY_DEFAULT;
 
     } else if (cycle->response_memory < 1024 * 1024) {
         rg_cycle_fail(cycle, conf_file, 0, "\"response_memory\" must be "

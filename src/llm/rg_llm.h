@@ -17,7 +17,6 @@
 
 #define RG_LLM_MAX_RESPONSE     (16 * 1024 * 1024)
 #define RG_LLM_MAX_RETRY_AFTER  (10 * 60 * 1000)
-#define RG_LLM_MEMORY_DEFAULT   (256 * 1024 * 1024)
 
 typedef struct rg_llm_upstream_s  rg_llm_upstream_t;
 typedef struct rg_llm_req_s       rg_llm_req_t;

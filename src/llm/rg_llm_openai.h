@@ -11,7 +11,10 @@
 
 
 /* the most tool calls one answer may have run (max_tool_calls_per_turn) */
-#define RG_LLM_MAX_CALLS     1024
+#define RG_LLM_MAX_CALLS       1024
+
+/* response_memory when none is configured: all responses being read */
+#define RG_LLM_MEMORY_DEFAULT  (256 * 1024 * 1024)
 
 
 /* what happened, as far as the session is concerned */
