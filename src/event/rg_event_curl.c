@@ -7,11 +7,15 @@
  *
  * Two promises on top of curl's:
  *   - the connections the process holds, busy and idle, stay within a
- *     budget derived from RLIMIT_NOFILE: at most max_running transfers are
- *     in curl at once (the others wait here, first come first served) and
- *     every connection cache keeps at most per_cache connections
- *     (CURLMOPT_MAXCONNECTS, which curl applies to each cache, a share's
- *     too), so running + caches * per_cache never passes the budget;
+ *     budget derived from RLIMIT_NOFILE. curl keeps a connection cache at
+ *     max(per_cache, connections in use) (CURLMOPT_MAXCONNECTS, applied to
+ *     each cache, a share's too). A cache whose users are at most
+ *     per_cache (a lane of the LLM client; its transfers are `bounded`)
+ *     thus never holds more than per_cache; the others (the multi's own
+ *     cache, an over-full lane) add at most one connection per transfer
+ *     in curl. So at most max_running unbounded transfers run at once,
+ *     the rest wait here, first come first served, and
+ *     (caches + 1) * per_cache + max_running never passes the budget;
  *   - a multi handle that failed (curl_multi_socket_action() returned an
  *     error, after which it is unusable) fails every transfer it held with
  *     a reason and is replaced by a new one; waiting transfers go on. */
@@ -27,7 +31,7 @@
 #define RG_CURL_RESERVE_MIN    32
 #define RG_CURL_RESERVE_MAX    1024
 #define RG_CURL_NOFILE_MAX     (1024 * 1024)
-/* idle connections one cache keeps at most: one per session of a lane */
+/* connections one cache keeps at most: one per session of a lane */
 #define RG_CURL_PER_CACHE      16
 
 
@@ -343,11 +347,16 @@ rg_curl_drain(rg_curl_t *c)
 
         if (x) {
             rg_curl_unlink(c, x);
-            c->limits.running--;
             x->active = 0;
 
-            /* the freed slot goes to the oldest waiting transfer */
-            rg_curl_promote(c);
+            if (x->bounded) {
+                c->limits.bounded--;
+
+            } else {
+                /* the freed slot goes to the oldest waiting transfer */
+                c->limits.running--;
+                rg_curl_promote(c);
+            }
 
             x->done(x, result);
         }
@@ -402,7 +411,9 @@ rg_curl_budget(rg_curl_t *c)
     l->nofile = nofile;
     l->budget = nofile > reserve + 8 ? nofile - reserve : 8;
     l->per_cache = rg_min(rg_max(l->budget / 16, 1), RG_CURL_PER_CACHE);
-    l->max_caches = rg_max(l->budget / (3 * l->per_cache), 1);
+
+    /* full caches may take two thirds; the rest is for the others */
+    l->max_caches = rg_max(2 * l->budget / (3 * l->per_cache), 1);
 }
 
 
@@ -522,6 +533,7 @@ rg_curl_broken(rg_curl_t *c, CURLMcode rc)
 
     c->running = 0;
     c->limits.running = 0;
+    c->limits.bounded = 0;
     c->limits.rebuilt++;
 
     snprintf(c->reason, sizeof(c->reason), "the HTTP client failed (%s) "
@@ -560,9 +572,14 @@ rg_curl_start(rg_curl_t *c, rg_curl_xfer_t *x)
 
     rg_curl_link(&c->held, x);
 
-    c->limits.running++;
-    if (c->limits.running > c->limits.peak_running) {
-        c->limits.peak_running = c->limits.running;
+    if (x->bounded) {
+        c->limits.bounded++;
+
+    } else {
+        c->limits.running++;
+        if (c->limits.running > c->limits.peak_running) {
+            c->limits.peak_running = c->limits.running;
+        }
     }
 
     rg_curl_post_kick(c);
@@ -612,7 +629,9 @@ rg_curl_add(rg_curl_t *c, rg_curl_xfer_t *x)
     x->reason = NULL;
     x->failed = 0;
 
-    if (c->wait_head != NULL || c->limits.running >= c->limits.max_running)
+    if (!x->bounded
+        && (c->wait_head != NULL
+            || c->limits.running >= c->limits.max_running))
     {
         /* past the budget: wait for a slot, in order */
         x->waiting = 1;
@@ -659,8 +678,14 @@ rg_curl_remove(rg_curl_t *c, rg_curl_xfer_t *x)
     } else {
         curl_multi_remove_handle(c->multi, x->easy);
         rg_curl_unlink(c, x);
-        c->limits.running--;
-        rg_curl_promote(c);
+
+        if (x->bounded) {
+            c->limits.bounded--;
+
+        } else {
+            c->limits.running--;
+            rg_curl_promote(c);
+        }
     }
 
     x->active = 0;

@@ -33,6 +33,9 @@ struct rg_curl_xfer_s {
     unsigned            active:1; /* the driver holds it: remove it */
     unsigned            waiting:1;  /* for a connection slot */
     unsigned            failed:1;   /* out of curl, its done() is due */
+    unsigned            bounded:1;  /* set by the owner: its share serves
+                                       at most per_cache users, so its
+                                       connection is counted there */
 };
 
 
@@ -43,8 +46,9 @@ typedef struct {
     rg_uint_t           per_cache;    /* idle ones a cache may keep */
     rg_uint_t           max_caches;   /* connection caches to make */
     rg_uint_t           caches;       /* made so far */
-    rg_uint_t           max_running;  /* transfers in curl at once */
-    rg_uint_t           running;
+    rg_uint_t           max_running;  /* other transfers in curl at once */
+    rg_uint_t           running;      /* those, in curl */
+    rg_uint_t           bounded;      /* bounded ones in curl */
     rg_uint_t           waiting;
     rg_uint_t           peak_running;
     uint64_t            waited;       /* transfers that had to wait */
@@ -56,7 +60,8 @@ rg_curl_t *rg_curl_create(struct event_base *base, rg_log_t *log);
 void rg_curl_destroy(rg_curl_t *c);
 
 /* Hands a transfer to curl, or queues it when the connection budget is
- * spent; either way x->done is called once, from the loop. */
+ * spent; either way x->done is called once, from the loop. A bounded
+ * transfer never waits: its share's own cap bounds its connection. */
 rg_int_t rg_curl_add(rg_curl_t *c, rg_curl_xfer_t *x);
 /* takes back a transfer that has not finished (waiting or in curl) */
 void rg_curl_remove(rg_curl_t *c, rg_curl_xfer_t *x);

@@ -17,6 +17,7 @@
 #include <math.h>
 
 
+/* sessions per lane, at most: the driver's per_cache may be lower */
 #define RG_LLM_LANE_SESSIONS   16
 
 
@@ -322,15 +323,24 @@ rg_llm_upstream_destroy(rg_llm_upstream_t *up)
 }
 
 
+static rg_uint_t
+rg_llm_lane_size(rg_llm_upstream_t *up)
+{
+    return rg_min(RG_LLM_LANE_SESSIONS, rg_curl_limits(up->curl)->per_cache);
+}
+
+
 rg_int_t
 rg_llm_lane_acquire(rg_llm_upstream_t *up)
 {
     CURLSH     *sh;
-    rg_uint_t   i, best, *users;
+    rg_uint_t   i, best, size, *users;
     void      **shares;
 
+    size = rg_llm_lane_size(up);
+
     for (i = 0; i < up->nlanes; i++) {
-        if (up->lane_users[i] < RG_LLM_LANE_SESSIONS) {
+        if (up->lane_users[i] < size) {
             up->lane_users[i]++;
             return i;
         }
@@ -812,6 +822,10 @@ rg_llm_start(rg_llm_req_t *r)
 
     curl_easy_setopt(r->xfer.easy, CURLOPT_POSTFIELDS, r->body);
     curl_easy_setopt(r->xfer.easy, CURLOPT_POSTFIELDSIZE, (long) r->body_len);
+
+    /* a lane of at most per_cache sessions bounds its own connections */
+    r->xfer.bounded = r->lane >= 0 && (rg_uint_t) r->lane < up->nlanes
+                      && up->lane_users[r->lane] <= rg_llm_lane_size(up);
 
     if (rg_curl_add(up->curl, &r->xfer) != RG_OK) {
         rg_llm_fail_now(r, RG_LLM_ERR_CONNECT,
