@@ -272,6 +272,20 @@ echo "reproduce: $B/rg_mock --port 8088 --rounds 0 &  $B/rg_mock --port 8089 --r
 echo "  $B/reagent -c stall.conf batch --concurrency 1100 stall.jsonl | { sleep 2; cat; } > out.jsonl"
 echo "  (stall.conf: agent quick on 8088, agent stuck on 8089 with deadline 500ms)"
 
+# --- how late idle_timeout fires ---------------------------------------
+# a stream that sends its first event and then nothing for 5 s
+echo
+bench_mock idle --rounds 0 --stream-delay 5000
+cat > "$tmp/idle.conf" <<CONF
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; stream on; idle_timeout 1s; max_retries 0; }
+agent a { }
+CONF
+"$B/reagent" -c "$tmp/idle.conf" run "wait" > /dev/null 2> "$tmp/idle.err"
+printf "idle_timeout 1s on a stream that stops: the task ended after %s ms (%s)\n" \
+    "$(sed -n 's/^status: .*, \([0-9]*\) ms)$/\1/p' "$tmp/idle.err")" \
+    "$(sed -n 's/.*\(no byte for [0-9.a-z]* (idle_timeout)\).*/\1/p' "$tmp/idle.err" | head -n 1)"
+echo "reproduce: $B/rg_mock --port 8088 --rounds 0 --stream-delay 5000 &  $B/reagent -c idle.conf run wait"
+
 # --- context compaction ---------------------------------------------------
 echo
 "$B/tests/bench_context"
