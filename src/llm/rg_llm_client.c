@@ -507,8 +507,9 @@ rg_llm_prereq_cb(void *data, char *ip, char *local_ip, int port,
     r = data;
     r->connected = 1;
 
-    /* a stream starts at once; a whole answer may take long to start,
-     * its idle clock starts with its first byte */
+    /* a stream starts at once, its idle clock with the connection; a
+     * whole answer may take long to start: its clock starts with its
+     * first byte */
     if (r->up->conf->stream && !r->idle_on) {
         rg_llm_idle_start(r, rg_monotonic_msec());
     }
@@ -1141,7 +1142,8 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
 
     memset(&resp, 0, sizeof(resp));
 
-    if (code != CURLE_OK) {
+    /* stopped for response_memory even if its last bytes had come */
+    if (code != CURLE_OK || r->over_memory) {
         rg_llm_transport_error(r, code, &resp);
 
     } else {

@@ -724,8 +724,9 @@ rg_batch_line(rg_batch_t *b, char **line, size_t *len)
     size_t   n;
 
     for ( ;; ) {
-        p = b->in.data + b->in_pos;
+        /* nothing read yet: no buffer to point into */
         n = b->in.len - b->in_pos;
+        p = n ? b->in.data + b->in_pos : NULL;
         nl = n ? memchr(p, '\n', n) : NULL;
 
         if (b->skipping) {

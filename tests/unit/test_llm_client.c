@@ -421,29 +421,59 @@ rg_test_break_handler(evutil_socket_t fd, short what, void *arg)
 }
 
 
+typedef struct {
+    struct event        ev;
+    rg_test_mock_t     *mock;
+    rg_curl_t          *curl;
+    long                requests;
+} rg_test_breaker_t;
+
+
+/* breaks the multi once the mock has seen that many requests */
+static void
+rg_test_break_when(evutil_socket_t fd, short what, void *arg)
+{
+    struct timeval      tv;
+    rg_test_breaker_t  *br;
+
+    br = arg;
+
+    if (rg_test_mock_stat(br->mock, "requests") >= br->requests) {
+        rg_curl_test_break(br->curl);
+        return;
+    }
+
+    tv.tv_sec = 0;
+    tv.tv_usec = 20000;
+    evtimer_add(&br->ev, &tv);
+}
+
+
 /* two sessions wait for slow answers when curl's multi handle fails:
  * both requests fail with the reason, are retried on a new handle, and
  * both sessions end done */
 static void
 rg_test_multi_broken(void **state)
 {
-    rg_test_ctx_t     *t = *state;
-    rg_uint_t          states[2];
-    struct event       ev;
-    struct timeval     tv;
-    rg_llm_upstream_t *up;
+    rg_test_ctx_t      *t = *state;
+    rg_uint_t           states[2];
+    struct timeval      tv;
+    rg_llm_upstream_t  *up;
+    rg_test_breaker_t   br;
 
-    rg_test_mock(t, "--rounds", "0", "--latency", "1000");
+    rg_test_mock(t, "--rounds", "0", "--latency", "1500");
     rg_test_engine(t, t->mock->port, NULL, NULL, NULL);
 
-    evtimer_assign(&ev, t->engine->base, rg_test_break_handler,
-                   t->engine->curl);
+    br.mock = t->mock;
+    br.curl = t->engine->curl;
+    br.requests = 2;
+    evtimer_assign(&br.ev, t->engine->base, rg_test_break_when, &br);
     tv.tv_sec = 0;
-    tv.tv_usec = 300000;
-    evtimer_add(&ev, &tv);
+    tv.tv_usec = 20000;
+    evtimer_add(&br.ev, &tv);
 
     assert_int_equal(rg_test_run_many(t->engine, "a", 2, states), 2);
-    event_del(&ev);
+    event_del(&br.ev);
 
     assert_int_equal(states[0], RG_SESSION_DONE);
     assert_int_equal(states[1], RG_SESSION_DONE);
@@ -452,8 +482,9 @@ rg_test_multi_broken(void **state)
     assert_int_equal(up->stats.retries, 2);
     assert_int_equal(rg_curl_limits(t->engine->curl)->rebuilt, 1);
     assert_int_equal(rg_curl_limits(t->engine->curl)->running, 0);
+    assert_int_equal(rg_curl_limits(t->engine->curl)->bounded, 0);
 
-    /* the first two reached the mock before the break */
+    /* the first two reached the mock before the break, then two more */
     assert_int_equal(rg_test_mock_stat(t->mock, "requests"), 4);
 }
 
@@ -869,11 +900,10 @@ rg_test_memory_self(void **state)
 }
 
 
-/* Session b's stream sends its role, then 960k of text at 400 ms, the
- * rest at 800 ms, its end at 1200 ms; session a's whole answer of 300k
- * comes from another mock at 1000 ms, while b holds the 960k: the budget
- * (1m) would be passed, b holds the most and is stopped, a is read and
- * done. */
+/* Session b's stream sends its role, then 960k of text at 1 s, the rest
+ * at 2 s, its end at 3 s; session a's whole answer of 300k comes from
+ * another mock at 2.5 s, while b holds the 960k: the budget (1m) would be
+ * passed, b holds the most and is stopped, a is read and done. */
 static void
 rg_test_memory_other(void **state)
 {
@@ -891,7 +921,7 @@ rg_test_memory_other(void **state)
     rg_test_script(t, "stream-970k.json", text);
 
     t->mock2 = rg_test_mock_start("--script", t->path, "--stream-chunk",
-                                  "983040", "--stream-delay", "400", NULL);
+                                  "983040", "--stream-delay", "1000", NULL);
     assert_non_null(t->mock2);
 
     p = text + sprintf(text, "[{\"message\": {\"content\": \"");
@@ -900,7 +930,7 @@ rg_test_memory_other(void **state)
     rg_test_script(t, "whole-300k.json", text);
     free(text);
 
-    rg_test_mock(t, "--script", t->path, "--latency", "1000");
+    rg_test_mock(t, "--script", t->path, "--latency", "2500");
 
     snprintf(extra, sizeof(extra),
              "response_memory 1m;\n"
