@@ -599,18 +599,18 @@ rg_batch_task(rg_batch_t *b, const char *line, size_t len)
 
     rc = rg_task_parse(&t, line, len, b->lineno);
 
+    /* --resume: this one has its result already */
+    if (b->done_ids && json_is_true(json_object_get(b->done_ids, t.id))) {
+        b->skipped++;
+        rg_task_free(&t);
+        return;
+    }
+
     if (rc != RG_OK) {
         rg_batch_result(b, t.id, "invalid", "%s",
                         rc == RG_ERROR ? "out of memory reading the task"
                                        : t.error);
         b->invalid++;
-        rg_task_free(&t);
-        return;
-    }
-
-    /* --resume: this one has its result already */
-    if (b->done_ids && json_is_true(json_object_get(b->done_ids, t.id))) {
-        b->skipped++;
         rg_task_free(&t);
         return;
     }
@@ -789,6 +789,11 @@ rg_batch_long_line(rg_batch_t *b)
     char  id[32];
 
     snprintf(id, sizeof(id), "line-%lu", (unsigned long) b->lineno);
+
+    if (b->done_ids && json_is_true(json_object_get(b->done_ids, id))) {
+        b->skipped++;
+        return;
+    }
 
     rg_batch_result(b, id, "invalid", "line %lu is longer than 1m",
                     (unsigned long) b->lineno);
