@@ -85,6 +85,15 @@ rg_requests() {
         | sed -n 's/.*"requests": *\([0-9]*\).*/\1/p'
 }
 
+# rg_wait_requests PORT N: until that mock has seen N requests (20 s at most)
+rg_wait_requests() {
+    i=0
+    while [ "$(rg_requests "$1")" -lt "$2" ] && [ $i -lt 200 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+}
+
 # rg_tasks N FILE [INPUT]: N tasks t0..t{N-1}
 rg_tasks() {
     awk -v n="$1" -v input="${3:-task}" 'BEGIN {
@@ -238,7 +247,7 @@ rg_tasks 10 "$tmp/ten.jsonl"
 "$R" -c "$tmp/slow.conf" batch --no-progress --concurrency 3 \
     -o "$tmp/term.jsonl" "$tmp/ten.jsonl" 2> "$tmp/term.err" &
 bpid=$!
-sleep 1
+rg_wait_requests "$slow" 3
 kill -TERM $bpid
 wait $bpid
 rg_eq "SIGTERM on a batch: exit code" $? 130
@@ -255,7 +264,7 @@ rg_eq "SIGTERM: the 7 others say not started" \
     | "$R" -c "$tmp/slow.conf" batch --no-progress --concurrency 3 - \
     > "$tmp/pipe-int.jsonl" 2> "$tmp/pipe-int.err" &
 bpid=$!
-sleep 1
+rg_wait_requests "$slow" 6
 kill -INT $bpid
 wait $bpid
 rg_eq "SIGINT, tasks from a pipe: exit code" $? 130
@@ -267,7 +276,7 @@ rg_expect "SIGINT, tasks from a pipe: the late one too" "$tmp/pipe-int.jsonl" \
 "$R" -c "$tmp/slow.conf" run --transcript "$tmp/run.json" "wait" \
     > "$tmp/run.out" 2> "$tmp/run.err" &
 rpid=$!
-sleep 1
+rg_wait_requests "$slow" 7
 kill -TERM $rpid
 wait $rpid
 rg_eq "SIGTERM on run: exit code" $? 2
