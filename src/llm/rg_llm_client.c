@@ -632,11 +632,11 @@ rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms, time_t now)
 static size_t
 rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
 {
-    char          *end, val[32];
-    size_t         len, vlen;
-    rg_msec_t      ms;
-    unsigned long long  cl;
-    rg_llm_req_t  *r;
+    char                *end, val[32];
+    size_t               len, vlen;
+    rg_msec_t            ms;
+    rg_llm_req_t        *r;
+    unsigned long long   cl;
 
     r = data;
     len = size * n;
