@@ -134,7 +134,7 @@ rg_context_shorten(rg_msg_t *msg, rg_pool_t *pool, size_t *saved)
     json_t      *j, *content;
     rg_buf_t     b;
 
-    j = json_loadb(msg->json.data, msg->json.len, 0, NULL);
+    j = json_loadb(msg->json.data, msg->json.len, JSON_ALLOW_NUL, NULL);
     if (j == NULL) {
         return RG_ERROR;
     }

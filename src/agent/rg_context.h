@@ -18,7 +18,7 @@ struct rg_msg_s {
     rg_str_t            json;
     uint8_t             role;         /* 's', 'u', 'a', 't' */
     uint8_t             shortened;    /* its content was trimmed */
-    uint16_t            ncalls;       /* an assistant's tool calls */
+    uint32_t            ncalls;       /* an assistant's tool calls */
 };
 
 typedef struct {

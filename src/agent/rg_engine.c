@@ -66,6 +66,8 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
         goto failed;
     }
 
+    rg_llm_memory_limit(cycle->response_memory);
+
     /* before any thread: isolated helpers start from a zygote forked
      * here, which must hold no lock a thread took */
     mods = cycle->modules.elts;

@@ -213,7 +213,8 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
     }
 
     if (agent->ntools) {
-        s->tool_counts = rg_pcalloc(pool, agent->ntools * sizeof(uint16_t));
+        s->tool_counts = rg_pcalloc(pool,
+                                    agent->ntools * sizeof(rg_uint_t));
         if (s->tool_counts == NULL) {
             goto failed;
         }
@@ -342,7 +343,9 @@ rg_session_build_prefix(rg_session_t *s)
     n = 0;
 
     for (i = 0; rc == RG_OK && i < a->ntools; i++) {
-        if (a->tool_caps[i] && s->tool_counts[i] >= a->tool_caps[i]) {
+        if (a->tool_caps[i]
+            && s->tool_counts[i] >= (rg_uint_t) a->tool_caps[i])
+        {
             continue;
         }
 
@@ -530,6 +533,8 @@ send:
 
     s->state = RG_SESSION_MODEL_WAIT;
     s->call_started = rg_monotonic_msec();
+    s->req.max_calls = (rg_uint_t) s->agent->max_tool_calls;
+    s->req.keep_body = s->transcript != NULL;
 
     return rg_llm_send(&s->req, s->body.data, s->body.len, rid, s->pool,
                        prefix);
@@ -577,7 +582,8 @@ rg_session_record_call(rg_session_t *s, rg_llm_response_t *resp)
     /* the exact request and response, so `reagent replay` can re-run it */
     if (s->body.data) {
         json_object_set_new(ev, "request",
-                            json_loadb(s->body.data, s->body.len, 0, NULL));
+                            json_loadb(s->body.data, s->body.len,
+                                       JSON_ALLOW_NUL, NULL));
     }
 
     if (s->req.http_status == 0 && resp->error.len) {
@@ -585,7 +591,8 @@ rg_session_record_call(rg_session_t *s, rg_llm_response_t *resp)
                                                       resp->error.len));
 
     } else if (s->req.resp.data && s->req.resp.len) {
-        raw = json_loadb(s->req.resp.data, s->req.resp.len, 0, NULL);
+        raw = json_loadb(s->req.resp.data, s->req.resp.len, JSON_ALLOW_NUL,
+                         NULL);
         json_object_set_new(ev, "response",
                             raw ? raw : json_stringn(s->req.resp.data,
                                                      s->req.resp.len));
@@ -731,8 +738,10 @@ rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
         return;
     }
 
-    rg_session_finish(s, RG_SESSION_FAILED, "model call failed (%s%s): %.*s",
-                      rg_llm_status_name(resp->status), st,
+    rg_session_finish(s, RG_SESSION_FAILED, "model call failed (%s%s%s): "
+                      "%.*s", rg_llm_status_name(resp->status), st,
+                      r->budget_spent ? ", the wait asked for passes "
+                      "retry_budget" : "",
                       (int) rg_min(resp->error.len, 600),
                       resp->error.data ? resp->error.data : "");
 }
@@ -895,6 +904,45 @@ rg_session_dedupable(rg_session_t *s, rg_int_t tool)
 }
 
 
+/* the calls the answer asked for, those past the cap included */
+static rg_uint_t
+rg_session_asked(rg_llm_response_t *resp)
+{
+    return resp->calls_over ? resp->ncalls - 1 + resp->calls_over
+                            : resp->ncalls;
+}
+
+
+/* Past max_tool_calls_per_turn the calls do not run: the last call kept
+ * stands for them all and its tool message says so. The other ones were
+ * left out of the assistant message, so every id in it is answered. */
+static rg_int_t
+rg_session_over_cap(rg_session_t *s, rg_llm_response_t *resp)
+{
+    rg_uint_t           max;
+    rg_tool_request_t  *c;
+
+    max = resp->ncalls - 1;
+    c = &s->calls[max];
+
+    rg_log_error(RG_LOG_WARN, &s->log, 0, "the model asked for %lu tool "
+                 "calls in one answer: %lu run, the other %lu are refused "
+                 "(max_tool_calls_per_turn)",
+                 (unsigned long) rg_session_asked(resp), (unsigned long) max,
+                 (unsigned long) resp->calls_over);
+
+    return rg_session_preset(s, c, 1, "error: not run. The answer asked for "
+                             "%lu tool calls and at most %lu run per answer "
+                             "(max_tool_calls_per_turn): the first %lu ran; "
+                             "this call and the %lu after it did not. Ask "
+                             "for those again, at most %lu at a time.",
+                             (unsigned long) rg_session_asked(resp),
+                             (unsigned long) max, (unsigned long) max,
+                             (unsigned long) (resp->calls_over - 1),
+                             (unsigned long) max);
+}
+
+
 /* guards and caches in front of a turn */
 static void
 rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
@@ -928,6 +976,15 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
         c->arguments = resp->calls[i].arguments;
 
         s->extra[i].tool = -1;
+
+        if (resp->calls_over && i == resp->ncalls - 1) {
+            if (rg_session_over_cap(s, resp) != RG_OK) {
+                rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+                return;
+            }
+            continue;
+        }
+
         for (k = 0; k < a->ntools; k++) {
             if (strlen(a->tools[k]->tool->name) == c->name.len
                 && memcmp(a->tools[k]->tool->name, c->name.data, c->name.len)
@@ -945,7 +1002,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
 
         /* per-tool cap */
         cap = a->tool_caps[j];
-        if (cap && s->tool_counts[j] >= cap) {
+        if (cap && s->tool_counts[j] >= (rg_uint_t) cap) {
             rg_session_preset(s, c, 1, "error: %s has reached its limit of "
                               "%ld calls in this task and is no longer "
                               "available; answer with what you have",
@@ -955,7 +1012,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
 
         s->tool_counts[j]++;
 
-        if (cap && s->tool_counts[j] == cap) {
+        if (cap && s->tool_counts[j] == (rg_uint_t) cap) {
             s->extra[i].capped = 1;
             rebuild = 1;
         }
@@ -1149,7 +1206,7 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     }
 
     m = rg_msgs_last(&s->msgs);
-    m->ncalls = (uint16_t) rg_min(resp->ncalls, UINT16_MAX);
+    m->ncalls = (uint32_t) resp->ncalls;     /* at most RG_LLM_MAX_CALLS + 1 */
 
     if (resp->ncalls == 0) {
         if (resp->has_content) {
@@ -1179,8 +1236,8 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
                           "stopped after %lu rounds (max_rounds): the model "
                           "still asked for %lu tool call%s, the first to "
                           "\"%.*s\"", (unsigned long) s->round,
-                          (unsigned long) resp->ncalls,
-                          resp->ncalls == 1 ? "" : "s",
+                          (unsigned long) rg_session_asked(resp),
+                          rg_session_asked(resp) == 1 ? "" : "s",
                           (int) rg_min(resp->calls[0].name.len, 64),
                           resp->calls[0].name.data);
         return;
@@ -1494,7 +1551,8 @@ rg_session_transcript(rg_session_t *s)
     }
 
     for (msg = s->msgs.head; msg; msg = msg->next) {
-        m = json_loadb(msg->json.data, msg->json.len, 0, NULL);
+        /* a tool's result may hold NUL bytes: JSON writes \u0000 */
+        m = json_loadb(msg->json.data, msg->json.len, JSON_ALLOW_NUL, NULL);
         if (m) {
             json_array_append_new(msgs, m);
         }

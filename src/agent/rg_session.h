@@ -106,7 +106,7 @@ struct rg_session_s {
     rg_uint_t           summaries;
     rg_uint_t           summary_round;
 
-    uint16_t           *tool_counts;  /* per agent tool */
+    rg_uint_t          *tool_counts;  /* per agent tool; never wraps */
     rg_session_sig_t   *sigs;
     rg_uint_t           nsigs;
     rg_uint_t           sigs_cap;

@@ -39,11 +39,14 @@ rg_usage(FILE *f)
 "  replay TRANSCRIPT\n"
 "      re-run a session recorded with --transcript: the model's answers\n"
 "      come from the file, the tools run again\n"
-"  batch [-a AGENT] [--concurrency N] [-o results.jsonl] [--progress|\n"
-"        --no-progress] [--approve-all|--deny-dangerous] tasks.jsonl|-\n"
+"  batch [-a AGENT] [--concurrency N] [-o results.jsonl [--resume]]\n"
+"        [--progress|--no-progress] [--approve-all|--deny-dangerous]\n"
+"        tasks.jsonl|-\n"
 "      run JSONL tasks {\"id\",\"agent\",\"input\"}, up to N at once;\n"
 "      results {\"id\",\"status\",\"answer\",\"rounds\",\"tokens\",\"ms\","
 "\"error\"}\n"
+"      appended to -o FILE, which must be empty unless --resume: then\n"
+"      the tasks it holds results for are skipped\n"
 "\n"
 "dangerous tools (exec) run only when approved: \"approve TOOL;\" in the\n"
 "agent (and in every agent that delegated to it), or a y/N prompt when\n"
@@ -82,6 +85,7 @@ rg_default_conf(void)
 typedef struct {
     rg_session_t       *session;
     struct event       *sigint;
+    struct event       *sigterm;
 } rg_run_ctx_t;
 
 
@@ -92,6 +96,7 @@ rg_run_done(rg_session_t *s)
 
     ctx = s->data;
     event_del(ctx->sigint);
+    event_del(ctx->sigterm);
     event_base_loopbreak(s->engine->base);
 }
 
@@ -138,14 +143,20 @@ rg_cmd_run(rg_engine_t *e, const char *agent_name, const char *transcript,
         return 1;
     }
 
+    /* SIGTERM ends a run as Ctrl-C does: a status line, the transcript */
     ctx.session = s;
     ctx.sigint = evsignal_new(e->base, SIGINT, rg_run_signal, &ctx);
-    if (ctx.sigint == NULL) {
+    ctx.sigterm = evsignal_new(e->base, SIGTERM, rg_run_signal, &ctx);
+    if (ctx.sigint == NULL || ctx.sigterm == NULL) {
+        if (ctx.sigint) {
+            event_free(ctx.sigint);
+        }
         rg_session_destroy(s);
         return 1;
     }
 
     event_add(ctx.sigint, NULL);
+    event_add(ctx.sigterm, NULL);
 
     if (transcript) {
         rg_session_record(s);
@@ -195,6 +206,7 @@ rg_cmd_run(rg_engine_t *e, const char *agent_name, const char *transcript,
     }
 
     event_free(ctx.sigint);
+    event_free(ctx.sigterm);
     rg_session_destroy(s);
 
     return rc;
@@ -216,7 +228,7 @@ rg_cmd_replay(rg_engine_t *e, const char *transcript, const char *file)
     rg_llm_upstream_t   *up;
     rg_llm_recorded_t   *recs;
 
-    t = json_load_file(file, 0, &err);
+    t = json_load_file(file, JSON_ALLOW_NUL, &err);
     if (t == NULL) {
         fprintf(stderr, "reagent: cannot read transcript \"%s\": %s "
                 "(line %d)\n", file, err.text, err.line);
@@ -265,14 +277,15 @@ rg_cmd_replay(rg_engine_t *e, const char *transcript, const char *file)
         v = json_object_get(ev, recs[k].status ? "response" : "error");
 
         if (json_is_string(v)) {
-            recs[k].body = strdup(json_string_value(v));
+            recs[k].len = json_string_length(v);
+            recs[k].body = rg_strdup_len(json_string_value(v), recs[k].len);
         } else if (v) {
             recs[k].body = json_dumps(v, JSON_COMPACT);
+            recs[k].len = recs[k].body ? strlen(recs[k].body) : 0;
         } else {
             recs[k].body = strdup(recs[k].status ? "" : "no response");
+            recs[k].len = recs[k].body ? strlen(recs[k].body) : 0;
         }
-
-        recs[k].len = recs[k].body ? strlen(recs[k].body) : 0;
         k++;
     }
 
@@ -379,6 +392,11 @@ main(int argc, char **argv)
                    && strcmp(a, "-o") == 0 && i + 1 < argc)
         {
             output = argv[++i];
+
+        } else if (cmd && strcmp(cmd, "batch") == 0
+                   && strcmp(a, "--resume") == 0)
+        {
+            bopts.resume = 1;
 
         } else if (cmd && strcmp(cmd, "batch") == 0
                    && strcmp(a, "--progress") == 0)

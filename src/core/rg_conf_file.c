@@ -160,16 +160,20 @@ rg_conf_parse_block(rg_conf_t *cf)
 }
 
 
+/* Reads a whole configuration file. It is opened without blocking, so
+ * that a FIFO (or any file that is not a regular one) is refused rather
+ * than waited on, and read in a loop: read() may return less than asked. */
 char *
 rg_conf_parse_file(rg_conf_t *cf, const char *filename)
 {
-    int             fd;
-    char           *buf, *rv;
-    ssize_t         n;
+    int             fd, flags;
+    char           *buf, *p, *rv;
+    size_t          n, cap;
+    ssize_t         got;
     struct stat     st;
     rg_conf_file_t  file;
 
-    fd = open(filename, O_RDONLY | O_CLOEXEC);
+    fd = open(filename, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd == -1) {
         rg_conf_log_error(RG_LOG_EMERG, cf, errno, "open() \"%s\" failed",
                           filename);
@@ -186,21 +190,66 @@ rg_conf_parse_file(rg_conf_t *cf, const char *filename)
         return RG_CONF_ERROR;
     }
 
-    buf = malloc(st.st_size + 1);
+    flags = fcntl(fd, F_GETFL);
+    if (flags != -1) {
+        (void) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    }
+
+    /* the size is a hint: the file may change while it is read */
+    cap = (size_t) st.st_size + 1;
+    n = 0;
+
+    buf = malloc(cap + 1);
     if (buf == NULL) {
         close(fd);
         return RG_CONF_ERROR;
     }
 
-    n = read(fd, buf, st.st_size);
-    close(fd);
+    for ( ;; ) {
+        if (n == cap) {
+            if (cap > RG_CONF_MAX_FILE) {
+                rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                                  "\"%s\" is not a regular file of at most "
+                                  "16m", filename);
+                free(buf);
+                close(fd);
+                return RG_CONF_ERROR;
+            }
 
-    if (n != st.st_size) {
-        rg_conf_log_error(RG_LOG_EMERG, cf, n < 0 ? errno : 0,
-                          "read() \"%s\" failed", filename);
+            p = realloc(buf, 2 * cap + 1);
+            if (p == NULL) {
+                free(buf);
+                close(fd);
+                return RG_CONF_ERROR;
+            }
+
+            buf = p;
+            cap *= 2;
+        }
+
+        got = read(fd, buf + n, cap - n);
+
+        if (got > 0) {
+            n += (size_t) got;
+            continue;
+        }
+
+        if (got == 0) {
+            break;
+        }
+
+        if (errno == EINTR) {
+            continue;
+        }
+
+        rg_conf_log_error(RG_LOG_EMERG, cf, errno, "read() \"%s\" failed",
+                          filename);
         free(buf);
+        close(fd);
         return RG_CONF_ERROR;
     }
+
+    close(fd);
 
     buf[n] = '\0';
 
@@ -831,9 +880,11 @@ rg_conf_set_size_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 char *
 rg_conf_set_msec_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    rg_msec_t  *mp;
+    rg_msec_t             *mp;
+    rg_conf_num_bounds_t  *b;
 
     mp = (rg_msec_t *) ((char *) conf + cmd->offset);
+    b = cmd->post;
 
     if (*mp != RG_CONF_UNSET_MSEC) {
         return "is duplicate";
@@ -841,6 +892,12 @@ rg_conf_set_msec_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     if (rg_conf_parse_msec(&cf->args[1], mp) != RG_OK) {
         return "expects a time such as 500ms, 30s, 5m or 1h";
+    }
+
+    /* bounds, when given, are in ms: a min of 1 refuses 0 */
+    if (b && *mp < (rg_msec_t) b->min) {
+        return b->min == 1 ? "must be more than 0"
+                           : "is shorter than the least allowed";
     }
 
     return RG_CONF_OK;

@@ -40,6 +40,9 @@ static rg_conf_num_bounds_t  rg_cycle_helpers_bounds = { 1, 256 };
 static rg_conf_num_bounds_t  rg_cycle_rate_bounds = { 1, 100000000 };
 static rg_conf_num_bounds_t  rg_cycle_repeat_bounds = { 0, 1000 };
 static rg_conf_num_bounds_t  rg_cycle_threshold_bounds = { 0, 1 };
+static rg_conf_num_bounds_t  rg_cycle_calls_bounds = { 1, RG_LLM_MAX_CALLS };
+/* a stream that stops sending must end: idle_timeout is never off */
+static rg_conf_num_bounds_t  rg_cycle_idle_bounds = { 1, 0 };
 
 static rg_conf_enum_t  rg_cycle_dedupe_enum[] = {
     { rg_string("off"), RG_DEDUPE_OFF },
@@ -95,6 +98,9 @@ static rg_command_t  rg_cycle_main_commands[] = {
     { rg_string("tool_result_limit"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_size_slot, offsetof(rg_cycle_t, tool_result_limit), NULL },
 
+    { rg_string("response_memory"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_size_slot, offsetof(rg_cycle_t, response_memory), NULL },
+
       rg_null_command
 };
 
@@ -117,7 +123,8 @@ static rg_command_t  rg_cycle_llm_commands[] = {
       rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, connect_timeout), NULL },
 
     { rg_string("idle_timeout"), RG_LLM_CONF|RG_CONF_TAKE1,
-      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, idle_timeout), NULL },
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, idle_timeout),
+      &rg_cycle_idle_bounds },
 
     { rg_string("max_connections"), RG_LLM_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_llm_conf_t, max_connections),
@@ -189,6 +196,10 @@ static rg_command_t  rg_cycle_agent_commands[] = {
 
     { rg_string("tool_max_calls"), RG_AGENT_CONF|RG_CONF_TAKE12,
       rg_cycle_tool_max_calls, 0, NULL },
+
+    { rg_string("max_tool_calls_per_turn"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_tool_calls),
+      &rg_cycle_calls_bounds },
 
     { rg_string("repeat_window"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_agent_conf_t, repeat_window),
@@ -623,6 +634,7 @@ rg_cycle_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     agent->max_tokens = RG_CONF_UNSET;
     agent->deadline = RG_CONF_UNSET_MSEC;
     agent->tool_max_calls = RG_CONF_UNSET;
+    agent->max_tool_calls = RG_CONF_UNSET;
     agent->repeat_window = RG_CONF_UNSET;
     agent->repeat_limit = RG_CONF_UNSET;
     agent->dedupe = RG_CONF_UNSET_UINT;
@@ -917,6 +929,9 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     }
     if (agent->tool_max_calls == RG_CONF_UNSET) {
         agent->tool_max_calls = 0;
+    }
+    if (agent->max_tool_calls == RG_CONF_UNSET) {
+        agent->max_tool_calls = 128;
     }
     if (agent->repeat_window == RG_CONF_UNSET) {
         agent->repeat_window = 2;
@@ -1218,6 +1233,7 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
     cycle->concurrency = RG_CONF_UNSET;
     cycle->worker_processes = RG_CONF_UNSET;
     cycle->tool_result_limit = RG_CONF_UNSET_SIZE;
+    cycle->response_memory = RG_CONF_UNSET_SIZE;
     cycle->pool_threads = RG_CONF_UNSET;
     cycle->pool_max_queue = RG_CONF_UNSET;
     cycle->store_max_keys = RG_CONF_UNSET;
@@ -1271,6 +1287,14 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
         cycle->store_max_bytes = 64 * 1024 * 1024;
     }
 
+    if (cycle->response_memory == RG_CONF_UNSET_SIZE) {
+        cycle->response_memory = RG_LLM_MEMORY_DEFAULT;
+
+    } else if (cycle->response_memory < 1024 * 1024) {
+        rg_cycle_fail(cycle, conf_file, 0, "\"response_memory\" must be "
+                      "1m or more");
+        goto failed_cycle;
+    }
     if (cycle->pool_threads == RG_CONF_UNSET) {
         cycle->pool_threads = 4;
         cycle->pool_max_queue = 65536;

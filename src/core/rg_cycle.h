@@ -84,6 +84,7 @@ struct rg_agent_conf_s {
     rg_int_t            tool_max_calls;   /* per tool, 0: no cap */
     rg_array_t         *tool_cap_names;   /* rg_conf_tool_timeout_t */
     rg_int_t           *tool_caps;        /* per tool index */
+    rg_int_t            max_tool_calls;   /* per answer, the rest refused */
     rg_int_t            repeat_window;
     rg_int_t            repeat_limit;
     rg_uint_t           dedupe;           /* RG_DEDUPE_* */
@@ -151,6 +152,7 @@ struct rg_cycle_s {
     rg_int_t            concurrency;
     rg_int_t            worker_processes;
     size_t              tool_result_limit;
+    size_t              response_memory;  /* all responses being read */
 
     rg_cycle_t         *next_kept;        /* destroyed while busy: kept */
     char                errmsg[512];

@@ -1,7 +1,9 @@
 /* rg_llm.h: the LLM client. One upstream per `llm` block: its curl share
- * groups, its concurrency cap and wait queue, its retry policy. A request
- * is embedded in whoever makes it (a session); its body stays owned by the
- * caller until the handler runs. */
+ * groups, its concurrency cap and wait queue, its retry policy, and each
+ * request's connect, total and idle timers. A request is embedded in
+ * whoever makes it (a session); its body stays owned by the caller until
+ * the handler runs. The bytes of the responses being read are counted
+ * against one budget for the whole process (rg_llm_memory_limit()). */
 
 #ifndef RG_LLM_H
 #define RG_LLM_H
@@ -12,6 +14,9 @@
 #include <rg_event_curl.h>
 #include <rg_llm_openai.h>
 #include <rg_llm_sse.h>
+
+#define RG_LLM_MAX_RESPONSE     (16 * 1024 * 1024)
+#define RG_LLM_MAX_RETRY_AFTER  (10 * 60 * 1000)
 
 typedef struct rg_llm_upstream_s  rg_llm_upstream_t;
 typedef struct rg_llm_req_s       rg_llm_req_t;
@@ -37,10 +42,20 @@ typedef struct {
 } rg_llm_stats_t;
 
 
+/* the responses being read, process-wide */
+typedef struct {
+    size_t              limit;        /* response_memory */
+    size_t              used;         /* bytes held by running attempts */
+    size_t              peak;
+    uint64_t            stopped;      /* attempts stopped to stay under */
+} rg_llm_memory_t;
+
+
 struct rg_llm_req_s {
     rg_curl_xfer_t      xfer;         /* first */
     rg_llm_upstream_t  *up;
     rg_llm_req_t       *next;         /* in the wait queue */
+    rg_llm_req_t      **pprev;
 
     const char         *body;
     size_t              body_len;
@@ -59,6 +74,20 @@ struct rg_llm_req_s {
     rg_msec_t           attempt_started;
     rg_uint_t           attempt;
     rg_int_t            lane;
+    rg_uint_t           max_calls;    /* tool calls per answer, 0: most */
+
+    /* this attempt's clocks: connect, total, idle (no byte for so long) */
+    struct event        timer;
+    rg_msec_t           due;          /* the whole attempt */
+    rg_msec_t           connect_due;
+    rg_msec_t           last_byte;
+    rg_msec_t           armed;        /* when the timer fires */
+
+    /* bytes of this attempt, and the part counted in rg_llm_memory_t */
+    size_t              got;
+    size_t              held;
+    rg_llm_req_t       *mem_next;
+    rg_llm_req_t      **mem_pprev;
 
     struct event        backoff;
     struct curl_slist   rid;          /* X-Request-ID, chained to shared */
@@ -70,6 +99,13 @@ struct rg_llm_req_s {
     unsigned            queued:1;
     unsigned            waiting:1;    /* in backoff */
     unsigned            busy:1;       /* between send and handler */
+    unsigned            keep_body:1;  /* a stream's raw body too (replay) */
+    unsigned            timer_set:1;
+    unsigned            connected:1;
+    unsigned            idle_on:1;    /* the idle clock runs */
+    unsigned            too_large:1;  /* over RG_LLM_MAX_RESPONSE */
+    unsigned            over_memory:1;  /* stopped for response_memory */
+    unsigned            nomem:1;
 };
 
 
@@ -120,5 +156,18 @@ void rg_llm_req_free(rg_llm_req_t *r);
 /* answer every request from recorded responses instead of the network */
 void rg_llm_upstream_replay(rg_llm_upstream_t *up, rg_llm_recorded_t *recs,
     rg_uint_t n);
+
+/* The budget of response bytes for the whole process (0: the default,
+ * RG_LLM_MEMORY_DEFAULT); peak and stopped start again. When a byte would
+ * pass it, the attempt holding the most is stopped (a retryable bad
+ * response); see README. */
+void rg_llm_memory_limit(size_t limit);
+const rg_llm_memory_t *rg_llm_memory(void);
+
+/* A Retry-After (seconds or an HTTP date) or retry-after-ms value, as a
+ * wait in ms: at most RG_LLM_MAX_RETRY_AFTER, 0 when it says nothing
+ * usable. `now` is the wall clock, for dates. */
+rg_msec_t rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms,
+    time_t now);
 
 #endif /* RG_LLM_H */

@@ -1,9 +1,13 @@
 /* rg_llm_client.c: sends Chat Completions requests through the worker's
  * curl multi. Owns the per-upstream concurrency cap (requests beyond it
  * wait in a FIFO queue, they are never failed), the retry policy
- * (exponential backoff with jitter, Retry-After honoured) and the curl
- * share groups that keep connection reuse cheap. Knows the wire format
- * only through rg_llm_openai.h. */
+ * (exponential backoff with jitter, Retry-After honoured), the curl share
+ * groups that keep connection reuse cheap, and the clocks of an attempt:
+ * connect, total and idle timeouts are reactor timers of our own (curl's
+ * per-handle timeouts cost CPU and its low-speed check counts whole
+ * seconds), one timer per request, re-armed lazily. Bytes of responses are
+ * counted against a process-wide budget. Knows the wire format only
+ * through rg_llm_openai.h. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -11,26 +15,147 @@
 #include <rg_json.h>
 #include <rg_secret.h>
 #include <strings.h>
+#include <math.h>
 
 
+/* sessions per lane, at most: the driver's per_cache may be lower */
 #define RG_LLM_LANE_SESSIONS   16
-#define RG_LLM_MAX_RESPONSE    (16 * 1024 * 1024)
-#define RG_LLM_MAX_RETRY_AFTER (10 * 60 * 1000)
 
 
 static void rg_llm_start(rg_llm_req_t *r);
 static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
 static void rg_llm_next(rg_llm_upstream_t *up);
 static void rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg);
+static void rg_llm_timer_handler(evutil_socket_t fd, short what, void *arg);
+static void rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status);
 
 
+static rg_llm_memory_t   rg_llm_mem = { RG_LLM_MEMORY_DEFAULT, 0, 0, 0 };
+static rg_llm_req_t     *rg_llm_holders;      /* requests with held > 0 */
+
+
+/* the wait queue is doubly linked: a cancel takes O(1) */
 static void
 rg_llm_enqueue(rg_llm_req_t *r)
 {
     r->queued = 1;
     r->next = NULL;
+    r->pprev = r->up->queue_tail;
     *r->up->queue_tail = r;
     r->up->queue_tail = &r->next;
+}
+
+
+static void
+rg_llm_dequeue(rg_llm_req_t *r)
+{
+    if (r->next) {
+        r->next->pprev = r->pprev;
+    } else {
+        r->up->queue_tail = r->pprev;
+    }
+
+    *r->pprev = r->next;
+    r->next = NULL;
+    r->pprev = NULL;
+    r->queued = 0;
+}
+
+
+void
+rg_llm_memory_limit(size_t limit)
+{
+    rg_llm_mem.limit = limit ? limit : RG_LLM_MEMORY_DEFAULT;
+    rg_llm_mem.peak = rg_llm_mem.used;
+    rg_llm_mem.stopped = 0;
+}
+
+
+const rg_llm_memory_t *
+rg_llm_memory(void)
+{
+    return &rg_llm_mem;
+}
+
+
+/* gives back what this attempt counted */
+static void
+rg_llm_mem_release(rg_llm_req_t *r)
+{
+    if (r->held == 0) {
+        return;
+    }
+
+    rg_llm_mem.used -= r->held;
+    r->held = 0;
+
+    if (r->mem_next) {
+        r->mem_next->mem_pprev = r->mem_pprev;
+    }
+    *r->mem_pprev = r->mem_next;
+    r->mem_next = NULL;
+    r->mem_pprev = NULL;
+}
+
+
+static void
+rg_llm_mem_take(rg_llm_req_t *r, size_t n)
+{
+    if (r->held == 0) {
+        r->mem_next = rg_llm_holders;
+        r->mem_pprev = &rg_llm_holders;
+        if (rg_llm_holders) {
+            rg_llm_holders->mem_pprev = &r->mem_next;
+        }
+        rg_llm_holders = r;
+    }
+
+    r->held += n;
+    rg_llm_mem.used += n;
+
+    if (rg_llm_mem.used > rg_llm_mem.peak) {
+        rg_llm_mem.peak = rg_llm_mem.used;
+    }
+}
+
+
+/* Makes room for n more bytes of r. Over the budget, the attempt that
+ * holds the most (r included, with what it would hold) is stopped: when
+ * that is r, RG_ERROR; another one is stopped from the loop (never from
+ * inside curl's callback) and its bytes are given back now. */
+static rg_int_t
+rg_llm_mem_room(rg_llm_req_t *r, size_t n)
+{
+    rg_llm_req_t  *v, *big;
+
+    while (rg_llm_mem.used + n > rg_llm_mem.limit) {
+        big = r;
+
+        for (v = rg_llm_holders; v; v = v->mem_next) {
+            if (v != r && v->held > big->held + (big == r ? n : 0)) {
+                big = v;
+            }
+        }
+
+        rg_llm_mem.stopped++;
+
+        if (big == r) {
+            r->over_memory = 1;
+            return RG_ERROR;
+        }
+
+        big->over_memory = 1;
+        rg_buf_free(&big->resp);
+        if (big->sse) {
+            rg_llm_sse_destroy(big->sse);
+            big->sse = NULL;
+        }
+        rg_llm_mem_release(big);
+
+        event_active(&big->timer, EV_TIMEOUT, 1);
+    }
+
+    return RG_OK;
 }
 
 
@@ -213,18 +338,42 @@ rg_llm_upstream_destroy(rg_llm_upstream_t *up)
 }
 
 
+static rg_uint_t
+rg_llm_lane_size(rg_llm_upstream_t *up)
+{
+    return rg_min(RG_LLM_LANE_SESSIONS, rg_curl_limits(up->curl)->per_cache);
+}
+
+
 rg_int_t
 rg_llm_lane_acquire(rg_llm_upstream_t *up)
 {
     CURLSH     *sh;
-    rg_uint_t   i, *users;
+    rg_uint_t   i, best, size, *users;
     void      **shares;
 
+    size = rg_llm_lane_size(up);
+
     for (i = 0; i < up->nlanes; i++) {
-        if (up->lane_users[i] < RG_LLM_LANE_SESSIONS) {
+        if (up->lane_users[i] < size) {
             up->lane_users[i]++;
             return i;
         }
+    }
+
+    /* every connection cache costs descriptors: past the budget's count
+     * of caches, lanes take more sessions each */
+    if (rg_curl_cache_add(up->curl, up->nlanes == 0) != RG_OK) {
+        best = 0;
+
+        for (i = 1; i < up->nlanes; i++) {
+            if (up->lane_users[i] < up->lane_users[best]) {
+                best = i;
+            }
+        }
+
+        up->lane_users[best]++;
+        return best;
     }
 
     sh = curl_share_init();
@@ -265,6 +414,9 @@ rg_llm_lane_release(rg_llm_upstream_t *up, rg_int_t lane)
 }
 
 
+static void rg_llm_started(rg_curl_xfer_t *x);
+
+
 void
 rg_llm_req_init(rg_llm_req_t *r, rg_llm_upstream_t *up, rg_int_t lane,
     rg_llm_handler_pt handler, void *data, rg_log_t *log)
@@ -277,7 +429,125 @@ rg_llm_req_init(rg_llm_req_t *r, rg_llm_upstream_t *up, rg_int_t lane,
     r->data = data;
     r->log = log;
     r->xfer.done = rg_llm_done;
+    r->xfer.start = rg_llm_started;
     r->xfer.data = r;
+
+    evtimer_assign(&r->timer, up->base, rg_llm_timer_handler, r);
+}
+
+
+/* (re)arms the attempt's timer for the first clock that may run out */
+static void
+rg_llm_timer_arm(rg_llm_req_t *r, rg_msec_t now)
+{
+    rg_msec_t       due;
+    struct timeval  tv;
+    rg_llm_conf_t  *c;
+
+    c = r->up->conf;
+    due = r->due;
+
+    if (!r->connected && r->connect_due) {
+        due = rg_min(due, r->connect_due);
+    }
+
+    if (r->idle_on) {
+        due = rg_min(due, r->last_byte + c->idle_timeout);
+    }
+
+    if (due == (rg_msec_t) -1) {
+        return;                        /* no clock runs */
+    }
+
+    due = rg_max(due, now);
+
+    tv.tv_sec = (due - now) / 1000;
+    tv.tv_usec = ((due - now) % 1000) * 1000;
+
+    evtimer_add(&r->timer, &tv);
+    r->timer_set = 1;
+    r->armed = due;
+}
+
+
+static void
+rg_llm_timer_stop(rg_llm_req_t *r)
+{
+    /* also takes back an activation that is due (rg_llm_mem_room) */
+    event_del(&r->timer);
+    r->timer_set = 0;
+}
+
+
+/* the idle clock runs from now: a sooner deadline re-arms the timer */
+static void
+rg_llm_idle_start(rg_llm_req_t *r, rg_msec_t now)
+{
+    r->idle_on = 1;
+    r->last_byte = now;
+
+    if (!r->timer_set || now + r->up->conf->idle_timeout < r->armed) {
+        rg_llm_timer_arm(r, now);
+    }
+}
+
+
+/* curl took the transfer (it may have waited for a connection slot) */
+static void
+rg_llm_started(rg_curl_xfer_t *x)
+{
+    rg_msec_t       now;
+    rg_llm_req_t   *r;
+    rg_llm_conf_t  *c;
+
+    r = x->data;
+    c = r->up->conf;
+    now = rg_monotonic_msec();
+
+    r->attempt_started = now;
+    r->due = c->timeout ? now + c->timeout : (rg_msec_t) -1;
+    r->connect_due = c->connect_timeout ? now + c->connect_timeout : 0;
+
+    rg_llm_timer_arm(r, now);
+}
+
+
+/* CURLOPT_PREREQFUNCTION: connected (or reused), the request leaves */
+static int
+rg_llm_prereq_cb(void *data, char *ip, char *local_ip, int port,
+    int local_port)
+{
+    rg_llm_req_t  *r;
+
+    r = data;
+    r->connected = 1;
+
+    /* a stream starts at once, its idle clock with the connection; a
+     * whole answer may take long to start: its clock starts with its
+     * first byte */
+    if (r->up->conf->stream && !r->idle_on) {
+        rg_llm_idle_start(r, rg_monotonic_msec());
+    }
+
+    return CURL_PREREQFUNC_OK;
+}
+
+
+/* a byte came: the idle clock restarts (lazily: the timer looks at
+ * last_byte when it fires) */
+static void
+rg_llm_byte(rg_llm_req_t *r)
+{
+    rg_msec_t  now;
+
+    now = rg_monotonic_msec();
+
+    if (!r->idle_on) {
+        rg_llm_idle_start(r, now);
+        return;
+    }
+
+    r->last_byte = now;
 }
 
 
@@ -290,11 +560,31 @@ rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
     r = data;
     n *= size;
 
-    if (r->resp.len + n > RG_LLM_MAX_RESPONSE
-        || rg_buf_append(&r->resp, p, n) != RG_OK)
-    {
+    if (r->over_memory) {
+        return 0;               /* stopped to keep response_memory */
+    }
+
+    rg_llm_byte(r);
+
+    if (n > RG_LLM_MAX_RESPONSE - r->got) {
+        r->too_large = 1;
         return 0;               /* curl fails the transfer */
     }
+
+    if (rg_llm_mem_room(r, n) != RG_OK) {
+        return 0;
+    }
+
+    /* a stream's raw body is kept only for a transcript */
+    if ((r->sse == NULL || r->keep_body)
+        && rg_buf_append(&r->resp, p, n) != RG_OK)
+    {
+        r->nomem = 1;
+        return 0;
+    }
+
+    r->got += n;
+    rg_llm_mem_take(r, n);
 
     /* a stream is read as it arrives; no JSON value outlives a feed */
     if (r->sse) {
@@ -303,6 +593,7 @@ rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
         rg_json_arena_end();
 
         if (rc != RG_OK) {
+            r->nomem = 1;
             return 0;
         }
     }
@@ -311,50 +602,85 @@ rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
 }
 
 
+rg_msec_t
+rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms, time_t now)
+{
+    char    *end, val[64];
+    double   d;
+    time_t   t;
+
+    len = rg_min(len, sizeof(val) - 1);
+    memcpy(val, value, len);
+    val[len] = '\0';
+
+    d = strtod(val, &end);
+
+    if (end != val) {
+        /* compared as a double before any conversion: "1e30" and "inf"
+         * are only very long waits; NaN and negatives say nothing */
+        if (isnan(d) || d <= 0) {
+            return 0;
+        }
+
+        d = ms ? d : d * 1000;
+
+        return d >= RG_LLM_MAX_RETRY_AFTER ? RG_LLM_MAX_RETRY_AFTER
+                                           : (rg_msec_t) d;
+    }
+
+    if (ms) {
+        return 0;
+    }
+
+    /* an HTTP date */
+    t = curl_getdate(val, NULL);
+
+    if (t == -1 || t <= now) {
+        return 0;
+    }
+
+    return (uint64_t) (t - now) >= RG_LLM_MAX_RETRY_AFTER / 1000
+           ? RG_LLM_MAX_RETRY_AFTER : (rg_msec_t) (t - now) * 1000;
+}
+
+
 static size_t
 rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
 {
-    char          *end, val[64];
-    size_t         len, vlen;
-    double         d;
-    time_t         t, now;
-    rg_llm_req_t  *r;
+    char                *end, val[32];
+    size_t               len, vlen;
+    rg_msec_t            ms;
+    rg_llm_req_t        *r;
+    unsigned long long   cl;
 
     r = data;
     len = size * n;
 
-    if (rg_str_casecmp_prefix(p, len, "retry-after-ms:") == 0) {
-        vlen = rg_min(len - 15, sizeof(val) - 1);
-        memcpy(val, p + 15, vlen);
-        val[vlen] = '\0';
+    rg_llm_byte(r);
 
-        d = strtod(val, &end);
-        if (end != val && d >= 0 && d < RG_LLM_MAX_RETRY_AFTER) {
-            r->retry_after = (rg_msec_t) d;
+    if (rg_str_casecmp_prefix(p, len, "retry-after-ms:") == 0) {
+        ms = rg_llm_retry_after(p + 15, len - 15, 1, time(NULL));
+        if (ms) {
+            r->retry_after = ms;
         }
 
     } else if (rg_str_casecmp_prefix(p, len, "retry-after:") == 0
                && r->retry_after == 0)
     {
-        vlen = rg_min(len - 12, sizeof(val) - 1);
-        memcpy(val, p + 12, vlen);
+        r->retry_after = rg_llm_retry_after(p + 12, len - 12, 0, time(NULL));
+
+    } else if (rg_str_casecmp_prefix(p, len, "content-length:") == 0) {
+        /* a body over the cap is refused before it is downloaded */
+        vlen = rg_min(len - 15, sizeof(val) - 1);
+        memcpy(val, p + 15, vlen);
         val[vlen] = '\0';
 
-        d = strtod(val, &end);
-        if (end != val && d >= 0) {
-            r->retry_after = (rg_msec_t) (d * 1000);
+        errno = 0;
+        cl = strtoull(val, &end, 10);
 
-        } else {
-            /* an HTTP date */
-            t = curl_getdate(val, NULL);
-            now = time(NULL);
-            if (t > now) {
-                r->retry_after = (rg_msec_t) (t - now) * 1000;
-            }
-        }
-
-        if (r->retry_after > RG_LLM_MAX_RETRY_AFTER) {
-            r->retry_after = RG_LLM_MAX_RETRY_AFTER;
+        if (end != val && (errno == ERANGE || cl > RG_LLM_MAX_RESPONSE)) {
+            r->too_large = 1;
+            return 0;
         }
     }
 
@@ -375,6 +701,8 @@ rg_llm_easy(rg_llm_req_t *r)
 
     c = r->up->conf;
 
+    /* no CURLOPT_TIMEOUT_MS, CONNECTTIMEOUT_MS or LOW_SPEED_*: the
+     * request's own timer keeps those clocks (rg_llm_timer_arm) */
     curl_easy_setopt(e, CURLOPT_URL, c->url);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, &r->rid);
@@ -382,14 +710,10 @@ rg_llm_easy(rg_llm_req_t *r)
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, rg_llm_header_cb);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, rg_llm_prereq_cb);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long) c->timeout);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long) c->connect_timeout);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    /* curl counts whole seconds: round up, never below what was asked */
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
-                     (long) rg_max((c->idle_timeout + 999) / 1000, 1));
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long) c->buffer_size);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
@@ -479,15 +803,22 @@ rg_llm_start(rg_llm_req_t *r)
     }
 
     rg_buf_reset(&r->resp);
+    rg_llm_mem_release(r);
     r->http_status = 0;
     r->retry_after = 0;
+    r->got = 0;
+    r->too_large = 0;
+    r->over_memory = 0;
+    r->nomem = 0;
+    r->connected = 0;
+    r->idle_on = 0;
 
     if (up->conf->stream && !up->replay) {
         if (r->sse) {
             rg_llm_sse_destroy(r->sse);
         }
 
-        r->sse = rg_llm_sse_create();
+        r->sse = rg_llm_sse_create(r->max_calls);
         if (r->sse == NULL) {
             rg_llm_fail_now(r, RG_LLM_ERR_FATAL, "out of memory");
             return;
@@ -507,6 +838,10 @@ rg_llm_start(rg_llm_req_t *r)
 
     curl_easy_setopt(r->xfer.easy, CURLOPT_POSTFIELDS, r->body);
     curl_easy_setopt(r->xfer.easy, CURLOPT_POSTFIELDSIZE, (long) r->body_len);
+
+    /* a lane of at most per_cache sessions bounds its own connections */
+    r->xfer.bounded = r->lane >= 0 && (rg_uint_t) r->lane < up->nlanes
+                      && up->lane_users[r->lane] <= rg_llm_lane_size(up);
 
     if (rg_curl_add(up->curl, &r->xfer) != RG_OK) {
         rg_llm_fail_now(r, RG_LLM_ERR_CONNECT,
@@ -545,13 +880,7 @@ rg_llm_next(rg_llm_upstream_t *up)
         }
 
         r = up->queue_head;
-        up->queue_head = r->next;
-        if (up->queue_head == NULL) {
-            up->queue_tail = &up->queue_head;
-        }
-
-        r->queued = 0;
-        r->next = NULL;
+        rg_llm_dequeue(r);
         rg_llm_start(r);
     }
 }
@@ -599,23 +928,55 @@ rg_llm_backoff(rg_llm_req_t *r)
 }
 
 
+/* "16m", "1.5m", "800k": a size as the configuration writes it */
+static void
+rg_llm_size_text(char *buf, size_t len, size_t n)
+{
+    if (n >= 1024 * 1024) {
+        snprintf(buf, len, "%.3gm", (double) n / (1024 * 1024));
+
+    } else if (n >= 1024) {
+        snprintf(buf, len, "%.3gk", (double) n / 1024);
+
+    } else {
+        snprintf(buf, len, "%lu bytes", (unsigned long) n);
+    }
+}
+
+
 static void
 rg_llm_transport_error(rg_llm_req_t *r, CURLcode rc, rg_llm_response_t *resp)
 {
     int             n;
-    char           *msg;
+    char           *msg, a[32], b[32];
     size_t          size;
     rg_llm_conf_t  *c;
 
     c = r->up->conf;
-    size = 256;
+    size = 320;
 
     msg = rg_palloc(r->pool, size);
     if (msg == NULL) {
         return;
     }
 
-    if (rc == CURLE_OPERATION_TIMEDOUT) {
+    if (r->too_large) {
+        /* the same request would bring the same body: not asked again */
+        resp->status = RG_LLM_ERR_TOO_LARGE;
+        n = snprintf(msg, size, "the model's response is larger than 16m "
+                     "(llm \"%.*s\"); not retried", (int) c->name.len,
+                     c->name.data);
+
+    } else if (r->over_memory) {
+        rg_llm_size_text(a, sizeof(a), rg_llm_mem.limit);
+        rg_llm_size_text(b, sizeof(b), r->got);
+        resp->status = RG_LLM_ERR_BAD_RESPONSE;
+        n = snprintf(msg, size, "the responses being read passed "
+                     "response_memory %s; this one held the most (%s) and "
+                     "was stopped (llm \"%.*s\")", a, b, (int) c->name.len,
+                     c->name.data);
+
+    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         resp->status = RG_LLM_ERR_TIMEOUT;
         n = snprintf(msg, size, "the model did not answer in time "
                      "(llm \"%.*s\": %s)", (int) c->name.len, c->name.data,
@@ -623,18 +984,83 @@ rg_llm_transport_error(rg_llm_req_t *r, CURLcode rc, rg_llm_response_t *resp)
 
     } else if (rc == CURLE_WRITE_ERROR) {
         resp->status = RG_LLM_ERR_BAD_RESPONSE;
-        n = snprintf(msg, size, "the model's response is larger than 16m "
+        n = snprintf(msg, size, "out of memory reading the model's response "
                      "(llm \"%.*s\")", (int) c->name.len, c->name.data);
 
     } else {
         resp->status = RG_LLM_ERR_CONNECT;
         n = snprintf(msg, size, "cannot reach the model (llm \"%.*s\": %s)",
                      (int) c->name.len, c->name.data,
-                     r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
+                     r->xfer.reason ? r->xfer.reason
+                     : r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
     }
 
     resp->error.data = msg;
     resp->error.len = n < 0 ? 0 : rg_min((size_t) n, size - 1);
+}
+
+
+/* "10s", "1.5s", "250ms" */
+static void
+rg_llm_msec_text(char *buf, size_t len, rg_msec_t ms)
+{
+    if (ms % 1000 == 0) {
+        snprintf(buf, len, "%llus", (unsigned long long) ms / 1000);
+
+    } else if (ms > 1000) {
+        snprintf(buf, len, "%.3gs", (double) ms / 1000);
+
+    } else {
+        snprintf(buf, len, "%llums", (unsigned long long) ms);
+    }
+}
+
+
+/* one of the attempt's clocks may have run out */
+static void
+rg_llm_timer_handler(evutil_socket_t fd, short what, void *arg)
+{
+    char            t[32];
+    rg_msec_t       now;
+    rg_llm_req_t   *r;
+    rg_llm_conf_t  *c;
+
+    r = arg;
+    c = r->up->conf;
+    r->timer_set = 0;
+
+    if (!r->xfer.active) {
+        return;
+    }
+
+    now = rg_monotonic_msec();
+
+    if (r->over_memory) {
+        /* rg_llm_mem_room() picked it */
+
+    } else if (now >= r->due) {
+        rg_llm_msec_text(t, sizeof(t), c->timeout);
+        snprintf(r->errbuf, sizeof(r->errbuf), "no complete answer within "
+                 "%s (timeout)", t);
+
+    } else if (!r->connected && r->connect_due && now >= r->connect_due) {
+        rg_llm_msec_text(t, sizeof(t), c->connect_timeout);
+        snprintf(r->errbuf, sizeof(r->errbuf), "no connection within %s "
+                 "(connect_timeout)", t);
+
+    } else if (r->idle_on && now >= r->last_byte + c->idle_timeout) {
+        rg_llm_msec_text(t, sizeof(t), c->idle_timeout);
+        snprintf(r->errbuf, sizeof(r->errbuf), "no byte for %s "
+                 "(idle_timeout)", t);
+
+    } else {
+        rg_llm_timer_arm(r, now);      /* bytes came since: later */
+        return;
+    }
+
+    rg_curl_remove(r->up->curl, &r->xfer);
+    rg_llm_complete(r, r->over_memory ? CURLE_WRITE_ERROR
+                                      : CURLE_OPERATION_TIMEDOUT, 0);
 }
 
 
@@ -662,9 +1088,6 @@ rg_llm_upstream_replay(rg_llm_upstream_t *up, rg_llm_recorded_t *recs,
     up->nreplay = n;
     up->replayed = 0;
 }
-
-
-static void rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status);
 
 
 static void
@@ -730,10 +1153,12 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
     up = r->up;
 
     up->stats.active--;
+    rg_llm_timer_stop(r);
 
     memset(&resp, 0, sizeof(resp));
 
-    if (code != CURLE_OK) {
+    /* stopped for response_memory even if its last bytes had come */
+    if (code != CURLE_OK || r->over_memory) {
         rg_llm_transport_error(r, code, &resp);
 
     } else {
@@ -744,7 +1169,7 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
 
         if (up->conf->stream && r->sse == NULL) {
             /* a replayed stream: read the recorded body in one go */
-            r->sse = rg_llm_sse_create();
+            r->sse = rg_llm_sse_create(r->max_calls);
             if (r->sse) {
                 rg_llm_sse_feed(r->sse, r->resp.data ? r->resp.data : "",
                                 r->resp.len);
@@ -760,7 +1185,8 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
         } else {
             rc = rg_llm_openai_parse(r->pool, (int) status,
                                      r->resp.data ? r->resp.data : "",
-                                     r->resp.len, r->id_prefix, &resp);
+                                     r->resp.len, r->id_prefix,
+                                     r->max_calls, &resp);
         }
 
         rg_json_arena_end();
@@ -772,6 +1198,9 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
     }
 
     resp.retry_after = r->retry_after;
+
+    /* the bytes are read: they no longer count against response_memory */
+    rg_llm_mem_release(r);
 
     /* the provider counted the tokens: correct the estimate */
     if (up->conf->tokens_per_minute && resp.total_tokens > 0) {
@@ -826,6 +1255,12 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
     up->stats.calls++;
     r->busy = 0;
 
+    /* a large body is not kept while the session runs its tools, unless
+     * a transcript still reads it in the handler */
+    if (!r->keep_body && r->resp.cap > 16384) {
+        rg_buf_free(&r->resp);
+    }
+
     r->handler(r, &resp);
 }
 
@@ -833,23 +1268,12 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
 void
 rg_llm_cancel(rg_llm_req_t *r)
 {
-    rg_llm_req_t  **pp;
-
     if (!r->busy) {
         return;
     }
 
     if (r->queued) {
-        for (pp = &r->up->queue_head; *pp; pp = &(*pp)->next) {
-            if (*pp == r) {
-                *pp = r->next;
-                if (r->up->queue_tail == &r->next) {
-                    r->up->queue_tail = pp;
-                }
-                break;
-            }
-        }
-        r->queued = 0;
+        rg_llm_dequeue(r);
     }
 
     if (r->waiting) {
@@ -860,6 +1284,9 @@ rg_llm_cancel(rg_llm_req_t *r)
             r->up->stats.active--;       /* a replayed answer was due */
         }
     }
+
+    rg_llm_timer_stop(r);
+    rg_llm_mem_release(r);
 
     if (r->xfer.active) {
         rg_curl_remove(r->up->curl, &r->xfer);
@@ -875,6 +1302,8 @@ void
 rg_llm_req_free(rg_llm_req_t *r)
 {
     rg_llm_cancel(r);
+    rg_llm_timer_stop(r);
+    rg_llm_mem_release(r);
 
     if (r->xfer.easy) {
         curl_easy_cleanup(r->xfer.easy);

@@ -33,7 +33,8 @@ static const char  *rg_llm_status_names[] = {
     "connect_error",
     "bad_response",
     "context_length_exceeded",
-    "fatal"
+    "fatal",
+    "response_too_large"
 };
 
 
@@ -766,12 +767,8 @@ rg_llm_openai_arguments(rg_pool_t *pool, rg_str_t *dst, json_t *v)
 /* one call; fn is the "function" object (or the legacy function_call) */
 static rg_int_t
 rg_llm_openai_call(rg_pool_t *pool, json_t *id, json_t *fn,
-    const char *id_prefix, rg_llm_response_t *r)
+    rg_llm_response_t *r)
 {
-    int                  n;
-    char                 buf[32];
-    size_t               len, plen;
-    rg_uint_t            i;
     rg_llm_tool_call_t  *call;
 
     call = &r->calls[r->ncalls];
@@ -788,44 +785,111 @@ rg_llm_openai_call(rg_pool_t *pool, json_t *id, json_t *fn,
         return RG_ERROR;
     }
 
-    /* an id is needed to answer the call: make one when none was sent,
-     * or when an earlier call of this response has the same */
-    for (i = 0; call->id.len != 0 && i < r->ncalls; i++) {
-        if (rg_str_cmp(&r->calls[i].id, &call->id) == 0) {
-            call->id.len = 0;
-        }
-    }
-
-    if (call->id.len == 0) {
-        n = snprintf(buf, sizeof(buf), "_%lu", (unsigned long) r->ncalls);
-        plen = strlen(id_prefix);
-        len = plen + (size_t) n;
-
-        call->id.data = rg_palloc(pool, len + 1);
-        if (call->id.data == NULL) {
-            return RG_ERROR;
-        }
-
-        memcpy(call->id.data, id_prefix, plen);
-        memcpy(call->id.data + plen, buf, (size_t) n + 1);
-        call->id.len = len;
-    }
-
     r->ncalls++;
 
     return RG_OK;
 }
 
 
+/* An id is needed to answer a call: one is made, "<prefix>_<i>", for a
+ * call that came without one or with the id of an earlier call. Ids seen
+ * are kept in a jansson object used as a hash set: O(n) for n calls, and
+ * a made id never repeats one the provider sent. */
 static rg_int_t
-rg_llm_openai_calls(rg_pool_t *pool, json_t *msg, const char *id_prefix,
+rg_llm_openai_ids(rg_pool_t *pool, const char *id_prefix,
     rg_llm_response_t *r)
 {
-    size_t   i, n;
+    int                  n;
+    char                 buf[48];
+    size_t               plen;
+    json_t              *seen;
+    rg_uint_t            i, k;
+    rg_llm_tool_call_t  *c;
+
+    seen = json_object();
+    if (seen == NULL) {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < r->ncalls; i++) {
+        c = &r->calls[i];
+
+        if (c->id.len == 0) {
+            continue;
+        }
+
+        if (json_object_getn(seen, c->id.data, c->id.len) != NULL) {
+            c->id.len = 0;             /* the first one keeps it */
+            continue;
+        }
+
+        if (json_object_setn_nocheck(seen, c->id.data, c->id.len,
+                                     json_true()) != 0)
+        {
+            goto failed;
+        }
+    }
+
+    plen = strlen(id_prefix);
+
+    for (i = 0; i < r->ncalls; i++) {
+        c = &r->calls[i];
+
+        if (c->id.len != 0) {
+            continue;
+        }
+
+        for (k = 0; ; k++) {
+            n = k ? snprintf(buf, sizeof(buf), "_%lu_%lu", (unsigned long) i,
+                             (unsigned long) k)
+                  : snprintf(buf, sizeof(buf), "_%lu", (unsigned long) i);
+
+            c->id.len = plen + (size_t) n;
+            c->id.data = rg_palloc(pool, c->id.len + 1);
+            if (c->id.data == NULL) {
+                goto failed;
+            }
+
+            memcpy(c->id.data, id_prefix, plen);
+            memcpy(c->id.data + plen, buf, (size_t) n + 1);
+
+            if (json_object_getn(seen, c->id.data, c->id.len) == NULL) {
+                break;
+            }
+        }
+
+        if (json_object_setn_nocheck(seen, c->id.data, c->id.len,
+                                     json_true()) != 0)
+        {
+            goto failed;
+        }
+    }
+
+    json_decref(seen);
+
+    return RG_OK;
+
+failed:
+
+    json_decref(seen);
+
+    return RG_ERROR;
+}
+
+
+static rg_int_t
+rg_llm_openai_calls(rg_pool_t *pool, json_t *msg, const char *id_prefix,
+    rg_uint_t max_calls, rg_llm_response_t *r)
+{
+    size_t   i, n, total, keep;
     json_t  *calls, *call, *fn;
 
     if (id_prefix == NULL) {
         id_prefix = "call";
+    }
+
+    if (max_calls == 0 || max_calls > RG_LLM_MAX_CALLS) {
+        max_calls = RG_LLM_MAX_CALLS;
     }
 
     calls = json_object_get(msg, "tool_calls");
@@ -843,15 +907,38 @@ rg_llm_openai_calls(rg_pool_t *pool, json_t *msg, const char *id_prefix,
             return RG_ERROR;
         }
 
-        return rg_llm_openai_call(pool, NULL, fn, id_prefix, r);
+        if (rg_llm_openai_call(pool, NULL, fn, r) != RG_OK) {
+            return RG_ERROR;
+        }
+
+        return rg_llm_openai_ids(pool, id_prefix, r);
     }
 
-    r->calls = rg_pcalloc(pool, n * sizeof(rg_llm_tool_call_t));
+    total = 0;
+
+    json_array_foreach(calls, i, call) {
+        total += json_is_object(call);
+    }
+
+    /* past the cap one more is kept: it stands for all those not run,
+     * so that the model can be told in the tool message answering it */
+    keep = rg_min(total, (size_t) max_calls + 1);
+    r->calls_over = total > max_calls ? total - max_calls : 0;
+
+    if (keep == 0) {
+        return RG_OK;
+    }
+
+    r->calls = rg_pcalloc(pool, keep * sizeof(rg_llm_tool_call_t));
     if (r->calls == NULL) {
         return RG_ERROR;
     }
 
     json_array_foreach(calls, i, call) {
+        if (r->ncalls == keep) {
+            break;
+        }
+
         if (!json_is_object(call)) {
             continue;
         }
@@ -861,14 +948,14 @@ rg_llm_openai_calls(rg_pool_t *pool, json_t *msg, const char *id_prefix,
             fn = call;      /* name and arguments beside the id */
         }
 
-        if (rg_llm_openai_call(pool, json_object_get(call, "id"), fn,
-                               id_prefix, r) != RG_OK)
+        if (rg_llm_openai_call(pool, json_object_get(call, "id"), fn, r)
+            != RG_OK)
         {
             return RG_ERROR;
         }
     }
 
-    return RG_OK;
+    return rg_llm_openai_ids(pool, id_prefix, r);
 }
 
 
@@ -975,7 +1062,7 @@ rg_llm_openai_message(rg_pool_t *pool, rg_llm_response_t *r)
 /* a 2xx: a completion, or an error a proxy sent after its 200 */
 static rg_int_t
 rg_llm_openai_completion(rg_pool_t *pool, json_t *root, int http_status,
-    const char *body, size_t len, const char *id_prefix,
+    const char *body, size_t len, const char *id_prefix, rg_uint_t max_calls,
     rg_llm_response_t *r)
 {
     json_t      *e, *choices, *choice, *msg;
@@ -1016,7 +1103,7 @@ rg_llm_openai_completion(rg_pool_t *pool, json_t *root, int http_status,
                               json_object_get(choice, "finish_reason"))
         != RG_OK
         || rg_llm_openai_texts(pool, msg, r) != RG_OK
-        || rg_llm_openai_calls(pool, msg, id_prefix, r) != RG_OK
+        || rg_llm_openai_calls(pool, msg, id_prefix, max_calls, r) != RG_OK
         || rg_llm_openai_message(pool, r) != RG_OK)
     {
         return RG_ERROR;
@@ -1030,7 +1117,8 @@ rg_llm_openai_completion(rg_pool_t *pool, json_t *root, int http_status,
 
 rg_int_t
 rg_llm_openai_parse(rg_pool_t *pool, int http_status, const char *body,
-    size_t len, const char *id_prefix, rg_llm_response_t *r)
+    size_t len, const char *id_prefix, rg_uint_t max_calls,
+    rg_llm_response_t *r)
 {
     json_t        *root;
     rg_int_t       rc;
@@ -1071,7 +1159,7 @@ rg_llm_openai_parse(rg_pool_t *pool, int http_status, const char *body,
 
     } else {
         rc = rg_llm_openai_completion(pool, root, http_status, body, len,
-                                      id_prefix, r);
+                                      id_prefix, max_calls, r);
     }
 
     json_decref(root);

@@ -10,6 +10,13 @@
 #include <rg_core.h>
 
 
+/* the most tool calls one answer may have run (max_tool_calls_per_turn) */
+#define RG_LLM_MAX_CALLS       1024
+
+/* response_memory when none is configured: all responses being read */
+#define RG_LLM_MEMORY_DEFAULT  (256 * 1024 * 1024)
+
+
 /* what happened, as far as the session is concerned */
 typedef enum {
     RG_LLM_OK = 0,
@@ -19,7 +26,8 @@ typedef enum {
     RG_LLM_ERR_CONNECT,       /* could not connect or the peer went away */
     RG_LLM_ERR_BAD_RESPONSE,  /* 200 with a body we cannot use: retry */
     RG_LLM_ERR_CONTEXT,       /* context_length_exceeded */
-    RG_LLM_ERR_FATAL          /* 400/401/403/404…: end the session */
+    RG_LLM_ERR_FATAL,         /* 400/401/403/404…: end the session */
+    RG_LLM_ERR_TOO_LARGE      /* over the size cap: asking again won't help */
 } rg_llm_status_e;
 
 
@@ -44,6 +52,11 @@ typedef struct {
 
     rg_llm_tool_call_t *calls;
     rg_uint_t           ncalls;
+    /* calls asked for beyond max_calls: none of them is to run. The
+     * first, calls[max_calls], stands for them all (in calls and in the
+     * message) so that one tool message can tell the model; the others
+     * are left out. 0: every call is here. */
+    rg_uint_t           calls_over;
 
     int64_t             prompt_tokens;
     int64_t             completion_tokens;
@@ -72,12 +85,15 @@ typedef struct {
  * r->retry_after, which the client may have set already. A 2xx is a
  * completion (or an error a proxy sent after its 200); anything else is
  * an error, classified by rg_llm_openai_classify(). `id_prefix` (NULL:
- * "call") names generated tool_call ids, "<prefix>_<i>", made for a call
- * with no id or with the id of an earlier call of the same response.
- * Returns RG_OK when the body could be read at all (r->status says what
- * it means), RG_ERROR only when memory ran out. */
+ * "call") names generated tool_call ids, "<prefix>_<i>" (or
+ * "<prefix>_<i>_<k>" when the provider sent that one), made for a call
+ * with no id or with the id of an earlier call of the same response; ids
+ * are checked in O(n). At most max_calls + 1 calls are read (0:
+ * RG_LLM_MAX_CALLS; see calls_over). Returns RG_OK when the body could
+ * be read at all (r->status says what it means), RG_ERROR only when
+ * memory ran out. */
 rg_int_t rg_llm_openai_parse(rg_pool_t *pool, int http_status,
-    const char *body, size_t len, const char *id_prefix,
+    const char *body, size_t len, const char *id_prefix, rg_uint_t max_calls,
     rg_llm_response_t *r);
 
 /* Classifies an HTTP status with the error's code and message (either

@@ -56,6 +56,9 @@ typedef struct {
     rg_llm_sse_call_t    *calls;       /* by index, then by arrival */
     rg_uint_t             ncalls;
     rg_uint_t             nalloc;
+    rg_uint_t             dropped;     /* calls past the cap, counted */
+    int64_t               drop_index;  /* of the last one dropped */
+    unsigned              drop_id:1;   /* it came with an id */
 } rg_llm_sse_choice_t;
 
 
@@ -64,6 +67,7 @@ struct rg_llm_sse_s {
     rg_buf_t              data;        /* the data lines of this event */
     rg_buf_t              raw;         /* the first bytes of the body */
     size_t                total;
+    rg_uint_t             max_calls;   /* kept per choice: this + 1 */
     rg_uint_t             ndata;       /* data lines in this event */
     rg_uint_t             nlines;
 
@@ -94,9 +98,19 @@ static void rg_llm_sse_dispatch(rg_llm_sse_t *p);
 
 
 rg_llm_sse_t *
-rg_llm_sse_create(void)
+rg_llm_sse_create(rg_uint_t max_calls)
 {
-    return calloc(1, sizeof(rg_llm_sse_t));
+    rg_llm_sse_t  *p;
+
+    p = calloc(1, sizeof(rg_llm_sse_t));
+    if (p == NULL) {
+        return NULL;
+    }
+
+    p->max_calls = (max_calls == 0 || max_calls > RG_LLM_MAX_CALLS)
+                   ? RG_LLM_MAX_CALLS : max_calls;
+
+    return p;
 }
 
 
@@ -610,6 +624,7 @@ rg_llm_sse_choice_get(rg_llm_sse_t *p, int64_t index)
     memmove(ch + 1, ch, (p->nchoices - lo) * sizeof(rg_llm_sse_choice_t));
     memset(ch, 0, sizeof(rg_llm_sse_choice_t));
     ch->index = index;
+    ch->drop_index = -1;
     p->nchoices++;
 
     return ch;
@@ -618,11 +633,14 @@ rg_llm_sse_choice_get(rg_llm_sse_t *p, int64_t index)
 
 /* The call a tool_calls delta continues: the last one with its index.
  * A delta that brings an id other than the one that call has is a new
- * call with the same index (LiteLLM before Ollama numbers them all 0). */
+ * call with the same index (LiteLLM before Ollama numbers them all 0).
+ * Past max_calls + 1 calls a new one is only counted (NULL): it will not
+ * run, and keeping it would let one answer grow without bound. */
 static rg_llm_sse_call_t *
 rg_llm_sse_call_get(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, int64_t index,
     json_t *id)
 {
+    int                 has_id;
     rg_uint_t           lo, hi, mid, n;
     rg_llm_sse_call_t  *c;
 
@@ -653,8 +671,18 @@ rg_llm_sse_call_get(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, int64_t index,
         }
     }
 
-    if (ch->ncalls == RG_LLM_SSE_CALLS) {
-        p->overflow = 1;
+    if (ch->ncalls > p->max_calls) {
+        has_id = json_is_string(id) && json_string_length(id) > 0;
+
+        /* a continuation of the last dropped call brings no new id */
+        if (index != ch->drop_index || (has_id && ch->drop_id)) {
+            ch->dropped++;
+            ch->drop_index = index;
+            ch->drop_id = 0;
+        }
+
+        ch->drop_id |= has_id;
+
         return NULL;
     }
 
@@ -1171,6 +1199,7 @@ rg_llm_sse_partial(rg_llm_sse_t *p, rg_pool_t *pool, rg_llm_response_t *r)
     r->message.data = (char *) "";
     r->calls = NULL;
     r->ncalls = 0;
+    r->calls_over = 0;
 
     if (p->nchoices == 0) {
         return RG_OK;
@@ -1267,7 +1296,7 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
         raw = (p->raw.data != NULL) ? p->raw.data : "";
 
         rc = rg_llm_openai_parse(pool, http_status, raw, p->raw.len,
-                                 id_prefix, r);
+                                 id_prefix, p->max_calls, r);
 
         if (rc == RG_OK && ok && p->too_large) {
             rc = rg_llm_sse_bad(pool, r, "the response is larger than 16 MiB",
@@ -1283,11 +1312,16 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
     }
 
     rc = rg_llm_openai_parse(pool, http_status, body, strlen(body), id_prefix,
-                             r);
+                             p->max_calls, r);
     rg_json_free_dump(body);
 
     if (rc != RG_OK) {
         return rc;
+    }
+
+    /* the calls past the cap that were only counted */
+    if (r->ncalls > p->max_calls && p->nchoices) {
+        r->calls_over += p->choices[0].dropped;
     }
 
     if (p->error.len) {
@@ -1314,7 +1348,7 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
 
     } else if (p->overflow) {
         rc = rg_llm_sse_bad(pool, r,
-                            "too many choices or tool calls in the stream",
+                            "too many choices in the stream",
                             NULL);
     }
 

@@ -16,14 +16,16 @@
 
 /* what one stream may open; beyond this it is a bad response */
 #define RG_LLM_SSE_CHOICES   128
-#define RG_LLM_SSE_CALLS     1024
 
 
 typedef struct rg_llm_sse_s  rg_llm_sse_t;
 
 
-/* NULL when memory ran out */
-rg_llm_sse_t *rg_llm_sse_create(void);
+/* NULL when memory ran out. A choice keeps at most max_calls + 1 tool
+ * calls (0: RG_LLM_MAX_CALLS); later ones are only counted, and the
+ * answer says how many through calls_over, as rg_llm_openai_parse()
+ * does. */
+rg_llm_sse_t *rg_llm_sse_create(rg_uint_t max_calls);
 
 /* Takes the next bytes of the body, split anywhere (one byte at a time
  * too). Returns RG_ERROR only when memory ran out or the stream grew over
@@ -41,8 +43,8 @@ rg_uint_t rg_llm_sse_done(rg_llm_sse_t *p);
  *   - an error sent in the stream (`data: {"error":…}`, `event: error`,
  *     the `error:` field) is an error, whatever the HTTP status was;
  *   - a stream that ended with neither [DONE] nor a finish_reason,
- *     a chunk that is not JSON, too many choices or calls, or a stream
- *     over RG_LLM_SSE_MAX is RG_LLM_ERR_BAD_RESPONSE.
+ *     a chunk that is not JSON, too many choices, or a stream over
+ *     RG_LLM_SSE_MAX is RG_LLM_ERR_BAD_RESPONSE.
  * When r->status is not RG_LLM_OK, content, reasoning, refusal and
  * finish_reason hold what arrived before the failure; message is empty
  * and there are no calls. A body that is not an event stream (a JSON

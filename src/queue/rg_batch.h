@@ -1,5 +1,6 @@
 /* rg_batch.h: `reagent batch`: JSONL tasks in, JSONL results out, up to
- * N sessions at once on one reactor, a progress bar and a summary. */
+ * N sessions at once on one reactor, a progress bar and a summary. One
+ * result per line of input, always; results are never overwritten. */
 
 #ifndef RG_BATCH_H
 #define RG_BATCH_H
@@ -11,6 +12,7 @@
 typedef struct {
     const char         *input;        /* a file, or "-" */
     const char         *output;       /* NULL: stdout */
+    rg_uint_t           resume;       /* skip the ids output holds */
     const char         *agent;        /* default agent, NULL: the cycle's */
     rg_int_t            concurrency;
     rg_int_t            progress;     /* -1: when stderr is a terminal */

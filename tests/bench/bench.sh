@@ -5,6 +5,9 @@
 # K=2 tool calls per session (4 model calls each), at 0 ms and 200 ms of
 # model latency, with N = 100, 1,000 and 10,000 sessions in one process.
 # BENCH_SIZES="1000 10000" and BENCH_LATENCIES="0 200" narrow a run.
+# Then: tool turns, streaming, the turn time of other sessions while one
+# answer carries 1,000 tool calls, deadlines while the results reader
+# stalls, and context compaction.
 
 B=${B:-objs}
 SIZES=${BENCH_SIZES:-100 1000 10000}
@@ -12,9 +15,11 @@ LATENCIES=${BENCH_LATENCIES:-0 200}
 
 tmp=$(mktemp -d /tmp/reagent-bench-XXXXXX) || exit 1
 mock=
+mocks=
 
 cleanup() {
     [ -n "$mock" ] && kill "$mock" 2>/dev/null && wait "$mock" 2>/dev/null
+    for m in $mocks; do kill "$m" 2>/dev/null; wait "$m" 2>/dev/null; done
     rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
@@ -159,6 +164,127 @@ CONF
         "$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' "$tmp/out")"
 done
 stop_mock
+
+# a mock of our own: bench_mock NAME ARGS... sets $port
+bench_mock() {
+    rm -f "$tmp/$1.port"
+    name=$1
+    shift
+    "$B/rg_mock" --port 0 --port-file "$tmp/$name.port" --quiet "$@" \
+        2>/dev/null &
+    mocks="$mocks $!"
+    i=0
+    while [ ! -s "$tmp/$name.port" ] && [ $i -lt 100 ]; do
+        sleep 0.05; i=$((i + 1))
+    done
+    port=$(cat "$tmp/$name.port")
+}
+
+# --- other sessions while one answer carries 1,000 tool calls ----------
+# 2,000 tasks of one tool round each (2 model calls, 20 ms of model
+# latency), 200 at a time; in the second run task 1000 is one whose answer
+# asks for 1,000 calc calls at once (max_tool_calls_per_turn runs 128 and
+# tells the model about the rest). The figure is the p99 of the other
+# tasks' time, which is one tool turn each.
+echo
+echo "one answer with 1,000 tool calls among 2,000 one-turn sessions (200 at once)"
+
+bench_mock others --rounds 1 --latency 20
+others=$port
+awk 'BEGIN {
+    printf "[{\"message\": {\"tool_calls\": ["
+    for (i = 0; i < 1000; i++)
+        printf "%s{\"name\": \"calc\", \"arguments\": {\"expression\": \"%d+1\"}}", i ? "," : "", i
+    printf "]}}, {\"message\": {\"content\": \"done\"}}]\n"
+}' > "$tmp/calls1000.json"
+bench_mock big --script "$tmp/calls1000.json"
+bigp=$port
+
+cat > "$tmp/calls.conf" <<CONF
+load_module $B/modules/calc.so;
+llm others { base_url http://127.0.0.1:$others/v1; model mock-1; }
+llm big { base_url http://127.0.0.1:$bigp/v1; model mock-1; }
+agent others { llm others; tools calc; }
+agent big { llm big; tools calc; }
+CONF
+
+awk 'BEGIN { for (i = 0; i < 2000; i++) printf "{\"id\":\"o%d\",\"agent\":\"others\",\"input\":\"task %d\"}\n", i, i }' \
+    > "$tmp/quiet.jsonl"
+awk 'BEGIN { for (i = 0; i < 2000; i++) {
+        if (i == 1000) printf "{\"id\":\"big\",\"agent\":\"big\",\"input\":\"many calls\"}\n"
+        printf "{\"id\":\"o%d\",\"agent\":\"others\",\"input\":\"task %d\"}\n", i, i } }' \
+    > "$tmp/loud.jsonl"
+
+# the p99 of the "ms" of the other sessions' results
+others_p99() {
+    grep '"id":"o' "$1" | sed -n 's/.*"ms":\([0-9]*\).*/\1/p' | sort -n \
+        | awk '{ v[NR] = $1 } END { i = int((NR - 1) * 0.99) + 1; print v[i] }'
+}
+
+"$B/reagent" -q -c "$tmp/calls.conf" batch --concurrency 200 --no-progress \
+    -o "$tmp/quiet.out" "$tmp/quiet.jsonl" 2> /dev/null
+"$B/reagent" -q -c "$tmp/calls.conf" batch --concurrency 200 --no-progress \
+    -o "$tmp/loud.out" "$tmp/loud.jsonl" 2> /dev/null
+quiet=$(others_p99 "$tmp/quiet.out")
+loud=$(others_p99 "$tmp/loud.out")
+bigst=$(sed -n 's/.*"id":"big","status":"\([a-z_]*\)".*/\1/p' "$tmp/loud.out")
+printf "other sessions' turn p99: quiet %s ms, with the 1,000-call answer %s ms (%sx, within 2x: %s); that task: %s\n" \
+    "$quiet" "$loud" \
+    "$(awk "BEGIN { printf \"%.2f\", ${loud:-0} / (${quiet:-1} ? ${quiet:-1} : 1) }")" \
+    "$(awk "BEGIN { print (${loud:-0} <= 2 * ${quiet:-0}) ? \"yes\" : \"NO\" }")" \
+    "${bigst:-none}"
+echo "reproduce: $B/rg_mock --port 8088 --rounds 1 --latency 20 &  $B/rg_mock --port 8089 --script calls1000.json &"
+echo "  $B/reagent -c calls.conf batch --concurrency 200 -o out.jsonl loud.jsonl   (calls.conf: llm others on 8088, llm big on 8089)"
+
+# --- deadlines while the results reader stalls for 2 s -----------------
+# 1,000 quick tasks fill the results pipe (64k) at once; 100 others wait
+# for a model that takes 5 s, with a deadline of 500 ms. The reader
+# sleeps 2 s before it reads. The deadlines must fire at 500 ms, not when
+# the reader wakes up.
+echo
+echo "deadlines while the results reader stalls for 2 s"
+
+bench_mock quick --rounds 0
+quick=$port
+bench_mock stuck --rounds 0 --latency 5000
+stuck=$port
+
+cat > "$tmp/stall.conf" <<CONF
+llm quick { base_url http://127.0.0.1:$quick/v1; model mock-1; }
+llm stuck { base_url http://127.0.0.1:$stuck/v1; model mock-1; }
+agent quick { llm quick; }
+agent stuck { llm stuck; deadline 500ms; }
+CONF
+
+awk 'BEGIN {
+    for (i = 0; i < 1000; i++) printf "{\"id\":\"q%d\",\"agent\":\"quick\",\"input\":\"quick task number %d, padded to make the results longer than a pipe holds\"}\n", i, i
+    for (i = 0; i < 100; i++) printf "{\"id\":\"d%d\",\"agent\":\"stuck\",\"input\":\"wait\"}\n", i
+}' > "$tmp/stall.jsonl"
+
+"$B/reagent" -q -c "$tmp/stall.conf" batch --concurrency 1100 --no-progress \
+    "$tmp/stall.jsonl" 2> /dev/null | { sleep 2; cat; } > "$tmp/stall.out"
+grep '"id":"d' "$tmp/stall.out" | sed -n 's/.*"ms":\([0-9]*\).*/\1/p' | sort -n \
+    | awk -v n="$(grep -c '"id":"d.*deadline_exceeded' "$tmp/stall.out")" '
+        { v[NR] = $1 }
+        END { printf "deadline 500ms with the reader asleep 2 s: %d of 100 fired, after p50 %d ms, max %d ms (on time: %s)\n",
+                     n, v[int((NR + 1) / 2)], v[NR], (v[NR] < 1000 && n == 100) ? "yes" : "NO" }'
+echo "reproduce: $B/rg_mock --port 8088 --rounds 0 &  $B/rg_mock --port 8089 --rounds 0 --latency 5000 &"
+echo "  $B/reagent -c stall.conf batch --concurrency 1100 stall.jsonl | { sleep 2; cat; } > out.jsonl"
+echo "  (stall.conf: agent quick on 8088, agent stuck on 8089 with deadline 500ms)"
+
+# --- how late idle_timeout fires ---------------------------------------
+# a stream that sends its first event and then nothing for 5 s
+echo
+bench_mock idle --rounds 0 --stream-delay 5000
+cat > "$tmp/idle.conf" <<CONF
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; stream on; idle_timeout 1s; max_retries 0; }
+agent a { }
+CONF
+"$B/reagent" -c "$tmp/idle.conf" run "wait" > /dev/null 2> "$tmp/idle.err"
+printf "idle_timeout 1s on a stream that stops: the task ended after %s ms (%s)\n" \
+    "$(sed -n 's/^status: .*, \([0-9]*\) ms)$/\1/p' "$tmp/idle.err")" \
+    "$(sed -n 's/.*\(no byte for [0-9.a-z]* (idle_timeout)\).*/\1/p' "$tmp/idle.err" | head -n 1)"
+echo "reproduce: $B/rg_mock --port 8088 --rounds 0 --stream-delay 5000 &  $B/reagent -c idle.conf run wait"
 
 # --- context compaction ---------------------------------------------------
 echo

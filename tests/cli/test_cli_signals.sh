@@ -151,12 +151,15 @@ rc=$?
 [ $rc -eq 130 ] && rg_ok "SIGINT: exit code 130" \
                 || rg_fail "SIGINT: exit code $rc, expected 130"
 lines=$(wc -l < "$tmp/int.jsonl")
-[ "$lines" -eq 10 ] && rg_ok "SIGINT: the 10 running tasks have results" \
-                    || rg_fail "SIGINT: $lines results, expected 10"
+[ "$lines" -eq 20 ] && rg_ok "SIGINT: every task of the input has a result" \
+                    || rg_fail "SIGINT: $lines results, expected 20"
 rg_expect "SIGINT: they say cancelled, with the reason" "$tmp/int.jsonl" \
     '"status":"cancelled".*"error":"interrupted by a signal"'
+n_ns=$(grep -c '"status":"cancelled".*"error":"not started: the batch was interrupted by a signal"' "$tmp/int.jsonl")
+[ "$n_ns" -eq 10 ] && rg_ok "SIGINT: the 10 not started say so" \
+                   || rg_fail "SIGINT: $n_ns say not started, expected 10"
 rg_expect "SIGINT: the summary counts them" "$tmp/int.err" \
-    '10 cancelled'
+    '20 cancelled \(10 not started\)'
 rg_expect "SIGINT: the log says what happened" "$tmp/int.err" \
     'cancelling 10 running tasks'
 

@@ -20,6 +20,10 @@
     } while (0)
 
 
+/* small, so that inputs reach past the cap */
+#define RG_FUZZ_MAX_CALLS  4
+
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 
@@ -35,11 +39,11 @@ static void
 rg_fuzz_response(rg_llm_response_t *r, int http_status)
 {
     json_t        *msg;
-    rg_uint_t      i;
+    rg_uint_t      i, k;
     json_error_t   err;
 
     rg_fuzz_check(r->http_status == http_status);
-    rg_fuzz_check((size_t) r->status <= RG_LLM_ERR_FATAL);
+    rg_fuzz_check((size_t) r->status <= RG_LLM_ERR_TOO_LARGE);
 
     rg_fuzz_str(&r->content);
     rg_fuzz_str(&r->reasoning);
@@ -53,11 +57,18 @@ rg_fuzz_response(rg_llm_response_t *r, int http_status)
     rg_fuzz_check(r->has_content == (r->content.len > 0));
 
     rg_fuzz_check(r->ncalls == 0 || r->calls != NULL);
+    rg_fuzz_check(r->ncalls <= RG_FUZZ_MAX_CALLS + 1);
+    rg_fuzz_check(r->calls_over == 0 || r->ncalls == RG_FUZZ_MAX_CALLS + 1);
 
     for (i = 0; i < r->ncalls; i++) {
         rg_fuzz_str(&r->calls[i].id);
         rg_fuzz_str(&r->calls[i].name);
         rg_fuzz_str(&r->calls[i].arguments);
+
+        /* every id answers one call only */
+        for (k = 0; k < i; k++) {
+            rg_fuzz_check(rg_str_cmp(&r->calls[k].id, &r->calls[i].id) != 0);
+        }
         rg_fuzz_check(r->calls[i].id.len > 0);
         rg_fuzz_check(r->calls[i].arguments.len > 0);
     }
@@ -99,7 +110,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&r, 0, sizeof(r));
 
     rg_fuzz_check(rg_llm_openai_parse(pool, status, (const char *) data + 1,
-                                      size - 1, "f", &r) == RG_OK);
+                                      size - 1, "f", RG_FUZZ_MAX_CALLS, &r)
+                  == RG_OK);
     rg_fuzz_response(&r, status);
 
     rg_pool_destroy(pool);

@@ -23,6 +23,10 @@
     } while (0)
 
 
+/* small, so that inputs reach past the cap */
+#define RG_FUZZ_MAX_CALLS  4
+
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 
@@ -41,11 +45,11 @@ static void
 rg_fuzz_response(rg_llm_response_t *r, int http_status)
 {
     json_t        *msg;
-    rg_uint_t      i;
+    rg_uint_t      i, k;
     json_error_t   err;
 
     rg_fuzz_check(r->http_status == http_status);
-    rg_fuzz_check((size_t) r->status <= RG_LLM_ERR_FATAL);
+    rg_fuzz_check((size_t) r->status <= RG_LLM_ERR_TOO_LARGE);
 
     rg_fuzz_str(&r->content);
     rg_fuzz_str(&r->reasoning);
@@ -59,11 +63,18 @@ rg_fuzz_response(rg_llm_response_t *r, int http_status)
     rg_fuzz_check(r->has_content == (r->content.len > 0));
 
     rg_fuzz_check(r->ncalls == 0 || r->calls != NULL);
+    rg_fuzz_check(r->ncalls <= RG_FUZZ_MAX_CALLS + 1);
+    rg_fuzz_check(r->calls_over == 0 || r->ncalls == RG_FUZZ_MAX_CALLS + 1);
 
     for (i = 0; i < r->ncalls; i++) {
         rg_fuzz_str(&r->calls[i].id);
         rg_fuzz_str(&r->calls[i].name);
         rg_fuzz_str(&r->calls[i].arguments);
+
+        /* every id answers one call only */
+        for (k = 0; k < i; k++) {
+            rg_fuzz_check(rg_str_cmp(&r->calls[k].id, &r->calls[i].id) != 0);
+        }
     }
 
     if (r->status != RG_LLM_OK) {
@@ -102,6 +113,7 @@ rg_fuzz_same(rg_llm_response_t *a, rg_llm_response_t *b)
     rg_fuzz_check(a->completion_tokens == b->completion_tokens);
     rg_fuzz_check(a->total_tokens == b->total_tokens);
     rg_fuzz_check(a->ncalls == b->ncalls);
+    rg_fuzz_check(a->calls_over == b->calls_over);
 
     for (i = 0; i < a->ncalls; i++) {
         rg_fuzz_check(rg_fuzz_same_str(&a->calls[i].id, &b->calls[i].id));
@@ -136,8 +148,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     len = size - 2;
 
     pool = rg_pool_create(4096);
-    p = rg_llm_sse_create();
-    whole = rg_llm_sse_create();
+    p = rg_llm_sse_create(RG_FUZZ_MAX_CALLS);
+    whole = rg_llm_sse_create(RG_FUZZ_MAX_CALLS);
 
     if (pool == NULL || p == NULL || whole == NULL) {
         goto done;

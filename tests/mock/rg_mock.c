@@ -2826,7 +2826,9 @@ rg_mock_chat(struct evhttp_request *req)
     in = evhttp_request_get_input_buffer(req);
     len = evbuffer_get_length(in);
     data = len ? evbuffer_pullup(in, -1) : NULL;
-    root = data ? json_loadb((const char *) data, len, 0, &jerr) : NULL;
+    /* JSON allows \u0000 in strings, and so does the real API */
+    root = data ? json_loadb((const char *) data, len, JSON_ALLOW_NUL, &jerr)
+                : NULL;
 
     rg_mock_record(req, root);
 

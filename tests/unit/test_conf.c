@@ -2083,6 +2083,37 @@ rg_test_include_file(void **state)
 }
 
 
+/* -c on a FIFO, a device or a folder is an error at once, never a wait
+ * for a writer; an include of one as well. An alarm turns a hang into a
+ * failure. */
+static void
+rg_test_not_regular(void **state)
+{
+    char  fifo[256], *top;
+
+    snprintf(fifo, sizeof(fifo), "%s/conf.fifo", rg_test_tmpdir());
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+
+    alarm(20);
+
+    rg_test_file_error(fifo, "\"%s\" is not a regular file of at most 16m",
+                       fifo);
+    rg_test_file_error("/dev/null", "\"/dev/null\" is not a regular file of "
+                       "at most 16m");
+    rg_test_file_error(rg_test_tmpdir(), "\"%s\" is not a regular file of "
+                       "at most 16m", rg_test_tmpdir());
+
+    top = rg_test_file("inc-fifo.conf", "\n\ninclude conf.fifo;\n");
+    rg_test_file_error(top, "\"%s\" is not a regular file of at most 16m "
+                       "in %s:3", fifo, top);
+    free(top);
+
+    alarm(0);
+    unlink(fifo);
+}
+
+
 static void
 rg_test_include_mask(void **state)
 {
@@ -2457,7 +2488,8 @@ rg_test_uncomment_defaults(const char *text)
         "worker_processes ", "default_agent ", "temperature ", "timeout ",
         "connect_timeout ", "idle_timeout ", "max_connections ",
         "max_retries ", "retry_base ", "retry_max ", "buffer_size ",
-        "max_rounds ", "tool_timeout ", NULL
+        "max_rounds ", "tool_timeout ", "max_tool_calls_per_turn ",
+        "response_memory ", NULL
     };
 
     out = strdup(text);
@@ -2594,6 +2626,7 @@ rg_test_shipped_conf(void **state)
     assert_int_equal(dcycle->concurrency, cycle->concurrency);
     assert_int_equal(dcycle->tool_result_limit, cycle->tool_result_limit);
     assert_int_equal(dcycle->worker_processes, cycle->worker_processes);
+    assert_int_equal(dcycle->response_memory, cycle->response_memory);
     rg_test_str(&dcycle->default_agent, "assistant");
     assert_int_equal(dcycle->new_log.fd, STDERR_FILENO);
     assert_int_equal(dcycle->new_log.log_level, RG_LOG_NOTICE);
@@ -2612,6 +2645,8 @@ rg_test_shipped_conf(void **state)
     dagent = rg_test_agent(dcycle, 0);
     assert_int_equal(dagent->max_rounds, agent->max_rounds);
     assert_int_equal(dagent->tool_timeout, agent->tool_timeout);
+    assert_int_equal(dagent->max_tool_calls, agent->max_tool_calls);
+    assert_int_equal(agent->max_tool_calls, 128);
     assert_true(dagent->temperature == agent->temperature);
     assert_string_equal(dagent->prefix, agent->prefix);
 
@@ -2670,6 +2705,7 @@ main(void)
         cmocka_unit_test(rg_test_cycle_tools),
         cmocka_unit_test(rg_test_include_file),
         cmocka_unit_test(rg_test_include_mask),
+        cmocka_unit_test(rg_test_not_regular),
         cmocka_unit_test(rg_test_include_depth),
         cmocka_unit_test(rg_test_cycle_caller_log),
         cmocka_unit_test(rg_test_secret),

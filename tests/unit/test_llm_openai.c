@@ -40,7 +40,7 @@
 
 #define rg_test_parse(pool, status, body, r)                                 \
     assert_int_equal(rg_llm_openai_parse(pool, status, body, strlen(body),   \
-                                         RG_TEST_ID_PREFIX, r), RG_OK)
+                                         RG_TEST_ID_PREFIX, 0, r), RG_OK)
 
 
 static int
@@ -195,6 +195,140 @@ rg_test_arguments_not_a_string(void **state)
         "\"arguments\":\"{}\"}},"
         "{\"id\":\"s\",\"type\":\"function\",\"function\":{\"name\":\"bad\","
         "\"arguments\":\"{oops\"}}]}");
+}
+
+
+/* a made id never repeats one the provider sent: "t_1" was taken */
+static void
+rg_test_made_ids_unique(void **state)
+{
+    rg_llm_response_t  r;
+
+    memset(&r, 0, sizeof(r));
+
+    rg_test_parse(*state, 200,
+        "{\"choices\":[{\"message\":{\"tool_calls\":["
+        "{\"id\":\"t_1\",\"function\":{\"name\":\"a\"}},"
+        "{\"function\":{\"name\":\"b\"}},"
+        "{\"id\":\"t_1\",\"function\":{\"name\":\"c\"}},"
+        "{\"id\":\"t_2_1\",\"function\":{\"name\":\"d\"}}"
+        "]}}]}", &r);
+
+    assert_int_equal(r.ncalls, 4);
+    rg_test_str(&r.calls[0].id, "t_1");
+    rg_test_str(&r.calls[1].id, "t_1_1");
+    rg_test_str(&r.calls[2].id, "t_2");
+    rg_test_str(&r.calls[3].id, "t_2_1");
+}
+
+
+static void
+rg_test_build_calls(rg_buf_t *b, rg_uint_t n, const char *id_fmt)
+{
+    rg_uint_t  i;
+
+    assert_int_equal(rg_buf_append_lit(b,
+        "{\"choices\":[{\"message\":{\"content\":null,\"tool_calls\":["),
+        RG_OK);
+
+    for (i = 0; i < n; i++) {
+        assert_int_equal(rg_buf_printf(b, "%s{\"id\":\"", i ? "," : ""),
+                         RG_OK);
+        assert_int_equal(rg_buf_printf(b, id_fmt, (unsigned long) i), RG_OK);
+        assert_int_equal(rg_buf_printf(b, "\",\"type\":\"function\","
+                                       "\"function\":{\"name\":\"f\","
+                                       "\"arguments\":\"{\\\"i\\\":%lu}\"}}",
+                                       (unsigned long) i), RG_OK);
+    }
+
+    assert_int_equal(rg_buf_append_lit(b, "]},\"finish_reason\":"
+                                       "\"tool_calls\"}]}"), RG_OK);
+}
+
+
+/* 100,000 calls in one answer: the first max_calls are kept and one more
+ * that stands for the rest; calls_over says how many do not run; the
+ * message holds exactly the calls kept */
+static void
+rg_test_calls_capped(void **state)
+{
+    json_t             *msg;
+    rg_buf_t            b;
+    rg_llm_response_t   r;
+
+    memset(&b, 0, sizeof(b));
+    memset(&r, 0, sizeof(r));
+
+    rg_test_build_calls(&b, 100000, "c%lu");
+
+    assert_int_equal(rg_llm_openai_parse(*state, 200, b.data, b.len,
+                                         RG_TEST_ID_PREFIX, 128, &r), RG_OK);
+
+    assert_int_equal(r.status, RG_LLM_OK);
+    assert_int_equal(r.ncalls, 129);
+    assert_int_equal(r.calls_over, 100000 - 128);
+    rg_test_str(&r.calls[0].id, "c0");
+    rg_test_str(&r.calls[128].id, "c128");
+    rg_test_str(&r.calls[128].arguments, "{\"i\":128}");
+
+    msg = json_loadb(r.message.data, r.message.len, 0, NULL);
+    assert_non_null(msg);
+    assert_int_equal(json_array_size(json_object_get(msg, "tool_calls")),
+                     129);
+    json_decref(msg);
+
+    /* at the cap exactly, nothing is over */
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(rg_llm_openai_parse(*state, 200, b.data, b.len,
+                                         RG_TEST_ID_PREFIX, 100000, &r),
+                     RG_OK);
+    assert_int_equal(r.ncalls, RG_LLM_MAX_CALLS + 1);
+    assert_int_equal(r.calls_over, 100000 - RG_LLM_MAX_CALLS);
+
+    rg_buf_reset(&b);
+    rg_test_build_calls(&b, 5, "c%lu");
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(rg_llm_openai_parse(*state, 200, b.data, b.len,
+                                         RG_TEST_ID_PREFIX, 5, &r), RG_OK);
+    assert_int_equal(r.ncalls, 5);
+    assert_int_equal(r.calls_over, 0);
+
+    rg_buf_free(&b);
+}
+
+
+/* the same id on every call of a long answer: one keeps it, each other
+ * one gets its own, and every id is different (checked in O(n)) */
+static void
+rg_test_calls_same_id(void **state)
+{
+    json_t             *seen;
+    rg_buf_t            b;
+    rg_uint_t           i;
+    rg_llm_response_t   r;
+
+    memset(&b, 0, sizeof(b));
+    memset(&r, 0, sizeof(r));
+
+    rg_test_build_calls(&b, RG_LLM_MAX_CALLS, "same");
+
+    assert_int_equal(rg_llm_openai_parse(*state, 200, b.data, b.len,
+                                         RG_TEST_ID_PREFIX, 0, &r), RG_OK);
+    assert_int_equal(r.ncalls, RG_LLM_MAX_CALLS);
+    assert_int_equal(r.calls_over, 0);
+    rg_test_str(&r.calls[0].id, "same");
+    rg_test_str(&r.calls[1].id, "t_1");
+
+    seen = json_object();
+    for (i = 0; i < r.ncalls; i++) {
+        assert_null(json_object_getn(seen, r.calls[i].id.data,
+                                     r.calls[i].id.len));
+        json_object_setn(seen, r.calls[i].id.data, r.calls[i].id.len,
+                         json_true());
+    }
+    json_decref(seen);
+
+    rg_buf_free(&b);
 }
 
 
@@ -413,7 +547,7 @@ rg_test_not_json_200(void **state)
     assert_int_equal(rg_str_casecmp_prefix(r.error.data, r.error.len,
                          "malformed response from the model: "), 0);
 
-    assert_int_equal(rg_llm_openai_parse(*state, 200, NULL, 0, NULL, &r),
+    assert_int_equal(rg_llm_openai_parse(*state, 200, NULL, 0, NULL, 0, &r),
                      RG_OK);
     assert_int_equal(r.status, RG_LLM_ERR_BAD_RESPONSE);
     rg_test_str(&r.error, "malformed response from the model: "
@@ -1269,7 +1403,7 @@ rg_test_fixture(void **state)
     memset(&r, 0, sizeof(r));
 
     assert_int_equal(rg_llm_openai_parse(st->pool, status, body, body_len,
-                                         RG_TEST_ID_PREFIX, &r), RG_OK);
+                                         RG_TEST_ID_PREFIX, 0, &r), RG_OK);
 
     if (r.status != f->status) {
         fail_msg("status %s, expected %s (error \"%s\")",
@@ -1392,6 +1526,15 @@ main(void)
             rg_test_pool_setup, rg_test_pool_teardown),
         cmocka_unit_test_setup_teardown(rg_test_arguments_not_a_string,
             rg_test_pool_setup, rg_test_pool_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_made_ids_unique,
+                                        rg_test_pool_setup,
+                                        rg_test_pool_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_calls_capped,
+                                        rg_test_pool_setup,
+                                        rg_test_pool_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_calls_same_id,
+                                        rg_test_pool_setup,
+                                        rg_test_pool_teardown),
         cmocka_unit_test_setup_teardown(rg_test_missing_fields,
             rg_test_pool_setup, rg_test_pool_teardown),
         cmocka_unit_test_setup_teardown(rg_test_content_array,

@@ -683,7 +683,7 @@ rg_test_fixture(void **state)
         st->pools[i] = rg_pool_create(4096);
         assert_non_null(st->pools[i]);
 
-        st->parsers[i] = rg_llm_sse_create();
+        st->parsers[i] = rg_llm_sse_create(0);
         assert_non_null(st->parsers[i]);
 
         rg_test_feed_arena(st->parsers[i], st->data, len, steps[i],
@@ -816,7 +816,7 @@ rg_test_stream(rg_pool_t *pool, int http_status, const char *text,
 {
     rg_llm_sse_t  *p;
 
-    p = rg_llm_sse_create();
+    p = rg_llm_sse_create(0);
     assert_non_null(p);
 
     assert_int_equal(rg_llm_sse_feed(p, text, strlen(text)), RG_OK);
@@ -835,7 +835,7 @@ rg_test_done_before_finish(void **state)
     rg_llm_sse_t       *p;
     rg_llm_response_t   r;
 
-    p = rg_llm_sse_create();
+    p = rg_llm_sse_create(0);
     assert_non_null(p);
 
     assert_int_equal(rg_llm_sse_feed(p, RG_TEST_CHUNK("Hi", "\"stop\""),
@@ -882,7 +882,7 @@ rg_test_crlf_split(void **state)
     rg_llm_sse_t       *p;
     rg_llm_response_t   r;
 
-    p = rg_llm_sse_create();
+    p = rg_llm_sse_create(0);
     assert_non_null(p);
 
     rg_test_feed_str(p, "data: {\"choices\":[{\"delta\":{\"content\":"
@@ -925,7 +925,7 @@ rg_test_too_large(void **state)
         block[i] = (i % 64 == 63) ? '\n' : (i % 64 == 0) ? ':' : 'x';
     }
 
-    p = rg_llm_sse_create();
+    p = rg_llm_sse_create(0);
     assert_non_null(p);
 
     for (i = 0; i < RG_LLM_SSE_MAX / n; i++) {
@@ -982,7 +982,7 @@ rg_test_huge_arguments(void **state)
         "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}"
         "\n\ndata: [DONE]\n\n"), RG_OK);
 
-    p = rg_llm_sse_create();
+    p = rg_llm_sse_create(0);
     assert_non_null(p);
 
     rg_test_feed(p, b.data, b.len, 4096);
@@ -1001,6 +1001,8 @@ rg_test_huge_arguments(void **state)
 }
 
 
+/* past the cap a stream's calls are only counted: 20 calls, sent with
+ * their indices backwards, and a cap of 8 keep the 9 that came first */
 static void
 rg_test_too_many_calls(void **state)
 {
@@ -1011,19 +1013,21 @@ rg_test_too_many_calls(void **state)
 
     memset(&b, 0, sizeof(b));
 
-    /* backwards, so that every one is put in front */
-    for (i = RG_LLM_SSE_CALLS + 1; i > 0; i--) {
+    for (i = 20; i > 0; i--) {
         assert_int_equal(rg_buf_printf(&b,
             "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":%zu,"
-            "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n",
-            i), RG_OK);
+            "\"id\":\"c%zu\",\"function\":{\"name\":\"f\","
+            "\"arguments\":\"\"}}]}}]}\n\n"
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":%zu,"
+            "\"function\":{\"arguments\":\"{}\"}}]}}]}\n\n",
+            i, i, i), RG_OK);
     }
 
     assert_int_equal(rg_buf_append_lit(&b,
         "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}"
         "\n\ndata: [DONE]\n\n"), RG_OK);
 
-    p = rg_llm_sse_create();
+    p = rg_llm_sse_create(8);
     assert_non_null(p);
 
     rg_test_feed(p, b.data, b.len, 0);
@@ -1031,9 +1035,14 @@ rg_test_too_many_calls(void **state)
     memset(&r, 0, sizeof(r));
     assert_int_equal(rg_llm_sse_finish(p, *state, 200, RG_TEST_ID_PREFIX, &r),
                      RG_OK);
-    assert_int_equal(r.status, RG_LLM_ERR_BAD_RESPONSE);
-    rg_test_str(&r.error, "too many choices or tool calls in the stream");
-    assert_int_equal(r.ncalls, 0);
+    assert_int_equal(r.status, RG_LLM_OK);
+    assert_int_equal(r.ncalls, 9);
+    assert_int_equal(r.calls_over, 12);
+
+    for (i = 0; i < 9; i++) {
+        assert_int_equal(atoi(r.calls[i].id.data + 1), (int) (12 + i));
+        rg_test_str(&r.calls[i].arguments, "{}");
+    }
 
     rg_llm_sse_destroy(p);
     rg_buf_free(&b);

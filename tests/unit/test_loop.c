@@ -945,17 +945,19 @@ rg_test_idle_timeout(void **state)
     rg_test_ctx_t  *t = *state;
     rg_session_t   *s;
 
-    /* the whole-request timeout is far; the low-speed limit ends it */
+    /* the whole-request timeout is far; a stream that sends nothing ends
+     * at the idle timeout (a whole answer's idle clock starts later, at
+     * its first byte: tests/unit/test_llm_client.c) */
     rg_test_mock(t, "--fault", "hang", "--fault-count", "0");
     rg_test_engine(t, t->mock->port, NULL,
-                   "timeout 60s; idle_timeout 1s; max_retries 0;",
+                   "timeout 60s; idle_timeout 1s; max_retries 0; stream on;",
                    "tools calc;");
 
     s = rg_test_session(t, "wait");
 
     assert_int_equal(s->state, RG_SESSION_FAILED);
     rg_test_contains(s->reason, "the model did not answer in time");
-    rg_test_contains(s->reason, "too slow");
+    rg_test_contains(s->reason, "no byte for 1s (idle_timeout)");
     assert_int_equal(rg_test_stat(t, "requests"), 1);
 }
 

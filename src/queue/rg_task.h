@@ -1,0 +1,36 @@
+/* rg_task.h: one task of `reagent batch`, as a line of JSONL reads:
+ * {"id", "agent", "input", "max_rounds", "max_tokens", "deadline"}. The
+ * parser checks the line and its fields; it knows no agent and starts
+ * nothing. A line that is not a task says why, with its line number. */
+
+#ifndef RG_TASK_H
+#define RG_TASK_H
+
+#include <rg_config.h>
+#include <rg_core.h>
+
+typedef struct {
+    const char         *id;           /* the task's, or "line-N" */
+    const char         *agent;        /* NULL: the default agent */
+    size_t              agent_len;
+    const char         *input;        /* never empty */
+    size_t              input_len;
+
+    rg_uint_t           max_rounds;   /* 0: the agent's */
+    int64_t             max_tokens;   /* -1: the agent's */
+    rg_msec_t           deadline;     /* RG_CONF_UNSET_MSEC: the agent's */
+
+    void               *json;         /* json_t *: owns the strings */
+    char                idbuf[32];
+    char                error[512];   /* when the line is not a task */
+} rg_task_t;
+
+/* Reads one line (no newline, any bytes). RG_OK: a task, freed with
+ * rg_task_free(); RG_DECLINED: not one, t->error says why and t->id is
+ * still set (the line's own id when it had one); RG_ERROR: out of memory.
+ * Strings point into t until it is freed. */
+rg_int_t rg_task_parse(rg_task_t *t, const char *line, size_t len,
+    rg_uint_t lineno);
+void rg_task_free(rg_task_t *t);
+
+#endif /* RG_TASK_H */
