@@ -81,6 +81,15 @@ else
     rg_fail "the pinned node runs: got '$got', package.json pins '$want'"
 fi
 
+# programs that a test's script starts as "node" get the pinned one too
+child=$($R -e 'process.stdout.write(require("child_process")
+    .execFileSync("node", ["--version"]))' 2>&1)
+if [ "$child" = "$got" ]; then
+    rg_ok "a script's child \"node\" is the pinned one"
+else
+    rg_fail "a script's child \"node\" is the pinned one: got '$child'"
+fi
+
 # also part of --check above, shown here as a check of its own
 rg_check "node_modules matches package-lock.json; engines accept $got" \
     $R tests/interop/lib/check_tree.mjs

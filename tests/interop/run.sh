@@ -17,7 +17,16 @@
 # reach node directly.
 
 dir=$(cd "$(dirname "$0")" && pwd) || exit 1
-node=$dir/node_modules/.bin/node
+
+# the package's own binary, not node_modules/.bin/node: both Node packages
+# name that link, and npm 9 removes it when it skips the other platform's
+case $(uname -m) in
+    x86_64|amd64)  arch=x64 ;;
+    aarch64|arm64) arch=arm64 ;;
+    *)             arch=$(uname -m) ;;
+esac
+nodedir=$dir/node_modules/node-linux-$arch/bin
+node=$nodedir/node
 
 rg_interop_missing() {
     echo "interop: $1; run deploy/deps.sh (or: npm ci in tests/interop)" >&2
@@ -28,7 +37,7 @@ rg_interop_check() {
     [ -d "$dir/node_modules" ] ||
         rg_interop_missing "tests/interop/node_modules is missing"
     [ -x "$node" ] ||
-        rg_interop_missing "the pinned node (node_modules/.bin/node) is missing"
+        rg_interop_missing "the pinned node (node_modules/node-linux-$arch) is missing"
     "$node" --version >/dev/null 2>&1 ||
         rg_interop_missing "the pinned node does not run on this machine"
     # the installed tree is the one package-lock.json names, and every
@@ -38,7 +47,7 @@ rg_interop_check() {
 }
 
 # scripts and programs that spawn "node" get the pinned one too
-PATH=$dir/node_modules/.bin:$PATH
+PATH=$nodedir:$dir/node_modules/.bin:$PATH
 export PATH
 
 case "$1" in
