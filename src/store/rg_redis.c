@@ -5,18 +5,20 @@
  * that arrives after its deadline ignored, reconnection with exponential
  * backoff and jitter, a bounded queue for commands issued while no
  * connection is up, EVALSHA with EVAL on NOSCRIPT, and one log line per
- * outage rather than one per command.
+ * outage rather than one per command. The connections belong to nodes:
+ * one, or the masters of a Redis Cluster, whose slot map
+ * rg_redis_cluster.c keeps.
  *
- * A command lives in one of three places: the wait queue, hiredis (sent,
- * its reply callback still to come: hiredis calls it with NULL when the
- * context dies), or nowhere but its own timer (an error posted to the next
- * loop turn). It is freed only once none of them holds it. */
+ * A command lives in one of three places: a connection's wait queue,
+ * hiredis (sent, its reply callback still to come: hiredis calls it with
+ * NULL when the context dies), or nowhere but its own timer (an error
+ * posted to the next loop turn). It is freed only once none of them holds
+ * it. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_redis.h>
-#include <event2/event_struct.h>
-#include <hiredis/async.h>
+#include <rg_redis_int.h>
 #include <hiredis/adapters/libevent.h>
 #include <openssl/sha.h>
 #include <glib.h>
@@ -24,78 +26,6 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <netdb.h>
-
-
-typedef struct rg_redis_conn_s  rg_redis_conn_t;
-
-typedef enum {
-    RG_REDIS_DOWN = 0,            /* waiting for its backoff */
-    RG_REDIS_RESOLVING,
-    RG_REDIS_CONNECTING,          /* connect, AUTH, SELECT, PING */
-    RG_REDIS_READY
-} rg_redis_state_e;
-
-
-struct rg_redis_conn_s {
-    rg_redis_t         *r;
-    redisAsyncContext  *ac;
-    rg_redis_state_e    state;
-    struct event        timer;        /* connect deadline, or backoff */
-    struct evdns_getaddrinfo_request  *dns;
-    rg_uint_t           failures;     /* in a row */
-    rg_uint_t           inflight;
-    rg_msec_t           last_read;    /* the last reply */
-    rg_redis_cmd_t     *qhead;        /* waiting for it, in order */
-    rg_redis_cmd_t    **qtail;
-};
-
-
-struct rg_redis_cmd_s {
-    rg_redis_t         *r;
-    rg_redis_conn_t    *conn;         /* sent on it, or waiting for it */
-    rg_redis_cmd_t     *next;         /* every live command */
-    rg_redis_cmd_t     *prev;
-    rg_redis_cmd_t     *qnext;        /* its connection's wait queue */
-    rg_redis_reply_pt   cb;
-    void               *data;
-    rg_redis_script_t  *script;
-    struct event        timer;
-    rg_msec_t           timeout;
-    rg_msec_t           sent_at;
-    const char         *err;          /* posted: answer with this */
-    int                 argc;
-    const char        **argv;
-    size_t             *lens;
-    unsigned            answered:1;   /* called back, or cancelled */
-    unsigned            queued:1;
-    unsigned            in_hiredis:1;
-    unsigned            eval_sent:1;  /* NOSCRIPT was answered once */
-};
-
-
-struct rg_redis_s {
-    struct event_base  *base;
-    struct evdns_base  *dns;
-    rg_log_t           *log;
-    rg_redis_conf_t     conf;
-    char                addr[300];    /* for messages */
-    char                last_error[256];
-
-    rg_redis_conn_t    *conns;
-    rg_uint_t           nconns;
-    rg_uint_t           next_conn;
-    rg_uint_t           ready;
-
-    rg_redis_cmd_t     *all;          /* every live command */
-
-    rg_msec_t           down_since;   /* 0: up, or never was down */
-    uint64_t            down_failed;  /* commands failed in this outage */
-    unsigned            down_logged:1;
-    unsigned            was_up:1;
-    unsigned            destroying:1;
-
-    rg_redis_stats_t    stats;
-};
 
 
 static void rg_redis_connect(rg_redis_conn_t *c);
@@ -145,22 +75,20 @@ rg_redis_unqueue(rg_redis_cmd_t *cmd)
 
     cmd->qnext = NULL;
     cmd->queued = 0;
-    c->r->stats.queued--;
+    c->node->r->stats.queued--;
 }
 
 
 /* the one callback of a command; frees it unless hiredis still holds it */
-static void
+void
 rg_redis_finish(rg_redis_cmd_t *cmd, redisReply *reply, const char *err)
 {
     if (!cmd->answered) {
         cmd->answered = 1;
         evtimer_del(&cmd->timer);
 
-        if (err) {
-            if (cmd->r->down_since) {
-                cmd->r->down_failed++;
-            }
+        if (err && cmd->r->down_since) {
+            cmd->r->down_failed++;
         }
 
         cmd->cb(cmd->data, reply, err);
@@ -172,7 +100,6 @@ rg_redis_finish(rg_redis_cmd_t *cmd, redisReply *reply, const char *err)
 }
 
 
-/* the server's state for messages: "127.0.0.1:6379 (Connection refused)" */
 static void
 rg_redis_set_error(rg_redis_t *r, const char *fmt, ...)
 {
@@ -219,7 +146,7 @@ rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
         if (!cmd->answered) {
             r->stats.lost++;
             snprintf(buf, sizeof(buf), "connection to %s lost%s%s%s: "
-                     "outcome unknown", r->addr, ac->err ? " (" : "",
+                     "outcome unknown", c->node->addr, ac->err ? " (" : "",
                      ac->err ? ac->errstr : "", ac->err ? ")" : "");
             rg_redis_finish(cmd, NULL, r->destroying
                             ? "the store is shutting down" : buf);
@@ -239,6 +166,13 @@ rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
     }
 
     if (reply->type == REDIS_REPLY_ERROR) {
+
+        /* a cluster that moved the slot: the command did not run there */
+        if (r->slots && rg_redis_cluster_redirect(r, cmd, reply->str,
+                                                  reply->len))
+        {
+            return;
+        }
 
         if (cmd->script && !cmd->eval_sent && reply->len >= 8
             && memcmp(reply->str, "NOSCRIPT", 8) == 0
@@ -281,9 +215,15 @@ rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd)
 {
     rg_redis_t  *r;
 
-    r = c->r;
+    r = c->node->r;
     cmd->conn = c;
     cmd->sent_at = rg_monotonic_msec();
+
+    /* a slot being migrated: the target serves it after ASKING */
+    if (cmd->asking) {
+        redisAsyncCommand(c->ac, NULL, NULL, "ASKING");
+        cmd->asking = 0;
+    }
 
     if (redisAsyncCommandArgv(c->ac, rg_redis_reply_handler, cmd, cmd->argc,
                               cmd->argv, cmd->lens) != REDIS_OK)
@@ -299,35 +239,56 @@ rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd)
 }
 
 
-/* a command of a tag always takes the same connection, so that one
- * session's commands keep their order; others take the next ready one */
-static rg_redis_conn_t *
-rg_redis_pick(rg_redis_t *r, const rg_str_t *tag)
+/* a command of a tag always takes the same connection of its node, so
+ * that one session's commands keep their order; others take the next
+ * ready one */
+rg_redis_conn_t *
+rg_redis_node_pick(rg_redis_node_t *n, const rg_redis_cmd_t *cmd)
 {
     rg_uint_t         i;
     rg_redis_conn_t  *c;
 
-    if (tag && tag->len) {
-        GBytes  *b = g_bytes_new_static(tag->data, tag->len);
-
-        i = g_bytes_hash(b) % r->nconns;
-        g_bytes_unref(b);
-
-        return &r->conns[i];
+    if (cmd->has_hint) {
+        return &n->conns[cmd->hint % n->nconns];
     }
 
-    for (i = 0; i < r->nconns; i++) {
-        c = &r->conns[(r->next_conn + i) % r->nconns];
+    for (i = 0; i < n->nconns; i++) {
+        c = &n->conns[(n->next_conn + i) % n->nconns];
         if (c->state == RG_REDIS_READY) {
-            r->next_conn = (r->next_conn + i + 1) % r->nconns;
+            n->next_conn = (n->next_conn + i + 1) % n->nconns;
             return c;
         }
     }
 
-    c = &r->conns[r->next_conn];
-    r->next_conn = (r->next_conn + 1) % r->nconns;
+    c = &n->conns[n->next_conn];
+    n->next_conn = (n->next_conn + 1) % n->nconns;
 
     return c;
+}
+
+
+static rg_redis_node_t *
+rg_redis_node_of(rg_redis_t *r, const rg_redis_cmd_t *cmd)
+{
+    rg_uint_t         i;
+    rg_redis_node_t  *n;
+
+    if (r->slots && cmd->slot >= 0) {
+        n = rg_redis_cluster_node(r, cmd->slot);
+        if (n) {
+            return n;
+        }
+    }
+
+    /* no slot, or one not known yet: a node that is up (a cluster
+     * redirects it), else the first */
+    for (i = 0; r->slots && i < r->nnodes; i++) {
+        if (r->nodes[i]->ready) {
+            return r->nodes[i];
+        }
+    }
+
+    return r->nodes[0];
 }
 
 
@@ -346,20 +307,45 @@ rg_redis_flush(rg_redis_conn_t *c)
 
         cmd->qnext = NULL;
         cmd->queued = 0;
-        c->r->stats.queued--;
+        c->node->r->stats.queued--;
 
         rg_redis_send(c, cmd);
     }
 }
 
 
+/* out now on c, or into its queue */
+void
+rg_redis_route(rg_redis_t *r, rg_redis_cmd_t *cmd, rg_redis_conn_t *c)
+{
+    if (c->state == RG_REDIS_READY && c->qhead == NULL) {
+        rg_redis_send(c, cmd);
+        return;
+    }
+
+    if (r->stats.queued >= r->conf.max_queue) {
+        r->stats.rejected++;
+        rg_redis_post(cmd, "the store queue is full: Redis is not reachable "
+                      "fast enough");
+        return;
+    }
+
+    cmd->conn = c;
+    cmd->queued = 1;
+    *c->qtail = cmd;
+    c->qtail = &cmd->qnext;
+    r->stats.queued++;
+}
+
+
 static void
 rg_redis_cmd_timeout(evutil_socket_t fd, short what, void *arg)
 {
-    char              buf[1024];
-    rg_redis_cmd_t   *cmd;
-    rg_redis_conn_t  *c;
-    rg_redis_t       *r;
+    char                buf[1024];
+    rg_redis_cmd_t     *cmd;
+    rg_redis_conn_t    *c;
+    rg_redis_t         *r;
+    redisAsyncContext  *ac;
 
     cmd = arg;
     r = cmd->r;
@@ -370,20 +356,21 @@ rg_redis_cmd_timeout(evutil_socket_t fd, short what, void *arg)
     }
 
     r->stats.timeouts++;
+    c = cmd->conn;
 
     if (cmd->queued) {
         rg_redis_unqueue(cmd);
         snprintf(buf, sizeof(buf), "timed out after %llums waiting for a "
                  "connection to %s%s%s", (unsigned long long) cmd->timeout,
-                 r->addr, r->last_error[0] ? ": " : "", r->last_error);
+                 c->node->addr, r->last_error[0] ? ": " : "",
+                 r->last_error);
         rg_redis_finish(cmd, NULL, buf);
         return;
     }
 
-    c = cmd->conn;
-
     snprintf(buf, sizeof(buf), "timed out after %llums: no reply from %s",
-             (unsigned long long) cmd->timeout, r->addr);
+             (unsigned long long) cmd->timeout,
+             c ? c->node->addr : r->addr);
     rg_redis_finish(cmd, NULL, buf);
 
     /* nothing read since it was sent: the server or the path is stuck, so
@@ -392,8 +379,7 @@ rg_redis_cmd_timeout(evutil_socket_t fd, short what, void *arg)
     if (c && c->ac && c->state == RG_REDIS_READY
         && c->last_read <= cmd->sent_at)
     {
-        redisAsyncContext  *ac = c->ac;
-
+        ac = c->ac;
         snprintf(buf, sizeof(buf), "no reply for %llums",
                  (unsigned long long) cmd->timeout);
         ac->data = NULL;
@@ -426,6 +412,7 @@ rg_redis_cmd_create(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
     cmd->r = r;
     cmd->cb = cb;
     cmd->data = data;
+    cmd->slot = -1;
     cmd->timeout = timeout ? timeout : r->conf.command_timeout;
     cmd->argc = argc;
     cmd->argv = (const char **) (cmd + 1);
@@ -455,8 +442,8 @@ rg_redis_cmd_create(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
 static void
 rg_redis_submit(rg_redis_t *r, rg_redis_cmd_t *cmd, const rg_str_t *tag)
 {
-    struct timeval    tv;
-    rg_redis_conn_t  *c;
+    GBytes          *b;
+    struct timeval   tv;
 
     if (r->destroying) {
         r->stats.rejected++;
@@ -468,25 +455,19 @@ rg_redis_submit(rg_redis_t *r, rg_redis_cmd_t *cmd, const rg_str_t *tag)
     tv.tv_usec = (cmd->timeout % 1000) * 1000;
     evtimer_add(&cmd->timer, &tv);
 
-    c = rg_redis_pick(r, tag);
+    if (tag && tag->len) {
+        b = g_bytes_new_static(tag->data, tag->len);
+        cmd->hint = g_bytes_hash(b);
+        cmd->has_hint = 1;
+        g_bytes_unref(b);
 
-    if (c->state == RG_REDIS_READY && c->qhead == NULL) {
-        rg_redis_send(c, cmd);
-        return;
+        if (r->slots) {
+            cmd->slot = rg_redis_cluster_slot(tag->data, tag->len);
+        }
     }
 
-    if (r->stats.queued >= r->conf.max_queue) {
-        r->stats.rejected++;
-        rg_redis_post(cmd, "the store queue is full: Redis is not reachable "
-                      "fast enough");
-        return;
-    }
-
-    cmd->conn = c;
-    cmd->queued = 1;
-    *c->qtail = cmd;
-    c->qtail = &cmd->qnext;
-    r->stats.queued++;
+    rg_redis_route(r, cmd, rg_redis_node_pick(rg_redis_node_of(r, cmd),
+                                              cmd));
 }
 
 
@@ -518,26 +499,45 @@ rg_redis_eval(rg_redis_t *r, const rg_str_t *tag, rg_redis_script_t *script,
     size_t           ls[64];
     const char      *av[64];
     rg_redis_cmd_t  *cmd;
+    size_t          *lp;
+    const char     **ap;
+
+    /* room on the stack for most; a checkpoint of many messages needs
+     * more */
+    ap = av;
+    lp = ls;
 
     if (argc + 3 > (int) rg_nelems(av)) {
-        return NULL;
+        ap = malloc((argc + 3) * sizeof(char *));
+        lp = malloc((argc + 3) * sizeof(size_t));
+        if (ap == NULL || lp == NULL) {
+            free(ap);
+            free(lp);
+            return NULL;
+        }
     }
 
     snprintf(num, sizeof(num), "%d", nkeys);
 
-    av[0] = "EVALSHA";
-    ls[0] = 7;
-    av[1] = script->sha;
-    ls[1] = 40;
-    av[2] = num;
-    ls[2] = strlen(num);
+    ap[0] = "EVALSHA";
+    lp[0] = 7;
+    ap[1] = script->sha;
+    lp[1] = 40;
+    ap[2] = num;
+    lp[2] = strlen(num);
 
     for (i = 0; i < argc; i++) {
-        av[i + 3] = argv[i];
-        ls[i + 3] = lens[i];
+        ap[i + 3] = argv[i];
+        lp[i + 3] = lens[i];
     }
 
-    cmd = rg_redis_cmd_create(r, 0, cb, data, argc + 3, av, ls);
+    cmd = rg_redis_cmd_create(r, 0, cb, data, argc + 3, ap, lp);
+
+    if (ap != av) {
+        free(ap);
+        free(lp);
+    }
+
     if (cmd == NULL) {
         return NULL;
     }
@@ -601,14 +601,17 @@ rg_redis_backoff_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_redis_lost(rg_redis_conn_t *c, const char *why)
 {
-    rg_msec_t        d;
-    rg_redis_t      *r;
-    struct timeval   tv;
+    rg_msec_t          d;
+    rg_redis_t        *r;
+    rg_redis_node_t   *n;
+    struct timeval     tv;
 
-    r = c->r;
+    n = c->node;
+    r = n->r;
 
     if (c->state == RG_REDIS_READY) {
         r->ready--;
+        n->ready--;
     }
 
     c->state = RG_REDIS_DOWN;
@@ -633,8 +636,13 @@ rg_redis_lost(rg_redis_conn_t *c, const char *why)
     if (r->ready == 0 && !r->down_logged) {
         r->down_logged = 1;
         rg_log_error(RG_LOG_WARN, r->log, 0, "redis %s %s: %s; retrying with "
-                     "backoff", r->addr, r->was_up ? "lost" : "not reachable",
+                     "backoff", n->addr, r->was_up ? "lost" : "not reachable",
                      r->last_error);
+    }
+
+    /* a cluster node that went may have handed its slots to another */
+    if (r->slots) {
+        rg_redis_cluster_refresh(r);
     }
 
     /* exponential, capped, with jitter: half to all of the step */
@@ -662,7 +670,7 @@ rg_redis_connect_timeout(evutil_socket_t fd, short what, void *arg)
     c = arg;
 
     snprintf(buf, sizeof(buf), "connect timed out after %llums",
-             (unsigned long long) c->r->conf.connect_timeout);
+             (unsigned long long) c->node->r->conf.connect_timeout);
 
     if (c->state == RG_REDIS_RESOLVING && c->dns) {
         evdns_getaddrinfo_cancel(c->dns);   /* its callback clears c->dns */
@@ -697,7 +705,7 @@ rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
         return;                  /* the context went: handled there */
     }
 
-    r = c->r;
+    r = c->node->r;
 
     if (reply->type == REDIS_REPLY_ERROR) {
         /* AUTH, SELECT or SCRIPT LOAD refused; the reply never holds the
@@ -719,6 +727,7 @@ rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
     c->failures = 0;
     c->last_read = rg_monotonic_msec();
     r->ready++;
+    c->node->ready++;
     r->stats.connects++;
 
     if (r->down_since) {
@@ -726,7 +735,8 @@ rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
         if (r->down_logged) {
             rg_log_error(RG_LOG_NOTICE, r->log, 0, "redis %s %s after "
                          "%llu.%01llus (%llu commands failed meanwhile)",
-                         r->addr, r->was_up ? "reachable again" : "reachable",
+                         c->node->addr,
+                         r->was_up ? "reachable again" : "reachable",
                          (unsigned long long) down / 1000,
                          (unsigned long long) (down % 1000) / 100,
                          (unsigned long long) r->down_failed);
@@ -736,6 +746,10 @@ rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
 
     r->was_up = 1;
     r->last_error[0] = '\0';
+
+    if (r->slots) {
+        rg_redis_cluster_ready(r, c);
+    }
 
     rg_redis_flush(c);
 }
@@ -790,12 +804,14 @@ rg_redis_open(rg_redis_conn_t *c, const char *ip)
     const char         *argv[3];
     struct timeval      tv;
     rg_redis_t         *r;
+    rg_redis_node_t    *n;
     redisAsyncContext  *ac;
 
-    r = c->r;
+    n = c->node;
+    r = n->r;
 
-    ac = ip ? redisAsyncConnect(ip, r->conf.port)
-            : redisAsyncConnectUnix(r->conf.path);
+    ac = ip ? redisAsyncConnect(ip, n->port)
+            : redisAsyncConnectUnix(n->path);
 
     if (ac == NULL) {
         rg_redis_lost(c, "out of memory");
@@ -832,7 +848,7 @@ rg_redis_open(rg_redis_conn_t *c, const char *ip)
                               lens);
     }
 
-    if (r->conf.database) {
+    if (r->conf.database && r->slots == NULL) {
         snprintf(num, sizeof(num), "%ld", (long) r->conf.database);
         argv[0] = "SELECT";
         lens[0] = 6;
@@ -882,8 +898,8 @@ rg_redis_resolved(int result, struct evutil_addrinfo *res, void *arg)
         if (res) {
             evutil_freeaddrinfo(res);
         }
-        rg_redis_set_error(c->r, "cannot resolve \"%s\": %s", c->r->conf.host,
-                           evutil_gai_strerror(result));
+        rg_redis_set_error(c->node->r, "cannot resolve \"%s\": %s",
+                           c->node->host, evutil_gai_strerror(result));
         evtimer_del(&c->timer);
         rg_redis_lost(c, NULL);
         return;
@@ -904,22 +920,24 @@ static void
 rg_redis_connect(rg_redis_conn_t *c)
 {
     rg_redis_t                *r;
+    rg_redis_node_t           *n;
     struct timeval             tv;
     struct in6_addr            a6;
     struct evutil_addrinfo     hints;
 
-    r = c->r;
+    n = c->node;
+    r = n->r;
 
-    if (r->conf.host == NULL) {
+    if (n->host == NULL) {
         rg_redis_open(c, NULL);
         return;
     }
 
-    if (inet_pton(AF_INET, r->conf.host, &a6) == 1
-        || inet_pton(AF_INET6, r->conf.host, &a6) == 1
+    if (inet_pton(AF_INET, n->host, &a6) == 1
+        || inet_pton(AF_INET6, n->host, &a6) == 1
         || r->dns == NULL)
     {
-        rg_redis_open(c, r->conf.host);
+        rg_redis_open(c, n->host);
         return;
     }
 
@@ -937,8 +955,67 @@ rg_redis_connect(rg_redis_conn_t *c)
 
     /* may answer at once (a cached or local name): c->dns then stays NULL
      * and the state has moved on */
-    c->dns = evdns_getaddrinfo(r->dns, r->conf.host, NULL, &hints,
+    c->dns = evdns_getaddrinfo(r->dns, n->host, NULL, &hints,
                                rg_redis_resolved, c);
+}
+
+
+/* a node and its connections, connecting now */
+rg_redis_node_t *
+rg_redis_node_add(rg_redis_t *r, const char *host, int port, const char *path)
+{
+    rg_uint_t         i;
+    rg_redis_node_t  *n;
+
+    if (r->nnodes == RG_REDIS_MAX_NODES) {
+        return NULL;
+    }
+
+    n = calloc(1, sizeof(rg_redis_node_t));
+    if (n == NULL) {
+        return NULL;
+    }
+
+    n->r = r;
+    n->index = r->nnodes;
+    n->port = port;
+    n->nconns = r->conf.connections;
+    n->host = host ? strdup(host) : NULL;
+    n->path = path ? strdup(path) : NULL;
+    n->conns = calloc(n->nconns, sizeof(rg_redis_conn_t));
+
+    if (n->conns == NULL || (host && n->host == NULL)
+        || (path && n->path == NULL))
+    {
+        free(n->host);
+        free(n->path);
+        free(n->conns);
+        free(n);
+        return NULL;
+    }
+
+    if (n->host) {
+        snprintf(n->addr, sizeof(n->addr), strchr(n->host, ':')
+                 ? "[%s]:%d" : "%s:%d", n->host, n->port);
+    } else {
+        snprintf(n->addr, sizeof(n->addr), "unix:%s", n->path ? n->path
+                                                              : "");
+    }
+
+    for (i = 0; i < n->nconns; i++) {
+        n->conns[i].node = n;
+        n->conns[i].qtail = &n->conns[i].qhead;
+        evtimer_assign(&n->conns[i].timer, r->base, rg_redis_backoff_handler,
+                       &n->conns[i]);
+    }
+
+    r->nodes[r->nnodes++] = n;
+
+    for (i = 0; i < n->nconns; i++) {
+        rg_redis_connect(&n->conns[i]);
+    }
+
+    return n;
 }
 
 
@@ -946,7 +1023,6 @@ rg_redis_t *
 rg_redis_create(struct event_base *base, struct evdns_base *dns,
     const rg_redis_conf_t *conf, rg_log_t *log)
 {
-    rg_uint_t    i;
     rg_redis_t  *r;
 
     r = calloc(1, sizeof(rg_redis_t));
@@ -991,34 +1067,28 @@ rg_redis_create(struct event_base *base, struct evdns_base *dns,
         r->conf.backoff_max = 5000;
     }
 
-    if (r->conf.host) {
-        snprintf(r->addr, sizeof(r->addr), strchr(r->conf.host, ':')
-                 ? "[%s]:%d" : "%s:%d", r->conf.host, r->conf.port);
-    } else {
-        snprintf(r->addr, sizeof(r->addr), "unix:%s",
-                 r->conf.path ? r->conf.path : "");
+    if (r->conf.cluster) {
+        r->slots = calloc(RG_REDIS_SLOTS, sizeof(uint16_t));
+        if (r->slots == NULL) {
+            rg_redis_conf_free(&r->conf);
+            free(r);
+            return NULL;
+        }
     }
 
-    r->nconns = r->conf.connections;
-    r->conns = calloc(r->nconns, sizeof(rg_redis_conn_t));
-    if (r->conns == NULL) {
+    r->down_since = rg_monotonic_msec();
+
+    if (rg_redis_node_add(r, r->conf.host, r->conf.port, r->conf.path)
+        == NULL)
+    {
+        free(r->slots);
         rg_redis_conf_free(&r->conf);
         free(r);
         return NULL;
     }
 
-    for (i = 0; i < r->nconns; i++) {
-        r->conns[i].r = r;
-        r->conns[i].qtail = &r->conns[i].qhead;
-        evtimer_assign(&r->conns[i].timer, base, rg_redis_backoff_handler,
-                       &r->conns[i]);
-    }
-
-    r->down_since = rg_monotonic_msec();
-
-    for (i = 0; i < r->nconns; i++) {
-        rg_redis_connect(&r->conns[i]);
-    }
+    snprintf(r->addr, sizeof(r->addr), "%s%s", r->nodes[0]->addr,
+             r->slots ? " (cluster)" : "");
 
     return r;
 }
@@ -1027,9 +1097,10 @@ rg_redis_create(struct event_base *base, struct evdns_base *dns,
 void
 rg_redis_destroy(rg_redis_t *r)
 {
-    rg_uint_t           i;
+    rg_uint_t           i, j;
     rg_redis_cmd_t     *cmd, *next;
     rg_redis_conn_t    *c;
+    rg_redis_node_t    *n;
     redisAsyncContext  *ac;
 
     if (r == NULL) {
@@ -1038,20 +1109,28 @@ rg_redis_destroy(rg_redis_t *r)
 
     r->destroying = 1;
 
-    for (i = 0; i < r->nconns; i++) {
-        c = &r->conns[i];
-        evtimer_del(&c->timer);
+    if (r->refresh_armed) {
+        evtimer_del(&r->refresh_ev);
+    }
 
-        if (c->dns) {
-            evdns_getaddrinfo_cancel(c->dns);
-            c->dns = NULL;
-        }
+    for (i = 0; i < r->nnodes; i++) {
+        n = r->nodes[i];
 
-        ac = c->ac;
-        if (ac) {
-            c->ac = NULL;
-            ac->data = NULL;
-            redisAsyncFree(ac);   /* sent commands are called back now */
+        for (j = 0; j < n->nconns; j++) {
+            c = &n->conns[j];
+            evtimer_del(&c->timer);
+
+            if (c->dns) {
+                evdns_getaddrinfo_cancel(c->dns);
+                c->dns = NULL;
+            }
+
+            ac = c->ac;
+            if (ac) {
+                c->ac = NULL;
+                ac->data = NULL;
+                redisAsyncFree(ac);   /* sent commands are called back now */
+            }
         }
     }
 
@@ -1066,8 +1145,15 @@ rg_redis_destroy(rg_redis_t *r)
         rg_redis_finish(cmd, NULL, "the store is shutting down");
     }
 
+    for (i = 0; i < r->nnodes; i++) {
+        free(r->nodes[i]->host);
+        free(r->nodes[i]->path);
+        free(r->nodes[i]->conns);
+        free(r->nodes[i]);
+    }
+
+    free(r->slots);
     rg_redis_conf_free(&r->conf);
-    free(r->conns);
     free(r);
 }
 

@@ -41,6 +41,9 @@ typedef struct {
     /* loaded on every new connection before anything else is sent, so
      * that EVALSHA finds them and commands keep their order; NULL-ended */
     rg_redis_script_t **scripts;
+    /* a Redis Cluster: the server is a seed, the slot map is read from
+     * it and each command goes to the node of its tag's slot */
+    rg_uint_t           cluster;
 } rg_redis_conf_t;
 
 /* A Lua script, sent as EVALSHA and again as EVAL when the server answers
@@ -61,6 +64,9 @@ typedef struct {
     uint64_t            rejected;      /* queue full, or shut down */
     uint64_t            connects;
     uint64_t            noscript;
+    uint64_t            moved;         /* cluster redirects */
+    uint64_t            asked;
+    uint64_t            refreshes;     /* slot map reads */
     rg_uint_t           queued;        /* waiting for a connection now */
     rg_uint_t           inflight;      /* sent, no answer yet */
 } rg_redis_stats_t;

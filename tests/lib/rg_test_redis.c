@@ -276,3 +276,144 @@ rg_test_redis_cmd(rg_test_redis_t *t, const char *fmt, ...)
 
     return s;
 }
+
+
+rg_test_cluster_t *
+rg_test_cluster_start(rg_uint_t n)
+{
+    int                 i, ok, rc;
+    char                cmd[1024], *v;
+    size_t              len;
+    rg_uint_t           k;
+    rg_test_cluster_t  *c;
+    struct timespec     ts = { 0, 50 * 1000 * 1000 };
+
+    c = calloc(1, sizeof(rg_test_cluster_t));
+    if (c == NULL || n > 8) {
+        free(c);
+        return NULL;
+    }
+
+    for (k = 0; k < n; k++) {
+        c->nodes[k] = rg_test_redis_start("--cluster-enabled yes "
+                                          "--cluster-config-file nodes.conf "
+                                          "--cluster-node-timeout 2000");
+        if (c->nodes[k] == NULL) {
+            rg_test_cluster_stop(c);
+            return NULL;
+        }
+        c->n++;
+    }
+
+    len = snprintf(cmd, sizeof(cmd), "redis-cli --cluster create");
+    for (k = 0; k < n; k++) {
+        len += snprintf(cmd + len, sizeof(cmd) - len, " 127.0.0.1:%d",
+                        c->nodes[k]->port);
+    }
+    snprintf(cmd + len, sizeof(cmd) - len, " --cluster-replicas 0 "
+             "--cluster-yes > /dev/null 2>&1");
+
+    rc = system(cmd);
+    if (rc != 0) {
+        rg_test_cluster_stop(c);
+        return NULL;
+    }
+
+    /* every node says ok: up to 10 s */
+    for (i = 0; i < 200; i++) {
+        ok = 0;
+        for (k = 0; k < n; k++) {
+            v = rg_test_redis_cmd(c->nodes[k], "CLUSTER INFO");
+            ok += v && strstr(v, "cluster_state:ok") != NULL;
+            free(v);
+        }
+        if ((rg_uint_t) ok == n) {
+            return c;
+        }
+        nanosleep(&ts, NULL);
+    }
+
+    rg_test_cluster_stop(c);
+
+    return NULL;
+}
+
+
+void
+rg_test_cluster_stop(rg_test_cluster_t *c)
+{
+    char       path[160];
+    rg_uint_t  k;
+
+    if (c == NULL) {
+        return;
+    }
+
+    for (k = 0; k < c->n; k++) {
+        if (c->nodes[k]) {
+            snprintf(path, sizeof(path), "%s/nodes.conf", c->nodes[k]->dir);
+            rg_test_redis_kill(c->nodes[k], 1);
+            unlink(path);
+            rg_test_redis_stop(c->nodes[k]);
+        }
+    }
+
+    free(c);
+}
+
+
+char *
+rg_test_cluster_id(rg_test_redis_t *t)
+{
+    return rg_test_redis_cmd(t, "CLUSTER MYID");
+}
+
+
+int
+rg_test_cluster_owner(rg_test_cluster_t *c, int slot)
+{
+    int              owner, port;
+    size_t           e;
+    rg_uint_t        k;
+    redisReply      *reply, *r;
+    redisContext    *ctx;
+    struct timeval   tv = { 5, 0 };
+
+    ctx = redisConnectUnixWithTimeout(c->nodes[0]->sock, tv);
+    if (ctx == NULL || ctx->err) {
+        if (ctx) {
+            redisFree(ctx);
+        }
+        return -1;
+    }
+
+    owner = -1;
+    reply = redisCommand(ctx, "CLUSTER SLOTS");
+
+    for (e = 0; reply && reply->type == REDIS_REPLY_ARRAY
+                && e < reply->elements; e++)
+    {
+        r = reply->element[e];
+
+        if (r->elements < 3 || slot < r->element[0]->integer
+            || slot > r->element[1]->integer)
+        {
+            continue;
+        }
+
+        port = (int) r->element[2]->element[1]->integer;
+
+        for (k = 0; k < c->n; k++) {
+            if (c->nodes[k]->port == port) {
+                owner = (int) k;
+            }
+        }
+    }
+
+    if (reply) {
+        freeReplyObject(reply);
+    }
+    redisFree(ctx);
+
+    return owner;
+}

@@ -30,4 +30,18 @@ char *rg_test_redis_cmd(rg_test_redis_t *t, const char *fmt, ...);
 /* a free loopback TCP port (bound and released) */
 int rg_test_free_port(void);
 
+/* a Redis Cluster of n masters on loopback, slots spread by redis-cli
+ * --cluster create; NULL when it cannot be made */
+typedef struct {
+    rg_uint_t           n;
+    rg_test_redis_t    *nodes[8];
+} rg_test_cluster_t;
+
+rg_test_cluster_t *rg_test_cluster_start(rg_uint_t n);
+void rg_test_cluster_stop(rg_test_cluster_t *c);
+/* the node (index) that serves a slot now, -1 when none */
+int rg_test_cluster_owner(rg_test_cluster_t *c, int slot);
+/* a node's cluster id */
+char *rg_test_cluster_id(rg_test_redis_t *t);
+
 #endif /* RG_TEST_REDIS_H */
