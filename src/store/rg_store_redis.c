@@ -273,8 +273,8 @@ rg_sr_key(rg_store_redis_t *r, rg_sr_args_t *a, const rg_str_t *key)
 }
 
 
-/* the hash tag of a key ("{s-1}:meta" → "s-1"), as Redis Cluster reads
- * it; the whole key when it has none */
+/* the hash tag of a key ("rg:{s-1}:meta" → "s-1"), as Redis Cluster
+ * reads it; the whole key, prefix and all, when it has none */
 static rg_str_t
 rg_sr_tag(const rg_str_t *key)
 {
@@ -293,6 +293,19 @@ rg_sr_tag(const rg_str_t *key)
     }
 
     return tag;
+}
+
+
+/* the tag of the key that argument i of a holds, as it goes out */
+static rg_str_t
+rg_sr_sent_tag(rg_sr_args_t *a, int i)
+{
+    rg_str_t  key;
+
+    key.data = (char *) a->argv[i];
+    key.len = a->lens[i];
+
+    return rg_sr_tag(&key);
 }
 
 
@@ -527,7 +540,7 @@ rg_sr_get(rg_store_t *st, const rg_str_t *key, rg_store_pt cb, void *data)
 
     rg_sr_arg(&a, "GET", 3);
     rg_sr_key((rg_store_redis_t *) st, &a, key);
-    tag = rg_sr_tag(key);
+    tag = rg_sr_sent_tag(&a, 1);
 
     return rg_sr_send(st, &tag, &a, NULL, RG_SR_VALUE, cb, data);
 }
@@ -560,7 +573,7 @@ rg_sr_set(rg_store_t *st, const rg_str_t *key, const rg_str_t *value,
         rg_sr_arg(&a, "GET", 3);
     }
 
-    tag = rg_sr_tag(key);
+    tag = rg_sr_sent_tag(&a, 1);
 
     return rg_sr_send(st, &tag, &a, NULL, (flags & RG_STORE_NX)
                                           ? RG_SR_SETNX : RG_SR_STATUS,
@@ -581,7 +594,7 @@ rg_sr_del(rg_store_t *st, const rg_str_t *key, rg_store_pt cb, void *data)
 
     rg_sr_arg(&a, "DEL", 3);
     rg_sr_key((rg_store_redis_t *) st, &a, key);
-    tag = rg_sr_tag(key);
+    tag = rg_sr_sent_tag(&a, 1);
 
     return rg_sr_send(st, &tag, &a, NULL, RG_SR_INT, cb, data);
 }
@@ -602,7 +615,7 @@ rg_sr_incr(rg_store_t *st, const rg_str_t *key, int64_t by, rg_msec_t ttl,
     rg_sr_key((rg_store_redis_t *) st, &a, key);
     rg_sr_argf(&a, "%lld", (long long) by);
     rg_sr_argf(&a, "%llu", (unsigned long long) ttl);
-    tag = rg_sr_tag(key);
+    tag = rg_sr_sent_tag(&a, 0);
 
     return rg_sr_send(st, &tag, &a, &rg_sr_incr_lua, RG_SR_INT, cb, data);
 }
