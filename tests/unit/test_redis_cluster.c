@@ -413,6 +413,32 @@ test_store_sessions(void **state)
     }
     assert_int_equal(t.items, 2);
 
+    /* keys without a tag go where their whole name, prefix and all,
+     * hashes: no redirects once the map is known */
+    {
+        uint64_t  moved = rg_redis_stats(rg_store_redis_client(st))->moved;
+        char      k[32];
+        rg_str_t  key, val = { 1, (char *) "v" };
+
+        t.n = 0;
+        for (i = 0; i < 40; i++) {
+            snprintf(k, sizeof(k), "dd:g:%d", i);
+            key.data = k;
+            key.len = strlen(k);
+            t.left++;
+            st->set(st, &key, &val, 60000, 0, rg_test_store_answer, &t);
+        }
+
+        ev = evtimer_new(t.base, rg_test_break, t.base);
+        evtimer_add(ev, &tv);
+        event_base_dispatch(t.base);
+        event_free(ev);
+
+        assert_int_equal(t.left, 0);
+        assert_int_equal(rg_redis_stats(rg_store_redis_client(st))->moved,
+                         moved);
+    }
+
     st->destroy(st);
     event_base_free(t.base);
 
