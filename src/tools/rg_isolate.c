@@ -27,14 +27,14 @@
  * Does not time calls out (rg_tools.c does and then calls
  * rg_isolate_abort), never reaps a process it did not fork, and never
  * blocks the worker's reactor: only rg_isolate_destroy waits, for helpers
- * it has just killed. Queued runs are linked through run->next_approval,
- * which rg_tools.c no longer uses once a run is launched. */
+ * it has just killed. A call is an rg_isolate_call_t its caller embeds:
+ * this file knows nothing of turns or runs. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
-#include <rg_tools.h>
 #include <rg_isolate.h>
+#include <rg_tool_host_args.h>
 #include <jansson.h>
 #include <msgpack.h>
 #include <poll.h>
@@ -79,7 +79,7 @@ typedef struct rg_isolate_child_s   rg_isolate_child_t;
 struct rg_isolate_corpse_s {
     rg_isolate_corpse_t  *next;
     pid_t                 pid;
-    rg_tool_run_t        *run;       /* answered once reaped, or NULL */
+    rg_isolate_call_t    *run;       /* answered once reaped, or NULL */
     rg_msec_t             since;
     unsigned              killed:1;  /* by us: nothing left to report */
     unsigned              signalled:1; /* SIGKILL sent */
@@ -96,7 +96,7 @@ struct rg_isolate_helper_s {
     rg_buf_t              in;
     rg_buf_t              out;
     size_t                sent;      /* bytes of out written */
-    rg_tool_run_t        *run;       /* the call it runs, or NULL */
+    rg_isolate_call_t    *run;       /* the call it runs, or NULL */
     uint64_t              seq;
     rg_isolate_corpse_t  *corpse;    /* allocated ahead: dying never fails */
     unsigned              ready:1;   /* it said hello */
@@ -112,9 +112,9 @@ struct rg_isolate_s {
     rg_uint_t             nhelpers;
     uint64_t              seq;
 
-    rg_tool_run_t        *queue;     /* waiting for a helper, in order */
-    rg_tool_run_t       **queue_tail;
-    rg_tool_run_t        *failed;    /* to fail from answer_ev */
+    rg_isolate_call_t    *queue;     /* waiting for a helper, in order */
+    rg_isolate_call_t   **queue_tail;
+    rg_isolate_call_t    *failed;    /* to fail from answer_ev */
     rg_isolate_corpse_t  *corpses;
 
     struct event          respawn_ev;
@@ -424,10 +424,10 @@ rg_isolate_lost(rg_isolate_helper_t *h, int err)
 static void
 rg_isolate_malformed(rg_isolate_helper_t *h, const char *why)
 {
-    int             n;
-    char            text[256];
-    rg_isolate_t   *iso;
-    rg_tool_run_t  *run;
+    int                 n;
+    char                text[256];
+    rg_isolate_t       *iso;
+    rg_isolate_call_t  *run;
 
     iso = h->iso;
     run = h->run;
@@ -444,8 +444,8 @@ rg_isolate_malformed(rg_isolate_helper_t *h, const char *why)
 
     if (run) {
         n = snprintf(text, sizeof(text), "error: %s sent a malformed answer; "
-                     "the call did not complete", run->entry->tool->name);
-        rg_tools_isolated_done(run, 1, text,
+                     "the call did not complete", run->tool);
+        run->done(run, 1, text,
                                rg_min((size_t) rg_max(n, 0),
                                       sizeof(text) - 1));
     }
@@ -461,7 +461,7 @@ rg_isolate_bury(rg_isolate_t *iso, rg_isolate_corpse_t *c, int st)
     const char  *name, *tool;
 
     name = iso->module->mod->name;
-    tool = c->run ? c->run->entry->tool->name : NULL;
+    tool = c->run ? c->run->tool : NULL;
 
     if (c->killed) {
         rg_log_debug(iso->log, "isolated module \"%s\": helper %d reaped",
@@ -494,7 +494,7 @@ rg_isolate_bury(rg_isolate_t *iso, rg_isolate_corpse_t *c, int st)
     }
 
     if (c->run) {
-        rg_tools_isolated_done(c->run, 1, text,
+        c->run->done(c->run, 1, text,
                                rg_min((size_t) rg_max(n, 0),
                                       sizeof(text) - 1));
     }
@@ -584,17 +584,17 @@ rg_isolate_respawn_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_isolate_answer_handler(evutil_socket_t fd, short what, void *arg)
 {
-    rg_isolate_t   *iso;
-    rg_tool_run_t  *run;
+    rg_isolate_t       *iso;
+    rg_isolate_call_t  *run;
 
     iso = arg;
 
     while (iso->failed) {
         run = iso->failed;
-        iso->failed = run->next_approval;
-        run->next_approval = NULL;
+        iso->failed = run->next;
+        run->next = NULL;
 
-        rg_tools_isolated_done(run, 1, run->error, strlen(run->error));
+        run->done(run, 1, run->error, strlen(run->error));
     }
 }
 
@@ -673,12 +673,11 @@ rg_isolate_write_handler(evutil_socket_t fd, short what, void *arg)
 }
 
 
-/* a call that cannot be sent is failed from answer_ev, with run->error
- * (host->error()'s buffer, which an isolated call does not use) */
+/* a call that cannot be sent is failed from answer_ev, with run->error */
 static void
-rg_isolate_fail_later(rg_isolate_t *iso, rg_tool_run_t *run)
+rg_isolate_fail_later(rg_isolate_t *iso, rg_isolate_call_t *run)
 {
-    run->next_approval = iso->failed;
+    run->next = iso->failed;
     iso->failed = run;
 
     event_active(&iso->answer_ev, EV_TIMEOUT, 1);
@@ -686,7 +685,7 @@ rg_isolate_fail_later(rg_isolate_t *iso, rg_tool_run_t *run)
 
 
 static void
-rg_isolate_start(rg_isolate_helper_t *h, rg_tool_run_t *run)
+rg_isolate_start(rg_isolate_helper_t *h, rg_isolate_call_t *run)
 {
     uint64_t          seq;
     const char       *tool, *id, *session;
@@ -697,9 +696,9 @@ rg_isolate_start(rg_isolate_helper_t *h, rg_tool_run_t *run)
     iso = h->iso;
     seq = ++iso->seq;
 
-    tool = run->entry->tool->name;
-    id = run->call.id ? run->call.id : "";
-    session = run->call.session ? run->call.session : "";
+    tool = run->tool;
+    id = run->id ? run->id : "";
+    session = run->session ? run->session : "";
 
     if (rg_isolate_frame_start(&sb, &pk, 5) != RG_OK
         || msgpack_pack_str_with_body(&pk, "seq", 3) != 0
@@ -708,8 +707,8 @@ rg_isolate_start(rg_isolate_helper_t *h, rg_tool_run_t *run)
         || rg_isolate_pack_str(&pk, "id", id, strlen(id)) != 0
         || rg_isolate_pack_str(&pk, "session", session, strlen(session))
            != 0
-        || rg_isolate_pack_str(&pk, "args", run->call.args,
-                               run->call.args_len) != 0)
+        || rg_isolate_pack_str(&pk, "args", run->args,
+                               run->args_len) != 0)
     {
         snprintf(run->error, sizeof(run->error), "error: %s could not be "
                  "sent to its helper process (out of memory); try again "
@@ -752,7 +751,7 @@ static void
 rg_isolate_dispatch(rg_isolate_t *iso)
 {
     rg_uint_t             i;
-    rg_tool_run_t        *run;
+    rg_isolate_call_t    *run;
     rg_isolate_helper_t  *h;
 
     while (iso->queue) {
@@ -771,11 +770,11 @@ rg_isolate_dispatch(rg_isolate_t *iso)
         }
 
         run = iso->queue;
-        iso->queue = run->next_approval;
+        iso->queue = run->next;
         if (iso->queue == NULL) {
             iso->queue_tail = &iso->queue;
         }
-        run->next_approval = NULL;
+        run->next = NULL;
 
         rg_isolate_start(h, run);
     }
@@ -787,14 +786,14 @@ rg_isolate_dispatch(rg_isolate_t *iso)
 static rg_int_t
 rg_isolate_frame(rg_isolate_helper_t *h, const char *p, size_t len)
 {
-    int                ok;
-    size_t             off, rlen;
-    uint32_t           i, have;
-    uint64_t           seq;
-    const char        *result;
-    rg_tool_run_t     *run;
-    msgpack_object    *k, *v;
-    msgpack_unpacked   u;
+    int                 ok;
+    size_t              off, rlen;
+    uint32_t            i, have;
+    uint64_t            seq;
+    const char         *result;
+    rg_isolate_call_t  *run;
+    msgpack_object     *k, *v;
+    msgpack_unpacked    u;
 
     msgpack_unpacked_init(&u);
 
@@ -869,7 +868,7 @@ rg_isolate_frame(rg_isolate_helper_t *h, const char *p, size_t len)
     h->iso->failures = 0;
 
     /* result points into p: answer before the buffer moves */
-    rg_tools_isolated_done(run, !ok, result, rlen);
+    run->done(run, !ok, result, rlen);
 
     msgpack_unpacked_destroy(&u);
 
@@ -1312,21 +1311,21 @@ rg_isolate_destroy(rg_isolate_t *iso)
 
 
 void
-rg_isolate_call(rg_isolate_t *iso, rg_tool_run_t *run)
+rg_isolate_call(rg_isolate_t *iso, rg_isolate_call_t *run)
 {
-    run->next_approval = NULL;
+    run->next = NULL;
     *iso->queue_tail = run;
-    iso->queue_tail = &run->next_approval;
+    iso->queue_tail = &run->next;
 
     rg_isolate_dispatch(iso);
 }
 
 
 void
-rg_isolate_abort(rg_isolate_t *iso, rg_tool_run_t *run)
+rg_isolate_abort(rg_isolate_t *iso, rg_isolate_call_t *run)
 {
     rg_uint_t             i;
-    rg_tool_run_t       **rp;
+    rg_isolate_call_t   **rp;
     rg_isolate_helper_t  *h;
     rg_isolate_corpse_t  *c;
 
@@ -1334,21 +1333,21 @@ rg_isolate_abort(rg_isolate_t *iso, rg_tool_run_t *run)
         return;                        /* destroyed already */
     }
 
-    for (rp = &iso->queue; *rp; rp = &(*rp)->next_approval) {
+    for (rp = &iso->queue; *rp; rp = &(*rp)->next) {
         if (*rp == run) {
-            *rp = run->next_approval;
-            if (iso->queue_tail == &run->next_approval) {
+            *rp = run->next;
+            if (iso->queue_tail == &run->next) {
                 iso->queue_tail = rp;
             }
-            run->next_approval = NULL;
+            run->next = NULL;
             return;
         }
     }
 
-    for (rp = &iso->failed; *rp; rp = &(*rp)->next_approval) {
+    for (rp = &iso->failed; *rp; rp = &(*rp)->next) {
         if (*rp == run) {
-            *rp = run->next_approval;
-            run->next_approval = NULL;
+            *rp = run->next;
+            run->next = NULL;
             return;
         }
     }
@@ -1360,7 +1359,7 @@ rg_isolate_abort(rg_isolate_t *iso, rg_tool_run_t *run)
             rg_log_error(RG_LOG_WARN, iso->log, 0, "isolated module \"%s\": "
                          "helper %d killed: its call of \"%s\" was "
                          "abandoned; respawning", iso->module->mod->name,
-                         (int) h->pid, run->entry->tool->name);
+                         (int) h->pid, run->tool);
             h->run = NULL;
             rg_isolate_kill(h);
             return;
@@ -1664,7 +1663,7 @@ rg_isolate_child_host(rg_tool_host_t *host, rg_isolate_child_t *c)
     host->log = rg_isolate_host_log;
     host->done = rg_isolate_host_done;
     host->fail = rg_isolate_host_fail;
-    rg_tools_host_common(host);
+    rg_tool_host_args_set(host);
     host->timer_add = rg_isolate_host_timer_add;
     host->timer_del = rg_isolate_host_timer_del;
     host->data = c;

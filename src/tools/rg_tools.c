@@ -15,6 +15,7 @@
 #include <rg_secret.h>
 #include <rg_tool_addr.h>
 #include <rg_tool_host_io.h>
+#include <rg_tool_host_args.h>
 #include <jansson.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -303,10 +304,14 @@ rg_tools_answer(rg_tool_run_t *run, int failed, const char *s, size_t len)
 }
 
 
-void
-rg_tools_isolated_done(rg_tool_run_t *run, int failed, const char *text,
+/* the answer of an isolated module's helper */
+static void
+rg_tools_isolated_done(rg_isolate_call_t *c, int failed, const char *text,
     size_t len)
 {
+    rg_tool_run_t  *run;
+
+    run = (rg_tool_run_t *) ((char *) c - offsetof(rg_tool_run_t, helper));
     run->isolated = 0;
     rg_tools_answer(run, failed, text, len);
 }
@@ -339,127 +344,6 @@ rg_tools_host_fail(rg_tool_call_t *call, const char *fmt, ...)
 
     rg_tools_answer(run, 1, msg,
                     m < 0 ? 0 : rg_min((size_t) m, sizeof(msg) - 1));
-}
-
-
-static json_t *
-rg_tools_arg(rg_tool_call_t *call, const char *key)
-{
-    return json_is_object((json_t *) call->host_args)
-           ? json_object_get(call->host_args, key) : NULL;
-}
-
-
-static int
-rg_tools_host_arg_string(rg_tool_call_t *call, const char *key,
-    const char **s, size_t *len)
-{
-    json_t  *v;
-
-    v = rg_tools_arg(call, key);
-    if (!json_is_string(v)) {
-        return -1;
-    }
-
-    *s = json_string_value(v);
-    if (len) {
-        *len = json_string_length(v);
-    }
-
-    return 0;
-}
-
-
-static int
-rg_tools_host_arg_number(rg_tool_call_t *call, const char *key, double *n)
-{
-    json_t  *v;
-
-    v = rg_tools_arg(call, key);
-    if (!json_is_number(v)) {
-        return -1;
-    }
-
-    *n = json_number_value(v);
-
-    return 0;
-}
-
-
-static int
-rg_tools_host_arg_int(rg_tool_call_t *call, const char *key, long long *n)
-{
-    json_t  *v;
-    double   d;
-
-    v = rg_tools_arg(call, key);
-
-    if (json_is_integer(v)) {
-        *n = json_integer_value(v);
-        return 0;
-    }
-
-    if (json_is_real(v)) {
-        d = json_real_value(v);
-        if (d >= -9.2e18 && d <= 9.2e18 && d == (double) (long long) d) {
-            *n = (long long) d;
-            return 0;
-        }
-    }
-
-    return -1;
-}
-
-
-static int
-rg_tools_host_arg_bool(rg_tool_call_t *call, const char *key, int *b)
-{
-    json_t  *v;
-
-    v = rg_tools_arg(call, key);
-    if (!json_is_boolean(v)) {
-        return -1;
-    }
-
-    *b = json_is_true(v);
-
-    return 0;
-}
-
-
-static int
-rg_tools_host_arg_array_len(rg_tool_call_t *call, const char *key, size_t *n)
-{
-    json_t  *v;
-
-    v = rg_tools_arg(call, key);
-    if (!json_is_array(v)) {
-        return -1;
-    }
-
-    *n = json_array_size(v);
-
-    return 0;
-}
-
-
-static int
-rg_tools_host_arg_array_string(rg_tool_call_t *call, const char *key,
-    size_t i, const char **s, size_t *len)
-{
-    json_t  *v;
-
-    v = json_array_get(rg_tools_arg(call, key), i);
-    if (!json_is_string(v)) {
-        return -1;
-    }
-
-    *s = json_string_value(v);
-    if (len) {
-        *len = json_string_length(v);
-    }
-
-    return 0;
 }
 
 
@@ -827,37 +711,6 @@ rg_tools_host_error(rg_tool_call_t *call)
 }
 
 
-static int
-rg_tools_host_parse_size(const char *s, size_t *out)
-{
-    rg_str_t  str;
-
-    str.data = (char *) s;
-    str.len = strlen(s);
-
-    return rg_conf_parse_size(&str, out) == RG_OK ? 0 : -1;
-}
-
-
-static int
-rg_tools_host_parse_msec(const char *s, uint64_t *out)
-{
-    rg_str_t   str;
-    rg_msec_t  ms;
-
-    str.data = (char *) s;
-    str.len = strlen(s);
-
-    if (rg_conf_parse_msec(&str, &ms) != RG_OK) {
-        return -1;
-    }
-
-    *out = ms;
-
-    return 0;
-}
-
-
 /* when the run's timer fires; readable from the pool thread, as nothing
  * it reads changes once the call was launched */
 static uint64_t
@@ -872,20 +725,6 @@ rg_tools_host_deadline(rg_tool_call_t *call)
 
 
 void
-rg_tools_host_common(rg_tool_host_t *host)
-{
-    host->arg_string = rg_tools_host_arg_string;
-    host->arg_number = rg_tools_host_arg_number;
-    host->arg_int = rg_tools_host_arg_int;
-    host->arg_bool = rg_tools_host_arg_bool;
-    host->arg_array_len = rg_tools_host_arg_array_len;
-    host->arg_array_string = rg_tools_host_arg_array_string;
-    host->parse_size = rg_tools_host_parse_size;
-    host->parse_msec = rg_tools_host_parse_msec;
-}
-
-
-void
 rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
 {
     memset(host, 0, sizeof(rg_tool_host_t));
@@ -895,7 +734,7 @@ rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
     host->log = rg_tools_host_log;
     host->done = rg_tools_host_done;
     host->fail = rg_tools_host_fail;
-    rg_tools_host_common(host);
+    rg_tool_host_args_set(host);
     host->timer_add = rg_tools_host_timer_add;
     host->timer_del = rg_tools_host_timer_del;
     host->data = m;
@@ -975,7 +814,7 @@ rg_tools_timeout_handler(evutil_socket_t fd, short what, void *arg)
     rg_tools_finish(run);
 
     if (run->isolated) {
-        rg_isolate_abort(run->entry->module->isolate, run);
+        rg_isolate_abort(run->entry->module->isolate, &run->helper);
         run->isolated = 0;
         run->cancelled = 1;
         return;
@@ -1371,7 +1210,13 @@ rg_tools_launch(rg_tool_run_t *run)
 
     if (run->entry->module->isolate) {
         run->isolated = 1;
-        rg_isolate_call(run->entry->module->isolate, run);
+        run->helper.tool = run->entry->tool->name;
+        run->helper.id = run->call.id;
+        run->helper.session = run->call.session;
+        run->helper.args = run->call.args;
+        run->helper.args_len = run->call.args_len;
+        run->helper.done = rg_tools_isolated_done;
+        rg_isolate_call(run->entry->module->isolate, &run->helper);
         return;
     }
 
@@ -1657,7 +1502,7 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
         }
 
         if (run->isolated && !run->finished) {
-            rg_isolate_abort(run->entry->module->isolate, run);
+            rg_isolate_abort(run->entry->module->isolate, &run->helper);
             rg_tools_run_free(run);
             continue;
         }

@@ -12,6 +12,7 @@
 #include <rg_cycle.h>
 #include <rg_event_curl.h>
 #include <rg_thread_pool.h>
+#include <rg_isolate.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
@@ -64,6 +65,8 @@ struct rg_tool_run_s {
 
     /* a blocking call: the pool thread's (see above) */
     rg_tool_task_t      pool;
+    /* a call to an isolated module: what its helper is sent */
+    rg_isolate_call_t   helper;
 
     rg_tool_http_t     *http;
     void               *child;      /* a child session (agent_run) */
@@ -135,16 +138,11 @@ void rg_tools_set_agent_runner(rg_tools_agent_start_pt start,
 void rg_tools_agent_done(rg_tool_run_t *run, const char *status,
     const char *text, size_t len);
 void rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m);
-/* what any host table shares: the argument readers (over
- * call->host_args, a json_t object) and the unit parsers */
-void rg_tools_host_common(rg_tool_host_t *host);
 
 /* the arguments of a call to te: repaired where that is safe, checked
  * and coerced against its schema; NULL with err ("error: …") otherwise */
 void *rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len,
     char *err, size_t errlen);
-void rg_tools_isolated_done(rg_tool_run_t *run, int failed, const char *text,
-    size_t len);
 
 rg_tool_turn_t *rg_tools_turn_create(rg_agent_conf_t *agent,
     const char *session, rg_tool_request_t *reqs, rg_uint_t n,
