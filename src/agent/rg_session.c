@@ -11,6 +11,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_session.h>
+#include <rg_module.h>
 #include <rg_tool_args.h>
 #include <rg_json.h>
 #include <rg_secret.h>
@@ -212,9 +213,9 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
         goto failed;
     }
 
-    if (agent->ntools) {
-        s->tool_counts = rg_pcalloc(pool,
-                                    agent->ntools * sizeof(rg_uint_t));
+    if (agent->toolset.ntools) {
+        s->tool_counts = rg_pcalloc(pool, agent->toolset.ntools
+                                          * sizeof(rg_uint_t));
         if (s->tool_counts == NULL) {
             goto failed;
         }
@@ -342,7 +343,7 @@ rg_session_build_prefix(rg_session_t *s)
     rc = rg_buf_append_lit(&tools, "[");
     n = 0;
 
-    for (i = 0; rc == RG_OK && i < a->ntools; i++) {
+    for (i = 0; rc == RG_OK && i < a->toolset.ntools; i++) {
         if (a->tool_caps[i]
             && s->tool_counts[i] >= (rg_uint_t) a->tool_caps[i])
         {
@@ -354,7 +355,8 @@ rg_session_build_prefix(rg_session_t *s)
         }
 
         if (rc == RG_OK) {
-            rc = rg_buf_append(&tools, a->tools[i]->def, a->tools[i]->def_len);
+            rc = rg_buf_append(&tools, a->toolset.tools[i]->def,
+                               a->toolset.tools[i]->def_len);
         }
     }
 
@@ -900,7 +902,8 @@ static rg_uint_t
 rg_session_dedupable(rg_session_t *s, rg_int_t tool)
 {
     return tool >= 0 && s->agent->dedupe != RG_DEDUPE_OFF
-           && (s->agent->tools[tool]->tool->flags & RG_TOOL_READ_ONLY);
+           && (s->agent->toolset.tools[tool]->tool->flags
+               & RG_TOOL_READ_ONLY);
 }
 
 
@@ -985,17 +988,8 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
             continue;
         }
 
-        for (k = 0; k < a->ntools; k++) {
-            if (strlen(a->tools[k]->tool->name) == c->name.len
-                && memcmp(a->tools[k]->tool->name, c->name.data, c->name.len)
-                   == 0)
-            {
-                s->extra[i].tool = k;
-                break;
-            }
-        }
-
-        j = s->extra[i].tool;
+        j = rg_toolset_find(&a->toolset, c->name.data, c->name.len);
+        s->extra[i].tool = j;
         if (j < 0) {
             continue;                  /* the tools layer explains */
         }
@@ -1006,7 +1000,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
             rg_session_preset(s, c, 1, "error: %s has reached its limit of "
                               "%ld calls in this task and is no longer "
                               "available; answer with what you have",
-                              a->tools[j]->tool->name, (long) cap);
+                              a->toolset.tools[j]->tool->name, (long) cap);
             continue;
         }
 
@@ -1018,7 +1012,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
         }
 
         /* repeated calls */
-        sig = rg_session_signature(s, c, a->tools[j], &slen);
+        sig = rg_session_signature(s, c, a->toolset.tools[j], &slen);
         if (sig == NULL) {
             continue;
         }
@@ -1036,8 +1030,8 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
                                   "repeated identical tool calls %lu times "
                                   "(the last: %s with %.200s)",
                                   (unsigned long) s->repeats,
-                                  a->tools[j]->tool->name, sig + c->name.len
-                                  + 1);
+                                  a->toolset.tools[j]->tool->name,
+                                  sig + c->name.len + 1);
                 return;
             }
 
@@ -1045,7 +1039,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
                               "these arguments in round %lu; answer from "
                               "this result or change approach)",
                               (int) seen->result.len, seen->result.data,
-                              a->tools[j]->tool->name,
+                              a->toolset.tools[j]->tool->name,
                               (unsigned long) seen->round);
 
             /* the window slides: the next repeat counts from this one */
@@ -1138,8 +1132,9 @@ rg_session_drop_args(rg_session_t *s)
 static void
 rg_session_run_turn(rg_session_t *s)
 {
-    s->turn = rg_tools_turn_create(s->agent, s->id, s->calls, s->ncalls,
-                                   rg_session_tools_handler, s, &s->log);
+    s->turn = rg_tools_turn_create(&s->agent->toolset, s->id, s->calls,
+                                   s->ncalls, rg_session_tools_handler, s,
+                                   &s->log);
     rg_session_drop_args(s);
 
     if (s->turn == NULL) {
@@ -1399,7 +1394,8 @@ rg_session_tools_handler(rg_tool_turn_t *turn)
             }
             rg_buf_printf(&b, "\n(note: that was the last %s call allowed "
                           "in this task; it is no longer available)",
-                          s->agent->tools[s->extra[i].tool]->tool->name);
+                          s->agent->toolset.tools[s->extra[i].tool]
+                          ->tool->name);
             text = b.data;
             len = b.len;
         }

@@ -232,10 +232,12 @@ static rg_command_t  rg_cycle_agent_commands[] = {
       NULL },
 
     { rg_string("approve"), RG_AGENT_CONF|RG_CONF_1MORE,
-      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, approve), NULL },
+      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, toolset.approve),
+      NULL },
 
     { rg_string("agents"), RG_AGENT_CONF|RG_CONF_1MORE,
-      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, agents), NULL },
+      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, toolset.agents),
+      NULL },
 
     { rg_string("temperature"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_double_slot, offsetof(rg_agent_conf_t, temperature),
@@ -340,9 +342,9 @@ rg_cycle_system_prompt(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 static char *
 rg_cycle_tool_timeout(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    rg_msec_t                ms;
-    rg_agent_conf_t         *agent;
-    rg_conf_tool_timeout_t  *t;
+    rg_msec_t                 ms;
+    rg_agent_conf_t          *agent;
+    rg_agent_tool_timeout_t  *t;
 
     agent = conf;
 
@@ -351,16 +353,16 @@ rg_cycle_tool_timeout(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     }
 
     if (cf->nargs == 2) {
-        if (agent->tool_timeout != RG_CONF_UNSET_MSEC) {
+        if (agent->toolset.timeout != RG_CONF_UNSET_MSEC) {
             return "is duplicate";
         }
-        agent->tool_timeout = ms;
+        agent->toolset.timeout = ms;
         return RG_CONF_OK;
     }
 
     if (agent->tool_timeout_names == NULL) {
         agent->tool_timeout_names = rg_array_create(cf->pool, 4,
-                                        sizeof(rg_conf_tool_timeout_t));
+                                        sizeof(rg_agent_tool_timeout_t));
         if (agent->tool_timeout_names == NULL) {
             return RG_CONF_ERROR;
         }
@@ -400,9 +402,9 @@ rg_cycle_default_agent(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 static char *
 rg_cycle_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    rg_int_t                 v;
-    rg_agent_conf_t         *agent;
-    rg_conf_tool_timeout_t  *t;
+    rg_int_t              v;
+    rg_agent_conf_t      *agent;
+    rg_agent_tool_cap_t  *t;
 
     agent = conf;
 
@@ -421,7 +423,7 @@ rg_cycle_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     if (agent->tool_cap_names == NULL) {
         agent->tool_cap_names = rg_array_create(cf->pool, 4,
-                                    sizeof(rg_conf_tool_timeout_t));
+                                    sizeof(rg_agent_tool_cap_t));
         if (agent->tool_cap_names == NULL) {
             return RG_CONF_ERROR;
         }
@@ -433,7 +435,7 @@ rg_cycle_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     }
 
     t->name = cf->args[1];
-    t->timeout = (rg_msec_t) v;
+    t->calls = v;
 
     return RG_CONF_OK;
 }
@@ -628,8 +630,9 @@ rg_cycle_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     *ap = agent;
 
     agent->name = cf->args[1];
+    agent->toolset.owner = agent->name;
     agent->max_rounds = RG_CONF_UNSET;
-    agent->tool_timeout = RG_CONF_UNSET_MSEC;
+    agent->toolset.timeout = RG_CONF_UNSET_MSEC;
     agent->temperature = NAN;
     agent->max_tokens = RG_CONF_UNSET;
     agent->deadline = RG_CONF_UNSET_MSEC;
@@ -881,12 +884,18 @@ rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
 static rg_int_t
 rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
 {
-    size_t            len;
-    rg_buf_t          b;
-    rg_str_t         *names;
-    rg_uint_t         i, j;
-    rg_llm_conf_t   **llms;
-    rg_tool_entry_t  *te;
+    size_t                    len;
+    rg_buf_t                  b;
+    rg_int_t                  k;
+    rg_str_t                 *names;
+    rg_uint_t                 i, j;
+    rg_toolset_t             *ts;
+    rg_llm_conf_t           **llms;
+    rg_tool_entry_t          *te;
+    rg_agent_tool_cap_t      *tc;
+    rg_agent_tool_timeout_t  *tt;
+
+    ts = &agent->toolset;
 
     if (agent->llm_name.data) {
         agent->llm = rg_cycle_llm(cycle, agent->llm_name.data,
@@ -915,8 +924,8 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     if (agent->max_rounds == RG_CONF_UNSET) {
         agent->max_rounds = 8;
     }
-    if (agent->tool_timeout == RG_CONF_UNSET_MSEC) {
-        agent->tool_timeout = 30000;
+    if (ts->timeout == RG_CONF_UNSET_MSEC) {
+        ts->timeout = 30000;
     }
     if (isnan(agent->temperature)) {
         agent->temperature = agent->llm->temperature;
@@ -960,16 +969,16 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
 
     /* resolve the tool allow-list */
     if (agent->tool_names) {
-        agent->ntools = agent->tool_names->nelts;
-        agent->tools = rg_pcalloc(cycle->pool,
-                                  agent->ntools * sizeof(rg_tool_entry_t *));
-        if (agent->tools == NULL) {
+        ts->ntools = agent->tool_names->nelts;
+        ts->tools = rg_pcalloc(cycle->pool,
+                               ts->ntools * sizeof(rg_tool_entry_t *));
+        if (ts->tools == NULL) {
             return RG_ERROR;
         }
 
         names = agent->tool_names->elts;
 
-        for (i = 0; i < agent->ntools; i++) {
+        for (i = 0; i < ts->ntools; i++) {
             te = rg_module_find_tool(cycle, names[i].data, names[i].len);
 
             if (te == NULL) {
@@ -983,7 +992,7 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
             }
 
             for (j = 0; j < i; j++) {
-                if (agent->tools[j] == te) {
+                if (ts->tools[j] == te) {
                     rg_cycle_fail(cycle, agent->file, agent->line,
                                   "agent \"%.*s\" lists tool \"%.*s\" twice",
                                   (int) agent->name.len, agent->name.data,
@@ -992,34 +1001,23 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
                 }
             }
 
-            agent->tools[i] = te;
+            ts->tools[i] = te;
         }
     }
 
     if (agent->tool_timeout_names) {
-        rg_conf_tool_timeout_t  *tt;
-
-        agent->tool_timeouts = rg_pcalloc(cycle->pool,
-                                          (agent->ntools + 1)
-                                          * sizeof(rg_msec_t));
-        if (agent->tool_timeouts == NULL) {
+        ts->timeouts = rg_pcalloc(cycle->pool,
+                                  (ts->ntools + 1) * sizeof(rg_msec_t));
+        if (ts->timeouts == NULL) {
             return RG_ERROR;
         }
 
         tt = agent->tool_timeout_names->elts;
 
         for (i = 0; i < agent->tool_timeout_names->nelts; i++) {
-            for (j = 0; j < agent->ntools; j++) {
-                if (strlen(agent->tools[j]->tool->name) == tt[i].name.len
-                    && memcmp(agent->tools[j]->tool->name, tt[i].name.data,
-                              tt[i].name.len) == 0)
-                {
-                    agent->tool_timeouts[j] = tt[i].timeout;
-                    break;
-                }
-            }
+            k = rg_toolset_find(ts, tt[i].name.data, tt[i].name.len);
 
-            if (j == agent->ntools) {
+            if (k < 0) {
                 rg_cycle_fail(cycle, agent->file, agent->line,
                               "agent \"%.*s\": \"tool_timeout\" names "
                               "\"%.*s\", which is not in its \"tools\"",
@@ -1027,36 +1025,28 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
                               (int) tt[i].name.len, tt[i].name.data);
                 return RG_ERROR;
             }
+
+            ts->timeouts[k] = tt[i].timeout;
         }
     }
 
     agent->tool_caps = rg_pcalloc(cycle->pool,
-                                  (agent->ntools + 1) * sizeof(rg_int_t));
+                                  (ts->ntools + 1) * sizeof(rg_int_t));
     if (agent->tool_caps == NULL) {
         return RG_ERROR;
     }
 
-    for (j = 0; j < agent->ntools; j++) {
+    for (j = 0; j < ts->ntools; j++) {
         agent->tool_caps[j] = agent->tool_max_calls;
     }
 
     if (agent->tool_cap_names) {
-        rg_conf_tool_timeout_t  *tc;
-
         tc = agent->tool_cap_names->elts;
 
         for (i = 0; i < agent->tool_cap_names->nelts; i++) {
-            for (j = 0; j < agent->ntools; j++) {
-                if (strlen(agent->tools[j]->tool->name) == tc[i].name.len
-                    && memcmp(agent->tools[j]->tool->name, tc[i].name.data,
-                              tc[i].name.len) == 0)
-                {
-                    agent->tool_caps[j] = (rg_int_t) tc[i].timeout;
-                    break;
-                }
-            }
+            k = rg_toolset_find(ts, tc[i].name.data, tc[i].name.len);
 
-            if (j == agent->ntools) {
+            if (k < 0) {
                 rg_cycle_fail(cycle, agent->file, agent->line,
                               "agent \"%.*s\": \"tool_max_calls\" names "
                               "\"%.*s\", which is not in its \"tools\"",
@@ -1064,23 +1054,16 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
                               (int) tc[i].name.len, tc[i].name.data);
                 return RG_ERROR;
             }
+
+            agent->tool_caps[k] = tc[i].calls;
         }
     }
 
-    if (agent->approve) {
-        names = agent->approve->elts;
+    if (ts->approve) {
+        names = ts->approve->elts;
 
-        for (i = 0; i < agent->approve->nelts; i++) {
-            for (j = 0; j < agent->ntools; j++) {
-                if (strlen(agent->tools[j]->tool->name) == names[i].len
-                    && memcmp(agent->tools[j]->tool->name, names[i].data,
-                              names[i].len) == 0)
-                {
-                    break;
-                }
-            }
-
-            if (j == agent->ntools) {
+        for (i = 0; i < ts->approve->nelts; i++) {
+            if (rg_toolset_find(ts, names[i].data, names[i].len) < 0) {
                 rg_cycle_fail(cycle, agent->file, agent->line,
                               "agent \"%.*s\": \"approve\" names \"%.*s\", "
                               "which is not in its \"tools\"",
@@ -1092,10 +1075,10 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     }
 
     /* the agents run_agent may hand work to */
-    if (agent->agents) {
-        names = agent->agents->elts;
+    if (ts->agents) {
+        names = ts->agents->elts;
 
-        for (i = 0; i < agent->agents->nelts; i++) {
+        for (i = 0; i < ts->agents->nelts; i++) {
             if (rg_cycle_agent(cycle, names[i].data, names[i].len) == NULL)
             {
                 rg_cycle_fail(cycle, agent->file, agent->line,
@@ -1115,10 +1098,10 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         goto nomem;
     }
 
-    for (i = 0; i < agent->ntools; i++) {
+    for (i = 0; i < ts->ntools; i++) {
         if ((i && rg_buf_append_lit(&b, ",") != RG_OK)
-            || rg_buf_append(&b, agent->tools[i]->def,
-                             agent->tools[i]->def_len) != RG_OK)
+            || rg_buf_append(&b, ts->tools[i]->def,
+                             ts->tools[i]->def_len) != RG_OK)
         {
             goto nomem;
         }
@@ -1138,8 +1121,8 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
 
         if (rg_llm_openai_prefix_ex(&p, agent->llm->model.data,
                                     agent->temperature,
-                                    agent->ntools ? b.data : NULL,
-                                    agent->ntools ? len : 0,
+                                    ts->ntools ? b.data : NULL,
+                                    ts->ntools ? len : 0,
                                     (rg_uint_t) agent->llm->stream) != RG_OK)
         {
             rg_buf_free(&p);
@@ -1164,10 +1147,9 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
 
     rg_buf_free(&b);
 
-    agent->tool_list = rg_module_tool_names(cycle, agent->tools,
-                                            agent->ntools);
+    ts->tool_list = rg_module_tool_names(cycle, ts->tools, ts->ntools);
 
-    if (agent->prefix == NULL || agent->tool_list == NULL) {
+    if (agent->prefix == NULL || ts->tool_list == NULL) {
         return RG_ERROR;
     }
 

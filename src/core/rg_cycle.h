@@ -16,10 +16,17 @@ typedef struct rg_tool_entry_s  rg_tool_entry_t;
 typedef struct rg_llm_conf_s    rg_llm_conf_t;
 typedef struct rg_agent_conf_s  rg_agent_conf_t;
 
+/* tool_timeout NAME TIME; */
 typedef struct {
     rg_str_t            name;
-    rg_msec_t           timeout;      /* or a count, for tool_max_calls */
-} rg_conf_tool_timeout_t;
+    rg_msec_t           timeout;
+} rg_agent_tool_timeout_t;
+
+/* tool_max_calls NAME N; */
+typedef struct {
+    rg_str_t            name;
+    rg_int_t            calls;
+} rg_agent_tool_cap_t;
 
 #define RG_DEDUPE_OFF      0
 #define RG_DEDUPE_SESSION  1
@@ -65,24 +72,34 @@ struct rg_tool_entry_s {
 };
 
 
+/* What a turn may call, and how: an agent's tools as the tools layer
+ * sees them, built from its tools, tool_timeout, approve and agents. */
+typedef struct {
+    rg_str_t            owner;            /* the agent's name, for messages */
+    rg_tool_entry_t   **tools;
+    rg_uint_t           ntools;
+    char               *tool_list;        /* "calc, time_now" for errors */
+    rg_msec_t           timeout;          /* tool_timeout */
+    rg_msec_t          *timeouts;         /* per tool, 0: the default */
+    rg_array_t         *approve;          /* rg_str_t: dangerous, allowed */
+    rg_array_t         *agents;           /* rg_str_t: run_agent may call */
+} rg_toolset_t;
+
+
 struct rg_agent_conf_s {
     rg_str_t            name;
     rg_str_t            llm_name;
     rg_str_t            system_prompt;
     rg_array_t         *tool_names;       /* rg_str_t */
     rg_int_t            max_rounds;
-    rg_msec_t           tool_timeout;
-    rg_array_t         *tool_timeout_names;  /* rg_conf_tool_timeout_t */
-    rg_msec_t          *tool_timeouts;       /* per tool, 0: default */
-    rg_array_t         *approve;             /* rg_str_t: dangerous, allowed */
-    rg_array_t         *agents;              /* rg_str_t: run_agent may call */
+    rg_array_t         *tool_timeout_names;  /* rg_agent_tool_timeout_t */
     double              temperature;      /* NAN: the llm's */
 
     /* guards */
     rg_int_t            max_tokens;       /* 0: no budget */
     rg_msec_t           deadline;         /* 0: none */
     rg_int_t            tool_max_calls;   /* per tool, 0: no cap */
-    rg_array_t         *tool_cap_names;   /* rg_conf_tool_timeout_t */
+    rg_array_t         *tool_cap_names;   /* rg_agent_tool_cap_t */
     rg_int_t           *tool_caps;        /* per tool index */
     rg_int_t            max_tool_calls;   /* per answer, the rest refused */
     rg_int_t            repeat_window;
@@ -97,9 +114,7 @@ struct rg_agent_conf_s {
     rg_int_t            context_summarize;
 
     rg_llm_conf_t      *llm;
-    rg_tool_entry_t   **tools;
-    rg_uint_t           ntools;
-    char               *tool_list;        /* "calc, time_now" for errors */
+    rg_toolset_t        toolset;
 
     char               *prefix;           /* request body up to messages */
     size_t              prefix_len;

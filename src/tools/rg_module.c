@@ -421,6 +421,23 @@ rg_module_find_tool(rg_cycle_t *cycle, const char *name, size_t len)
 }
 
 
+rg_int_t
+rg_toolset_find(const rg_toolset_t *ts, const char *name, size_t len)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < ts->ntools; i++) {
+        if (strlen(ts->tools[i]->tool->name) == len
+            && memcmp(ts->tools[i]->tool->name, name, len) == 0)
+        {
+            return (rg_int_t) i;
+        }
+    }
+
+    return -1;
+}
+
+
 const char *
 rg_module_tool_list(rg_cycle_t *cycle)
 {

@@ -17,6 +17,9 @@ void rg_module_unload_all(void *cycle);
 rg_tool_entry_t *rg_module_find_tool(rg_cycle_t *cycle, const char *name,
     size_t len);
 const char *rg_module_tool_list(rg_cycle_t *cycle);
+/* the index of the tool name[0..len) in ts, or -1 */
+rg_int_t rg_toolset_find(const rg_toolset_t *ts, const char *name,
+    size_t len);
 char *rg_module_tool_names(rg_cycle_t *cycle, rg_tool_entry_t **tools,
     rg_uint_t n);
 

@@ -10,6 +10,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_tools.h>
+#include <rg_module.h>
 #include <rg_isolate.h>
 #include <rg_tool_args.h>
 #include <rg_secret.h>
@@ -913,36 +914,36 @@ rg_tools_pool_done(rg_thread_task_t *task)
 static rg_int_t
 rg_tools_agent_allowed(rg_tool_run_t *run, const char *name)
 {
-    int               n;
-    size_t            len, off;
-    rg_str_t         *names;
-    rg_uint_t         i;
-    rg_agent_conf_t  *agent;
+    int                  n;
+    size_t               len, off;
+    rg_str_t            *names;
+    rg_uint_t            i;
+    const rg_toolset_t  *ts;
 
-    agent = run->turn->agent;
+    ts = run->turn->toolset;
     len = strlen(name);
-    names = agent->agents ? agent->agents->elts : NULL;
+    names = ts->agents ? ts->agents->elts : NULL;
 
-    for (i = 0; names && i < agent->agents->nelts; i++) {
+    for (i = 0; names && i < ts->agents->nelts; i++) {
         if (names[i].len == len && memcmp(names[i].data, name, len) == 0) {
             return RG_OK;
         }
     }
 
-    if (names == NULL || agent->agents->nelts == 0) {
+    if (names == NULL || ts->agents->nelts == 0) {
         snprintf(run->error, sizeof(run->error), "agent \"%.*s\" may not "
                  "hand work to other agents (its \"agents\" lists none); "
-                 "do the task yourself", (int) agent->name.len,
-                 agent->name.data);
+                 "do the task yourself", (int) ts->owner.len,
+                 ts->owner.data);
         return RG_ERROR;
     }
 
     n = snprintf(run->error, sizeof(run->error), "agent \"%.64s\" is not "
                  "one that agent \"%.*s\" may call; it may call: ", name,
-                 (int) agent->name.len, agent->name.data);
+                 (int) ts->owner.len, ts->owner.data);
     off = n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1) : 0;
 
-    for (i = 0; i < agent->agents->nelts; i++) {
+    for (i = 0; i < ts->agents->nelts; i++) {
         n = snprintf(run->error + off, sizeof(run->error) - off, "%s%.*s",
                      i ? ", " : "", (int) names[i].len, names[i].data);
         off += n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1 - off) : 0;
@@ -952,20 +953,20 @@ rg_tools_agent_allowed(rg_tool_run_t *run, const char *name)
 }
 
 
-/* te is in the agent's `approve` list */
+/* te is in the toolset's `approve` list */
 static rg_uint_t
-rg_tools_approved(rg_agent_conf_t *agent, rg_tool_entry_t *te)
+rg_tools_approved(const rg_toolset_t *ts, rg_tool_entry_t *te)
 {
     rg_uint_t  i;
     rg_str_t  *names;
 
-    if (agent->approve == NULL) {
+    if (ts->approve == NULL) {
         return 0;
     }
 
-    names = agent->approve->elts;
+    names = ts->approve->elts;
 
-    for (i = 0; i < agent->approve->nelts; i++) {
+    for (i = 0; i < ts->approve->nelts; i++) {
         if (strlen(te->tool->name) == names[i].len
             && memcmp(te->tool->name, names[i].data, names[i].len) == 0)
         {
@@ -977,17 +978,17 @@ rg_tools_approved(rg_agent_conf_t *agent, rg_tool_entry_t *te)
 }
 
 
-/* The agent that refuses te in this turn's chain of delegation, or NULL
- * when every agent of it approves te: a child session never gets more
- * approval than the session that started it. */
-static rg_agent_conf_t *
+/* The toolset (agent) that refuses te in this turn's chain of
+ * delegation, or NULL when every one of it approves te: a child session
+ * never gets more approval than the session that started it. */
+static const rg_toolset_t *
 rg_tools_refuser(rg_tool_turn_t *turn, rg_tool_entry_t *te)
 {
     rg_uint_t  depth;
 
     for (depth = 0; turn && depth < 64; depth++) {
-        if (!rg_tools_approved(turn->agent, te)) {
-            return turn->agent;
+        if (!rg_tools_approved(turn->toolset, te)) {
+            return turn->toolset;
         }
 
         turn = turn->parent ? turn->parent->turn : NULL;
@@ -1003,8 +1004,8 @@ rg_tools_refuser(rg_tool_turn_t *turn, rg_tool_entry_t *te)
 static rg_int_t
 rg_tools_gate(rg_tool_run_t *run)
 {
-    rg_tool_turn_t   *turn;
-    rg_agent_conf_t  *no;
+    rg_tool_turn_t      *turn;
+    const rg_toolset_t  *no;
 
     turn = run->turn;
 
@@ -1035,7 +1036,7 @@ rg_tools_gate(rg_tool_run_t *run)
 
     run->denied = 1;
 
-    if (no == turn->agent) {
+    if (no == turn->toolset) {
         rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
                            "approved; do without it or ask the user",
                            run->name);
@@ -1044,15 +1045,15 @@ rg_tools_gate(rg_tool_run_t *run)
         rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
                            "approved: agent \"%.*s\", which delegated this "
                            "task, does not approve it; do without it or ask "
-                           "the user", run->name, (int) no->name.len,
-                           no->name.data);
+                           "the user", run->name, (int) no->owner.len,
+                           no->owner.data);
     }
 
     rg_log_error(RG_LOG_WARN, turn->log, 0, "dangerous tool \"%s\" refused: "
                  "agent \"%.*s\" does not approve it and there is no "
                  "terminal to ask (\"approve %s;\" in the agent, or "
-                 "--approve-all, allows it)", run->name, (int) no->name.len,
-                 no->name.data, run->name);
+                 "--approve-all, allows it)", run->name, (int) no->owner.len,
+                 no->owner.data, run->name);
 
     rg_tools_finish(run);
 
@@ -1160,7 +1161,8 @@ rg_tools_prompt_next(void)
 
     fprintf(stderr, "\nreagent: the model of agent \"%.*s\" wants to run "
             "the dangerous tool \"%s\" with %.*s%s\nallow it? [y/N] ",
-            (int) run->turn->agent->name.len, run->turn->agent->name.data,
+            (int) run->turn->toolset->owner.len,
+            run->turn->toolset->owner.data,
             run->name, (int) n, shown,
             run->call.args_len > sizeof(shown) - 1 ? "…" : "");
     fflush(stderr);
@@ -1288,11 +1290,12 @@ rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len, char *err,
 
 
 rg_tool_turn_t *
-rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
+rg_tools_turn_create(const rg_toolset_t *ts, const char *session,
     rg_tool_request_t *reqs, rg_uint_t n, rg_tool_turn_done_pt done,
     void *data, rg_log_t *log)
 {
-    rg_uint_t         i, j;
+    rg_int_t          j;
+    rg_uint_t         i;
     json_t           *args;
     rg_tool_run_t    *run;
     rg_tool_turn_t   *turn;
@@ -1310,7 +1313,7 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
     turn->done = done;
     turn->data = data;
     turn->log = log;
-    turn->agent = agent;
+    turn->toolset = ts;
 
     event_assign(&turn->done_ev, rg_tools_base, -1, 0,
                  rg_tools_turn_done_handler, turn);
@@ -1346,16 +1349,8 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
                     : run->call.session + strlen(session) + 1;
 
         /* which tool? only those of the agent's allow-list */
-        te = NULL;
-        for (j = 0; j < agent->ntools; j++) {
-            if (strlen(agent->tools[j]->tool->name) == reqs[i].name.len
-                && memcmp(agent->tools[j]->tool->name, reqs[i].name.data,
-                          reqs[i].name.len) == 0)
-            {
-                te = agent->tools[j];
-                break;
-            }
-        }
+        j = rg_toolset_find(ts, reqs[i].name.data, reqs[i].name.len);
+        te = j >= 0 ? ts->tools[j] : NULL;
 
         if (reqs[i].has_preset) {
             rg_tools_set_result(run, reqs[i].preset_failed,
@@ -1365,7 +1360,7 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
 
         if (reqs[i].name.len == 0) {
             rg_tools_set_error(run, "error: the tool call has no function "
-                               "name; call one of: %s", agent->tool_list);
+                               "name; call one of: %s", ts->tool_list);
             continue;
         }
 
@@ -1374,7 +1369,7 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
                                "you can call are: %s",
                                (int) rg_min(reqs[i].name.len, 64),
                                reqs[i].name.data,
-                               agent->ntools ? agent->tool_list : "none");
+                               ts->ntools ? ts->tool_list : "none");
             continue;
         }
 
@@ -1422,10 +1417,10 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
         run->call.conf = te->module->conf;
         run->call.args = text;
         run->call.args_len = len;
-        run->timeout = agent->tool_timeouts && agent->tool_timeouts[j]
-                       ? agent->tool_timeouts[j]
+        run->timeout = ts->timeouts && ts->timeouts[j]
+                       ? ts->timeouts[j]
                        : te->tool->timeout_ms ? te->tool->timeout_ms
-                                              : agent->tool_timeout;
+                                              : ts->timeout;
     }
 
     return turn;

@@ -99,7 +99,7 @@ struct rg_tool_turn_s {
     rg_tool_turn_done_pt approval;  /* awaiting changed; optional */
     void               *data;
     rg_log_t           *log;
-    rg_agent_conf_t    *agent;
+    const rg_toolset_t *toolset;    /* what it may call */
     rg_tool_run_t      *parent;     /* for a child session's turn: the
                                        run_agent call that started it */
     struct event        done_ev;
@@ -144,7 +144,7 @@ void rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m);
 void *rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len,
     char *err, size_t errlen);
 
-rg_tool_turn_t *rg_tools_turn_create(rg_agent_conf_t *agent,
+rg_tool_turn_t *rg_tools_turn_create(const rg_toolset_t *ts,
     const char *session, rg_tool_request_t *reqs, rg_uint_t n,
     rg_tool_turn_done_pt done, void *data, rg_log_t *log);
 void rg_tools_turn_start(rg_tool_turn_t *turn);

@@ -926,10 +926,10 @@ rg_test_cycle_defaults(void **state)
     assert_null(agent->system_prompt.data);
     assert_null(agent->tool_names);
     assert_int_equal(agent->max_rounds, 8);
-    assert_int_equal(agent->tool_timeout, 30000);
+    assert_int_equal(agent->toolset.timeout, 30000);
     assert_null(agent->tool_timeout_names);
-    assert_null(agent->tool_timeouts);
-    assert_null(agent->approve);
+    assert_null(agent->toolset.timeouts);
+    assert_null(agent->toolset.approve);
     assert_true(agent->temperature == 0.0);
     assert_int_equal(agent->max_tokens, 0);
     assert_int_equal(agent->deadline, 0);
@@ -943,8 +943,8 @@ rg_test_cycle_defaults(void **state)
     assert_true(agent->context_threshold == 0.8);
     assert_int_equal(agent->keep_rounds, 2);
     assert_int_equal(agent->context_summarize, 0);
-    assert_int_equal(agent->ntools, 0);
-    assert_string_equal(agent->tool_list, "");
+    assert_int_equal(agent->toolset.ntools, 0);
+    assert_string_equal(agent->toolset.tool_list, "");
     assert_null(agent->system_msg);
     assert_string_equal(agent->prefix,
                         "{\"model\":\"m\",\"temperature\":0,"
@@ -1134,7 +1134,7 @@ rg_test_cycle_all_directives(void **state)
     rg_test_str(&names[0], "calc");
     rg_test_str(&names[1], "time_now");
     assert_int_equal(first->max_rounds, 3);
-    assert_int_equal(first->tool_timeout, 2000);
+    assert_int_equal(first->toolset.timeout, 2000);
     assert_true(first->temperature == 0.25);
     assert_int_equal(first->max_tokens, 5000);
     assert_int_equal(first->deadline, 90000);
@@ -1149,16 +1149,17 @@ rg_test_cycle_all_directives(void **state)
     assert_true(first->context_threshold == 0.5);
     assert_int_equal(first->keep_rounds, 4);
     assert_int_equal(first->context_summarize, 1);
-    assert_int_equal(first->ntools, 2);
-    assert_ptr_equal(first->tools[0], rg_module_find_tool(cycle, "calc", 4));
-    assert_ptr_equal(first->tools[1],
+    assert_int_equal(first->toolset.ntools, 2);
+    assert_ptr_equal(first->toolset.tools[0],
+                     rg_module_find_tool(cycle, "calc", 4));
+    assert_ptr_equal(first->toolset.tools[1],
                      rg_module_find_tool(cycle, "time_now", 8));
-    assert_string_equal(first->tool_list, "calc, time_now");
-    assert_non_null(first->tool_timeouts);
-    assert_int_equal(first->tool_timeouts[0], 500);     /* calc */
-    assert_int_equal(first->tool_timeouts[1], 0);       /* the agent's */
-    assert_int_equal(first->approve->nelts, 1);
-    rg_test_str((rg_str_t *) first->approve->elts, "time_now");
+    assert_string_equal(first->toolset.tool_list, "calc, time_now");
+    assert_non_null(first->toolset.timeouts);
+    assert_int_equal(first->toolset.timeouts[0], 500);     /* calc */
+    assert_int_equal(first->toolset.timeouts[1], 0);       /* the agent's */
+    assert_int_equal(first->toolset.approve->nelts, 1);
+    rg_test_str((rg_str_t *) first->toolset.approve->elts, "time_now");
     assert_string_equal(first->system_msg,
                         "{\"role\":\"system\",\"content\":"
                         "\"Be \\\"brief\\\".\"}");
@@ -1180,16 +1181,16 @@ rg_test_cycle_all_directives(void **state)
     assert_ptr_equal(second->llm, llm_other);
     rg_test_str(&second->system_prompt, "one two three");
     assert_int_equal(second->max_rounds, 8);
-    assert_int_equal(second->tool_timeout, 30000);
-    assert_null(second->tool_timeouts);
-    assert_null(second->approve);
+    assert_int_equal(second->toolset.timeout, 30000);
+    assert_null(second->toolset.timeouts);
+    assert_null(second->toolset.approve);
     assert_int_equal(second->dedupe, RG_DEDUPE_OFF);
     assert_int_equal(second->tool_max_calls, 0);
     assert_int_equal(second->tool_caps[0], 0);
     assert_int_equal(second->repeat_limit, 3);
     assert_true(second->temperature == 1.5);      /* the llm's */
-    assert_int_equal(second->ntools, 1);
-    assert_string_equal(second->tool_list, "time_now");
+    assert_int_equal(second->toolset.ntools, 1);
+    assert_string_equal(second->toolset.tool_list, "time_now");
     assert_string_equal(second->system_msg,
                         "{\"role\":\"system\",\"content\":"
                         "\"one two three\"}");
@@ -1254,7 +1255,7 @@ rg_test_cycle_units(void **state)
         assert_int_equal(llm->idle_timeout, times[i].msec);
         assert_int_equal(llm->retry_base, times[i].msec);
         assert_int_equal(llm->retry_max, times[i].msec);
-        assert_int_equal(rg_test_agent(cycle, 0)->tool_timeout,
+        assert_int_equal(rg_test_agent(cycle, 0)->toolset.timeout,
                          times[i].msec);
         rg_cycle_destroy(cycle);
     }
@@ -1879,10 +1880,10 @@ rg_test_cycle_tools(void **state)
                           "agent y { }\n",
                           rg_test_build_dir(), rg_test_build_dir());
     assert_non_null(cycle);
-    assert_int_equal(rg_test_agent(cycle, 0)->ntools, 1);
-    assert_string_equal(rg_test_agent(cycle, 0)->tool_list, "time_now");
+    assert_int_equal(rg_test_agent(cycle, 0)->toolset.ntools, 1);
+    assert_string_equal(rg_test_agent(cycle, 0)->toolset.tool_list, "time_now");
     assert_null(strstr(rg_test_agent(cycle, 0)->prefix, "\"calc\""));
-    assert_int_equal(rg_test_agent(cycle, 1)->ntools, 0);
+    assert_int_equal(rg_test_agent(cycle, 1)->toolset.ntools, 0);
     assert_null(strstr(rg_test_agent(cycle, 1)->prefix, "\"tools\""));
     rg_cycle_destroy(cycle);
 }
@@ -1989,7 +1990,7 @@ rg_test_include_file(void **state)
 
     agent = rg_test_agent(cycle, 0);
     assert_int_equal(agent->max_rounds, 5);
-    assert_int_equal(agent->tool_timeout, 3000);
+    assert_int_equal(agent->toolset.timeout, 3000);
     assert_true(agent->temperature == 1.0);
     assert_string_equal(agent->file, top);
     assert_int_equal(agent->line, 2);
@@ -2619,7 +2620,7 @@ rg_test_shipped_conf(void **state)
     assert_int_equal(agent->tool_names->nelts, 2);
     rg_test_str(&names[0], "calc");
     rg_test_str(&names[1], "time_now");
-    assert_string_equal(agent->tool_list, "calc, time_now");
+    assert_string_equal(agent->toolset.tool_list, "calc, time_now");
     rg_test_str(&cycle->default_agent, "assistant");
 
     /* the commented defaults are the defaults */
@@ -2644,7 +2645,7 @@ rg_test_shipped_conf(void **state)
 
     dagent = rg_test_agent(dcycle, 0);
     assert_int_equal(dagent->max_rounds, agent->max_rounds);
-    assert_int_equal(dagent->tool_timeout, agent->tool_timeout);
+    assert_int_equal(dagent->toolset.timeout, agent->toolset.timeout);
     assert_int_equal(dagent->max_tool_calls, agent->max_tool_calls);
     assert_int_equal(agent->max_tool_calls, 128);
     assert_true(dagent->temperature == agent->temperature);

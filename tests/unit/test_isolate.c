@@ -1069,10 +1069,10 @@ rg_test_direct_make(rg_test_ctx_t *t, rg_uint_t helpers, rg_msec_t timeout)
         t->tools[i] = &t->entries[i];
     }
 
-    t->agent->tools = t->tools;
-    t->agent->ntools = n;
-    t->agent->tool_timeout = timeout;
-    t->agent->tool_list = "(the direct tools)";
+    t->agent->toolset.tools = t->tools;
+    t->agent->toolset.ntools = n;
+    t->agent->toolset.timeout = timeout;
+    t->agent->toolset.tool_list = "(the direct tools)";
 
     t->module.isolate = rg_isolate_create(&t->module, t->base, helpers,
                                           &t->log);
@@ -1121,7 +1121,7 @@ rg_test_turn(rg_test_ctx_t *t, rg_uint_t n, const char **calls)
         reqs[i].arguments.len = strlen(reqs[i].arguments.data);
     }
 
-    t->turn = rg_tools_turn_create(t->agent, "s-direct", reqs, n,
+    t->turn = rg_tools_turn_create(&t->agent->toolset, "s-direct", reqs, n,
                                    rg_test_turn_done, t->base, &t->log);
     free(reqs);
     assert_non_null(t->turn);
@@ -1455,7 +1455,7 @@ rg_test_direct_orphans(void **state)
             reqs[i].arguments.len = 2;
         }
 
-        t->turn = rg_tools_turn_create(t->agent, "s-orphans", reqs, 2,
+        t->turn = rg_tools_turn_create(&t->agent->toolset, "s-orphans", reqs, 2,
                                        rg_test_turn_done, t->base, &t->log);
         if (t->turn == NULL) {
             _exit(1);

@@ -1173,9 +1173,9 @@ rg_test_request_shape(void **state)
                         "calc");
     assert_string_equal(json_string_value(json_object_get(fn,
                                                           "description")),
-                        a->tools[0]->tool->description);
+                        a->toolset.tools[0]->tool->description);
 
-    schema = json_loads(a->tools[0]->tool->parameters, 0, NULL);
+    schema = json_loads(a->toolset.tools[0]->tool->parameters, 0, NULL);
     assert_non_null(schema);
     assert_true(json_equal(schema, json_object_get(fn, "parameters")));
     json_decref(schema);

@@ -253,9 +253,9 @@ rg_test_load_good(void **state)
 
     /* the agent that lists it */
     agent = ((rg_agent_conf_t **) cycle->agents.elts)[0];
-    assert_int_equal(agent->ntools, 1);
-    assert_ptr_equal(agent->tools[0], te);
-    assert_string_equal(agent->tool_list, "echo");
+    assert_int_equal(agent->toolset.ntools, 1);
+    assert_ptr_equal(agent->toolset.tools[0], te);
+    assert_string_equal(agent->toolset.tool_list, "echo");
     assert_non_null(strstr(agent->prefix, te->def));
 
     rg_test_loaded(rg_test_good);
