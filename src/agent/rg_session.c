@@ -12,6 +12,7 @@
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_module.h>
+#include <rg_llm_request.h>
 #include <rg_tool_args.h>
 #include <rg_json.h>
 #include <rg_secret.h>
@@ -83,9 +84,10 @@ rg_session_append_text(rg_session_t *s, uint8_t role, const char *tool_id,
     rg_json_arena_begin();
 
     if (role == 't') {
-        rc = rg_llm_openai_tool_msg(&b, tool_id, text, len);
+        rc = rg_llm_tool_result(&b, tool_id, text, len);
     } else {
-        rc = rg_llm_openai_msg(&b, role == 'u' ? "user" : "system", text, len);
+        rc = rg_llm_message(&b, role == 'u' ? RG_LLM_USER : RG_LLM_SYSTEM,
+                            text, len);
     }
 
     rg_json_arena_end();
@@ -331,45 +333,38 @@ static rg_int_t
 rg_session_build_prefix(rg_session_t *s)
 {
     rg_int_t          rc;
-    rg_buf_t          tools, p;
+    rg_buf_t          p;
+    rg_str_t         *tools;
     rg_uint_t         i, n;
     rg_agent_conf_t  *a;
+    rg_llm_prefix_t   prefix;
 
     a = s->agent;
 
-    memset(&tools, 0, sizeof(tools));
-    memset(&p, 0, sizeof(p));
+    tools = rg_palloc(s->pool, (a->toolset.ntools + 1) * sizeof(rg_str_t));
+    if (tools == NULL) {
+        return RG_ERROR;
+    }
 
-    rc = rg_buf_append_lit(&tools, "[");
-    n = 0;
-
-    for (i = 0; rc == RG_OK && i < a->toolset.ntools; i++) {
+    for (i = 0, n = 0; i < a->toolset.ntools; i++) {
         if (a->tool_caps[i]
             && s->tool_counts[i] >= (rg_uint_t) a->tool_caps[i])
         {
             continue;
         }
 
-        if (n++) {
-            rc = rg_buf_append_lit(&tools, ",");
-        }
-
-        if (rc == RG_OK) {
-            rc = rg_buf_append(&tools, a->toolset.tools[i]->def,
-                               a->toolset.tools[i]->def_len);
-        }
+        tools[n++] = a->tool_texts[i];
     }
 
-    if (rc == RG_OK) {
-        rc = rg_buf_append_lit(&tools, "]");
-    }
+    prefix.model = s->llm->model.data;
+    prefix.temperature = a->temperature;
+    prefix.stream = (rg_uint_t) s->llm->stream;
+    prefix.tools = tools;
+    prefix.ntools = n;
 
-    if (rc == RG_OK) {
-        rc = rg_llm_openai_prefix_ex(&p, s->llm->model.data, a->temperature,
-                                     n ? tools.data : NULL,
-                                     n ? tools.len : 0,
-                                     (rg_uint_t) s->llm->stream);
-    }
+    memset(&p, 0, sizeof(p));
+
+    rc = rg_llm_prefix(&p, &prefix);
 
     if (rc == RG_OK) {
         s->prefix = rg_pstrdup(s->pool, p.data, p.len);
@@ -377,7 +372,6 @@ rg_session_build_prefix(rg_session_t *s)
         rc = s->prefix ? RG_OK : RG_ERROR;
     }
 
-    rg_buf_free(&tools);
     rg_buf_free(&p);
 
     return rc;
@@ -431,22 +425,24 @@ rg_session_compact(rg_session_t *s, size_t target)
         s->body.len = 0;
 
         if (b.data) {
-            rg_buf_t  msg;
+            rg_buf_t         msg;
+            rg_llm_prefix_t  prefix;
 
             memset(&msg, 0, sizeof(msg));
+            memset(&prefix, 0, sizeof(prefix));
+            prefix.model = s->llm->model.data;
+            prefix.stream = (rg_uint_t) s->llm->stream;
 
-            if (rg_llm_openai_prefix_ex(&s->body, s->llm->model.data, 0,
-                                        NULL, 0, (rg_uint_t) s->llm->stream)
-                    == RG_OK
-                && rg_llm_openai_msg(&msg, "system", rg_session_summarize,
-                                     sizeof(rg_session_summarize) - 1)
-                   == RG_OK
-                && rg_buf_append(&s->body, msg.data, msg.len) == RG_OK
-                && rg_buf_append_lit(&s->body, ",") == RG_OK)
+            if (rg_llm_prefix(&s->body, &prefix) == RG_OK
+                && rg_llm_message(&msg, RG_LLM_SYSTEM, rg_session_summarize,
+                                  sizeof(rg_session_summarize) - 1) == RG_OK
+                && rg_llm_body_add(&s->body, msg.data, msg.len, 1) == RG_OK)
             {
                 msg.len = 0;
-                if (rg_llm_openai_msg(&msg, "user", b.data, b.len) == RG_OK) {
-                    rg_buf_append(&s->body, msg.data, msg.len);
+                if (rg_llm_message(&msg, RG_LLM_USER, b.data, b.len)
+                    == RG_OK)
+                {
+                    rg_llm_body_add(&s->body, msg.data, msg.len, 0);
                 }
             }
 
@@ -493,7 +489,7 @@ rg_session_ask(rg_session_t *s)
     }
 
     if (s->summarizing && s->body.len) {
-        if (rg_buf_append_lit(&s->body, "]}") != RG_OK) {
+        if (rg_llm_body_end(&s->body) != RG_OK) {
             return RG_ERROR;
         }
 
@@ -504,22 +500,21 @@ rg_session_ask(rg_session_t *s)
 
     s->summarizing = 0;
 
-    if (rg_buf_reserve(&s->body, s->prefix_len + s->msgs.bytes
-                                 + s->msgs.n + 2) != RG_OK
-        || rg_buf_append(&s->body, s->prefix, s->prefix_len) != RG_OK)
+    if (rg_llm_body_start(&s->body, s->prefix, s->prefix_len,
+                          s->msgs.bytes + s->msgs.n) != RG_OK)
     {
         return RG_ERROR;
     }
 
     for (m = s->msgs.head; m; m = m->next) {
-        if ((m != s->msgs.head && rg_buf_append_lit(&s->body, ",") != RG_OK)
-            || rg_buf_append(&s->body, m->json.data, m->json.len) != RG_OK)
+        if (rg_llm_body_add(&s->body, m->json.data, m->json.len,
+                            m == s->msgs.head) != RG_OK)
         {
             return RG_ERROR;
         }
     }
 
-    if (rg_buf_append_lit(&s->body, "]}") != RG_OK) {
+    if (rg_llm_body_end(&s->body) != RG_OK) {
         return RG_ERROR;
     }
 
@@ -626,7 +621,9 @@ rg_session_summary_done(rg_session_t *s, rg_llm_response_t *resp)
                 rg_buf_t  j;
 
                 memset(&j, 0, sizeof(j));
-                if (rg_llm_openai_msg(&j, "user", b.data, b.len) == RG_OK) {
+                if (rg_llm_message(&j, RG_LLM_USER, b.data, b.len)
+                    == RG_OK)
+                {
                     m->role = 'u';
                     m->json.data = rg_pstrdup(s->pool, j.data, j.len);
                     m->json.len = j.len;

@@ -8,6 +8,7 @@
 #include <rg_cycle.h>
 #include <rg_module.h>
 #include <rg_llm_openai.h>
+#include <rg_llm_request.h>
 #include <rg_secret.h>
 #include <math.h>
 
@@ -884,13 +885,14 @@ rg_cycle_init_llm(rg_cycle_t *cycle, rg_llm_conf_t *llm)
 static rg_int_t
 rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
 {
-    size_t                    len;
     rg_buf_t                  b;
     rg_int_t                  k;
     rg_str_t                 *names;
     rg_uint_t                 i, j;
     rg_toolset_t             *ts;
     rg_llm_conf_t           **llms;
+    rg_llm_tool_t             tool;
+    rg_llm_prefix_t           prefix;
     rg_tool_entry_t          *te;
     rg_agent_tool_cap_t      *tc;
     rg_agent_tool_timeout_t  *tt;
@@ -1091,52 +1093,55 @@ rg_cycle_init_agent(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         }
     }
 
-    /* the request prefix and the system message are built once */
+    /* how the model is told of each tool, the request prefix and the
+     * system message are built once */
     memset(&b, 0, sizeof(b));
 
-    if (rg_buf_append_lit(&b, "[") != RG_OK) {
-        goto nomem;
+    agent->tool_texts = rg_pcalloc(cycle->pool,
+                                   (ts->ntools + 1) * sizeof(rg_str_t));
+    if (agent->tool_texts == NULL) {
+        return RG_ERROR;
     }
 
     for (i = 0; i < ts->ntools; i++) {
-        if ((i && rg_buf_append_lit(&b, ",") != RG_OK)
-            || rg_buf_append(&b, ts->tools[i]->def,
-                             ts->tools[i]->def_len) != RG_OK)
-        {
+        tool.name = ts->tools[i]->tool->name;
+        tool.description = ts->tools[i]->tool->description;
+        tool.parameters = ts->tools[i]->tool->parameters;
+
+        rg_buf_reset(&b);
+
+        if (rg_llm_tool_text(&b, &tool) != RG_OK) {
+            goto nomem;
+        }
+
+        agent->tool_texts[i].data = rg_pstrdup(cycle->pool, b.data, b.len);
+        agent->tool_texts[i].len = b.len;
+
+        if (agent->tool_texts[i].data == NULL) {
             goto nomem;
         }
     }
 
-    if (rg_buf_append_lit(&b, "]") != RG_OK) {
+    prefix.model = agent->llm->model.data;
+    prefix.temperature = agent->temperature;
+    prefix.stream = (rg_uint_t) agent->llm->stream;
+    prefix.tools = agent->tool_texts;
+    prefix.ntools = ts->ntools;
+
+    rg_buf_reset(&b);
+
+    if (rg_llm_prefix(&b, &prefix) != RG_OK) {
         goto nomem;
     }
 
-    len = b.len;
-    b.len = 0;
-
-    {
-        rg_buf_t  p;
-
-        memset(&p, 0, sizeof(p));
-
-        if (rg_llm_openai_prefix_ex(&p, agent->llm->model.data,
-                                    agent->temperature,
-                                    ts->ntools ? b.data : NULL,
-                                    ts->ntools ? len : 0,
-                                    (rg_uint_t) agent->llm->stream) != RG_OK)
-        {
-            rg_buf_free(&p);
-            goto nomem;
-        }
-
-        agent->prefix = rg_pstrdup(cycle->pool, p.data, p.len);
-        agent->prefix_len = p.len;
-        rg_buf_free(&p);
-    }
+    agent->prefix = rg_pstrdup(cycle->pool, b.data, b.len);
+    agent->prefix_len = b.len;
 
     if (agent->system_prompt.data) {
-        if (rg_llm_openai_msg(&b, "system", agent->system_prompt.data,
-                              agent->system_prompt.len) != RG_OK)
+        rg_buf_reset(&b);
+
+        if (rg_llm_message(&b, RG_LLM_SYSTEM, agent->system_prompt.data,
+                           agent->system_prompt.len) != RG_OK)
         {
             goto nomem;
         }

@@ -9,6 +9,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_tool_module.h>
+#include <jansson.h>
 #include <stdatomic.h>
 
 typedef struct rg_module_s      rg_module_t;
@@ -65,10 +66,8 @@ struct rg_llm_conf_s {
 
 struct rg_tool_entry_s {
     const rg_tool_t    *tool;
-    void               *schema;           /* json_t *, its parameters */
+    json_t             *schema;           /* its parameters */
     rg_module_t        *module;
-    char               *def;              /* its "tools" entry, JSON */
-    size_t              def_len;
 };
 
 
@@ -115,6 +114,7 @@ struct rg_agent_conf_s {
 
     rg_llm_conf_t      *llm;
     rg_toolset_t        toolset;
+    rg_str_t           *tool_texts;       /* each tool, as the model is told */
 
     char               *prefix;           /* request body up to messages */
     size_t              prefix_len;

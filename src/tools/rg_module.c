@@ -1,17 +1,17 @@
 /* rg_module.c: loads tool modules. `load_module PATH [isolated];` dlopens
  * the file (a relative PATH from the configuration file's folder, never
- * from the library search path) with RTLD_NOW|RTLD_LOCAL and checks the exported rg_tool_module
- * (ABI version, struct size, signature) before it reads anything else;
- * `module NAME { … }` hands directives to the module's own table. Modules
- * are initialized once the whole file is read and unloaded with the
- * cycle's pool. */
+ * from the library search path) with RTLD_NOW|RTLD_LOCAL and checks the
+ * exported rg_tool_module (ABI version, struct size, signature) before it
+ * reads anything else; `module NAME { … }` hands directives to the
+ * module's own table. Modules are initialized once the whole file is read
+ * and unloaded with the cycle's pool. Keeps the registry of the tools
+ * they bring; how a model is told of a tool is the llm part's. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_module.h>
 #include <rg_tools.h>
-#include <rg_llm_openai.h>
 #include <dlfcn.h>
 #include <jansson.h>
 #include <libgen.h>
@@ -80,6 +80,20 @@ rg_module_find_file(rg_conf_t *cf, const rg_str_t *name, char *tried,
 }
 
 
+/* a tool's name must be text a model can be told: UTF-8, as JSON has it
+ * (its parameters are checked the same way, by jansson) */
+static rg_uint_t
+rg_module_name_ok(const char *name)
+{
+    json_t  *s;
+
+    s = json_string(name);
+    json_decref(s);
+
+    return s != NULL;
+}
+
+
 char *
 rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
@@ -89,9 +103,9 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     rg_cycle_t         *cycle;
     rg_module_t        *m, **mp;
     rg_tool_entry_t    *te;
+    json_t             *schema;
     rg_tool_module_t   *mod;
     const rg_tool_t    *t;
-    rg_buf_t            def;
 
     cycle = conf;
 
@@ -205,13 +219,10 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
             return RG_CONF_ERROR;
         }
 
-        memset(&def, 0, sizeof(def));
+        schema = json_loads(t->parameters, 0, NULL);
 
-        if (rg_llm_openai_tool_def(&def, t->name,
-                                   t->description ? t->description : "",
-                                   t->parameters) != RG_OK)
-        {
-            rg_buf_free(&def);
+        if (!json_is_object(schema) || !rg_module_name_ok(t->name)) {
+            json_decref(schema);
             rg_conf_log_error(RG_LOG_EMERG, cf, 0,
                               "module \"%s\": tool \"%s\" has parameters "
                               "that are not a JSON object", mod->name,
@@ -221,20 +232,13 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
         te = rg_array_push(&cycle->tools);
         if (te == NULL) {
-            rg_buf_free(&def);
+            json_decref(schema);
             return RG_CONF_ERROR;
         }
 
         te->tool = t;
         te->module = m;
-        te->schema = json_loads(t->parameters, 0, NULL);
-        te->def = rg_pstrdup(cf->pool, def.data, def.len);
-        te->def_len = def.len;
-        rg_buf_free(&def);
-
-        if (te->def == NULL) {
-            return RG_CONF_ERROR;
-        }
+        te->schema = schema;
     }
 
     return RG_CONF_OK;

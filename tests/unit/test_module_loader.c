@@ -233,9 +233,11 @@ rg_test_load_good(void **state)
     assert_null(rg_module_find_tool(cycle, "echo2", 5));
     assert_string_equal(rg_module_tool_list(cycle), "echo");
 
-    /* its definition for the model, as the API wants it */
-    assert_int_equal(te->def_len, strlen(te->def));
-    def = json_loads(te->def, 0, NULL);
+    /* its definition for the model, as the API wants it: the agent's */
+    agent = ((rg_agent_conf_t **) cycle->agents.elts)[0];
+    assert_int_equal(agent->tool_texts[0].len,
+                     strlen(agent->tool_texts[0].data));
+    def = json_loads(agent->tool_texts[0].data, 0, NULL);
     assert_non_null(def);
     assert_string_equal(json_string_value(json_object_get(def, "type")),
                         "function");
@@ -252,11 +254,10 @@ rg_test_load_good(void **state)
     json_decref(def);
 
     /* the agent that lists it */
-    agent = ((rg_agent_conf_t **) cycle->agents.elts)[0];
     assert_int_equal(agent->toolset.ntools, 1);
     assert_ptr_equal(agent->toolset.tools[0], te);
     assert_string_equal(agent->toolset.tool_list, "echo");
-    assert_non_null(strstr(agent->prefix, te->def));
+    assert_non_null(strstr(agent->prefix, agent->tool_texts[0].data));
 
     rg_test_loaded(rg_test_good);
     rg_cycle_destroy(cycle);
