@@ -11,6 +11,8 @@
 #include <rg_isolate.h>
 #include <rg_store.h>
 #include <rg_json.h>
+#include <rg_store_conf.h>
+#include <rg_tools_conf.h>
 #include <sys/resource.h>
 
 
@@ -66,17 +68,18 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
         goto failed;
     }
 
-    rg_llm_memory_limit(cycle->response_memory);
+    rg_llm_memory_limit(rg_llm_main_conf(cycle)->response_memory);
 
     /* before any thread: isolated helpers start from a zygote forked
      * here, which must hold no lock a thread took */
-    mods = cycle->modules.elts;
-    for (i = 0; i < cycle->modules.nelts; i++) {
+    mods = rg_tools_conf(cycle)->modules.elts;
+    for (i = 0; i < rg_tools_conf(cycle)->modules.nelts; i++) {
         mods[i]->engine = e;
 
         if (mods[i]->isolated) {
             mods[i]->isolate = rg_isolate_create(mods[i], e->base,
-                                                 cycle->isolated_helpers,
+                                                 rg_tools_conf(cycle)
+                                                 ->isolated_helpers,
                                                  log);
             if (mods[i]->isolate == NULL) {
                 rg_log_error(RG_LOG_EMERG, log, 0, "cannot start helper "
@@ -87,16 +90,19 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
         }
     }
 
-    e->pool = rg_thread_pool_create(e->base, cycle->pool_threads,
-                                    cycle->pool_max_queue, log);
+    e->pool = rg_thread_pool_create(e->base,
+                                    rg_tools_conf(cycle)->pool_threads,
+                                    rg_tools_conf(cycle)->pool_max_queue,
+                                    log);
     if (e->pool == NULL) {
         rg_log_error(RG_LOG_EMERG, log, 0, "thread pool setup failed");
         goto failed;
     }
 
     e->store = rg_store_memory_create(e->base,
-                                      (rg_uint_t) cycle->store_max_keys,
-                                      cycle->store_max_bytes);
+                                      (rg_uint_t) rg_store_conf(cycle)
+                                                  ->max_keys,
+                                      rg_store_conf(cycle)->max_bytes);
     if (e->store == NULL) {
         goto failed;
     }
@@ -104,8 +110,8 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
     rg_tools_init(e->base, e->curl, e->pool, log);
     rg_session_init_runner();
 
-    llms = cycle->llms.elts;
-    for (i = 0; i < cycle->llms.nelts; i++) {
+    llms = rg_llm_main_conf(cycle)->llms.elts;
+    for (i = 0; i < rg_llm_main_conf(cycle)->llms.nelts; i++) {
         llms[i]->upstream = rg_llm_upstream_create(llms[i], e->curl, e->base,
                                                    log);
         if (llms[i]->upstream == NULL) {
@@ -133,8 +139,8 @@ rg_engine_destroy(rg_engine_t *e)
         return;
     }
 
-    mods = e->cycle->modules.elts;
-    for (i = 0; i < e->cycle->modules.nelts; i++) {
+    mods = rg_tools_conf(e->cycle)->modules.elts;
+    for (i = 0; i < rg_tools_conf(e->cycle)->modules.nelts; i++) {
         rg_isolate_destroy(mods[i]->isolate);
         mods[i]->isolate = NULL;
         mods[i]->engine = NULL;
@@ -144,8 +150,8 @@ rg_engine_destroy(rg_engine_t *e)
     rg_thread_pool_destroy(e->pool);
     rg_tools_init(NULL, NULL, NULL, NULL);
 
-    llms = e->cycle->llms.elts;
-    for (i = 0; i < e->cycle->llms.nelts; i++) {
+    llms = rg_llm_main_conf(e->cycle)->llms.elts;
+    for (i = 0; i < rg_llm_main_conf(e->cycle)->llms.nelts; i++) {
         rg_llm_upstream_destroy(llms[i]->upstream);
         llms[i]->upstream = NULL;
     }
@@ -180,9 +186,9 @@ rg_engine_llm_retries(rg_engine_t *e)
     rg_llm_upstream_t  *up;
 
     n = 0;
-    llms = e->cycle->llms.elts;
+    llms = rg_llm_main_conf(e->cycle)->llms.elts;
 
-    for (i = 0; i < e->cycle->llms.nelts; i++) {
+    for (i = 0; i < rg_llm_main_conf(e->cycle)->llms.nelts; i++) {
         up = llms[i]->upstream;
         if (up) {
             n += up->stats.retries;

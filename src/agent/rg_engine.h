@@ -12,8 +12,6 @@
 #include <rg_event_curl.h>
 #include <rg_llm.h>
 
-typedef struct rg_engine_s  rg_engine_t;
-
 typedef struct {
     uint64_t            sessions;
     uint64_t            model_calls;

@@ -12,6 +12,7 @@
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_module.h>
+#include <rg_tools_conf.h>
 #include <rg_llm_request.h>
 #include <rg_tool_args.h>
 #include <rg_json.h>
@@ -1357,7 +1358,7 @@ rg_session_tools_handler(rg_tool_turn_t *turn)
 
     rg_session_record_tools(s, turn);
 
-    limit = s->engine->cycle->tool_result_limit;
+    limit = rg_tools_conf(s->engine->cycle)->tool_result_limit;
     memset(&b, 0, sizeof(b));
 
     for (i = 0; i < turn->n; i++) {
@@ -1466,14 +1467,16 @@ rg_session_agent_start(rg_tool_run_t *run, const char *name,
     parent = run->turn->data;
     cycle = parent->engine->cycle;
 
-    if (parent->depth >= (rg_uint_t) cycle->max_agent_depth) {
+    if (parent->depth
+        >= (rg_uint_t) rg_agent_main_conf(cycle)->max_agent_depth)
+    {
         snprintf(run->error, sizeof(run->error), "delegation is %lu levels "
                  "deep already (max_agent_depth); answer without delegating",
                  (unsigned long) parent->depth);
         return RG_ERROR;
     }
 
-    agent = rg_cycle_agent(cycle, name, strlen(name));
+    agent = rg_agent_find(cycle, name, strlen(name));
     if (agent == NULL) {
         snprintf(run->error, sizeof(run->error), "unknown agent \"%.64s\"",
                  name);

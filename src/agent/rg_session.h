@@ -9,6 +9,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_agent_conf.h>
 #include <rg_engine.h>
 #include <rg_llm.h>
 #include <rg_tools.h>

@@ -122,12 +122,14 @@ rg_cmd_run(rg_engine_t *e, const char *agent_name, const char *transcript,
     rg_session_t     *s;
     rg_agent_conf_t  *agent;
 
-    agent = rg_cycle_agent(e->cycle, agent_name, strlen(agent_name));
+    agent = rg_agent_find(e->cycle, agent_name, strlen(agent_name));
     if (agent == NULL) {
         fprintf(stderr, "reagent: unknown agent \"%s\" (agents: ", agent_name);
-        for (len = 0; len < e->cycle->agents.nelts; len++) {
+        for (len = 0; len < rg_agent_main_conf(e->cycle)->agents.nelts; len++)
+        {
             fprintf(stderr, "%s%s", len ? ", " : "",
-                    ((rg_agent_conf_t **) e->cycle->agents.elts)[len]
+                    ((rg_agent_conf_t **)
+                     rg_agent_main_conf(e->cycle)->agents.elts)[len]
                     ->name.data);
         }
         fprintf(stderr, ")\n");
@@ -289,8 +291,8 @@ rg_cmd_replay(rg_engine_t *e, const char *transcript, const char *file)
         k++;
     }
 
-    llms = e->cycle->llms.elts;
-    for (j = 0; j < e->cycle->llms.nelts; j++) {
+    llms = rg_llm_main_conf(e->cycle)->llms.elts;
+    for (j = 0; j < rg_llm_main_conf(e->cycle)->llms.nelts; j++) {
         rg_llm_upstream_replay(llms[j]->upstream, recs, k);
     }
 
@@ -299,8 +301,8 @@ rg_cmd_replay(rg_engine_t *e, const char *transcript, const char *file)
 
     rc = rg_cmd_run(e, agent, transcript, task);
 
-    up = rg_cycle_agent(e->cycle, agent, strlen(agent))
-         ? rg_cycle_agent(e->cycle, agent, strlen(agent))->llm->upstream
+    up = rg_agent_find(e->cycle, agent, strlen(agent))
+         ? rg_agent_find(e->cycle, agent, strlen(agent))->llm->upstream
          : NULL;
 
     if (up) {
@@ -497,7 +499,7 @@ main(int argc, char **argv)
     }
 
     if (agent == NULL) {
-        agent = cycle->default_agent.data;
+        agent = rg_agent_main_conf(cycle)->default_agent.data;
     }
 
     /* ask on the terminal only when it cannot be the task input */

@@ -11,6 +11,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_llm_conf.h>
 #include <rg_event_curl.h>
 #include <rg_llm_openai.h>
 #include <rg_llm_sse.h>

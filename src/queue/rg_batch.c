@@ -20,6 +20,7 @@
 #include <rg_task.h>
 #include <rg_session.h>
 #include <rg_secret.h>
+#include <rg_core_conf.h>
 #include <jansson.h>
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -625,9 +626,9 @@ rg_batch_task(rg_batch_t *b, const char *line, size_t len)
         return;
     }
 
-    agent = t.agent ? rg_cycle_agent(b->engine->cycle, t.agent, t.agent_len)
-                    : rg_cycle_agent(b->engine->cycle, b->opts->agent,
-                                     strlen(b->opts->agent));
+    agent = t.agent ? rg_agent_find(b->engine->cycle, t.agent, t.agent_len)
+                    : rg_agent_find(b->engine->cycle, b->opts->agent,
+                                    strlen(b->opts->agent));
 
     if (agent == NULL) {
         rg_batch_result(b, t.id, "invalid", "line %lu: unknown agent "
@@ -1062,11 +1063,11 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
     b.out_fd = -1;
 
     if (opts->agent == NULL) {
-        opts->agent = e->cycle->default_agent.data;
+        opts->agent = rg_agent_main_conf(e->cycle)->default_agent.data;
     }
 
     if (opts->concurrency <= 0) {
-        opts->concurrency = e->cycle->concurrency;
+        opts->concurrency = rg_core_conf(e->cycle)->concurrency;
     }
 
     if (strcmp(opts->input, "-") == 0) {

@@ -10,6 +10,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_module.h>
 #include <event2/event.h>
 
 typedef struct rg_isolate_s       rg_isolate_t;

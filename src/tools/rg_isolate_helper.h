@@ -9,6 +9,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_module.h>
 
 
 #define RG_ISOLATE_FD            3          /* the helper's socket */

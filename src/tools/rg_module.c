@@ -11,6 +11,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_module.h>
+#include <rg_tools_conf.h>
 #include <rg_tools.h>
 #include <dlfcn.h>
 #include <jansson.h>
@@ -102,12 +103,14 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     rg_uint_t           i;
     rg_cycle_t         *cycle;
     rg_module_t        *m, **mp;
+    rg_tools_conf_t    *tcf;
     rg_tool_entry_t    *te;
     json_t             *schema;
     rg_tool_module_t   *mod;
     const rg_tool_t    *t;
 
-    cycle = conf;
+    tcf = conf;
+    cycle = cf->cycle;
 
     if (cf->nargs == 3 && !rg_str_eq(&cf->args[2], "isolated")) {
         return "expects \"isolated\" as its second argument";
@@ -166,8 +169,8 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return RG_CONF_ERROR;
     }
 
-    mp = cycle->modules.elts;
-    for (i = 0; i < cycle->modules.nelts; i++) {
+    mp = tcf->modules.elts;
+    for (i = 0; i < tcf->modules.nelts; i++) {
         if (strcmp(mp[i]->mod->name, mod->name) == 0) {
             rg_conf_log_error(RG_LOG_EMERG, cf, 0,
                               "module \"%s\" is already loaded", mod->name);
@@ -177,7 +180,7 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     }
 
     m = rg_pcalloc(cf->pool, sizeof(rg_module_t));
-    mp = rg_array_push(&cycle->modules);
+    mp = rg_array_push(&tcf->modules);
     if (m == NULL || mp == NULL) {
         dlclose(h);
         return RG_CONF_ERROR;
@@ -189,6 +192,7 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     m->mod = mod;
     m->isolated = cf->nargs == 3;
     m->log = &cycle->new_log;
+    m->cycle = cycle;
     m->file = rg_conf_file_name(cf);
     m->line = rg_conf_line(cf);
     rg_tools_host_init(&m->host, m);
@@ -230,7 +234,7 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
             return RG_CONF_ERROR;
         }
 
-        te = rg_array_push(&cycle->tools);
+        te = rg_array_push(&tcf->tools);
         if (te == NULL) {
             json_decref(schema);
             return RG_CONF_ERROR;
@@ -304,17 +308,17 @@ rg_module_directive(rg_conf_t *cf, void *data)
 char *
 rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    char          *rv;
-    rg_uint_t      i;
-    rg_cycle_t    *cycle;
-    rg_module_t  **mp, *m;
-    rg_conf_t      saved;
+    char             *rv;
+    rg_uint_t         i;
+    rg_module_t     **mp, *m;
+    rg_conf_t         saved;
+    rg_tools_conf_t  *tcf;
 
-    cycle = conf;
+    tcf = conf;
     m = NULL;
 
-    mp = cycle->modules.elts;
-    for (i = 0; i < cycle->modules.nelts; i++) {
+    mp = tcf->modules.elts;
+    for (i = 0; i < tcf->modules.nelts; i++) {
         if (strlen(mp[i]->mod->name) == cf->args[1].len
             && memcmp(mp[i]->mod->name, cf->args[1].data, cf->args[1].len)
                == 0)
@@ -330,14 +334,12 @@ rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     saved = *cf;
 
-    cf->commands = NULL;
     cf->ctx_type = RG_MODULE_CONF;
     cf->handler = rg_module_directive;
     cf->handler_data = m;
 
     rv = rg_conf_parse_block(cf);
 
-    cf->commands = saved.commands;
     cf->ctx_type = saved.ctx_type;
     cf->ctx = saved.ctx;
     cf->handler = saved.handler;
@@ -350,12 +352,14 @@ rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 rg_int_t
 rg_module_init_all(rg_cycle_t *cycle)
 {
-    rg_uint_t     i;
-    rg_module_t **mp;
+    rg_uint_t         i;
+    rg_module_t     **mp;
+    rg_tools_conf_t  *tcf;
 
-    mp = cycle->modules.elts;
+    tcf = rg_tools_conf(cycle);
+    mp = tcf->modules.elts;
 
-    for (i = 0; i < cycle->modules.nelts; i++) {
+    for (i = 0; i < tcf->modules.nelts; i++) {
         if (mp[i]->mod->init && mp[i]->mod->init(&mp[i]->host, mp[i]->conf)
             != RG_TOOL_OK)
         {
@@ -378,20 +382,20 @@ void
 rg_module_unload_all(void *data)
 {
     rg_uint_t         i;
-    rg_cycle_t       *cycle;
     rg_module_t     **mp;
     rg_tool_entry_t  *te;
+    rg_tools_conf_t  *tcf;
 
-    cycle = data;
-    mp = cycle->modules.elts;
+    tcf = data;
+    mp = tcf->modules.elts;
 
-    te = cycle->tools.elts;
-    for (i = 0; i < cycle->tools.nelts; i++) {
+    te = tcf->tools.elts;
+    for (i = 0; i < tcf->tools.nelts; i++) {
         json_decref(te[i].schema);
         te[i].schema = NULL;
     }
 
-    for (i = cycle->modules.nelts; i-- > 0; ) {
+    for (i = tcf->modules.nelts; i-- > 0; ) {
         /* exit() frees the conf, whether init ran or not */
         if (mp[i]->mod->exit) {
             mp[i]->mod->exit(&mp[i]->host, mp[i]->conf);
@@ -410,10 +414,12 @@ rg_module_find_tool(rg_cycle_t *cycle, const char *name, size_t len)
 {
     rg_uint_t         i;
     rg_tool_entry_t  *te;
+    rg_tools_conf_t  *tcf;
 
-    te = cycle->tools.elts;
+    tcf = rg_tools_conf(cycle);
+    te = tcf->tools.elts;
 
-    for (i = 0; i < cycle->tools.nelts; i++) {
+    for (i = 0; i < tcf->tools.nelts; i++) {
         if (strlen(te[i].tool->name) == len
             && memcmp(te[i].tool->name, name, len) == 0)
         {
@@ -448,19 +454,21 @@ rg_module_tool_list(rg_cycle_t *cycle)
     char             *s;
     rg_uint_t         i;
     rg_tool_entry_t  *te, **all;
+    rg_tools_conf_t  *tcf;
 
-    te = cycle->tools.elts;
+    tcf = rg_tools_conf(cycle);
+    te = tcf->tools.elts;
 
-    all = rg_palloc(cycle->pool, (cycle->tools.nelts + 1) * sizeof(void *));
+    all = rg_palloc(cycle->pool, (tcf->tools.nelts + 1) * sizeof(void *));
     if (all == NULL) {
         return "";
     }
 
-    for (i = 0; i < cycle->tools.nelts; i++) {
+    for (i = 0; i < tcf->tools.nelts; i++) {
         all[i] = &te[i];
     }
 
-    s = rg_module_tool_names(cycle, all, cycle->tools.nelts);
+    s = rg_module_tool_names(cycle, all, tcf->tools.nelts);
 
     return s ? (*s ? s : "none") : "";
 }

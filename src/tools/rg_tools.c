@@ -862,7 +862,7 @@ rg_tools_pool_handler(rg_thread_task_t *task)
     }
 
     /* the last touch of the module and its cycle: they may go now */
-    atomic_fetch_sub_explicit(&m->busy, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&m->cycle->busy, 1, memory_order_release);
 }
 
 
@@ -876,7 +876,7 @@ rg_tools_pool_done(rg_thread_task_t *task)
 
     if (!run->pool.ran) {
         /* handed back unrun (the pool is going) */
-        atomic_fetch_sub_explicit(&run->entry->module->busy, 1,
+        atomic_fetch_sub_explicit(&run->entry->module->cycle->busy, 1,
                                   memory_order_release);
     }
 
@@ -1227,7 +1227,7 @@ rg_tools_launch(rg_tool_run_t *run)
         run->pool.task.handler = rg_tools_pool_handler;
         run->pool.task.done = rg_tools_pool_done;
         run->pool.task.data = run;
-        atomic_fetch_add_explicit(&run->entry->module->busy, 1,
+        atomic_fetch_add_explicit(&run->entry->module->cycle->busy, 1,
                                   memory_order_relaxed);
         rg_thread_pool_post(rg_tools_pool, &run->pool.task);
         return;

@@ -10,6 +10,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_module.h>
 #include <rg_event_curl.h>
 #include <rg_thread_pool.h>
 #include <rg_isolate.h>

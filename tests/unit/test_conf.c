@@ -15,6 +15,9 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_module.h>
+#include <rg_core_conf.h>
+#include <rg_store_conf.h>
+#include <rg_tools_conf.h>
 #include <rg_test.h>
 
 #include <setjmp.h>
@@ -154,9 +157,18 @@ static rg_command_t  rg_test_commands[] = {
 };
 
 
+/* the directives above, as the one part of the parser's world */
+static rg_part_t  rg_test_part = {
+    .name = "test",
+    .commands = rg_test_commands
+};
+
+static rg_part_t          *rg_test_parts[] = { &rg_test_part, NULL };
+
 static rg_pool_t          *rg_test_pool;
 static rg_conf_t           rg_test_cf;
 static rg_test_conf_t      rg_test_conf;
+static void               *rg_test_confs[] = { &rg_test_conf };
 static rg_log_t            rg_test_silent_log;
 static rg_test_capture_t   rg_test_captured[16];
 static rg_uint_t           rg_test_ncaptured;
@@ -241,9 +253,9 @@ rg_test_parse(const char *text)
     memset(&rg_test_cf, 0, sizeof(rg_conf_t));
     rg_test_cf.pool = rg_test_pool;
     rg_test_cf.log = &rg_test_silent_log;
-    rg_test_cf.ctx = &rg_test_conf;
+    rg_test_cf.ctx = rg_test_confs;
     rg_test_cf.ctx_type = RG_MAIN_CONF;
-    rg_test_cf.commands = rg_test_commands;
+    rg_test_cf.parts = rg_test_parts;
 
     return rg_conf_parse_string(&rg_test_cf, "direct.conf", text);
 }
@@ -846,18 +858,18 @@ rg_test_conf_error_at(const char *text, const char *expect, const char *file,
 static rg_llm_conf_t *
 rg_test_llm(rg_cycle_t *cycle, rg_uint_t i)
 {
-    assert_true(i < cycle->llms.nelts);
+    assert_true(i < rg_llm_main_conf(cycle)->llms.nelts);
 
-    return ((rg_llm_conf_t **) cycle->llms.elts)[i];
+    return ((rg_llm_conf_t **) rg_llm_main_conf(cycle)->llms.elts)[i];
 }
 
 
 static rg_agent_conf_t *
 rg_test_agent(rg_cycle_t *cycle, rg_uint_t i)
 {
-    assert_true(i < cycle->agents.nelts);
+    assert_true(i < rg_agent_main_conf(cycle)->agents.nelts);
 
-    return ((rg_agent_conf_t **) cycle->agents.elts)[i];
+    return ((rg_agent_conf_t **) rg_agent_main_conf(cycle)->agents.elts)[i];
 }
 
 
@@ -875,20 +887,20 @@ rg_test_cycle_defaults(void **state)
                             "agent first { }\n"
                             "agent second { }\n");
 
-    assert_int_equal(cycle->llms.nelts, 1);
-    assert_int_equal(cycle->agents.nelts, 2);
-    assert_int_equal(cycle->modules.nelts, 0);
-    assert_int_equal(cycle->tools.nelts, 0);
+    assert_int_equal(rg_llm_main_conf(cycle)->llms.nelts, 1);
+    assert_int_equal(rg_agent_main_conf(cycle)->agents.nelts, 2);
+    assert_int_equal(rg_tools_conf(cycle)->modules.nelts, 0);
+    assert_int_equal(rg_tools_conf(cycle)->tools.nelts, 0);
     assert_string_equal(cycle->conf_file, "test.conf");
 
-    assert_int_equal(cycle->concurrency, 64);
-    assert_int_equal(cycle->worker_processes, 1);
-    assert_int_equal(cycle->tool_result_limit, 4000);
-    assert_int_equal(cycle->pool_threads, 4);
-    assert_int_equal(cycle->pool_max_queue, 65536);
-    assert_int_equal(cycle->max_agent_depth, 3);
-    assert_int_equal(cycle->isolated_helpers, 4);
-    rg_test_str(&cycle->default_agent, "first");
+    assert_int_equal(rg_core_conf(cycle)->concurrency, 64);
+    assert_int_equal(rg_core_conf(cycle)->worker_processes, 1);
+    assert_int_equal(rg_tools_conf(cycle)->tool_result_limit, 4000);
+    assert_int_equal(rg_tools_conf(cycle)->pool_threads, 4);
+    assert_int_equal(rg_tools_conf(cycle)->pool_max_queue, 65536);
+    assert_int_equal(rg_agent_main_conf(cycle)->max_agent_depth, 3);
+    assert_int_equal(rg_tools_conf(cycle)->isolated_helpers, 4);
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "first");
     assert_ptr_equal(cycle->log, &cycle->new_log);
     assert_int_equal(cycle->new_log.fd, STDERR_FILENO);
 
@@ -916,8 +928,8 @@ rg_test_cycle_defaults(void **state)
     assert_null(llm->auth);
     assert_string_equal(llm->file, "test.conf");
     assert_int_equal(llm->line, 1);
-    assert_ptr_equal(rg_cycle_llm(cycle, "a", 1), llm);
-    assert_null(rg_cycle_llm(cycle, "b", 1));
+    assert_ptr_equal(rg_llm_find(cycle, "a", 1), llm);
+    assert_null(rg_llm_find(cycle, "b", 1));
 
     agent = rg_test_agent(cycle, 0);
     rg_test_str(&agent->name, "first");
@@ -953,11 +965,11 @@ rg_test_cycle_defaults(void **state)
     assert_string_equal(agent->file, "test.conf");
     assert_int_equal(agent->line, 5);
 
-    assert_ptr_equal(rg_cycle_agent(cycle, "second", 6),
+    assert_ptr_equal(rg_agent_find(cycle, "second", 6),
                      rg_test_agent(cycle, 1));
     assert_int_equal(rg_test_agent(cycle, 1)->line, 6);
-    assert_null(rg_cycle_agent(cycle, "third", 5));
-    assert_null(rg_cycle_agent(cycle, "firs", 4));
+    assert_null(rg_agent_find(cycle, "third", 5));
+    assert_null(rg_agent_find(cycle, "firs", 4));
 
     rg_cycle_destroy(cycle);
 }
@@ -1062,16 +1074,16 @@ rg_test_cycle_all_directives(void **state)
         fail();
     }
 
-    assert_int_equal(cycle->concurrency, 16);
-    assert_int_equal(cycle->worker_processes, 3);
-    assert_int_equal(cycle->tool_result_limit, 2048);
-    assert_int_equal(cycle->pool_threads, 8);
-    assert_int_equal(cycle->pool_max_queue, 100);
-    assert_int_equal(cycle->isolated_helpers, 2);
-    assert_int_equal(cycle->max_agent_depth, 0);
-    rg_test_str(&cycle->default_agent, "second");
-    assert_int_equal(cycle->modules.nelts, 2);
-    assert_int_equal(cycle->tools.nelts, 2);
+    assert_int_equal(rg_core_conf(cycle)->concurrency, 16);
+    assert_int_equal(rg_core_conf(cycle)->worker_processes, 3);
+    assert_int_equal(rg_tools_conf(cycle)->tool_result_limit, 2048);
+    assert_int_equal(rg_tools_conf(cycle)->pool_threads, 8);
+    assert_int_equal(rg_tools_conf(cycle)->pool_max_queue, 100);
+    assert_int_equal(rg_tools_conf(cycle)->isolated_helpers, 2);
+    assert_int_equal(rg_agent_main_conf(cycle)->max_agent_depth, 0);
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "second");
+    assert_int_equal(rg_tools_conf(cycle)->modules.nelts, 2);
+    assert_int_equal(rg_tools_conf(cycle)->tools.nelts, 2);
 
     /* error_log: the file, at level info, is the cycle's log */
     assert_ptr_equal(cycle->log, &cycle->new_log);
@@ -1080,7 +1092,7 @@ rg_test_cycle_all_directives(void **state)
     assert_int_equal(cycle->new_log.log_level, RG_LOG_INFO);
     assert_int_equal(access(path, F_OK), 0);
 
-    assert_int_equal(cycle->llms.nelts, 2);
+    assert_int_equal(rg_llm_main_conf(cycle)->llms.nelts, 2);
     llm_main = rg_test_llm(cycle, 0);
     llm_other = rg_test_llm(cycle, 1);
 
@@ -1121,7 +1133,7 @@ rg_test_cycle_all_directives(void **state)
     assert_int_equal(llm_other->buffer_size, 8192);
     assert_int_equal(llm_other->line, 24);
 
-    assert_int_equal(cycle->agents.nelts, 2);
+    assert_int_equal(rg_agent_main_conf(cycle)->agents.nelts, 2);
     first = rg_test_agent(cycle, 0);
     second = rg_test_agent(cycle, 1);
 
@@ -1267,7 +1279,8 @@ rg_test_cycle_units(void **state)
                  "agent x { }\n", sizes[i].text, sizes[i].text);
 
         cycle = rg_test_conf_ok(text);
-        assert_int_equal(cycle->tool_result_limit, sizes[i].size);
+        assert_int_equal(rg_tools_conf(cycle)->tool_result_limit,
+                         sizes[i].size);
         assert_int_equal(rg_test_llm(cycle, 0)->buffer_size, sizes[i].size);
         rg_cycle_destroy(cycle);
     }
@@ -1791,13 +1804,13 @@ rg_test_cycle_default_agent(void **state)
 
     cycle = rg_test_conf_ok("default_agent y;\n" RG_TEST_LLM
                             "agent x { }\nagent y { }\n");
-    rg_test_str(&cycle->default_agent, "y");
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "y");
     rg_cycle_destroy(cycle);
 
     /* the first agent, in the order of the file */
     cycle = rg_test_conf_ok(RG_TEST_LLM "agent zeta { }\nagent alpha { }\n");
-    rg_test_str(&cycle->default_agent, "zeta");
-    assert_int_equal(cycle->default_agent.data[4], '\0');
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "zeta");
+    assert_int_equal(rg_agent_main_conf(cycle)->default_agent.data[4], '\0');
     rg_cycle_destroy(cycle);
 }
 
@@ -2142,13 +2155,13 @@ rg_test_include_mask(void **state)
         fail();
     }
 
-    assert_int_equal(cycle->agents.nelts, 3);
+    assert_int_equal(rg_agent_main_conf(cycle)->agents.nelts, 3);
     rg_test_str(&rg_test_agent(cycle, 0)->name, "a");
     rg_test_str(&rg_test_agent(cycle, 1)->name, "b");
     rg_test_str(&rg_test_agent(cycle, 2)->name, "c");
     assert_int_equal(rg_test_agent(cycle, 0)->max_rounds, 2);
     assert_string_equal(rg_test_agent(cycle, 0)->file, a);
-    rg_test_str(&cycle->default_agent, "a");
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "a");
     rg_cycle_destroy(cycle);
     free(top);
 
@@ -2592,8 +2605,8 @@ rg_test_shipped_conf(void **state)
         fail();
     }
 
-    assert_int_equal(cycle->modules.nelts, 2);
-    mods = cycle->modules.elts;
+    assert_int_equal(rg_tools_conf(cycle)->modules.nelts, 2);
+    mods = rg_tools_conf(cycle)->modules.elts;
     snprintf(mod, sizeof(mod), "%s/calc.so", dir);
     assert_string_equal(mods[0]->path, mod);
     assert_string_equal(mods[0]->mod->name, "calc");
@@ -2601,7 +2614,7 @@ rg_test_shipped_conf(void **state)
     assert_string_equal(mods[1]->path, mod);
     assert_string_equal(mods[1]->mod->name, "time");
 
-    assert_int_equal(cycle->llms.nelts, 1);
+    assert_int_equal(rg_llm_main_conf(cycle)->llms.nelts, 1);
     llm = rg_test_llm(cycle, 0);
     rg_test_str(&llm->name, "mock");
     rg_test_str(&llm->base_url, "http://127.0.0.1:8088/v1");
@@ -2610,7 +2623,7 @@ rg_test_shipped_conf(void **state)
     assert_null(llm->auth);
     assert_string_equal(llm->url, "http://127.0.0.1:8088/v1/chat/completions");
 
-    assert_int_equal(cycle->agents.nelts, 1);
+    assert_int_equal(rg_agent_main_conf(cycle)->agents.nelts, 1);
     agent = rg_test_agent(cycle, 0);
     rg_test_str(&agent->name, "assistant");
     assert_ptr_equal(agent->llm, llm);
@@ -2621,14 +2634,18 @@ rg_test_shipped_conf(void **state)
     rg_test_str(&names[0], "calc");
     rg_test_str(&names[1], "time_now");
     assert_string_equal(agent->toolset.tool_list, "calc, time_now");
-    rg_test_str(&cycle->default_agent, "assistant");
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "assistant");
 
     /* the commented defaults are the defaults */
-    assert_int_equal(dcycle->concurrency, cycle->concurrency);
-    assert_int_equal(dcycle->tool_result_limit, cycle->tool_result_limit);
-    assert_int_equal(dcycle->worker_processes, cycle->worker_processes);
-    assert_int_equal(dcycle->response_memory, cycle->response_memory);
-    rg_test_str(&dcycle->default_agent, "assistant");
+    assert_int_equal(rg_core_conf(dcycle)->concurrency,
+                     rg_core_conf(cycle)->concurrency);
+    assert_int_equal(rg_tools_conf(dcycle)->tool_result_limit,
+                     rg_tools_conf(cycle)->tool_result_limit);
+    assert_int_equal(rg_core_conf(dcycle)->worker_processes,
+                     rg_core_conf(cycle)->worker_processes);
+    assert_int_equal(rg_llm_main_conf(dcycle)->response_memory,
+                     rg_llm_main_conf(cycle)->response_memory);
+    rg_test_str(&rg_agent_main_conf(dcycle)->default_agent, "assistant");
     assert_int_equal(dcycle->new_log.fd, STDERR_FILENO);
     assert_int_equal(dcycle->new_log.log_level, RG_LOG_NOTICE);
 

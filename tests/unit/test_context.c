@@ -815,7 +815,7 @@ rg_test_session(rg_test_ctx_t *t, const char *input)
 
     rg_session_destroy(t->s);
 
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(a);
 
     left = 1;

@@ -15,6 +15,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_tools_conf.h>
 #include <rg_test.h>
 #include <rg_store.h>
 
@@ -162,7 +163,7 @@ rg_test_session_on(rg_test_ctx_t *t, const char *agent, const char *input,
 
     rg_session_destroy(t->s);
 
-    a = rg_cycle_agent(t->cycle, agent, strlen(agent));
+    a = rg_agent_find(t->cycle, agent, strlen(agent));
     assert_non_null(a);
 
     t->s = rg_session_create(t->engine, a, NULL, input, strlen(input),
@@ -782,7 +783,7 @@ rg_test_dedupe_trimmed(void **state)
     shown = strdup(rg_test_tool_msg(t, 0));
     assert_non_null(shown);
     len = strlen(shown);
-    assert_true(len <= t->cycle->tool_result_limit);
+    assert_true(len <= rg_tools_conf(t->cycle)->tool_result_limit);
     assert_non_null(strstr(shown, "bytes"));          /* the trim's note */
 
     assert_int_equal(s->nsigs, 1);
@@ -895,7 +896,7 @@ rg_test_fallback(void **state)
     assert_int_equal(s->round, 2);
     assert_int_equal(s->tool_calls, 1);
 
-    b = rg_cycle_llm(t->cycle, "b", 1);
+    b = rg_llm_find(t->cycle, "b", 1);
     assert_ptr_equal(s->llm, b);
 
     /* a: the call and its one retry; b: the rest, with its own model */
@@ -939,7 +940,7 @@ rg_test_concurrency_cap(void **state)
     assert_int_equal(rg_test_stat(t, t->mock, "rejected"), 0);
     assert_true(rg_test_stat(t, t->mock, "max_inflight") <= 64);
 
-    up = rg_cycle_llm(t->cycle, "mock", 4)->upstream;
+    up = rg_llm_find(t->cycle, "mock", 4)->upstream;
     assert_true(up->stats.max_active <= 64);
     assert_true(up->stats.queued > 0);
     assert_int_equal(up->stats.active, 0);

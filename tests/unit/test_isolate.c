@@ -164,7 +164,7 @@ rg_test_sessions(rg_test_ctx_t *t, rg_uint_t n)
     rg_uint_t         i, left;
     rg_agent_conf_t  *a;
 
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(a);
 
     t->ss = calloc(n, sizeof(rg_session_t *));

@@ -158,7 +158,7 @@ rg_test_upstream(rg_test_ctx_t *t, const char *name)
 {
     rg_llm_conf_t  *llm;
 
-    llm = rg_cycle_llm(t->cycle, name, strlen(name));
+    llm = rg_llm_find(t->cycle, name, strlen(name));
     assert_non_null(llm);
 
     return llm->upstream;
@@ -348,7 +348,7 @@ rg_test_cancel_queued_many(void **state)
     rg_test_engine(t, t->mock->port, "max_connections 1;", NULL, NULL);
 
     up = rg_test_upstream(t, "mock");
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     ss = calloc(n, sizeof(rg_session_t *));
     assert_non_null(ss);
 
@@ -939,8 +939,8 @@ rg_test_memory_other(void **state)
              "agent b { llm slow; }\n", t->mock2->port);
     rg_test_engine(t, t->mock->port, "max_retries 0;", NULL, extra);
 
-    ac = rg_cycle_agent(t->cycle, "a", 1);
-    bc = rg_cycle_agent(t->cycle, "b", 1);
+    ac = rg_agent_find(t->cycle, "a", 1);
+    bc = rg_agent_find(t->cycle, "b", 1);
     left = 2;
 
     b = rg_session_create(t->engine, bc, NULL, "stream", 6,

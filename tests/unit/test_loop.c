@@ -175,7 +175,7 @@ rg_test_upstream(rg_test_ctx_t *t)
 {
     rg_llm_conf_t  *llm;
 
-    llm = rg_cycle_llm(t->cycle, "mock", 4);
+    llm = rg_llm_find(t->cycle, "mock", 4);
     assert_non_null(llm);
     assert_non_null(llm->upstream);
 
@@ -253,7 +253,7 @@ rg_test_session_ex(rg_test_ctx_t *t, const char *input, int record,
 
     rg_session_destroy(t->s);
 
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(a);
 
     t->s = rg_session_create(t->engine, a, "task-1", input, strlen(input),
@@ -1161,7 +1161,7 @@ rg_test_request_shape(void **state)
     assert_null(json_object_get(b, "stream"));
 
     /* tools: calc's own definition, then time_now */
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(a);
     assert_int_equal(json_array_size(json_object_get(b, "tools")), 2);
 
@@ -1482,7 +1482,7 @@ rg_test_cancel_queued(void **state)
     o.t = t;
     o.left = 2;
 
-    conf = rg_cycle_agent(t->cycle, "a", 1);
+    conf = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(conf);
 
     t->s2 = rg_session_create(t->engine, conf, NULL, "first", 5,
@@ -1544,7 +1544,7 @@ rg_test_cancel_backoff(void **state)
     o.left = 1;
     o.destroy = 1;
 
-    conf = rg_cycle_agent(t->cycle, "a", 1);
+    conf = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(conf);
 
     t->s = rg_session_create(t->engine, conf, NULL, "retry later", 11,

@@ -197,8 +197,8 @@ rg_test_many_calls(rg_test_ctx_t *t, rg_uint_t ncalls, const char *cap,
     t->engine = rg_engine_create(t->cycle, t->cycle->log);
     assert_non_null(t->engine);
 
-    ab = rg_cycle_agent(t->cycle, "big", 3);
-    as = rg_cycle_agent(t->cycle, "small", 5);
+    ab = rg_agent_find(t->cycle, "big", 3);
+    as = rg_agent_find(t->cycle, "small", 5);
 
     left = 1 + others;
 
@@ -343,7 +343,7 @@ rg_test_nul_result(void **state)
     t->engine = rg_engine_create(t->cycle, t->cycle->log);
     assert_non_null(t->engine);
 
-    s = rg_session_create(t->engine, rg_cycle_agent(t->cycle, "a", 1), NULL,
+    s = rg_session_create(t->engine, rg_agent_find(t->cycle, "a", 1), NULL,
                           "nul", 3, NULL, NULL);
     assert_non_null(s);
     assert_int_equal(rg_session_record(s), RG_OK);
