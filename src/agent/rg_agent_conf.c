@@ -8,6 +8,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_agent_conf.h>
+#include <rg_agent.h>
 #include <rg_llm_request.h>
 #include <rg_llm_openai.h>
 #include <math.h>
@@ -134,7 +135,9 @@ rg_part_t  rg_agent_part = {
     .name = "agent",
     .commands = rg_agent_commands,
     .create_conf = rg_agent_create_conf,
-    .init_conf = rg_agent_init_conf
+    .init_conf = rg_agent_init_conf,
+    .init_worker = rg_agent_init_worker,
+    .exit_worker = rg_agent_exit_worker
 };
 
 

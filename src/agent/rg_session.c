@@ -13,6 +13,8 @@
 #include <rg_session.h>
 #include <rg_module.h>
 #include <rg_tools_conf.h>
+#include <rg_store_conf.h>
+#include <rg_agent.h>
 #include <rg_llm_request.h>
 #include <rg_tool_args.h>
 #include <rg_json.h>
@@ -194,7 +196,7 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
     rg_msgs_init(&s->msgs);
 
     snprintf(s->id, sizeof(s->id), "s-%s-%llu", e->tag,
-             (unsigned long long) ++e->seq);
+             (unsigned long long) ++rg_agent_ctx(e)->seq);
 
     if (task_id) {
         s->task_id = rg_pstrdup(pool, task_id, strlen(task_id));
@@ -224,13 +226,13 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
         }
     }
 
-    rg_llm_req_init(&s->req, rg_engine_upstream(e, s->llm), -1,
+    rg_llm_req_init(&s->req, rg_llm_upstream(e, s->llm), -1,
                     rg_session_model_handler, s, &s->log);
 
     s->req.lane = rg_llm_lane_acquire(s->req.up);
 
-    e->live++;
-    e->stats.sessions++;
+    rg_agent_ctx(e)->live++;
+    rg_agent_ctx(e)->stats.sessions++;
 
     return s;
 
@@ -270,7 +272,7 @@ rg_session_destroy(rg_session_t *s)
         json_decref(s->transcript);
     }
 
-    s->engine->live--;
+    rg_agent_ctx(s->engine)->live--;
 
     rg_pool_destroy(s->pool);
 }
@@ -676,7 +678,7 @@ rg_session_use_fallback(rg_session_t *s)
     s->llm = fb;
     s->fallback_used = 1;
 
-    rg_llm_req_init(&s->req, rg_engine_upstream(s->engine, fb), -1,
+    rg_llm_req_init(&s->req, rg_llm_upstream(s->engine, fb), -1,
                     rg_session_model_handler, s, &s->log);
     s->req.lane = rg_llm_lane_acquire(s->req.up);
 
@@ -865,7 +867,7 @@ rg_session_lookup_handler(void *data, const rg_store_res_t *res)
         s->calls[i].has_preset = s->calls[i].preset.data != NULL;
         x->key = NULL;                  /* a hit is not stored again */
         s->dedupe_hits++;
-        s->engine->stats.dedupe_hits++;
+        rg_agent_ctx(s->engine)->stats.dedupe_hits++;
     }
 
     /* a miss or a store error: the tool runs */
@@ -882,7 +884,7 @@ rg_session_cancel_lookups(rg_session_t *s)
     rg_uint_t    i;
     rg_store_t  *st;
 
-    st = s->engine->store;
+    st = rg_store_ctx(s->engine);
 
     for (i = 0; s->lookups && s->extra && i < s->ncalls; i++) {
         if (s->extra[i].lookup) {
@@ -958,7 +960,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
     rg_session_sig_t   *seen;
 
     a = s->agent;
-    st = s->engine->store;
+    st = rg_store_ctx(s->engine);
     rebuild = 0;
 
     s->calls = rg_pcalloc(s->pool, resp->ncalls * sizeof(rg_tool_request_t));
@@ -1021,7 +1023,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
         seen = rg_session_seen(s, sig, slen, (rg_uint_t) a->repeat_window);
         if (seen) {
             s->repeats++;
-            s->engine->stats.repeats++;
+            rg_agent_ctx(s->engine)->stats.repeats++;
 
             if (s->repeats > (rg_uint_t) a->repeat_limit) {
                 rg_session_finish(s, RG_SESSION_LOOP_DETECTED, "the model "
@@ -1055,7 +1057,7 @@ rg_session_prepare_turn(rg_session_t *s, rg_llm_response_t *resp)
                 c->has_preset = 1;
                 s->extra[i].sig = NULL;
                 s->dedupe_hits++;
-                s->engine->stats.dedupe_hits++;
+                rg_agent_ctx(s->engine)->stats.dedupe_hits++;
             }
             continue;
         }
@@ -1130,7 +1132,8 @@ rg_session_drop_args(rg_session_t *s)
 static void
 rg_session_run_turn(rg_session_t *s)
 {
-    s->turn = rg_tools_turn_create(&s->agent->toolset, s->id, s->calls,
+    s->turn = rg_tools_turn_create(rg_tools_ctx(s->engine),
+                                   &s->agent->toolset, s->id, s->calls,
                                    s->ncalls, rg_session_tools_handler, s,
                                    &s->log);
     rg_session_drop_args(s);
@@ -1161,11 +1164,11 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     s = r->data;
 
     s->model_calls++;
-    s->engine->stats.model_calls++;
+    rg_agent_ctx(s->engine)->stats.model_calls++;
     s->prompt_tokens += resp->prompt_tokens;
     s->completion_tokens += resp->completion_tokens;
-    s->engine->stats.prompt_tokens += resp->prompt_tokens;
-    s->engine->stats.completion_tokens += resp->completion_tokens;
+    rg_agent_ctx(s->engine)->stats.prompt_tokens += resp->prompt_tokens;
+    rg_agent_ctx(s->engine)->stats.completion_tokens += resp->completion_tokens;
 
     rg_session_record_call(s, resp);
 
@@ -1354,7 +1357,7 @@ rg_session_tools_handler(rg_tool_turn_t *turn)
     char            id[64];
 
     s = turn->data;
-    st = s->engine->store;
+    st = rg_store_ctx(s->engine);
 
     rg_session_record_tools(s, turn);
 
@@ -1412,11 +1415,11 @@ rg_session_tools_handler(rg_tool_turn_t *turn)
         }
 
         s->tool_calls++;
-        s->engine->stats.tool_calls++;
+        rg_agent_ctx(s->engine)->stats.tool_calls++;
 
         if (run->failed) {
             s->tool_errors++;
-            s->engine->stats.tool_errors++;
+            rg_agent_ctx(s->engine)->stats.tool_errors++;
         }
     }
 
@@ -1456,7 +1459,7 @@ rg_session_child_done(rg_session_t *child)
 }
 
 
-static rg_int_t
+rg_int_t
 rg_session_agent_start(rg_tool_run_t *run, const char *name,
     const char *input, size_t len)
 {
@@ -1503,7 +1506,7 @@ rg_session_agent_start(rg_tool_run_t *run, const char *name,
 }
 
 
-static void
+void
 rg_session_agent_stop(rg_tool_run_t *run)
 {
     rg_session_t  *child;
@@ -1515,13 +1518,6 @@ rg_session_agent_stop(rg_tool_run_t *run)
         child->handler = NULL;     /* nobody to tell */
         rg_session_destroy(child);
     }
-}
-
-
-void
-rg_session_init_runner(void)
-{
-    rg_tools_set_agent_runner(rg_session_agent_start, rg_session_agent_stop);
 }
 
 

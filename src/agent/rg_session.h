@@ -9,8 +9,9 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
-#include <rg_agent_conf.h>
 #include <rg_engine.h>
+#include <rg_agent_conf.h>
+#include <rg_agent.h>
 #include <rg_llm.h>
 #include <rg_tools.h>
 #include <rg_context.h>
@@ -119,7 +120,7 @@ struct rg_session_s {
     rg_session_handler_pt handler;    /* once, when it ends */
     void               *data;
 
-    void               *transcript;   /* json_t *, when recording */
+    json_t             *transcript;   /* when recording */
     unsigned            handler_called:1;
     unsigned            deadline_set:1;
     unsigned            context_retried:1;
@@ -136,7 +137,11 @@ void rg_session_cancel(rg_session_t *s, const char *reason);
 void rg_session_destroy(rg_session_t *s);
 
 const char *rg_session_state_name(rg_session_state_e state);
-void rg_session_init_runner(void);
+/* the runner of child sessions that the agent part gives the tools part
+ * (run_agent): a child of run's session on agent name, and its end */
+rg_int_t rg_session_agent_start(rg_tool_run_t *run, const char *name,
+    const char *input, size_t len);
+void rg_session_agent_stop(rg_tool_run_t *run);
 rg_int_t rg_session_record(rg_session_t *s);
 /* the whole conversation as JSON text (malloc'ed), for --transcript */
 char *rg_session_transcript(rg_session_t *s);

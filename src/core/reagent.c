@@ -293,7 +293,7 @@ rg_cmd_replay(rg_engine_t *e, const char *transcript, const char *file)
 
     llms = rg_llm_main_conf(e->cycle)->llms.elts;
     for (j = 0; j < rg_llm_main_conf(e->cycle)->llms.nelts; j++) {
-        rg_llm_upstream_replay(llms[j]->upstream, recs, k);
+        rg_llm_upstream_replay(rg_llm_upstream(e, llms[j]), recs, k);
     }
 
     fprintf(stderr, "replay: agent \"%s\", %lu recorded model answers\n",
@@ -302,7 +302,8 @@ rg_cmd_replay(rg_engine_t *e, const char *transcript, const char *file)
     rc = rg_cmd_run(e, agent, transcript, task);
 
     up = rg_agent_find(e->cycle, agent, strlen(agent))
-         ? rg_agent_find(e->cycle, agent, strlen(agent))->llm->upstream
+         ? rg_llm_upstream(e, rg_agent_find(e->cycle, agent,
+                                            strlen(agent))->llm)
          : NULL;
 
     if (up) {
@@ -508,7 +509,7 @@ main(int argc, char **argv)
                    ? RG_APPROVE_PROMPT : RG_APPROVE_DENY;
     }
 
-    rg_tools_set_approval((rg_approval_e) approval);
+    rg_tools_set_approval(rg_tools_ctx(e), (rg_approval_e) approval);
 
     if (strcmp(cmd, "run") == 0) {
         rc = rg_cmd_run(e, agent, transcript, task);
@@ -526,7 +527,12 @@ main(int argc, char **argv)
 
     rg_engine_destroy(e);
     rg_cycle_destroy(cycle);
-    curl_global_cleanup();
+    for (i = 0; rg_parts[i]; i++) {
+        if (rg_parts[i]->exit_process) {
+            rg_parts[i]->exit_process();
+        }
+    }
+
     rg_secret_reset();
 
     return rc;

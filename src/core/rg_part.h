@@ -45,7 +45,9 @@ struct rg_part_s {
     void             *(*create_conf)(rg_cycle_t *cycle);
     char             *(*init_conf)(rg_cycle_t *cycle, void *conf);
 
-    /* its runtime in an engine, in order, and taken down in reverse */
+    /* its runtime in an engine, built in the order of the parts and
+     * taken down in reverse; exit_worker is called for every part whose
+     * init_worker was, also when that failed halfway */
     rg_int_t          (*init_worker)(rg_engine_t *e);
     void              (*exit_worker)(rg_engine_t *e);
 

@@ -8,6 +8,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_llm_conf.h>
+#include <rg_llm.h>
 #include <rg_llm_openai.h>
 #include <rg_secret.h>
 #include <math.h>
@@ -100,7 +101,9 @@ rg_part_t  rg_llm_part = {
     .name = "llm",
     .commands = rg_llm_commands,
     .create_conf = rg_llm_create_conf,
-    .init_conf = rg_llm_init_conf
+    .init_conf = rg_llm_init_conf,
+    .init_worker = rg_llm_init_worker,
+    .exit_worker = rg_llm_exit_worker
 };
 
 

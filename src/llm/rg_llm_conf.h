@@ -40,7 +40,6 @@ struct rg_llm_conf_s {
     const char         *file;             /* where it was declared */
     rg_uint_t           line;
     rg_uint_t           index;            /* in the main conf's llms */
-    void               *upstream;         /* the engine's rg_llm_upstream_t */
 };
 
 

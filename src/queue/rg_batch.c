@@ -21,6 +21,7 @@
 #include <rg_session.h>
 #include <rg_secret.h>
 #include <rg_core_conf.h>
+#include <rg_agent.h>
 #include <jansson.h>
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -985,9 +986,11 @@ rg_batch_summary(rg_batch_t *b)
     double              secs, cpu_per_call;
     uint64_t            cpu, calls;
     uint32_t            p50, p99;
-    rg_engine_stats_t  *st;
+    uint64_t            retries;
+    rg_agent_stats_t    stats, *st;
 
-    st = &b->engine->stats;
+    st = &stats;
+    rg_agent_stats(b->engine, st, &retries);
     secs = (double) (rg_monotonic_msec() - b->started) / 1000;
     cpu = rg_cpu_usec() - b->cpu_started;
     calls = st->model_calls;
@@ -1036,7 +1039,7 @@ rg_batch_summary(rg_batch_t *b)
             "peak rss %.1f MiB (%.1f KiB per concurrent task)\n",
             (unsigned long) b->tasks, secs, states,
             (unsigned long long) calls,
-            (unsigned long long) rg_engine_llm_retries(b->engine),
+            (unsigned long long) retries,
             (unsigned long long) st->tool_calls,
             (unsigned long long) st->tool_errors,
             (unsigned long long) st->dedupe_hits,

@@ -7,6 +7,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_engine.h>
 #include <rg_store.h>
 #include <rg_store_conf.h>
 
@@ -15,6 +16,8 @@ static char *rg_store_directive(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static void *rg_store_create_conf(rg_cycle_t *cycle);
 static char *rg_store_init_conf(rg_cycle_t *cycle, void *conf);
+static rg_int_t rg_store_init_worker(rg_engine_t *e);
+static void rg_store_exit_worker(rg_engine_t *e);
 
 
 static rg_command_t  rg_store_commands[] = {
@@ -30,7 +33,9 @@ rg_part_t  rg_store_part = {
     .name = "store",
     .commands = rg_store_commands,
     .create_conf = rg_store_create_conf,
-    .init_conf = rg_store_init_conf
+    .init_conf = rg_store_init_conf,
+    .init_worker = rg_store_init_worker,
+    .exit_worker = rg_store_exit_worker
 };
 
 
@@ -116,4 +121,38 @@ rg_store_init_conf(rg_cycle_t *cycle, void *conf)
     }
 
     return RG_CONF_OK;
+}
+
+
+static rg_int_t
+rg_store_init_worker(rg_engine_t *e)
+{
+    rg_store_t       *st;
+    rg_store_conf_t  *scf;
+
+    scf = rg_store_conf(e->cycle);
+
+    st = rg_store_memory_create(e->base, (rg_uint_t) scf->max_keys,
+                                scf->max_bytes);
+    if (st == NULL) {
+        return RG_ERROR;
+    }
+
+    rg_engine_ctx(e, &rg_store_part) = st;
+
+    return RG_OK;
+}
+
+
+static void
+rg_store_exit_worker(rg_engine_t *e)
+{
+    rg_store_t  *st;
+
+    st = rg_store_ctx(e);
+
+    if (st) {
+        st->destroy(st);
+        rg_engine_ctx(e, &rg_store_part) = NULL;
+    }
 }

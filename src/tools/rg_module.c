@@ -195,7 +195,8 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     m->cycle = cycle;
     m->file = rg_conf_file_name(cf);
     m->line = rg_conf_line(cf);
-    rg_tools_host_init(&m->host, m);
+    m->index = tcf->modules.nelts - 1;
+    rg_tools_host_init(&m->host, &m->bind, m, NULL);
 
     if (mod->create_conf) {
         m->conf = mod->create_conf(&m->host);

@@ -16,6 +16,17 @@
 
 typedef struct rg_module_s      rg_module_t;
 typedef struct rg_tool_entry_s  rg_tool_entry_t;
+typedef struct rg_tools_ctx_s   rg_tools_ctx_t;
+
+
+/* What a host table serves: a module, and the engine whose tools part
+ * runs its calls (rg_tools.h), or none while the configuration is read
+ * (the table a module's create_conf, directives, init and exit get:
+ * its log and its units work there, what waits on a reactor does not). */
+typedef struct {
+    rg_module_t        *module;
+    rg_tools_ctx_t     *ctx;          /* NULL: the configuration's */
+} rg_tool_bind_t;
 
 
 struct rg_module_s {
@@ -23,13 +34,13 @@ struct rg_module_s {
     void              *handle;
     rg_tool_module_t  *mod;
     void              *conf;
-    rg_tool_host_t     host;
-    void              *engine;           /* set when an engine starts */
-    void              *isolate;          /* rg_isolate_t *, when isolated */
+    rg_tool_host_t     host;             /* its configuration's */
+    rg_tool_bind_t     bind;             /* host.data */
     rg_log_t          *log;              /* the cycle's */
     rg_cycle_t        *cycle;            /* which it was loaded for */
     const char        *file;             /* its load_module, for errors */
     rg_uint_t          line;
+    rg_uint_t          index;            /* in the tools conf's modules */
     unsigned           isolated:1;
     unsigned           initialized:1;
 };

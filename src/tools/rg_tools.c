@@ -1,5 +1,6 @@
 /* rg_tools.c: runs the tool calls of one turn and implements the host
- * table modules call back into. All calls of a turn start together:
+ * table modules call back into; builds the tools part's runtime in each
+ * engine (rg_tools_ctx_t). All calls of a turn start together:
  * asynchronous handlers on the reactor, RG_TOOL_BLOCKING ones in the
  * thread pool. A call that ends late (after its timeout, or after its
  * session went away) finds itself orphaned and frees itself, so a module's
@@ -17,6 +18,7 @@
 #include <rg_tool_addr.h>
 #include <rg_tool_host_io.h>
 #include <rg_tool_host_args.h>
+#include <rg_event.h>
 #include <jansson.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -31,6 +33,7 @@ struct rg_tool_timer_s {
 
 struct rg_tool_http_s {
     rg_curl_xfer_t      xfer;       /* first */
+    rg_tools_ctx_t     *ctx;
     rg_tool_run_t      *run;
     rg_tool_http_pt     cb;
     void               *data;
@@ -45,76 +48,33 @@ struct rg_tool_http_s {
 };
 
 
-/* the http tool's own connection caches, apart from the model calls':
- * one for requests that may reach internal addresses, one for the rest,
- * so that no connection is reused across that line */
-static CURLSH                   *rg_tools_http_shares[2];
-
-static struct event_base        *rg_tools_base;
-static rg_curl_t                *rg_tools_curl;
-static rg_thread_pool_t         *rg_tools_pool;
-static rg_log_t                 *rg_tools_log;
-static rg_approval_e             rg_tools_approval;
-static rg_tools_agent_start_pt   rg_tools_agent_start;
-static rg_tools_agent_stop_pt    rg_tools_agent_stop;
-
 /* the call a pool thread runs, in that thread: what tells the host
  * functions that they were called off the reactor */
 static _Thread_local rg_tool_run_t  *rg_tools_thread_run;
 
-/* dangerous calls waiting for a yes or no on the terminal, in order */
-static rg_tool_run_t            *rg_tools_prompt_head;
-static rg_tool_run_t           **rg_tools_prompt_tail = &rg_tools_prompt_head;
-static struct event             *rg_tools_prompt_ev;
-static rg_buf_t                  rg_tools_prompt_line;
-
 
 static void rg_tools_finish(rg_tool_run_t *run);
 static void rg_tools_launch(rg_tool_run_t *run);
-static void rg_tools_prompt_next(void);
+static void rg_tools_prompt_next(rg_tools_ctx_t *ctx);
 static void rg_tools_ask(rg_tool_run_t *run);
-static void rg_tools_http_reset(void);
+static void rg_tools_http_reset(rg_tools_ctx_t *ctx);
 static rg_int_t rg_tools_agent_allowed(rg_tool_run_t *run,
     const char *name);
 
 
-rg_int_t
-rg_tools_init(struct event_base *base, rg_curl_t *curl,
-    rg_thread_pool_t *pool, rg_log_t *log)
+void
+rg_tools_set_approval(rg_tools_ctx_t *ctx, rg_approval_e policy)
 {
-    rg_tools_http_reset();
-
-    rg_tools_base = base;
-    rg_tools_curl = curl;
-    rg_tools_pool = pool;
-    rg_tools_log = log;
-
-    rg_tool_host_io_init(base, log);
-
-    if (rg_tools_prompt_ev) {
-        event_free(rg_tools_prompt_ev);
-        rg_tools_prompt_ev = NULL;
-    }
-
-    rg_buf_free(&rg_tools_prompt_line);
-
-    return RG_OK;
+    ctx->approval = policy;
 }
 
 
 void
-rg_tools_set_approval(rg_approval_e policy)
-{
-    rg_tools_approval = policy;
-}
-
-
-void
-rg_tools_set_agent_runner(rg_tools_agent_start_pt start,
+rg_tools_set_agent_runner(rg_tools_ctx_t *ctx, rg_tools_agent_start_pt start,
     rg_tools_agent_stop_pt stop)
 {
-    rg_tools_agent_start = start;
-    rg_tools_agent_stop = stop;
+    ctx->agent_start = start;
+    ctx->agent_stop = stop;
 }
 
 
@@ -122,7 +82,7 @@ static void
 rg_tools_http_free(rg_tool_http_t *h)
 {
     if (h->xfer.active) {
-        rg_curl_remove(rg_tools_curl, &h->xfer);
+        rg_curl_remove(h->ctx->curl, &h->xfer);
     }
 
     if (h->xfer.easy) {
@@ -138,12 +98,15 @@ static void
 rg_tools_prompt_remove(rg_tool_run_t *run)
 {
     rg_tool_run_t  **pp;
+    rg_tools_ctx_t  *ctx;
 
-    for (pp = &rg_tools_prompt_head; *pp; pp = &(*pp)->next_approval) {
+    ctx = run->ctx;
+
+    for (pp = &ctx->prompt_head; *pp; pp = &(*pp)->next_approval) {
         if (*pp == run) {
             *pp = run->next_approval;
-            if (rg_tools_prompt_tail == &run->next_approval) {
-                rg_tools_prompt_tail = pp;
+            if (ctx->prompt_tail == &run->next_approval) {
+                ctx->prompt_tail = pp;
             }
             break;
         }
@@ -193,8 +156,8 @@ rg_tools_run_free(rg_tool_run_t *run)
         rg_tools_http_free(run->http);
     }
 
-    if (run->child && rg_tools_agent_stop) {
-        rg_tools_agent_stop(run);
+    if (run->child && run->ctx->agent_stop) {
+        run->ctx->agent_stop(run);
     }
 
     if (run->args) {
@@ -251,11 +214,13 @@ rg_tools_set_error(rg_tool_run_t *run, const char *fmt, ...)
 static void
 rg_tools_host_log(rg_tool_host_t *host, int level, const char *fmt, ...)
 {
-    char          buf[RG_LOG_MAX_LINE];
-    va_list       args;
-    rg_module_t  *m;
+    char             buf[RG_LOG_MAX_LINE];
+    va_list          args;
+    rg_module_t     *m;
+    rg_tool_bind_t  *bind;
 
-    m = host->data;
+    bind = host->data;
+    m = bind->module;
 
     if (level < RG_LOG_EMERG || level > RG_LOG_DEBUG) {
         level = RG_LOG_NOTICE;
@@ -369,9 +334,12 @@ rg_tools_host_timer_add(rg_tool_host_t *host, uint64_t msec,
     rg_tool_timer_pt cb, void *data)
 {
     struct timeval    tv;
+    rg_tool_bind_t   *bind;
     rg_tool_timer_t  *t;
 
-    if (rg_tools_thread_run) {
+    bind = host->data;
+
+    if (rg_tools_thread_run || bind->ctx == NULL) {
         return NULL;                   /* the reactor's timers are its own */
     }
 
@@ -386,7 +354,8 @@ rg_tools_host_timer_add(rg_tool_host_t *host, uint64_t msec,
     tv.tv_sec = msec / 1000;
     tv.tv_usec = (msec % 1000) * 1000;
 
-    if (evtimer_assign(&t->ev, rg_tools_base, rg_tools_timer_handler, t) != 0
+    if (evtimer_assign(&t->ev, bind->ctx->base, rg_tools_timer_handler, t)
+        != 0
         || evtimer_add(&t->ev, &tv) != 0)
     {
         free(t);
@@ -508,11 +477,11 @@ rg_tools_http_open(void *data, curlsocktype purpose,
 
 
 static CURLSH *
-rg_tools_http_share(rg_uint_t allow_private)
+rg_tools_http_share(rg_tools_ctx_t *ctx, rg_uint_t allow_private)
 {
     CURLSH  *sh;
 
-    sh = rg_tools_http_shares[allow_private];
+    sh = ctx->http_shares[allow_private];
 
     if (sh == NULL) {
         sh = curl_share_init();
@@ -522,7 +491,7 @@ rg_tools_http_share(rg_uint_t allow_private)
 
         curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
         curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-        rg_tools_http_shares[allow_private] = sh;
+        ctx->http_shares[allow_private] = sh;
     }
 
     return sh;
@@ -530,15 +499,15 @@ rg_tools_http_share(rg_uint_t allow_private)
 
 
 static void
-rg_tools_http_reset(void)
+rg_tools_http_reset(rg_tools_ctx_t *ctx)
 {
     rg_uint_t  i;
 
     for (i = 0; i < 2; i++) {
-        if (rg_tools_http_shares[i]
-            && curl_share_cleanup(rg_tools_http_shares[i]) == CURLSHE_OK)
+        if (ctx->http_shares[i]
+            && curl_share_cleanup(ctx->http_shares[i]) == CURLSHE_OK)
         {
-            rg_tools_http_shares[i] = NULL;
+            ctx->http_shares[i] = NULL;
         }
     }
 }
@@ -564,7 +533,8 @@ rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
 
     h = calloc(1, sizeof(rg_tool_http_t));
     e = curl_easy_init();
-    sh = rg_tools_http_share(flags & RG_TOOL_HTTP_ALLOW_PRIVATE ? 1 : 0);
+    sh = rg_tools_http_share(run->ctx,
+                             flags & RG_TOOL_HTTP_ALLOW_PRIVATE ? 1 : 0);
     if (h == NULL || e == NULL || sh == NULL) {
         free(h);
         if (e) {
@@ -574,6 +544,7 @@ rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
         return -1;
     }
 
+    h->ctx = run->ctx;
     h->run = run;
     h->cb = cb;
     h->data = data;
@@ -603,7 +574,7 @@ rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, h);
     curl_easy_setopt(e, CURLOPT_SHARE, sh);
 
-    if (rg_curl_add(rg_tools_curl, &h->xfer) != RG_OK) {
+    if (rg_curl_add(run->ctx->curl, &h->xfer) != RG_OK) {
         rg_tools_http_free(h);
         snprintf(run->error, sizeof(run->error), "cannot start the request");
         return -1;
@@ -646,7 +617,7 @@ rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
 
     run = (rg_tool_run_t *) call;
 
-    if (rg_tools_thread_run || rg_tools_agent_start == NULL || run->child) {
+    if (rg_tools_thread_run || run->ctx->agent_start == NULL || run->child) {
         snprintf(run->error, sizeof(run->error),
                  "agent_run is not available here");
         return -1;
@@ -660,7 +631,7 @@ rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
     run->agent_cb = cb;
     run->agent_data = data;
 
-    if (rg_tools_agent_start(run, agent, input, len) != RG_OK) {
+    if (run->ctx->agent_start(run, agent, input, len) != RG_OK) {
         run->agent_cb = NULL;
         run->agent_data = NULL;
         return -1;                 /* run->error says why */
@@ -697,8 +668,8 @@ rg_tools_host_agent_cancel(rg_tool_call_t *call)
         return;
     }
 
-    if (run->child && rg_tools_agent_stop) {
-        rg_tools_agent_stop(run);
+    if (run->child && run->ctx->agent_stop) {
+        run->ctx->agent_stop(run);
     }
 
     run->child = NULL;
@@ -726,9 +697,13 @@ rg_tools_host_deadline(rg_tool_call_t *call)
 
 
 void
-rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
+rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
+    rg_module_t *m, rg_tools_ctx_t *ctx)
 {
     memset(host, 0, sizeof(rg_tool_host_t));
+
+    bind->module = m;
+    bind->ctx = ctx;
 
     host->abi_version = RG_TOOL_ABI_VERSION;
     host->size = sizeof(rg_tool_host_t);
@@ -738,7 +713,7 @@ rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
     rg_tool_host_args_set(host);
     host->timer_add = rg_tools_host_timer_add;
     host->timer_del = rg_tools_host_timer_del;
-    host->data = m;
+    host->data = bind;
     host->http_get = rg_tools_host_http_get;
     host->http_cancel = rg_tools_host_http_cancel;
     host->agent_run = rg_tools_host_agent_run;
@@ -815,7 +790,8 @@ rg_tools_timeout_handler(evutil_socket_t fd, short what, void *arg)
     rg_tools_finish(run);
 
     if (run->isolated) {
-        rg_isolate_abort(run->entry->module->isolate, &run->helper);
+        rg_isolate_abort(run->ctx->mods[run->entry->module->index].isolate,
+                         &run->helper);
         run->isolated = 0;
         run->cancelled = 1;
         return;
@@ -1009,11 +985,11 @@ rg_tools_gate(rg_tool_run_t *run)
 
     turn = run->turn;
 
-    if (rg_tools_approval == RG_APPROVE_ALL) {
+    if (run->ctx->approval == RG_APPROVE_ALL) {
         return RG_OK;
     }
 
-    if (rg_tools_approval == RG_APPROVE_NONE) {
+    if (run->ctx->approval == RG_APPROVE_NONE) {
         run->denied = 1;
         rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
                            "approved (dangerous tools are refused here); do "
@@ -1029,7 +1005,7 @@ rg_tools_gate(rg_tool_run_t *run)
         return RG_OK;
     }
 
-    if (rg_tools_approval == RG_APPROVE_PROMPT) {
+    if (run->ctx->approval == RG_APPROVE_PROMPT) {
         rg_tools_ask(run);
         return RG_AGAIN;
     }
@@ -1090,67 +1066,69 @@ rg_tools_decide(rg_tool_run_t *run, rg_uint_t yes)
 static void
 rg_tools_prompt_handler(evutil_socket_t fd, short what, void *arg)
 {
-    char            buf[256], *nl;
-    ssize_t         n;
-    rg_tool_run_t  *run;
+    char             buf[256], *nl;
+    ssize_t          n;
+    rg_buf_t        *line;
+    rg_tool_run_t   *run;
+    rg_tools_ctx_t  *ctx;
+
+    ctx = arg;
+    line = &ctx->prompt_line;
 
     n = read(fd, buf, sizeof(buf));
 
     if (n > 0) {
-        rg_buf_append(&rg_tools_prompt_line, buf, n);
+        rg_buf_append(line, buf, n);
     }
 
-    nl = rg_tools_prompt_line.data
-         ? memchr(rg_tools_prompt_line.data, '\n', rg_tools_prompt_line.len)
-         : NULL;
+    nl = line->data ? memchr(line->data, '\n', line->len) : NULL;
 
     if (nl == NULL && n > 0) {
         return;                        /* the rest of the line follows */
     }
 
-    run = rg_tools_prompt_head;
+    run = ctx->prompt_head;
     if (run == NULL) {
-        rg_buf_reset(&rg_tools_prompt_line);
+        rg_buf_reset(line);
         return;
     }
 
-    rg_tools_prompt_head = run->next_approval;
-    if (rg_tools_prompt_head == NULL) {
-        rg_tools_prompt_tail = &rg_tools_prompt_head;
+    ctx->prompt_head = run->next_approval;
+    if (ctx->prompt_head == NULL) {
+        ctx->prompt_tail = &ctx->prompt_head;
     }
 
     /* end of input means no */
-    rg_tools_decide(run, n > 0 && rg_tools_prompt_line.len
-                         && (rg_tools_prompt_line.data[0] == 'y'
-                             || rg_tools_prompt_line.data[0] == 'Y'));
+    rg_tools_decide(run, n > 0 && line->len
+                         && (line->data[0] == 'y' || line->data[0] == 'Y'));
 
-    rg_buf_reset(&rg_tools_prompt_line);
+    rg_buf_reset(line);
 
-    rg_tools_prompt_next();
+    rg_tools_prompt_next(ctx);
 }
 
 
 static void
-rg_tools_prompt_next(void)
+rg_tools_prompt_next(rg_tools_ctx_t *ctx)
 {
     char            shown[401];
     size_t          n;
     rg_tool_run_t  *run;
 
-    run = rg_tools_prompt_head;
+    run = ctx->prompt_head;
 
     if (run == NULL) {
-        if (rg_tools_prompt_ev) {
-            event_del(rg_tools_prompt_ev);
+        if (ctx->prompt_ev) {
+            event_del(ctx->prompt_ev);
         }
         return;
     }
 
-    if (rg_tools_prompt_ev == NULL) {
-        rg_tools_prompt_ev = event_new(rg_tools_base, STDIN_FILENO,
-                                       EV_READ | EV_PERSIST,
-                                       rg_tools_prompt_handler, NULL);
-        if (rg_tools_prompt_ev == NULL) {
+    if (ctx->prompt_ev == NULL) {
+        ctx->prompt_ev = event_new(ctx->base, STDIN_FILENO,
+                                   EV_READ | EV_PERSIST,
+                                   rg_tools_prompt_handler, ctx);
+        if (ctx->prompt_ev == NULL) {
             return;
         }
     }
@@ -1167,25 +1145,27 @@ rg_tools_prompt_next(void)
             run->call.args_len > sizeof(shown) - 1 ? "…" : "");
     fflush(stderr);
 
-    event_add(rg_tools_prompt_ev, NULL);
+    event_add(ctx->prompt_ev, NULL);
 }
 
 
 static void
 rg_tools_ask(rg_tool_run_t *run)
 {
-    rg_uint_t  first;
+    rg_uint_t        first;
+    rg_tools_ctx_t  *ctx;
 
-    first = rg_tools_prompt_head == NULL;
+    ctx = run->ctx;
+    first = ctx->prompt_head == NULL;
 
     run->awaiting = 1;
     run->turn->awaiting++;
     run->next_approval = NULL;
-    *rg_tools_prompt_tail = run;
-    rg_tools_prompt_tail = &run->next_approval;
+    *ctx->prompt_tail = run;
+    ctx->prompt_tail = &run->next_approval;
 
     if (first) {
-        rg_tools_prompt_next();
+        rg_tools_prompt_next(ctx);
     }
 }
 
@@ -1197,6 +1177,7 @@ rg_tools_launch(rg_tool_run_t *run)
 {
     int              rc;
     struct timeval   tv;
+    rg_isolate_t    *isolate;
 
     run->started = rg_monotonic_msec();
     run->launched = 1;
@@ -1204,13 +1185,15 @@ rg_tools_launch(rg_tool_run_t *run)
     if (run->timeout) {
         tv.tv_sec = run->timeout / 1000;
         tv.tv_usec = (run->timeout % 1000) * 1000;
-        evtimer_assign(&run->timer, rg_tools_base, rg_tools_timeout_handler,
+        evtimer_assign(&run->timer, run->ctx->base, rg_tools_timeout_handler,
                        run);
         evtimer_add(&run->timer, &tv);
         run->timer_set = 1;
     }
 
-    if (run->entry->module->isolate) {
+    isolate = run->ctx->mods[run->entry->module->index].isolate;
+
+    if (isolate) {
         run->isolated = 1;
         run->helper.tool = run->entry->tool->name;
         run->helper.id = run->call.id;
@@ -1218,18 +1201,23 @@ rg_tools_launch(rg_tool_run_t *run)
         run->helper.args = run->call.args;
         run->helper.args_len = run->call.args_len;
         run->helper.done = rg_tools_isolated_done;
-        rg_isolate_call(run->entry->module->isolate, &run->helper);
+        rg_isolate_call(isolate, &run->helper);
         return;
     }
 
-    if ((run->entry->tool->flags & RG_TOOL_BLOCKING) && rg_tools_pool) {
+    if ((run->entry->tool->flags & RG_TOOL_BLOCKING) && run->ctx->pool) {
+        /* a thread's call may outlive the engine: it gets the host table
+         * of its module's configuration, which the cycle keeps while the
+         * call runs; what a thread may call there (done, fail, log, the
+         * argument readers) needs no engine */
+        run->call.host = &run->entry->module->host;
         run->in_pool = 1;
         run->pool.task.handler = rg_tools_pool_handler;
         run->pool.task.done = rg_tools_pool_done;
         run->pool.task.data = run;
         atomic_fetch_add_explicit(&run->entry->module->cycle->busy, 1,
                                   memory_order_relaxed);
-        rg_thread_pool_post(rg_tools_pool, &run->pool.task);
+        rg_thread_pool_post(run->ctx->pool, &run->pool.task);
         return;
     }
 
@@ -1253,7 +1241,7 @@ rg_tools_launch(rg_tool_run_t *run)
 }
 
 
-void *
+json_t *
 rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len, char *err,
     size_t errlen)
 {
@@ -1290,9 +1278,9 @@ rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len, char *err,
 
 
 rg_tool_turn_t *
-rg_tools_turn_create(const rg_toolset_t *ts, const char *session,
-    rg_tool_request_t *reqs, rg_uint_t n, rg_tool_turn_done_pt done,
-    void *data, rg_log_t *log)
+rg_tools_turn_create(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
+    const char *session, rg_tool_request_t *reqs, rg_uint_t n,
+    rg_tool_turn_done_pt done, void *data, rg_log_t *log)
 {
     rg_int_t          j;
     rg_uint_t         i;
@@ -1310,12 +1298,13 @@ rg_tools_turn_create(const rg_toolset_t *ts, const char *session,
     }
 
     turn->runs = (rg_tool_run_t **) (turn + 1);
+    turn->ctx = ctx;
     turn->done = done;
     turn->data = data;
     turn->log = log;
     turn->toolset = ts;
 
-    event_assign(&turn->done_ev, rg_tools_base, -1, 0,
+    event_assign(&turn->done_ev, ctx->base, -1, 0,
                  rg_tools_turn_done_handler, turn);
 
     for (i = 0; i < n; i++) {
@@ -1328,6 +1317,7 @@ rg_tools_turn_create(const rg_toolset_t *ts, const char *session,
         turn->runs[i] = run;
         turn->n++;
 
+        run->ctx = ctx;
         run->turn = turn;
         run->index = i;
         run->name = reqs[i].name.len ? reqs[i].name.data : "(no name)";
@@ -1413,7 +1403,7 @@ rg_tools_turn_create(const rg_toolset_t *ts, const char *session,
         run->args = args;
         run->call.host_args = args;
         run->call.tool = te->tool;
-        run->call.host = &te->module->host;
+        run->call.host = &ctx->mods[te->module->index].host;
         run->call.conf = te->module->conf;
         run->call.args = text;
         run->call.args_len = len;
@@ -1481,8 +1471,8 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
 
         if (run->awaiting) {
             rg_tools_prompt_remove(run);
-            if (rg_tools_prompt_head == NULL) {
-                rg_tools_prompt_next();
+            if (turn->ctx->prompt_head == NULL) {
+                rg_tools_prompt_next(turn->ctx);
             }
         }
 
@@ -1497,7 +1487,8 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
         }
 
         if (run->isolated && !run->finished) {
-            rg_isolate_abort(run->entry->module->isolate, &run->helper);
+            rg_isolate_abort(run->ctx->mods[run->entry->module->index]
+                             .isolate, &run->helper);
             rg_tools_run_free(run);
             continue;
         }
@@ -1525,4 +1516,136 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
     }
 
     free(turn);
+}
+
+
+/* the part in an engine ------------------------------------------------ */
+
+rg_tools_ctx_t *
+rg_tools_ctx_create(struct event_base *base, rg_curl_t *curl, rg_log_t *log,
+    rg_uint_t nmods)
+{
+    rg_tools_ctx_t  *ctx;
+
+    ctx = calloc(1, sizeof(rg_tools_ctx_t)
+                    + nmods * sizeof(rg_tools_module_t));
+    if (ctx == NULL) {
+        return NULL;
+    }
+
+    ctx->base = base;
+    ctx->curl = curl;
+    ctx->log = log;
+    ctx->mods = (rg_tools_module_t *) (ctx + 1);
+    ctx->nmods = nmods;
+    ctx->prompt_tail = &ctx->prompt_head;
+
+    rg_tool_host_io_init(base, log);
+
+    return ctx;
+}
+
+
+rg_int_t
+rg_tools_ctx_bind(rg_tools_ctx_t *ctx, rg_module_t *m, rg_uint_t helpers)
+{
+    rg_tools_module_t  *tm;
+
+    tm = &ctx->mods[m->index];
+
+    rg_tools_host_init(&tm->host, &tm->bind, m, ctx);
+
+    if (!m->isolated) {
+        return RG_OK;
+    }
+
+    tm->isolate = rg_isolate_create(m, ctx->base, helpers, ctx->log);
+    if (tm->isolate == NULL) {
+        rg_log_error(RG_LOG_EMERG, ctx->log, 0, "cannot start helper "
+                     "processes for module \"%s\"", m->mod->name);
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+void
+rg_tools_ctx_destroy(rg_tools_ctx_t *ctx)
+{
+    rg_uint_t  i;
+
+    if (ctx == NULL) {
+        return;
+    }
+
+    for (i = 0; i < ctx->nmods; i++) {
+        rg_isolate_destroy(ctx->mods[i].isolate);
+        ctx->mods[i].isolate = NULL;
+    }
+
+    /* finished pool work may still free orphaned calls */
+    rg_thread_pool_destroy(ctx->pool);
+    ctx->pool = NULL;
+
+    rg_tools_http_reset(ctx);
+    rg_tool_host_io_init(NULL, NULL);
+
+    if (ctx->prompt_ev) {
+        event_free(ctx->prompt_ev);
+    }
+
+    rg_buf_free(&ctx->prompt_line);
+    free(ctx);
+}
+
+
+rg_int_t
+rg_tools_init_worker(rg_engine_t *e)
+{
+    rg_uint_t         i;
+    rg_module_t     **mods;
+    rg_tools_ctx_t   *ctx;
+    rg_tools_conf_t  *tcf;
+
+    tcf = rg_tools_conf(e->cycle);
+
+    ctx = rg_tools_ctx_create(e->base, rg_event_ctx(e), e->log,
+                              tcf->modules.nelts);
+    if (ctx == NULL) {
+        return RG_ERROR;
+    }
+
+    rg_engine_ctx(e, &rg_tools_part) = ctx;
+
+    /* before any thread: isolated helpers start from a zygote forked
+     * here, which must hold no lock a thread took */
+    mods = tcf->modules.elts;
+
+    for (i = 0; i < tcf->modules.nelts; i++) {
+        if (rg_tools_ctx_bind(ctx, mods[i], (rg_uint_t) tcf->isolated_helpers)
+            != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    ctx->pool = rg_thread_pool_create(e->base,
+                                      (rg_uint_t) tcf->pool_threads,
+                                      (rg_uint_t) tcf->pool_max_queue,
+                                      e->log);
+    if (ctx->pool == NULL) {
+        rg_log_error(RG_LOG_EMERG, e->log, 0, "thread pool setup failed");
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+void
+rg_tools_exit_worker(rg_engine_t *e)
+{
+    rg_tools_ctx_destroy(rg_tools_ctx(e));
+    rg_engine_ctx(e, &rg_tools_part) = NULL;
 }

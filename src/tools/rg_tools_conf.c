@@ -8,6 +8,7 @@
 #include <rg_cycle.h>
 #include <rg_module.h>
 #include <rg_tools_conf.h>
+#include <rg_tools.h>
 
 
 static char *rg_tools_thread_pool(rg_conf_t *cf, rg_command_t *cmd,
@@ -46,7 +47,9 @@ rg_part_t  rg_tools_part = {
     .name = "tools",
     .commands = rg_tools_commands,
     .create_conf = rg_tools_create_conf,
-    .init_conf = rg_tools_init_conf
+    .init_conf = rg_tools_init_conf,
+    .init_worker = rg_tools_init_worker,
+    .exit_worker = rg_tools_exit_worker
 };
 
 

@@ -16,6 +16,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_tools_conf.h>
+#include <rg_store_conf.h>
 #include <rg_test.h>
 #include <rg_store.h>
 
@@ -396,8 +397,7 @@ rg_test_deadline(void **state)
     assert_int_equal(s->round, 0);
 
     /* no request of the session is left in the client */
-    assert_int_equal(((rg_llm_upstream_t *) s->llm->upstream)->stats.active,
-                     0);
+    assert_int_equal(rg_llm_upstream(s->engine, s->llm)->stats.active, 0);
 }
 
 
@@ -560,7 +560,7 @@ rg_test_dedupe_session(void **state)
     assert_int_equal(s->tool_calls, 4);
     assert_int_equal(s->repeats, 0);
     assert_int_equal(s->dedupe_hits, 1);
-    assert_int_equal(t->engine->stats.dedupe_hits, 1);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 1);
 
     /* answered as round 1 was, without a note */
     assert_string_equal(rg_test_tool_msg(t, 0), "2");
@@ -653,7 +653,7 @@ rg_test_dedupe_not_applied(void **state)
     assert_int_equal(s->tool_calls, 4);
     assert_int_equal(s->dedupe_hits, 0);
     assert_int_equal(rg_test_cached(s), 0);
-    assert_int_equal(t->engine->stats.dedupe_hits, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 0);
 }
 
 
@@ -682,7 +682,7 @@ rg_test_dedupe_global(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_string_equal(rg_test_tool_msg(t, 0), "version 1");
     assert_int_equal(s->dedupe_hits, 1);
-    assert_int_equal(t->engine->stats.dedupe_hits, 1);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 1);
 }
 
 
@@ -716,7 +716,7 @@ rg_test_dedupe_agent(void **state)
     s = rg_test_session_on(t, "a", "read", 0);
     assert_string_equal(rg_test_tool_msg(t, 0), "version 1");
     assert_int_equal(s->dedupe_hits, 1);
-    assert_int_equal(t->engine->stats.dedupe_hits, 1);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 1);
 }
 
 
@@ -744,7 +744,7 @@ rg_test_dedupe_ttl(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_string_equal(rg_test_tool_msg(t, 0), "version 2");
     assert_int_equal(s->dedupe_hits, 0);
-    assert_int_equal(t->engine->stats.dedupe_hits, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 0);
 }
 
 
@@ -775,7 +775,7 @@ rg_test_dedupe_trimmed(void **state)
     rg_test_mock(t, "--script", RG_TEST_SCRIPTS "guards_dedupe_read.json");
     rg_test_engine(t, NULL, "tools read_file; dedupe global;");
 
-    st = t->engine->store;
+    st = rg_store_ctx(t->engine);
 
     s = rg_test_session(t, "read the notes");
     assert_int_equal(s->state, RG_SESSION_DONE);
@@ -823,7 +823,7 @@ rg_test_retry_after(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_int_equal(rg_test_stat(t, t->mock, "requests"), 3);
     assert_int_equal(rg_test_stat(t, t->mock, "faults"), 2);
-    assert_int_equal(rg_engine_llm_retries(t->engine), 2);
+    assert_int_equal(rg_llm_retries(t->engine), 2);
 
     /* each retry waited what the provider asked, not retry_base */
     assert_true(rg_test_time(t, 1) - rg_test_time(t, 0)
@@ -940,7 +940,7 @@ rg_test_concurrency_cap(void **state)
     assert_int_equal(rg_test_stat(t, t->mock, "rejected"), 0);
     assert_true(rg_test_stat(t, t->mock, "max_inflight") <= 64);
 
-    up = rg_llm_find(t->cycle, "mock", 4)->upstream;
+    up = rg_llm_upstream(t->engine, rg_llm_find(t->cycle, "mock", 4));
     assert_true(up->stats.max_active <= 64);
     assert_true(up->stats.queued > 0);
     assert_int_equal(up->stats.active, 0);

@@ -14,6 +14,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_event.h>
 #include <rg_test.h>
 #include <rg_thread_pool.h>
 
@@ -177,9 +178,9 @@ rg_test_upstream(rg_test_ctx_t *t)
 
     llm = rg_llm_find(t->cycle, "mock", 4);
     assert_non_null(llm);
-    assert_non_null(llm->upstream);
+    assert_non_null(rg_llm_upstream(t->engine, llm));
 
-    return llm->upstream;
+    return rg_llm_upstream(t->engine, llm);
 }
 
 
@@ -504,7 +505,7 @@ rg_test_pending_timers(rg_test_ctx_t *t)
 {
     rg_test_timers_t  tm;
 
-    tm.curl = t->engine->curl;
+    tm.curl = rg_event_ctx(t->engine);
     tm.n = 0;
 
     assert_int_equal(event_base_foreach_event(t->engine->base,
@@ -1052,11 +1053,11 @@ rg_test_thousand_sessions(void **state)
         assert_int_equal(states[i], RG_SESSION_DONE);
     }
 
-    assert_int_equal(t->engine->live, 0);
-    assert_int_equal(t->engine->stats.sessions, n);
-    assert_int_equal(t->engine->stats.model_calls, 2 * n);
-    assert_int_equal(t->engine->stats.tool_calls, 2 * n);
-    assert_int_equal(t->engine->stats.tool_errors, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.sessions, n);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.model_calls, 2 * n);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.tool_calls, 2 * n);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.tool_errors, 0);
 
     assert_int_equal(rg_test_stat(t, "requests"), 2 * n);
     assert_int_equal(rg_test_stat(t, "completions"), 2 * n);
@@ -1392,10 +1393,10 @@ rg_test_cancel_model_wait(void **state)
     assert_int_equal(rg_test_stat(t, "completions"), 0);
     rg_test_wait_inflight_zero(t);
 
-    assert_int_equal(t->engine->live, 1);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 1);
     rg_session_destroy(t->s);
     t->s = NULL;
-    assert_int_equal(t->engine->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
 }
 
 
@@ -1564,7 +1565,7 @@ rg_test_cancel_backoff(void **state)
     /* the handler destroyed the session */
     assert_int_equal(o.left, 0);
     assert_null(t->s);
-    assert_int_equal(t->engine->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
     assert_int_equal(o.state, RG_SESSION_CANCELLED);
     assert_string_equal(o.reason, "cancelled by the test");
 
@@ -1655,7 +1656,7 @@ rg_test_tool_timeout_pool(void **state)
     rg_session_destroy(t->s);
     t->s = NULL;
 
-    st = rg_thread_pool_stats(t->engine->pool);
+    st = rg_thread_pool_stats(rg_tools_ctx(t->engine)->pool);
     assert_int_equal(st->posted, 1);
 
     /* let the late answer arrive: it must free the orphaned call and
@@ -1669,7 +1670,7 @@ rg_test_tool_timeout_pool(void **state)
 
     assert_int_equal(st->completed, 1);
     assert_int_equal(rg_test_pending_timers(t), 0);
-    assert_int_equal(t->engine->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
 }
 
 
@@ -1700,9 +1701,9 @@ rg_test_tool_outlives_turn(void **state)
     assert_int_equal(rg_test_run_many(t->engine, "a", 2, states), 0);
     assert_int_equal(states[0], RG_SESSION_DEADLINE_EXCEEDED);
     assert_int_equal(states[1], RG_SESSION_DEADLINE_EXCEEDED);
-    assert_int_equal(t->engine->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
 
-    st = rg_thread_pool_stats(t->engine->pool);
+    st = rg_thread_pool_stats(rg_tools_ctx(t->engine)->pool);
     assert_int_equal(st->posted, 2);
 
     /* past the calls' timeouts, until both calls have returned */
