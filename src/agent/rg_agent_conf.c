@@ -9,6 +9,7 @@
 #include <rg_cycle.h>
 #include <rg_agent_conf.h>
 #include <rg_agent.h>
+#include <rg_run.h>
 #include <rg_llm_request.h>
 #include <rg_llm_openai.h>
 #include <math.h>
@@ -131,13 +132,22 @@ static rg_command_t  rg_agent_commands[] = {
 };
 
 
+static const rg_cli_t  *rg_agent_cli[] = {
+    &rg_run_cli,
+    &rg_replay_cli,
+    NULL
+};
+
+
 rg_part_t  rg_agent_part = {
     .name = "agent",
     .commands = rg_agent_commands,
     .create_conf = rg_agent_create_conf,
     .init_conf = rg_agent_init_conf,
     .init_worker = rg_agent_init_worker,
-    .exit_worker = rg_agent_exit_worker
+    .exit_worker = rg_agent_exit_worker,
+    .cli = rg_agent_cli,
+    .help = rg_run_help
 };
 
 

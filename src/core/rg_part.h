@@ -51,7 +51,8 @@ struct rg_part_s {
     rg_int_t          (*init_worker)(rg_engine_t *e);
     void              (*exit_worker)(rg_engine_t *e);
 
-    const rg_cli_t     *cli;          /* its commands, NULL-ended, or NULL */
+    const rg_cli_t *const *cli;       /* its commands, NULL-ended, or NULL */
+    const char         *help;         /* its paragraph of -h, or NULL */
     void              (*version)(FILE *f);  /* its lines for -V, or NULL */
     void              (*exit_process)(void);  /* once, at the very end */
 };

@@ -9,12 +9,14 @@
 #include <rg_module.h>
 #include <rg_tools_conf.h>
 #include <rg_tools.h>
+#include <rg_confine.h>
 
 
 static char *rg_tools_thread_pool(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static void *rg_tools_create_conf(rg_cycle_t *cycle);
 static char *rg_tools_init_conf(rg_cycle_t *cycle, void *conf);
+static void rg_tools_version(FILE *f);
 
 
 static rg_conf_num_bounds_t  rg_tools_helpers_bounds = { 1, 256 };
@@ -49,7 +51,8 @@ rg_part_t  rg_tools_part = {
     .create_conf = rg_tools_create_conf,
     .init_conf = rg_tools_init_conf,
     .init_worker = rg_tools_init_worker,
-    .exit_worker = rg_tools_exit_worker
+    .exit_worker = rg_tools_exit_worker,
+    .version = rg_tools_version
 };
 
 
@@ -154,4 +157,14 @@ rg_tools_init_conf(rg_cycle_t *cycle, void *conf)
     }
 
     return rg_module_init_all(cycle) == RG_OK ? RG_CONF_OK : RG_CONF_ERROR;
+}
+
+
+/* -V: what modules are built against, and what exec can confine with */
+static void
+rg_tools_version(FILE *f)
+{
+    fprintf(f, "tool module ABI: %d (%s)\n", RG_TOOL_ABI_VERSION,
+            RG_TOOL_SIGNATURE);
+    fprintf(f, "exec confinement: %s\n", rg_confine_describe());
 }
