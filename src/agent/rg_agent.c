@@ -7,6 +7,7 @@
 #include <rg_engine.h>
 #include <rg_agent.h>
 #include <rg_session.h>
+#include <rg_child.h>
 #include <rg_llm.h>
 #include <rg_tools.h>
 
@@ -23,8 +24,8 @@ rg_agent_init_worker(rg_engine_t *e)
 
     rg_engine_ctx(e, &rg_agent_part) = ctx;
 
-    rg_tools_set_agent_runner(rg_tools_ctx(e), rg_session_agent_start,
-                              rg_session_agent_stop);
+    rg_tools_set_agent_runner(rg_tools_ctx(e), rg_child_start,
+                              rg_child_stop);
 
     return RG_OK;
 }

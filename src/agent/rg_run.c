@@ -9,6 +9,7 @@
 #include <rg_core.h>
 #include <rg_engine.h>
 #include <rg_session.h>
+#include <rg_transcript.h>
 #include <rg_run.h>
 #include <rg_tools.h>
 #include <rg_secret.h>
@@ -190,7 +191,7 @@ rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
     event_add(ctx.sigterm, NULL);
 
     if (transcript) {
-        rg_session_record(s);
+        rg_transcript_start(s);
     }
 
     if (rg_session_start(s) == RG_OK || !rg_session_final(s)) {
@@ -219,7 +220,7 @@ rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
     rc = s->state == RG_SESSION_DONE ? 0 : 2;
 
     if (transcript) {
-        text = rg_session_transcript(s);
+        text = rg_transcript_text(s);
         fd = open(transcript, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
         if (text == NULL || fd == -1

@@ -137,13 +137,21 @@ void rg_session_cancel(rg_session_t *s, const char *reason);
 void rg_session_destroy(rg_session_t *s);
 
 const char *rg_session_state_name(rg_session_state_e state);
-/* the runner of child sessions that the agent part gives the tools part
- * (run_agent): a child of run's session on agent name, and its end */
-rg_int_t rg_session_agent_start(rg_tool_run_t *run, const char *name,
-    const char *input, size_t len);
-void rg_session_agent_stop(rg_tool_run_t *run);
-rg_int_t rg_session_record(rg_session_t *s);
-/* the whole conversation as JSON text (malloc'ed), for --transcript */
-char *rg_session_transcript(rg_session_t *s);
+/* within the agent part: what rg_turn.c, rg_session_context.c and
+ * rg_child.c ask of the state machine */
+
+/* ends the session (once) with a state and a reason; the owner's handler
+ * is called last, and may destroy it */
+void rg_session_finish(rg_session_t *s, rg_session_state_e state,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* appends a message of role 's', 'u' or 't' (a tool's, answering
+ * tool_id) to the conversation */
+rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,
+    const char *tool_id, const char *text, size_t len);
+/* the next model call, or the session's end at its token budget */
+rg_int_t rg_session_ask(rg_session_t *s);
+/* the prefix when the session differs from its agent: a fallback llm,
+ * or tools that reached their cap and are no longer offered */
+rg_int_t rg_session_build_prefix(rg_session_t *s);
 
 #endif /* RG_SESSION_H */

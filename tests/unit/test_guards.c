@@ -18,6 +18,7 @@
 #include <rg_tools_conf.h>
 #include <rg_store_conf.h>
 #include <rg_test.h>
+#include <rg_transcript.h>
 #include <rg_store.h>
 
 #include <setjmp.h>
@@ -172,7 +173,7 @@ rg_test_session_on(rg_test_ctx_t *t, const char *agent, const char *input,
     assert_non_null(t->s);
 
     if (record) {
-        assert_int_equal(rg_session_record(t->s), RG_OK);
+        assert_int_equal(rg_transcript_start(t->s), RG_OK);
     }
 
     rg_session_start(t->s);
@@ -438,7 +439,7 @@ rg_test_tool_max_calls(void **state)
     assert_int_equal(n, 3);
 
     /* the first request offered calc, none after it did */
-    text = rg_session_transcript(s);
+    text = rg_transcript_text(s);
     assert_non_null(text);
     tr = json_loads(text, 0, NULL);
     free(text);
@@ -569,7 +570,7 @@ rg_test_dedupe_session(void **state)
     assert_string_equal(rg_test_tool_msg(t, 3), "2");
 
     /* and not run: the transcript says where each answer came from */
-    text = rg_session_transcript(s);
+    text = rg_transcript_text(s);
     assert_non_null(text);
     tr = json_loads(text, 0, NULL);
     free(text);
@@ -600,7 +601,7 @@ rg_test_cached(rg_session_t *s)
     size_t   i, n;
     json_t  *tr, *ev;
 
-    text = rg_session_transcript(s);
+    text = rg_transcript_text(s);
     assert_non_null(text);
     tr = json_loads(text, 0, NULL);
     free(text);

@@ -16,6 +16,7 @@
 #include <rg_core.h>
 #include <rg_event.h>
 #include <rg_test.h>
+#include <rg_transcript.h>
 #include <rg_thread_pool.h>
 
 #include <setjmp.h>
@@ -242,7 +243,7 @@ rg_test_cancel_handler(evutil_socket_t fd, short what, void *arg)
 
 
 /* Runs one task on agent "a" as rg_test_session() does, but recorded
- * (rg_session_record) when asked, and cancelled after cancel_ms when that
+ * (rg_transcript_start) when asked, and cancelled after cancel_ms when that
  * is not 0. */
 static rg_session_t *
 rg_test_session_ex(rg_test_ctx_t *t, const char *input, int record,
@@ -262,7 +263,7 @@ rg_test_session_ex(rg_test_ctx_t *t, const char *input, int record,
     assert_non_null(t->s);
 
     if (record) {
-        assert_int_equal(rg_session_record(t->s), RG_OK);
+        assert_int_equal(rg_transcript_start(t->s), RG_OK);
     }
 
     assert_int_equal(rg_session_start(t->s), RG_OK);
@@ -1226,7 +1227,7 @@ rg_test_request_key(void **state)
                         "present");
     json_decref(last);
 
-    t->text = rg_session_transcript(s);
+    t->text = rg_transcript_text(s);
     assert_non_null(t->text);
     rg_test_contains(t->text, "Incorrect API key provided.");
     rg_test_lacks(t->text, RG_TEST_KEY);
@@ -1244,7 +1245,7 @@ rg_test_request_key(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_int_equal(s->round, 2);
 
-    t->text = rg_session_transcript(s);
+    t->text = rg_transcript_text(s);
     assert_non_null(t->text);
     rg_test_lacks(t->text, RG_TEST_KEY);
     rg_test_lacks(t->text, "Bearer");
@@ -1279,7 +1280,7 @@ rg_test_transcript(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_int_equal(s->round, 2);
 
-    t->text = rg_session_transcript(s);
+    t->text = rg_transcript_text(s);
     assert_non_null(t->text);
 
     tr = json_loads(t->text, 0, NULL);

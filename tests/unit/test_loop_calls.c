@@ -15,6 +15,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_test.h>
+#include <rg_transcript.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -346,7 +347,7 @@ rg_test_nul_result(void **state)
     s = rg_session_create(t->engine, rg_agent_find(t->cycle, "a", 1), NULL,
                           "nul", 3, NULL, NULL);
     assert_non_null(s);
-    assert_int_equal(rg_session_record(s), RG_OK);
+    assert_int_equal(rg_transcript_start(s), RG_OK);
     s->handler = NULL;
 
     /* run it to its end */
@@ -374,7 +375,7 @@ rg_test_nul_result(void **state)
 
     /* and the transcript has it, in the messages and in that request */
     free(t->text);
-    t->text = rg_session_transcript(s);
+    t->text = rg_transcript_text(s);
     assert_non_null(t->text);
 
     tr = json_loads(t->text, JSON_ALLOW_NUL, NULL);
