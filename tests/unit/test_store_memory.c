@@ -3,7 +3,7 @@
  * inside the call; the store is bounded in keys and in bytes, the oldest
  * keys going first; a value that can never fit is refused; the counters
  * follow overwrites and expiry. Then the `store` directive that sets the
- * bounds (src/core/rg_cycle.c). */
+ * bounds (src/store/rg_store_conf.c). */
 
 #include <rg_config.h>
 #include <rg_core.h>

@@ -1,6 +1,6 @@
 /* test_tools_parallel.c: the tool calls of one turn, through the agent loop
  * (src/tools/rg_tools.c, src/tools/rg_thread_pool.c, src/tools/
- * rg_tool_args.c as src/agent/rg_session.c drives them) against the mock
+ * rg_tool_args.h as src/agent/rg_turn.c drives them) against the mock
  * model (tests/mock/rg_mock.c).
  *
  * Every call of a turn starts at once: asynchronous ones on the reactor and
@@ -11,7 +11,7 @@
  * answer, from the reactor or from a pool thread, is dropped without
  * touching freed memory (run this under --with-sanitizers); a saturated
  * pool still answers everything. The model's arguments are repaired,
- * coerced or refused with the exact texts of rg_tool_args.c; long results
+ * coerced or refused with the exact texts of rg_tool_args.h; long results
  * are trimmed on character boundaries; dangerous tools need approval.
  * Scripts: tests/integration/tools_*.json. No assertion is about speed:
  * parallelism is shown by the barriers, never by a clock. */
