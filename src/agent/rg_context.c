@@ -8,9 +8,8 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_context.h>
-#include <rg_llm_openai.h>
+#include <rg_llm_request.h>
 #include <rg_tool_args.h>
-#include <jansson.h>
 
 
 #define RG_CONTEXT_SHORT   240      /* bytes a shortened result keeps */
@@ -126,54 +125,34 @@ rg_context_tail(rg_msg_t *body, rg_uint_t keep)
 }
 
 
+/* the text of a tool result, shortened to its head and tail */
+static rg_int_t
+rg_context_shorten_text(const char *text, size_t len, rg_buf_t *out,
+    void *data)
+{
+    if (rg_tool_trim(text, len, RG_CONTEXT_SHORT, out) == RG_TOOL_TRIM_ERROR
+        || out->data == NULL
+        || rg_buf_append_lit(out, " (shortened to save context)") != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
 static rg_int_t
 rg_context_shorten(rg_msg_t *msg, rg_pool_t *pool, size_t *saved)
 {
-    char        *out, *text;
-    size_t       len, n;
-    json_t      *j, *content;
-    rg_buf_t     b;
+    char      *out, *text;
+    size_t     n;
+    rg_int_t   rc;
 
-    j = json_loadb(msg->json.data, msg->json.len, JSON_ALLOW_NUL, NULL);
-    if (j == NULL) {
-        return RG_ERROR;
-    }
-
-    content = json_object_get(j, "content");
-    if (!json_is_string(content)
-        || json_string_length(content) <= RG_CONTEXT_SHORT + 64)
-    {
-        json_decref(j);
-        return RG_DECLINED;
-    }
-
-    memset(&b, 0, sizeof(b));
-    len = json_string_length(content);
-
-    if (rg_tool_trim(json_string_value(content), len, RG_CONTEXT_SHORT, &b)
-        == RG_TOOL_TRIM_ERROR || b.data == NULL)
-    {
-        rg_buf_free(&b);
-        json_decref(j);
-        return RG_ERROR;
-    }
-
-    if (rg_buf_append_lit(&b, " (shortened to save context)") != RG_OK
-        || json_object_set_new(j, "content", json_stringn(b.data, b.len))
-           != 0)
-    {
-        rg_buf_free(&b);
-        json_decref(j);
-        return RG_ERROR;
-    }
-
-    rg_buf_free(&b);
-
-    text = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-
-    if (text == NULL) {
-        return RG_ERROR;
+    rc = rg_llm_message_edit(msg->json.data, msg->json.len,
+                             RG_CONTEXT_SHORT + 64, rg_context_shorten_text,
+                             NULL, &text);
+    if (rc != RG_OK) {
+        return rc;
     }
 
     n = strlen(text);

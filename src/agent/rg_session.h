@@ -10,6 +10,8 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_engine.h>
+#include <rg_agent_conf.h>
+#include <rg_agent.h>
 #include <rg_llm.h>
 #include <rg_tools.h>
 #include <rg_context.h>
@@ -118,7 +120,7 @@ struct rg_session_s {
     rg_session_handler_pt handler;    /* once, when it ends */
     void               *data;
 
-    void               *transcript;   /* json_t *, when recording */
+    json_t             *transcript;   /* when recording */
     unsigned            handler_called:1;
     unsigned            deadline_set:1;
     unsigned            context_retried:1;
@@ -135,9 +137,21 @@ void rg_session_cancel(rg_session_t *s, const char *reason);
 void rg_session_destroy(rg_session_t *s);
 
 const char *rg_session_state_name(rg_session_state_e state);
-void rg_session_init_runner(void);
-rg_int_t rg_session_record(rg_session_t *s);
-/* the whole conversation as JSON text (malloc'ed), for --transcript */
-char *rg_session_transcript(rg_session_t *s);
+/* within the agent part: what rg_turn.c, rg_session_context.c and
+ * rg_child.c ask of the state machine */
+
+/* ends the session (once) with a state and a reason; the owner's handler
+ * is called last, and may destroy it */
+void rg_session_finish(rg_session_t *s, rg_session_state_e state,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* appends a message of role 's', 'u' or 't' (a tool's, answering
+ * tool_id) to the conversation */
+rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,
+    const char *tool_id, const char *text, size_t len);
+/* the next model call, or the session's end at its token budget */
+rg_int_t rg_session_ask(rg_session_t *s);
+/* the prefix when the session differs from its agent: a fallback llm,
+ * or tools that reached their cap and are no longer offered */
+rg_int_t rg_session_build_prefix(rg_session_t *s);
 
 #endif /* RG_SESSION_H */

@@ -1,19 +1,17 @@
-/* reagent.c: main() and the command line. `reagent -t` tests a
- * configuration, `-V` prints the build, `run` runs one task and `batch`
- * runs a JSONL file of them, both in this one process on the embedded
- * memory store. */
+/* reagent.c: main() and the command line. Reads the global options (-c,
+ * -t, -V, -q, -h), builds the cycle and runs the chosen command, which
+ * one of the parts brings (rg_part.h: `run`, `replay`, `batch`): the
+ * command's own options are its, read here one word at a time before the
+ * configuration is. `reagent -t` tests the configuration, `-V` prints
+ * the build. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
-#include <rg_engine.h>
-#include <rg_session.h>
-#include <rg_batch.h>
-#include <rg_tools.h>
 #include <rg_secret.h>
-#include <rg_confine.h>
 #include <signal.h>
 #include <event2/event.h>
+#include <curl/curl.h>
 #include <jansson.h>
 #include <hiredis/hiredis.h>
 #include <msgpack.h>
@@ -22,6 +20,9 @@
 static void
 rg_usage(FILE *f)
 {
+    rg_uint_t              i;
+    const rg_cli_t *const *c;
+
     fprintf(f,
 "usage: reagent [-c FILE] [-t] [-V] [-h] COMMAND [ARGS]\n"
 "\n"
@@ -31,33 +32,27 @@ rg_usage(FILE *f)
 "  -V                  print the version and build options\n"
 "  -q                  log only errors on stderr\n"
 "\n"
-"commands:\n"
-"  run [-a AGENT] [--transcript FILE] [--approve-all|--deny-dangerous]\n"
-"      \"task\"\n"
-"      run one task: the answer goes to stdout, the status to stderr;\n"
-"      the exit code is 0 when the status is done\n"
-"  replay TRANSCRIPT\n"
-"      re-run a session recorded with --transcript: the model's answers\n"
-"      come from the file, the tools run again\n"
-"  batch [-a AGENT] [--concurrency N] [-o results.jsonl [--resume]]\n"
-"        [--progress|--no-progress] [--approve-all|--deny-dangerous]\n"
-"        tasks.jsonl|-\n"
-"      run JSONL tasks {\"id\",\"agent\",\"input\"}, up to N at once;\n"
-"      results {\"id\",\"status\",\"answer\",\"rounds\",\"tokens\",\"ms\","
-"\"error\"}\n"
-"      appended to -o FILE, which must be empty unless --resume: then\n"
-"      the tasks it holds results for are skipped\n"
-"\n"
-"dangerous tools (exec) run only when approved: \"approve TOOL;\" in the\n"
-"agent (and in every agent that delegated to it), or a y/N prompt when\n"
-"stdin is a terminal; --approve-all allows and --deny-dangerous refuses\n"
-"them all, whatever the agents say (the model is told).\n");
+"commands:\n");
+
+    for (i = 0; rg_parts[i]; i++) {
+        for (c = rg_parts[i]->cli; c && *c; c++) {
+            fputs((*c)->usage, f);
+        }
+    }
+
+    for (i = 0; rg_parts[i]; i++) {
+        if (rg_parts[i]->help) {
+            fprintf(f, "\n%s", rg_parts[i]->help);
+        }
+    }
 }
 
 
 static void
 rg_show_version(void)
 {
+    rg_uint_t  i;
+
     printf("reagent version %s\n", RG_VERSION);
     printf("built with %s\n", RG_CC);
     printf("configure arguments: %s\n", RG_CONFIGURE_ARGS);
@@ -65,9 +60,12 @@ rg_show_version(void)
            "hiredis %d.%d.%d\n", event_get_version(),
            curl_version_info(CURLVERSION_NOW)->version, JANSSON_VERSION,
            msgpack_version(), HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
-    printf("tool module ABI: %d (%s)\n", RG_TOOL_ABI_VERSION,
-           RG_TOOL_SIGNATURE);
-    printf("exec confinement: %s\n", rg_confine_describe());
+
+    for (i = 0; rg_parts[i]; i++) {
+        if (rg_parts[i]->version) {
+            rg_parts[i]->version(stdout);
+        }
+    }
 }
 
 
@@ -82,271 +80,77 @@ rg_default_conf(void)
 }
 
 
-typedef struct {
-    rg_session_t       *session;
-    struct event       *sigint;
-    struct event       *sigterm;
-} rg_run_ctx_t;
+/* the command called name, from the parts' tables */
+static const rg_cli_t *
+rg_command(const char *name)
+{
+    rg_uint_t              i;
+    const rg_cli_t *const *c;
+
+    for (i = 0; rg_parts[i]; i++) {
+        for (c = rg_parts[i]->cli; c && *c; c++) {
+            if (strcmp((*c)->name, name) == 0) {
+                return *c;
+            }
+        }
+    }
+
+    return NULL;
+}
 
 
+/* "run, replay or batch" */
 static void
-rg_run_done(rg_session_t *s)
+rg_commands(char *buf, size_t size)
 {
-    rg_run_ctx_t  *ctx;
+    size_t                 len;
+    rg_uint_t              i, n, k;
+    const rg_cli_t *const *c;
 
-    ctx = s->data;
-    event_del(ctx->sigint);
-    event_del(ctx->sigterm);
-    event_base_loopbreak(s->engine->base);
-}
-
-
-static void
-rg_run_signal(evutil_socket_t sig, short what, void *arg)
-{
-    rg_run_ctx_t  *ctx;
-
-    ctx = arg;
-    rg_session_cancel(ctx->session, "interrupted by a signal");
-}
-
-
-static int
-rg_cmd_run(rg_engine_t *e, const char *agent_name, const char *transcript,
-    const char *task)
-{
-    int               rc, fd;
-    char             *text;
-    size_t            len;
-    rg_run_ctx_t      ctx;
-    rg_session_t     *s;
-    rg_agent_conf_t  *agent;
-
-    agent = rg_cycle_agent(e->cycle, agent_name, strlen(agent_name));
-    if (agent == NULL) {
-        fprintf(stderr, "reagent: unknown agent \"%s\" (agents: ", agent_name);
-        for (len = 0; len < e->cycle->agents.nelts; len++) {
-            fprintf(stderr, "%s%s", len ? ", " : "",
-                    ((rg_agent_conf_t **) e->cycle->agents.elts)[len]
-                    ->name.data);
-        }
-        fprintf(stderr, ")\n");
-        return 1;
-    }
-
-    memset(&ctx, 0, sizeof(ctx));
-
-    s = rg_session_create(e, agent, NULL, task, strlen(task), rg_run_done,
-                          &ctx);
-    if (s == NULL) {
-        fprintf(stderr, "reagent: out of memory\n");
-        return 1;
-    }
-
-    /* SIGTERM ends a run as Ctrl-C does: a status line, the transcript */
-    ctx.session = s;
-    ctx.sigint = evsignal_new(e->base, SIGINT, rg_run_signal, &ctx);
-    ctx.sigterm = evsignal_new(e->base, SIGTERM, rg_run_signal, &ctx);
-    if (ctx.sigint == NULL || ctx.sigterm == NULL) {
-        if (ctx.sigint) {
-            event_free(ctx.sigint);
-        }
-        rg_session_destroy(s);
-        return 1;
-    }
-
-    event_add(ctx.sigint, NULL);
-    event_add(ctx.sigterm, NULL);
-
-    if (transcript) {
-        rg_session_record(s);
-    }
-
-    if (rg_session_start(s) == RG_OK || !rg_session_final(s)) {
-        event_base_dispatch(e->base);
-    }
-
-    if (s->answer.data) {
-        text = rg_strdup_len(s->answer.data, s->answer.len);
-        len = text ? rg_secret_scrub(text, s->answer.len) : 0;
-
-        fwrite(text, 1, len, stdout);
-        if (len == 0 || text[len - 1] != '\n') {
-            fputc('\n', stdout);
-        }
-        fflush(stdout);
-        free(text);
-    }
-
-    fprintf(stderr, "status: %s%s%s (rounds %lu, tool calls %lu, "
-            "tokens %lld, %llu ms)\n", rg_session_state_name(s->state),
-            s->reason ? ": " : "", s->reason ? s->reason : "",
-            (unsigned long) s->round, (unsigned long) s->tool_calls,
-            (long long) (s->prompt_tokens + s->completion_tokens),
-            (unsigned long long) (s->ended - s->started));
-
-    rc = s->state == RG_SESSION_DONE ? 0 : 2;
-
-    if (transcript) {
-        text = rg_session_transcript(s);
-        fd = open(transcript, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-        if (text == NULL || fd == -1
-            || write(fd, text, strlen(text)) != (ssize_t) strlen(text))
-        {
-            fprintf(stderr, "reagent: cannot write transcript \"%s\": %s\n",
-                    transcript, strerror(errno));
-            rc = rc ? rc : 1;
-        }
-
-        if (fd != -1) {
-            close(fd);
-        }
-        free(text);
-    }
-
-    event_free(ctx.sigint);
-    event_free(ctx.sigterm);
-    rg_session_destroy(s);
-
-    return rc;
-}
-
-
-/* reagent replay FILE: the agent, the task and every model answer come
- * from a transcript written by --transcript; the tools run again */
-static int
-rg_cmd_replay(rg_engine_t *e, const char *transcript, const char *file)
-{
-    int                  rc;
-    size_t               i, n, k;
-    json_t              *t, *events, *ev, *msgs, *m, *v;
-    json_error_t         err;
-    const char          *agent, *task;
-    rg_uint_t            j;
-    rg_llm_conf_t      **llms;
-    rg_llm_upstream_t   *up;
-    rg_llm_recorded_t   *recs;
-
-    t = json_load_file(file, JSON_ALLOW_NUL, &err);
-    if (t == NULL) {
-        fprintf(stderr, "reagent: cannot read transcript \"%s\": %s "
-                "(line %d)\n", file, err.text, err.line);
-        return 1;
-    }
-
-    agent = json_string_value(json_object_get(t, "agent"));
-    msgs = json_object_get(t, "messages");
-    events = json_object_get(t, "events");
-    task = NULL;
-
-    json_array_foreach(msgs, i, m) {
-        v = json_object_get(m, "role");
-        if (json_is_string(v) && strcmp(json_string_value(v), "user") == 0) {
-            task = json_string_value(json_object_get(m, "content"));
-            break;
+    n = 0;
+    for (i = 0; rg_parts[i]; i++) {
+        for (c = rg_parts[i]->cli; c && *c; c++) {
+            n++;
         }
     }
 
-    if (agent == NULL || task == NULL || !json_is_array(events)) {
-        fprintf(stderr, "reagent: \"%s\" is not a reagent transcript (it "
-                "needs \"agent\", \"messages\" with the task, and "
-                "\"events\")\n", file);
-        json_decref(t);
-        return 1;
-    }
-
-    n = json_array_size(events);
-    recs = calloc(n + 1, sizeof(rg_llm_recorded_t));
-    if (recs == NULL) {
-        json_decref(t);
-        return 1;
-    }
-
+    buf[0] = '\0';
+    len = 0;
     k = 0;
-    json_array_foreach(events, i, ev) {
-        v = json_object_get(ev, "type");
-        if (!json_is_string(v)
-            || strcmp(json_string_value(v), "model_call") != 0)
-        {
-            continue;
+
+    for (i = 0; rg_parts[i]; i++) {
+        for (c = rg_parts[i]->cli; c && *c && len < size; c++) {
+            len += snprintf(buf + len, size - len, "%s%s",
+                            k == 0 ? "" : k + 1 == n ? " or " : ", ",
+                            (*c)->name);
+            k++;
         }
-
-        recs[k].status = (long) json_integer_value(json_object_get(ev,
-                                                      "http_status"));
-        v = json_object_get(ev, recs[k].status ? "response" : "error");
-
-        if (json_is_string(v)) {
-            recs[k].len = json_string_length(v);
-            recs[k].body = rg_strdup_len(json_string_value(v), recs[k].len);
-        } else if (v) {
-            recs[k].body = json_dumps(v, JSON_COMPACT);
-            recs[k].len = recs[k].body ? strlen(recs[k].body) : 0;
-        } else {
-            recs[k].body = strdup(recs[k].status ? "" : "no response");
-            recs[k].len = recs[k].body ? strlen(recs[k].body) : 0;
-        }
-        k++;
     }
-
-    llms = e->cycle->llms.elts;
-    for (j = 0; j < e->cycle->llms.nelts; j++) {
-        rg_llm_upstream_replay(llms[j]->upstream, recs, k);
-    }
-
-    fprintf(stderr, "replay: agent \"%s\", %lu recorded model answers\n",
-            agent, (unsigned long) k);
-
-    rc = rg_cmd_run(e, agent, transcript, task);
-
-    up = rg_cycle_agent(e->cycle, agent, strlen(agent))
-         ? rg_cycle_agent(e->cycle, agent, strlen(agent))->llm->upstream
-         : NULL;
-
-    if (up) {
-        fprintf(stderr, "replay: %lu of %lu recorded answers used%s\n",
-                (unsigned long) up->replayed, (unsigned long) k,
-                up->replayed < k ? " (the replayed run ended earlier)" : "");
-    }
-
-    for (i = 0; i < k; i++) {
-        free(recs[i].body);
-    }
-
-    free(recs);
-    json_decref(t);
-
-    return rc;
 }
 
 
 int
 main(int argc, char **argv)
 {
-    int               i, rc, test, quiet;
-    char              errmsg[512], *end;
-    const char       *conf, *cmd, *agent, *transcript, *task, *output;
-    rg_log_t          log;
-    rg_cycle_t       *cycle;
-    rg_engine_t      *e;
-    rg_batch_opts_t   bopts;
-    rg_int_t          approval;
+    int              i, n, rc, test, quiet;
+    char             errmsg[512], names[256];
+    void            *opts;
+    const char      *conf, *arg;
+    rg_log_t         log;
+    rg_cycle_t      *cycle;
+    const rg_cli_t  *cmd;
 
     signal(SIGPIPE, SIG_IGN);
 
-    approval = -1;
+    rg_parts_count();
 
     conf = NULL;
     cmd = NULL;
+    opts = NULL;
     test = 0;
     quiet = 0;
-    agent = NULL;
-    transcript = NULL;
-    task = NULL;
-    output = NULL;
-
-    memset(&bopts, 0, sizeof(bopts));
-    bopts.progress = -1;
+    arg = NULL;
+    rc = 1;
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -359,83 +163,50 @@ main(int argc, char **argv)
 
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
             rg_show_version();
-            return 0;
+            rc = 0;
+            goto done;
 
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             rg_usage(stdout);
-            return 0;
+            rc = 0;
+            goto done;
 
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
 
-        } else if (cmd && strcmp(a, "-a") == 0 && i + 1 < argc) {
-            agent = argv[++i];
-
-        } else if (cmd && (strcmp(cmd, "run") == 0
-                           || strcmp(cmd, "replay") == 0)
-                   && strcmp(a, "--transcript") == 0 && i + 1 < argc)
-        {
-            transcript = argv[++i];
-
-        } else if (cmd && strcmp(cmd, "batch") == 0
-                   && strcmp(a, "--concurrency") == 0 && i + 1 < argc)
-        {
-            bopts.concurrency = strtol(argv[++i], &end, 10);
-            if (*end || bopts.concurrency <= 0 || bopts.concurrency > 1000000)
-            {
-                fprintf(stderr, "reagent: --concurrency expects a number "
-                        "from 1 to 1000000, not \"%s\"\n", argv[i]);
-                return 1;
+        } else if (cmd && (n = cmd->option(opts, argc, argv, i)) != 0) {
+            if (n < 0) {
+                goto done;
             }
-
-        } else if (cmd && strcmp(cmd, "batch") == 0
-                   && strcmp(a, "-o") == 0 && i + 1 < argc)
-        {
-            output = argv[++i];
-
-        } else if (cmd && strcmp(cmd, "batch") == 0
-                   && strcmp(a, "--resume") == 0)
-        {
-            bopts.resume = 1;
-
-        } else if (cmd && strcmp(cmd, "batch") == 0
-                   && strcmp(a, "--progress") == 0)
-        {
-            bopts.progress = 1;
-
-        } else if (cmd && strcmp(cmd, "batch") == 0
-                   && strcmp(a, "--no-progress") == 0)
-        {
-            bopts.progress = 0;
-
-        } else if (cmd && strcmp(a, "--approve-all") == 0) {
-            approval = RG_APPROVE_ALL;
-
-        } else if (cmd && strcmp(a, "--deny-dangerous") == 0) {
-            approval = RG_APPROVE_NONE;
+            i += n - 1;
 
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "reagent: unknown option \"%s\"%s\n", a,
                     cmd ? "" : " (see reagent -h)");
-            return 1;
+            goto done;
 
         } else if (cmd == NULL) {
-            cmd = a;
-            if (strcmp(cmd, "run") != 0 && strcmp(cmd, "batch") != 0
-                && strcmp(cmd, "replay") != 0)
-            {
+            cmd = rg_command(a);
+            if (cmd == NULL) {
+                rg_commands(names, sizeof(names));
                 fprintf(stderr, "reagent: unknown command \"%s\" "
-                        "(run, batch or replay; see reagent -h)\n", cmd);
-                return 1;
+                        "(%s; see reagent -h)\n", a, names);
+                goto done;
             }
 
-        } else if (task == NULL) {
-            task = a;
+            opts = calloc(1, cmd->opts_size ? cmd->opts_size : 1);
+            if (opts == NULL) {
+                fprintf(stderr, "reagent: out of memory\n");
+                goto done;
+            }
+
+        } else if (arg == NULL) {
+            arg = a;
 
         } else {
             fprintf(stderr, "reagent: unexpected argument \"%s\" (quote the "
                     "task as one argument)\n", a);
-            return 1;
+            goto done;
         }
     }
 
@@ -445,15 +216,12 @@ main(int argc, char **argv)
 
     if (!test && cmd == NULL) {
         rg_usage(stderr);
-        return 1;
+        goto done;
     }
 
-    if (!test && task == NULL) {
-        fprintf(stderr, "reagent: %s needs %s\n", cmd,
-                strcmp(cmd, "run") == 0 ? "a task: reagent run \"what is "
-                "2+2?\"" : strcmp(cmd, "replay") == 0 ? "a transcript file"
-                : "a tasks file, or - for stdin");
-        return 1;
+    if (!test && arg == NULL) {
+        fprintf(stderr, "reagent: %s needs %s\n", cmd->name, cmd->needs);
+        goto done;
     }
 
     log = *rg_log_stderr();
@@ -475,7 +243,7 @@ main(int argc, char **argv)
             fprintf(stderr, "reagent: configuration file %s test failed\n",
                     conf);
         }
-        return 1;
+        goto done;
     }
 
     if (test) {
@@ -483,49 +251,29 @@ main(int argc, char **argv)
                 "reagent: configuration file %s test is successful\n",
                 conf, conf);
         rg_cycle_destroy(cycle);
-        return 0;
+        rc = 0;
+        goto done;
     }
 
     if (quiet && cycle->log->log_level > RG_LOG_ERR) {
         cycle->log->log_level = RG_LOG_ERR;
     }
 
-    e = rg_engine_create(cycle, cycle->log);
-    if (e == NULL) {
-        rg_cycle_destroy(cycle);
-        return 1;
-    }
+    rc = cmd->main(cycle, opts, arg);
 
-    if (agent == NULL) {
-        agent = cycle->default_agent.data;
-    }
-
-    /* ask on the terminal only when it cannot be the task input */
-    if (approval == -1) {
-        approval = isatty(STDIN_FILENO) && strcmp(task, "-") != 0
-                   ? RG_APPROVE_PROMPT : RG_APPROVE_DENY;
-    }
-
-    rg_tools_set_approval((rg_approval_e) approval);
-
-    if (strcmp(cmd, "run") == 0) {
-        rc = rg_cmd_run(e, agent, transcript, task);
-
-    } else if (strcmp(cmd, "replay") == 0) {
-        rc = rg_cmd_replay(e, transcript, task);
-
-    } else {
-        bopts.input = task;
-        bopts.output = output;
-        bopts.agent = agent;
-        bopts.quiet = 0;
-        rc = rg_batch_run(e, &bopts);
-    }
-
-    rg_engine_destroy(e);
     rg_cycle_destroy(cycle);
-    curl_global_cleanup();
+
+    for (i = 0; rg_parts[i]; i++) {
+        if (rg_parts[i]->exit_process) {
+            rg_parts[i]->exit_process();
+        }
+    }
+
     rg_secret_reset();
+
+done:
+
+    free(opts);
 
     return rc;
 }

@@ -1,8 +1,8 @@
 /* rg_conf_file.c: reads configuration files in nginx's syntax. The
  * tokenizer turns text into words ending at ";", "{" or "}"; the parser
- * looks each directive up in the table of the block it is in, checks its
- * context and argument count and calls its setter. Knows nothing about
- * what the directives mean. */
+ * looks each directive up in the tables of the parts, checks its context
+ * and argument count and calls its setter with the conf it sets. Knows
+ * nothing about what the directives mean or which parts there are. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -118,8 +118,8 @@ rg_conf_parse_buffer(rg_conf_t *cf, rg_conf_file_t *file)
 }
 
 
-/* Called by a block's setter after it set ctx, ctx_type and commands:
- * parses up to the closing "}". */
+/* Called by a block's setter after it set ctx and ctx_type: parses up to
+ * the closing "}". */
 char *
 rg_conf_parse_block(rg_conf_t *cf)
 {
@@ -155,6 +155,28 @@ rg_conf_parse_block(rg_conf_t *cf)
     }
 
     cf->block--;
+
+    return rv;
+}
+
+
+char *
+rg_conf_block(rg_conf_t *cf, rg_uint_t type, void *ctx)
+{
+    char      *rv;
+    void      *pctx;
+    rg_uint_t  ptype;
+
+    pctx = cf->ctx;
+    ptype = cf->ctx_type;
+
+    cf->ctx = ctx;
+    cf->ctx_type = type;
+
+    rv = rg_conf_parse_block(cf);
+
+    cf->ctx = pctx;
+    cf->ctx_type = ptype;
 
     return rv;
 }
@@ -282,22 +304,39 @@ rg_conf_parse_string(rg_conf_t *cf, const char *name, const char *text)
 }
 
 
-static rg_uint_t
-rg_conf_known(rg_conf_t *cf, rg_str_t *name)
+/* The directive called name that the context allows, and the conf it
+ * sets: at the main level its part's, in a block the block's. *known is
+ * set when some part has a directive of that name, allowed or not. */
+static rg_command_t *
+rg_conf_find(rg_conf_t *cf, rg_str_t *name, void **conf, rg_uint_t *known)
 {
-    rg_command_t  **t, *cmd;
+    rg_part_t    **p;
+    rg_command_t  *cmd;
 
-    for (t = cf->all; t && *t; t++) {
-        for (cmd = *t; cmd->name.len; cmd++) {
-            if (cmd->name.len == name->len
-                && memcmp(cmd->name.data, name->data, name->len) == 0)
+    *known = 0;
+
+    for (p = cf->parts; p && *p; p++) {
+        for (cmd = (*p)->commands; cmd && cmd->name.len; cmd++) {
+            if (cmd->name.len != name->len
+                || memcmp(cmd->name.data, name->data, name->len) != 0)
             {
-                return 1;
+                continue;
             }
+
+            *known = 1;
+
+            if (!(cmd->type & cf->ctx_type)) {
+                continue;
+            }
+
+            *conf = cf->ctx_type == RG_MAIN_CONF
+                    ? ((void **) cf->ctx)[(*p)->index] : cf->ctx;
+
+            return cmd;
         }
     }
 
-    return 0;
+    return NULL;
 }
 
 
@@ -305,8 +344,9 @@ static char *
 rg_conf_handler(rg_conf_t *cf, rg_int_t last)
 {
     char          *rv;
+    void          *conf;
     rg_str_t      *name;
-    rg_uint_t      argn;
+    rg_uint_t      argn, known;
     rg_command_t  *cmd;
 
     name = &cf->args[0];
@@ -329,15 +369,10 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
         return rg_conf_include(cf);
     }
 
-    for (cmd = cf->commands; cmd && cmd->name.len; cmd++) {
-        if (cmd->name.len == name->len
-            && memcmp(cmd->name.data, name->data, name->len) == 0)
-        {
-            break;
-        }
-    }
+    conf = NULL;
+    cmd = rg_conf_find(cf, name, &conf, &known);
 
-    if (cmd == NULL || cmd->name.len == 0) {
+    if (cmd == NULL) {
         if (cf->handler) {
             if (last != RG_OK) {
                 rg_conf_log_error(RG_LOG_EMERG, cf, 0,
@@ -349,7 +384,7 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
             return cf->handler(cf, cf->handler_data);
         }
 
-        if (rg_conf_known(cf, name)) {
+        if (known) {
             rg_conf_log_error(RG_LOG_EMERG, cf, 0,
                               "\"%.*s\" directive is not allowed here",
                               (int) name->len, name->data);
@@ -357,13 +392,6 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
         }
 
         rg_conf_log_error(RG_LOG_EMERG, cf, 0, "unknown directive \"%.*s\"",
-                          (int) name->len, name->data);
-        return RG_CONF_ERROR;
-    }
-
-    if (!(cmd->type & cf->ctx_type)) {
-        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
-                          "\"%.*s\" directive is not allowed here",
                           (int) name->len, name->data);
         return RG_CONF_ERROR;
     }
@@ -397,7 +425,7 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
         return RG_CONF_ERROR;
     }
 
-    rv = cmd->set(cf, cmd, cf->ctx);
+    rv = cmd->set(cf, cmd, conf);
 
     if (rv == RG_CONF_OK || rv == RG_CONF_ERROR) {
         return rv;

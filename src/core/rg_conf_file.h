@@ -1,16 +1,16 @@
 /* rg_conf_file.h: the configuration file parser, nginx's syntax:
  * `directive args…;` and `name { … }` blocks, # comments, quoted strings,
- * `include`. Directives are tables of rg_command_t whose setters write into
- * a conf struct at an offset; every error names FILE:LINE. */
+ * `include`. Directives are tables of rg_command_t, one per part, whose
+ * setters write into a conf struct at an offset; every error names
+ * FILE:LINE. */
 
 #ifndef RG_CONF_FILE_H
 #define RG_CONF_FILE_H
 
-/* contexts a directive is allowed in */
+/* Contexts a directive is allowed in: the main level, and blocks. The
+ * bits 0x0002 to 0x0080 are the blocks': each is declared by the part
+ * whose block it is, in that part's header. */
 #define RG_MAIN_CONF        0x0001
-#define RG_LLM_CONF         0x0002
-#define RG_AGENT_CONF       0x0004
-#define RG_MODULE_CONF      0x0008
 #define RG_ANY_CONF         0x00ff
 
 /* argument counts */
@@ -68,11 +68,11 @@ struct rg_conf_s {
     rg_log_t           *log;
 
     rg_conf_file_t     *file;       /* the file being read */
-    rg_uint_t           ctx_type;   /* RG_MAIN_CONF, RG_LLM_CONF, … */
-    void               *ctx;        /* the conf struct of the block */
-    rg_command_t       *commands;   /* the directives of the block */
-    rg_command_t      **all;        /* every table, NULL-ended: to tell
-                                       "not allowed here" from "unknown" */
+    rg_uint_t           ctx_type;   /* RG_MAIN_CONF, or a block's bit */
+    void               *ctx;        /* in a block, its conf struct; at
+                                       the main level, the confs of the
+                                       parts (void *[]) by index */
+    rg_part_t         **parts;      /* whose directives, NULL-ended */
 
     /* a block may take directives no table lists (a module's own) */
     char             *(*handler)(rg_conf_t *cf, void *data);
@@ -87,6 +87,9 @@ struct rg_conf_s {
 char *rg_conf_parse_file(rg_conf_t *cf, const char *filename);
 char *rg_conf_parse_string(rg_conf_t *cf, const char *name, const char *text);
 char *rg_conf_parse_block(rg_conf_t *cf);
+/* a block's setter: parses up to its "}" with ctx and type, then puts
+ * back the context it was in */
+char *rg_conf_block(rg_conf_t *cf, rg_uint_t type, void *ctx);
 void rg_conf_log_error(rg_uint_t level, rg_conf_t *cf, int err,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 const char *rg_conf_file_name(rg_conf_t *cf);

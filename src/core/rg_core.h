@@ -11,6 +11,8 @@ typedef struct rg_log_s     rg_log_t;
 typedef struct rg_conf_s    rg_conf_t;
 typedef struct rg_command_s rg_command_t;
 typedef struct rg_cycle_s   rg_cycle_t;
+typedef struct rg_engine_s  rg_engine_t;
+typedef struct rg_part_s    rg_part_t;
 
 #include <rg_string.h>
 #include <rg_buf.h>
@@ -19,5 +21,6 @@ typedef struct rg_cycle_s   rg_cycle_t;
 #include <rg_log.h>
 #include <rg_times.h>
 #include <rg_conf_file.h>
+#include <rg_part.h>
 
 #endif /* RG_CORE_H */

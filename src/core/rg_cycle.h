@@ -1,132 +1,15 @@
-/* rg_cycle.h: everything one configuration builds: upstreams (llm blocks),
- * agents, loaded tool modules and the log. A reload builds a new cycle
- * and keeps the old one when that fails. Runtime state that waits on the
- * reactor lives in the engine (src/agent/rg_engine.h), not here. */
+/* rg_cycle.h: everything one configuration builds: each part's
+ * configuration, by the part's index, and the log. A reload builds a new
+ * cycle and keeps the old one when that fails. The cycle knows no part
+ * by name; what waits on the reactor lives in the engine (rg_engine.h),
+ * not here, and a cycle is read-only once built. */
 
 #ifndef RG_CYCLE_H
 #define RG_CYCLE_H
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_tool_module.h>
 #include <stdatomic.h>
-
-typedef struct rg_module_s      rg_module_t;
-typedef struct rg_tool_entry_s  rg_tool_entry_t;
-typedef struct rg_llm_conf_s    rg_llm_conf_t;
-typedef struct rg_agent_conf_s  rg_agent_conf_t;
-
-typedef struct {
-    rg_str_t            name;
-    rg_msec_t           timeout;      /* or a count, for tool_max_calls */
-} rg_conf_tool_timeout_t;
-
-#define RG_DEDUPE_OFF      0
-#define RG_DEDUPE_SESSION  1
-#define RG_DEDUPE_AGENT    2
-#define RG_DEDUPE_GLOBAL   3
-
-
-struct rg_llm_conf_s {
-    rg_str_t            name;
-    rg_str_t            base_url;
-    rg_str_t            api_key_env;
-    rg_str_t            model;
-    rg_msec_t           timeout;          /* whole request */
-    rg_msec_t           connect_timeout;
-    rg_msec_t           idle_timeout;     /* no byte for this long: give up */
-    rg_int_t            max_connections;  /* requests in flight */
-    rg_int_t            max_retries;
-    rg_msec_t           retry_base;
-    rg_msec_t           retry_max;
-    double              temperature;
-    size_t              buffer_size;
-    rg_str_t            fallback_name;
-    rg_llm_conf_t      *fallback;
-    rg_int_t            requests_per_minute;  /* 0: no limit */
-    rg_int_t            tokens_per_minute;
-    rg_msec_t           retry_budget;     /* total time spent retrying */
-    rg_int_t            stream;           /* on: Server-Sent Events */
-
-    char               *url;              /* base_url/chat/completions */
-    char               *auth;             /* the header; a secret */
-    const char         *file;             /* where it was declared */
-    rg_uint_t           line;
-    void               *upstream;         /* the engine's rg_llm_upstream_t */
-};
-
-
-struct rg_tool_entry_s {
-    const rg_tool_t    *tool;
-    void               *schema;           /* json_t *, its parameters */
-    rg_module_t        *module;
-    char               *def;              /* its "tools" entry, JSON */
-    size_t              def_len;
-};
-
-
-struct rg_agent_conf_s {
-    rg_str_t            name;
-    rg_str_t            llm_name;
-    rg_str_t            system_prompt;
-    rg_array_t         *tool_names;       /* rg_str_t */
-    rg_int_t            max_rounds;
-    rg_msec_t           tool_timeout;
-    rg_array_t         *tool_timeout_names;  /* rg_conf_tool_timeout_t */
-    rg_msec_t          *tool_timeouts;       /* per tool, 0: default */
-    rg_array_t         *approve;             /* rg_str_t: dangerous, allowed */
-    rg_array_t         *agents;              /* rg_str_t: run_agent may call */
-    double              temperature;      /* NAN: the llm's */
-
-    /* guards */
-    rg_int_t            max_tokens;       /* 0: no budget */
-    rg_msec_t           deadline;         /* 0: none */
-    rg_int_t            tool_max_calls;   /* per tool, 0: no cap */
-    rg_array_t         *tool_cap_names;   /* rg_conf_tool_timeout_t */
-    rg_int_t           *tool_caps;        /* per tool index */
-    rg_int_t            max_tool_calls;   /* per answer, the rest refused */
-    rg_int_t            repeat_window;
-    rg_int_t            repeat_limit;
-    rg_uint_t           dedupe;           /* RG_DEDUPE_* */
-    rg_msec_t           dedupe_ttl;
-
-    /* context */
-    rg_int_t            context_limit;    /* tokens, 0: not managed */
-    double              context_threshold;
-    rg_int_t            keep_rounds;
-    rg_int_t            context_summarize;
-
-    rg_llm_conf_t      *llm;
-    rg_tool_entry_t   **tools;
-    rg_uint_t           ntools;
-    char               *tool_list;        /* "calc, time_now" for errors */
-
-    char               *prefix;           /* request body up to messages */
-    size_t              prefix_len;
-    char               *system_msg;       /* serialized system message */
-    size_t              system_msg_len;
-    const char         *file;
-    rg_uint_t           line;
-};
-
-
-struct rg_module_s {
-    char               *path;
-    void               *handle;
-    rg_tool_module_t   *mod;
-    void               *conf;
-    rg_tool_host_t      host;
-    void               *engine;           /* set when an engine starts */
-    void               *isolate;          /* rg_isolate_t *, when isolated */
-    rg_log_t           *log;              /* the cycle's */
-    const char         *file;             /* its load_module, for errors */
-    rg_uint_t           line;
-    /* calls posted to a thread pool and not yet done with the module's
-     * code: while any is, the cycle is not destroyed (rg_cycle_destroy) */
-    atomic_uint         busy;
-    unsigned            isolated:1;
-    unsigned            initialized:1;
-};
 
 
 struct rg_cycle_s {
@@ -134,42 +17,37 @@ struct rg_cycle_s {
     rg_log_t           *log;
     rg_log_t            new_log;
     char               *conf_file;
-
-    rg_array_t          llms;             /* rg_llm_conf_t * */
-    rg_array_t          agents;           /* rg_agent_conf_t * */
-    rg_array_t          modules;          /* rg_module_t * */
-    rg_array_t          tools;            /* rg_tool_entry_t */
-
-    rg_str_t            default_agent;
-    rg_uint_t           default_agent_line;
+    void              **conf;             /* each part's, by its index */
     unsigned            log_opened:1;     /* new_log.fd is ours to close */
-    rg_int_t            pool_threads;
-    rg_int_t            pool_max_queue;
-    rg_int_t            store_max_keys;   /* the memory store's bounds */
-    size_t              store_max_bytes;
-    rg_int_t            max_agent_depth;
-    rg_int_t            isolated_helpers;
-    rg_int_t            concurrency;
-    rg_int_t            worker_processes;
-    size_t              tool_result_limit;
-    size_t              response_memory;  /* all responses being read */
+
+    /* calls of its code still running in threads left behind by an
+     * engine (a blocking tool): while any is, the cycle is kept */
+    atomic_uint         busy;
 
     rg_cycle_t         *next_kept;        /* destroyed while busy: kept */
     char                errmsg[512];
 };
 
 
-/* Reads conf_file and builds a cycle; NULL with errmsg set on failure. */
+#define rg_cycle_conf(cycle, part)  ((cycle)->conf[(part)->index])
+
+
+/* Reads conf_file (or conf_text, named conf_file) and builds a cycle:
+ * every part creates its configuration, the file is read with every
+ * part's directives, and every part completes its configuration, in the
+ * order of the parts. NULL with errmsg set on failure. */
 rg_cycle_t *rg_cycle_create(const char *conf_file, const char *conf_text,
     rg_log_t *log, char *errmsg, size_t errlen);
-/* Frees the cycle, unless a pool thread still runs the code of one of
- * its modules (a blocking tool that outlived its engine): then the cycle,
- * its modules loaded and configured, is kept until that thread is done
- * and freed by a later call, rg_cycle_destroy(NULL) included. */
+/* Frees the cycle, unless some of its code still runs in a thread (a
+ * blocking tool that outlived its engine): then the cycle, its modules
+ * loaded and configured, is kept until that thread is done and freed by a
+ * later call, rg_cycle_destroy(NULL) included. */
 void rg_cycle_destroy(rg_cycle_t *cycle);
 rg_uint_t rg_cycle_kept(void);
-rg_agent_conf_t *rg_cycle_agent(rg_cycle_t *cycle, const char *name,
-    size_t len);
-rg_llm_conf_t *rg_cycle_llm(rg_cycle_t *cycle, const char *name, size_t len);
+
+/* For a part's init_conf: the error of the configuration, logged and
+ * kept in cycle->errmsg, " in FILE:LINE" (or " in FILE") added. */
+void rg_cycle_error(rg_cycle_t *cycle, const char *file, rg_uint_t line,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif /* RG_CYCLE_H */

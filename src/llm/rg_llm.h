@@ -1,9 +1,10 @@
-/* rg_llm.h: the LLM client. One upstream per `llm` block: its curl share
- * groups, its concurrency cap and wait queue, its retry policy, and each
- * request's connect, total and idle timers. A request is embedded in
- * whoever makes it (a session); its body stays owned by the caller until
- * the handler runs. The bytes of the responses being read are counted
- * against one budget for the whole process (rg_llm_memory_limit()). */
+/* rg_llm.h: the LLM client, the llm part's runtime in an engine. One
+ * upstream per `llm` block: its curl share groups, its concurrency cap
+ * and wait queue, its retry policy, and each request's connect, total and
+ * idle timers. A request is embedded in whoever makes it (a session); its
+ * body stays owned by the caller until the handler runs. The bytes of the
+ * responses being read are counted against one budget for the engine
+ * (response_memory). */
 
 #ifndef RG_LLM_H
 #define RG_LLM_H
@@ -11,6 +12,8 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_engine.h>
+#include <rg_llm_conf.h>
 #include <rg_event_curl.h>
 #include <rg_llm_openai.h>
 #include <rg_llm_sse.h>
@@ -42,7 +45,7 @@ typedef struct {
 } rg_llm_stats_t;
 
 
-/* the responses being read, process-wide */
+/* the responses being read, in the engine */
 typedef struct {
     size_t              limit;        /* response_memory */
     size_t              used;         /* bytes held by running attempts */
@@ -109,7 +112,17 @@ struct rg_llm_req_s {
 };
 
 
+/* the llm part in an engine */
+typedef struct {
+    rg_llm_upstream_t **upstreams;    /* by the llm block's index */
+    rg_uint_t           n;
+    rg_llm_memory_t     mem;
+    rg_llm_req_t       *holders;      /* requests with held > 0 */
+} rg_llm_ctx_t;
+
+
 struct rg_llm_upstream_s {
+    rg_llm_ctx_t       *ctx;
     rg_llm_conf_t      *conf;
     rg_curl_t          *curl;
     struct event_base  *base;
@@ -139,8 +152,21 @@ struct rg_llm_upstream_s {
 };
 
 
-rg_llm_upstream_t *rg_llm_upstream_create(rg_llm_conf_t *conf,
-    rg_curl_t *curl, struct event_base *base, rg_log_t *log);
+#define rg_llm_ctx(e)                                                        \
+    ((rg_llm_ctx_t *) rg_engine_ctx(e, &rg_llm_part))
+
+/* the engine's upstream of an llm block */
+#define rg_llm_upstream(e, llm)  (rg_llm_ctx(e)->upstreams[(llm)->index])
+
+/* the part's runtime: an upstream per llm block, the budget */
+rg_int_t rg_llm_init_worker(rg_engine_t *e);
+void rg_llm_exit_worker(rg_engine_t *e);
+/* retries of every upstream of the engine */
+uint64_t rg_llm_retries(rg_engine_t *e);
+
+rg_llm_upstream_t *rg_llm_upstream_create(rg_llm_ctx_t *ctx,
+    rg_llm_conf_t *conf, rg_curl_t *curl, struct event_base *base,
+    rg_log_t *log);
 void rg_llm_upstream_destroy(rg_llm_upstream_t *up);
 
 /* a group of sessions shares one connection cache (see STYLE.md) */
@@ -157,12 +183,12 @@ void rg_llm_req_free(rg_llm_req_t *r);
 void rg_llm_upstream_replay(rg_llm_upstream_t *up, rg_llm_recorded_t *recs,
     rg_uint_t n);
 
-/* The budget of response bytes for the whole process (0: the default,
+/* The budget of response bytes for the engine (0: the default,
  * RG_LLM_MEMORY_DEFAULT); peak and stopped start again. When a byte would
  * pass it, the attempt holding the most is stopped (a retryable bad
  * response); see README. */
-void rg_llm_memory_limit(size_t limit);
-const rg_llm_memory_t *rg_llm_memory(void);
+void rg_llm_memory_limit(rg_llm_ctx_t *ctx, size_t limit);
+const rg_llm_memory_t *rg_llm_memory(rg_llm_ctx_t *ctx);
 
 /* A Retry-After (seconds or an HTTP date) or retry-after-ms value, as a
  * wait in ms: at most RG_LLM_MAX_RETRY_AFTER, 0 when it says nothing

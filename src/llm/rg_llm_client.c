@@ -6,12 +6,14 @@
  * connect, total and idle timeouts are reactor timers of our own (curl's
  * per-handle timeouts cost CPU and its low-speed check counts whole
  * seconds), one timer per request, re-armed lazily. Bytes of responses are
- * counted against a process-wide budget. Knows the wire format only
- * through rg_llm_openai.h. */
+ * counted against one budget for the engine (rg_llm_ctx_t). Knows the
+ * wire format only through rg_llm_openai.h. Builds the llm part's runtime
+ * in each engine: one upstream per llm block. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_llm.h>
+#include <rg_event.h>
 #include <rg_json.h>
 #include <rg_secret.h>
 #include <strings.h>
@@ -28,10 +30,6 @@ static void rg_llm_next(rg_llm_upstream_t *up);
 static void rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg);
 static void rg_llm_timer_handler(evutil_socket_t fd, short what, void *arg);
 static void rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status);
-
-
-static rg_llm_memory_t   rg_llm_mem = { RG_LLM_MEMORY_DEFAULT, 0, 0, 0 };
-static rg_llm_req_t     *rg_llm_holders;      /* requests with held > 0 */
 
 
 /* the wait queue is doubly linked: a cancel takes O(1) */
@@ -63,18 +61,18 @@ rg_llm_dequeue(rg_llm_req_t *r)
 
 
 void
-rg_llm_memory_limit(size_t limit)
+rg_llm_memory_limit(rg_llm_ctx_t *ctx, size_t limit)
 {
-    rg_llm_mem.limit = limit ? limit : RG_LLM_MEMORY_DEFAULT;
-    rg_llm_mem.peak = rg_llm_mem.used;
-    rg_llm_mem.stopped = 0;
+    ctx->mem.limit = limit ? limit : RG_LLM_MEMORY_DEFAULT;
+    ctx->mem.peak = ctx->mem.used;
+    ctx->mem.stopped = 0;
 }
 
 
 const rg_llm_memory_t *
-rg_llm_memory(void)
+rg_llm_memory(rg_llm_ctx_t *ctx)
 {
-    return &rg_llm_mem;
+    return &ctx->mem;
 }
 
 
@@ -86,7 +84,7 @@ rg_llm_mem_release(rg_llm_req_t *r)
         return;
     }
 
-    rg_llm_mem.used -= r->held;
+    r->up->ctx->mem.used -= r->held;
     r->held = 0;
 
     if (r->mem_next) {
@@ -101,20 +99,24 @@ rg_llm_mem_release(rg_llm_req_t *r)
 static void
 rg_llm_mem_take(rg_llm_req_t *r, size_t n)
 {
+    rg_llm_ctx_t  *ctx;
+
+    ctx = r->up->ctx;
+
     if (r->held == 0) {
-        r->mem_next = rg_llm_holders;
-        r->mem_pprev = &rg_llm_holders;
-        if (rg_llm_holders) {
-            rg_llm_holders->mem_pprev = &r->mem_next;
+        r->mem_next = ctx->holders;
+        r->mem_pprev = &ctx->holders;
+        if (ctx->holders) {
+            ctx->holders->mem_pprev = &r->mem_next;
         }
-        rg_llm_holders = r;
+        ctx->holders = r;
     }
 
     r->held += n;
-    rg_llm_mem.used += n;
+    ctx->mem.used += n;
 
-    if (rg_llm_mem.used > rg_llm_mem.peak) {
-        rg_llm_mem.peak = rg_llm_mem.used;
+    if (ctx->mem.used > ctx->mem.peak) {
+        ctx->mem.peak = ctx->mem.used;
     }
 }
 
@@ -126,18 +128,21 @@ rg_llm_mem_take(rg_llm_req_t *r, size_t n)
 static rg_int_t
 rg_llm_mem_room(rg_llm_req_t *r, size_t n)
 {
+    rg_llm_ctx_t  *ctx;
     rg_llm_req_t  *v, *big;
 
-    while (rg_llm_mem.used + n > rg_llm_mem.limit) {
+    ctx = r->up->ctx;
+
+    while (ctx->mem.used + n > ctx->mem.limit) {
         big = r;
 
-        for (v = rg_llm_holders; v; v = v->mem_next) {
+        for (v = ctx->holders; v; v = v->mem_next) {
             if (v != r && v->held > big->held + (big == r ? n : 0)) {
                 big = v;
             }
         }
 
-        rg_llm_mem.stopped++;
+        ctx->mem.stopped++;
 
         if (big == r) {
             r->over_memory = 1;
@@ -255,8 +260,8 @@ rg_llm_headers_free(struct curl_slist *h)
 
 
 rg_llm_upstream_t *
-rg_llm_upstream_create(rg_llm_conf_t *conf, rg_curl_t *curl,
-    struct event_base *base, rg_log_t *log)
+rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
+    rg_curl_t *curl, struct event_base *base, rg_log_t *log)
 {
     struct curl_slist  *h, *n;
     rg_llm_upstream_t  *up;
@@ -274,6 +279,7 @@ rg_llm_upstream_create(rg_llm_conf_t *conf, rg_curl_t *curl,
         return NULL;
     }
 
+    up->ctx = ctx;
     up->conf = conf;
     up->curl = curl;
     up->base = base;
@@ -968,7 +974,7 @@ rg_llm_transport_error(rg_llm_req_t *r, CURLcode rc, rg_llm_response_t *resp)
                      c->name.data);
 
     } else if (r->over_memory) {
-        rg_llm_size_text(a, sizeof(a), rg_llm_mem.limit);
+        rg_llm_size_text(a, sizeof(a), r->up->ctx->mem.limit);
         rg_llm_size_text(b, sizeof(b), r->got);
         resp->status = RG_LLM_ERR_BAD_RESPONSE;
         n = snprintf(msg, size, "the responses being read passed "
@@ -1316,4 +1322,80 @@ rg_llm_req_free(rg_llm_req_t *r)
     }
 
     rg_buf_free(&r->resp);
+}
+
+
+rg_int_t
+rg_llm_init_worker(rg_engine_t *e)
+{
+    rg_uint_t            i;
+    rg_llm_ctx_t        *ctx;
+    rg_llm_conf_t      **llms;
+    rg_llm_main_conf_t  *lmcf;
+
+    lmcf = rg_llm_main_conf(e->cycle);
+
+    ctx = calloc(1, sizeof(rg_llm_ctx_t)
+                    + lmcf->llms.nelts * sizeof(rg_llm_upstream_t *));
+    if (ctx == NULL) {
+        return RG_ERROR;
+    }
+
+    ctx->upstreams = (rg_llm_upstream_t **) (ctx + 1);
+    rg_engine_ctx(e, &rg_llm_part) = ctx;
+
+    rg_llm_memory_limit(ctx, lmcf->response_memory);
+
+    llms = lmcf->llms.elts;
+
+    for (i = 0; i < lmcf->llms.nelts; i++) {
+        ctx->upstreams[i] = rg_llm_upstream_create(ctx, llms[i],
+                                                   rg_event_ctx(e), e->base,
+                                                   e->log);
+        if (ctx->upstreams[i] == NULL) {
+            return RG_ERROR;
+        }
+
+        ctx->n++;
+    }
+
+    return RG_OK;
+}
+
+
+void
+rg_llm_exit_worker(rg_engine_t *e)
+{
+    rg_uint_t      i;
+    rg_llm_ctx_t  *ctx;
+
+    ctx = rg_llm_ctx(e);
+    if (ctx == NULL) {
+        return;
+    }
+
+    for (i = 0; i < ctx->n; i++) {
+        rg_llm_upstream_destroy(ctx->upstreams[i]);
+    }
+
+    free(ctx);
+    rg_engine_ctx(e, &rg_llm_part) = NULL;
+}
+
+
+uint64_t
+rg_llm_retries(rg_engine_t *e)
+{
+    uint64_t       n;
+    rg_uint_t      i;
+    rg_llm_ctx_t  *ctx;
+
+    n = 0;
+    ctx = rg_llm_ctx(e);
+
+    for (i = 0; i < ctx->n; i++) {
+        n += ctx->upstreams[i]->stats.retries;
+    }
+
+    return n;
 }

@@ -1374,3 +1374,49 @@ rg_llm_openai_tool_def(rg_buf_t *out, const char *name,
 
     return rg_llm_openai_dump(out, def, err);
 }
+
+
+rg_int_t
+rg_llm_openai_edit(const char *msg, size_t len, size_t min,
+    rg_llm_openai_edit_pt edit, void *data, char **out)
+{
+    json_t    *j, *content;
+    rg_int_t   rc;
+    rg_buf_t   b;
+
+    *out = NULL;
+
+    j = json_loadb(msg, len, JSON_ALLOW_NUL, NULL);
+    if (j == NULL) {
+        return RG_ERROR;
+    }
+
+    content = json_object_get(j, "content");
+    if (!json_is_string(content) || json_string_length(content) <= min) {
+        json_decref(j);
+        return RG_DECLINED;
+    }
+
+    memset(&b, 0, sizeof(b));
+
+    rc = edit(json_string_value(content), json_string_length(content), &b,
+              data);
+
+    if (rc == RG_OK
+        && json_object_set_new(j, "content", json_stringn(b.data, b.len))
+           != 0)
+    {
+        rc = RG_ERROR;
+    }
+
+    rg_buf_free(&b);
+
+    if (rc == RG_OK) {
+        *out = json_dumps(j, JSON_COMPACT);
+        rc = *out ? RG_OK : RG_ERROR;
+    }
+
+    json_decref(j);
+
+    return rc;
+}

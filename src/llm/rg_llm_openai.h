@@ -136,4 +136,17 @@ rg_int_t rg_llm_openai_prefix_ex(rg_buf_t *out, const char *model,
 rg_int_t rg_llm_openai_tool_def(rg_buf_t *out, const char *name,
     const char *description, const char *parameters);
 
+/* what rg_llm_openai_edit() asks to make of a message's text: append the
+ * new text to out; RG_OK, or RG_ERROR */
+typedef rg_int_t (*rg_llm_openai_edit_pt)(const char *text, size_t len,
+    rg_buf_t *out, void *data);
+
+/* The message msg[0..len) with its string content replaced by what edit
+ * makes of it, as a new serialization in *out (malloc'ed, NUL-ended),
+ * the other members as they were. RG_DECLINED when the content is not a
+ * string of more than min bytes, RG_ERROR when msg is not JSON, edit
+ * failed or memory ran out. */
+rg_int_t rg_llm_openai_edit(const char *msg, size_t len, size_t min,
+    rg_llm_openai_edit_pt edit, void *data, char **out);
+
 #endif /* RG_LLM_OPENAI_H */

@@ -1,6 +1,7 @@
-/* rg_batch.h: `reagent batch`: JSONL tasks in, JSONL results out, up to
- * N sessions at once on one reactor, a progress bar and a summary. One
- * result per line of input, always; results are never overwritten. */
+/* rg_batch.h: `reagent batch`: tasks from a queue (rg_queue.h), up to N
+ * sessions at once on one reactor, a result for every task, a progress
+ * bar and a summary. The dispatcher is rg_batch.c; what it shares with
+ * rg_batch_progress.c and rg_batch_summary.c is rg_batch_t. */
 
 #ifndef RG_BATCH_H
 #define RG_BATCH_H
@@ -8,6 +9,9 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_engine.h>
+#include <rg_queue.h>
+#include <rg_session.h>
+#include <event2/event.h>
 
 typedef struct {
     const char         *input;        /* a file, or "-" */
@@ -19,7 +23,47 @@ typedef struct {
     rg_uint_t           quiet;
 } rg_batch_opts_t;
 
+
+typedef struct {
+    rg_engine_t        *engine;
+    rg_batch_opts_t    *opts;
+    rg_queue_t         *queue;
+
+    unsigned            stopping:1;
+    unsigned            finished:1;
+    unsigned            failed:1;     /* results can no longer be written */
+    unsigned            progress:1;
+    struct event       *progress_ev;
+    struct event       *sigint_ev;
+    struct event       *sigterm_ev;
+
+    rg_uint_t           running;
+    rg_uint_t           tasks;
+    rg_uint_t           by_state[RG_SESSION_NSTATES];
+    rg_uint_t           invalid;
+    rg_uint_t           not_started;
+
+    uint32_t           *times;        /* ms per finished task */
+    rg_uint_t           ntimes;
+    rg_uint_t           times_cap;
+
+    rg_session_t      **live;         /* for cancellation */
+    rg_uint_t           nlive;
+
+    rg_msec_t           started;
+    uint64_t            cpu_started;
+    long                rss_started;
+} rg_batch_t;
+
+
 /* runs to completion; returns the process exit code */
 int rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts);
+
+/* rg_batch_progress.c */
+void rg_batch_show_progress(rg_batch_t *b, int final);
+void rg_batch_progress_handler(evutil_socket_t fd, short what, void *arg);
+
+/* rg_batch_summary.c */
+void rg_batch_summary(rg_batch_t *b);
 
 #endif /* RG_BATCH_H */

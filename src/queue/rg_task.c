@@ -84,6 +84,7 @@ rg_task_parse(rg_task_t *t, const char *line, size_t len, rg_uint_t lineno)
     json_error_t   err;
 
     memset(t, 0, sizeof(rg_task_t));
+    t->line = lineno;
     t->max_tokens = -1;
     t->deadline = RG_CONF_UNSET_MSEC;
 

@@ -8,6 +8,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <jansson.h>
 
 typedef struct {
     const char         *id;           /* the task's, or "line-N" */
@@ -20,7 +21,9 @@ typedef struct {
     int64_t             max_tokens;   /* -1: the agent's */
     rg_msec_t           deadline;     /* RG_CONF_UNSET_MSEC: the agent's */
 
-    void               *json;         /* json_t *: owns the strings */
+    rg_uint_t           line;         /* which line it was, for messages */
+
+    json_t             *json;         /* owns the strings */
     char                idbuf[32];
     char                error[512];   /* when the line is not a task */
 } rg_task_t;

@@ -10,9 +10,31 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
-#include <rg_tools.h>
+#include <rg_module.h>
+#include <event2/event.h>
 
-typedef struct rg_isolate_s  rg_isolate_t;
+typedef struct rg_isolate_s       rg_isolate_t;
+typedef struct rg_isolate_call_s  rg_isolate_call_t;
+
+typedef void (*rg_isolate_done_pt)(rg_isolate_call_t *c, int failed,
+    const char *text, size_t len);
+
+
+/* One call for a helper, embedded in whoever makes it; the strings stay
+ * the caller's and must live until done() or rg_isolate_abort(). */
+struct rg_isolate_call_s {
+    const char         *tool;       /* a tool of the module */
+    const char         *id;         /* tool_call_id */
+    const char         *session;
+    const char         *args;       /* a JSON object */
+    size_t              args_len;
+    rg_isolate_done_pt  done;       /* the answer, once, on the reactor */
+
+    /* the isolate's */
+    rg_isolate_call_t  *next;       /* waiting for a helper, or to fail */
+    char                error[256]; /* why it could not be sent */
+};
+
 
 /* forks the module's zygote and has it start `helpers` processes for
  * module m (copies of this process: the module is already loaded and
@@ -22,13 +44,13 @@ rg_isolate_t *rg_isolate_create(rg_module_t *m, struct event_base *base,
     rg_uint_t helpers, rg_log_t *log);
 void rg_isolate_destroy(rg_isolate_t *iso);
 
-/* starts run->call in a helper, or queues it until one is free; the
- * answer comes through rg_tools_isolated_done() */
-void rg_isolate_call(rg_isolate_t *iso, rg_tool_run_t *run);
+/* starts c in a helper, or queues it until one is free; the answer comes
+ * through c->done(), never inside this call */
+void rg_isolate_call(rg_isolate_t *iso, rg_isolate_call_t *c);
 
 /* forgets the call (timed out, or its session went away): a queued call
  * leaves the queue, a running one has its helper killed and respawned;
  * no answer follows */
-void rg_isolate_abort(rg_isolate_t *iso, rg_tool_run_t *run);
+void rg_isolate_abort(rg_isolate_t *iso, rg_isolate_call_t *c);
 
 #endif /* RG_ISOLATE_H */

@@ -1,17 +1,18 @@
 /* rg_module.c: loads tool modules. `load_module PATH [isolated];` dlopens
  * the file (a relative PATH from the configuration file's folder, never
- * from the library search path) with RTLD_NOW|RTLD_LOCAL and checks the exported rg_tool_module
- * (ABI version, struct size, signature) before it reads anything else;
- * `module NAME { … }` hands directives to the module's own table. Modules
- * are initialized once the whole file is read and unloaded with the
- * cycle's pool. */
+ * from the library search path) with RTLD_NOW|RTLD_LOCAL and checks the
+ * exported rg_tool_module (ABI version, struct size, signature) before it
+ * reads anything else; `module NAME { … }` hands directives to the
+ * module's own table. Modules are initialized once the whole file is read
+ * and unloaded with the cycle's pool. Keeps the registry of the tools
+ * they bring; how a model is told of a tool is the llm part's. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_module.h>
+#include <rg_tools_conf.h>
 #include <rg_tools.h>
-#include <rg_llm_openai.h>
 #include <dlfcn.h>
 #include <jansson.h>
 #include <libgen.h>
@@ -80,6 +81,20 @@ rg_module_find_file(rg_conf_t *cf, const rg_str_t *name, char *tried,
 }
 
 
+/* a tool's name must be text a model can be told: UTF-8, as JSON has it
+ * (its parameters are checked the same way, by jansson) */
+static rg_uint_t
+rg_module_name_ok(const char *name)
+{
+    json_t  *s;
+
+    s = json_string(name);
+    json_decref(s);
+
+    return s != NULL;
+}
+
+
 char *
 rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
@@ -88,12 +103,14 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     rg_uint_t           i;
     rg_cycle_t         *cycle;
     rg_module_t        *m, **mp;
+    rg_tools_conf_t    *tcf;
     rg_tool_entry_t    *te;
+    json_t             *schema;
     rg_tool_module_t   *mod;
     const rg_tool_t    *t;
-    rg_buf_t            def;
 
-    cycle = conf;
+    tcf = conf;
+    cycle = cf->cycle;
 
     if (cf->nargs == 3 && !rg_str_eq(&cf->args[2], "isolated")) {
         return "expects \"isolated\" as its second argument";
@@ -152,8 +169,8 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return RG_CONF_ERROR;
     }
 
-    mp = cycle->modules.elts;
-    for (i = 0; i < cycle->modules.nelts; i++) {
+    mp = tcf->modules.elts;
+    for (i = 0; i < tcf->modules.nelts; i++) {
         if (strcmp(mp[i]->mod->name, mod->name) == 0) {
             rg_conf_log_error(RG_LOG_EMERG, cf, 0,
                               "module \"%s\" is already loaded", mod->name);
@@ -163,7 +180,7 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     }
 
     m = rg_pcalloc(cf->pool, sizeof(rg_module_t));
-    mp = rg_array_push(&cycle->modules);
+    mp = rg_array_push(&tcf->modules);
     if (m == NULL || mp == NULL) {
         dlclose(h);
         return RG_CONF_ERROR;
@@ -175,9 +192,11 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     m->mod = mod;
     m->isolated = cf->nargs == 3;
     m->log = &cycle->new_log;
+    m->cycle = cycle;
     m->file = rg_conf_file_name(cf);
     m->line = rg_conf_line(cf);
-    rg_tools_host_init(&m->host, m);
+    m->index = tcf->modules.nelts - 1;
+    rg_tools_host_init(&m->host, &m->bind, m, NULL);
 
     if (mod->create_conf) {
         m->conf = mod->create_conf(&m->host);
@@ -205,13 +224,10 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
             return RG_CONF_ERROR;
         }
 
-        memset(&def, 0, sizeof(def));
+        schema = json_loads(t->parameters, 0, NULL);
 
-        if (rg_llm_openai_tool_def(&def, t->name,
-                                   t->description ? t->description : "",
-                                   t->parameters) != RG_OK)
-        {
-            rg_buf_free(&def);
+        if (!json_is_object(schema) || !rg_module_name_ok(t->name)) {
+            json_decref(schema);
             rg_conf_log_error(RG_LOG_EMERG, cf, 0,
                               "module \"%s\": tool \"%s\" has parameters "
                               "that are not a JSON object", mod->name,
@@ -219,22 +235,15 @@ rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
             return RG_CONF_ERROR;
         }
 
-        te = rg_array_push(&cycle->tools);
+        te = rg_array_push(&tcf->tools);
         if (te == NULL) {
-            rg_buf_free(&def);
+            json_decref(schema);
             return RG_CONF_ERROR;
         }
 
         te->tool = t;
         te->module = m;
-        te->schema = json_loads(t->parameters, 0, NULL);
-        te->def = rg_pstrdup(cf->pool, def.data, def.len);
-        te->def_len = def.len;
-        rg_buf_free(&def);
-
-        if (te->def == NULL) {
-            return RG_CONF_ERROR;
-        }
+        te->schema = schema;
     }
 
     return RG_CONF_OK;
@@ -300,17 +309,17 @@ rg_module_directive(rg_conf_t *cf, void *data)
 char *
 rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    char          *rv;
-    rg_uint_t      i;
-    rg_cycle_t    *cycle;
-    rg_module_t  **mp, *m;
-    rg_conf_t      saved;
+    char             *rv;
+    rg_uint_t         i;
+    rg_module_t     **mp, *m;
+    rg_conf_t         saved;
+    rg_tools_conf_t  *tcf;
 
-    cycle = conf;
+    tcf = conf;
     m = NULL;
 
-    mp = cycle->modules.elts;
-    for (i = 0; i < cycle->modules.nelts; i++) {
+    mp = tcf->modules.elts;
+    for (i = 0; i < tcf->modules.nelts; i++) {
         if (strlen(mp[i]->mod->name) == cf->args[1].len
             && memcmp(mp[i]->mod->name, cf->args[1].data, cf->args[1].len)
                == 0)
@@ -326,14 +335,12 @@ rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     saved = *cf;
 
-    cf->commands = NULL;
     cf->ctx_type = RG_MODULE_CONF;
     cf->handler = rg_module_directive;
     cf->handler_data = m;
 
     rv = rg_conf_parse_block(cf);
 
-    cf->commands = saved.commands;
     cf->ctx_type = saved.ctx_type;
     cf->ctx = saved.ctx;
     cf->handler = saved.handler;
@@ -346,12 +353,14 @@ rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 rg_int_t
 rg_module_init_all(rg_cycle_t *cycle)
 {
-    rg_uint_t     i;
-    rg_module_t **mp;
+    rg_uint_t         i;
+    rg_module_t     **mp;
+    rg_tools_conf_t  *tcf;
 
-    mp = cycle->modules.elts;
+    tcf = rg_tools_conf(cycle);
+    mp = tcf->modules.elts;
 
-    for (i = 0; i < cycle->modules.nelts; i++) {
+    for (i = 0; i < tcf->modules.nelts; i++) {
         if (mp[i]->mod->init && mp[i]->mod->init(&mp[i]->host, mp[i]->conf)
             != RG_TOOL_OK)
         {
@@ -374,20 +383,20 @@ void
 rg_module_unload_all(void *data)
 {
     rg_uint_t         i;
-    rg_cycle_t       *cycle;
     rg_module_t     **mp;
     rg_tool_entry_t  *te;
+    rg_tools_conf_t  *tcf;
 
-    cycle = data;
-    mp = cycle->modules.elts;
+    tcf = data;
+    mp = tcf->modules.elts;
 
-    te = cycle->tools.elts;
-    for (i = 0; i < cycle->tools.nelts; i++) {
+    te = tcf->tools.elts;
+    for (i = 0; i < tcf->tools.nelts; i++) {
         json_decref(te[i].schema);
         te[i].schema = NULL;
     }
 
-    for (i = cycle->modules.nelts; i-- > 0; ) {
+    for (i = tcf->modules.nelts; i-- > 0; ) {
         /* exit() frees the conf, whether init ran or not */
         if (mp[i]->mod->exit) {
             mp[i]->mod->exit(&mp[i]->host, mp[i]->conf);
@@ -406,10 +415,12 @@ rg_module_find_tool(rg_cycle_t *cycle, const char *name, size_t len)
 {
     rg_uint_t         i;
     rg_tool_entry_t  *te;
+    rg_tools_conf_t  *tcf;
 
-    te = cycle->tools.elts;
+    tcf = rg_tools_conf(cycle);
+    te = tcf->tools.elts;
 
-    for (i = 0; i < cycle->tools.nelts; i++) {
+    for (i = 0; i < tcf->tools.nelts; i++) {
         if (strlen(te[i].tool->name) == len
             && memcmp(te[i].tool->name, name, len) == 0)
         {
@@ -421,25 +432,44 @@ rg_module_find_tool(rg_cycle_t *cycle, const char *name, size_t len)
 }
 
 
+rg_int_t
+rg_toolset_find(const rg_toolset_t *ts, const char *name, size_t len)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < ts->ntools; i++) {
+        if (strlen(ts->tools[i]->tool->name) == len
+            && memcmp(ts->tools[i]->tool->name, name, len) == 0)
+        {
+            return (rg_int_t) i;
+        }
+    }
+
+    return -1;
+}
+
+
 const char *
 rg_module_tool_list(rg_cycle_t *cycle)
 {
     char             *s;
     rg_uint_t         i;
     rg_tool_entry_t  *te, **all;
+    rg_tools_conf_t  *tcf;
 
-    te = cycle->tools.elts;
+    tcf = rg_tools_conf(cycle);
+    te = tcf->tools.elts;
 
-    all = rg_palloc(cycle->pool, (cycle->tools.nelts + 1) * sizeof(void *));
+    all = rg_palloc(cycle->pool, (tcf->tools.nelts + 1) * sizeof(void *));
     if (all == NULL) {
         return "";
     }
 
-    for (i = 0; i < cycle->tools.nelts; i++) {
+    for (i = 0; i < tcf->tools.nelts; i++) {
         all[i] = &te[i];
     }
 
-    s = rg_module_tool_names(cycle, all, cycle->tools.nelts);
+    s = rg_module_tool_names(cycle, all, tcf->tools.nelts);
 
     return s ? (*s ? s : "none") : "";
 }

@@ -1,6 +1,6 @@
 /* rg_module.h: loads tool modules (.so) with dlopen, checks their ABI,
  * hands them the host table, and keeps the registry of the tools they
- * bring. */
+ * bring; the toolset of an agent is a choice among them. */
 
 #ifndef RG_MODULE_H
 #define RG_MODULE_H
@@ -8,15 +8,77 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_tool_module.h>
+#include <jansson.h>
+
+/* directives inside module NAME { } (the module's own) */
+#define RG_MODULE_CONF      0x0008
+
+typedef struct rg_module_s      rg_module_t;
+typedef struct rg_tool_entry_s  rg_tool_entry_t;
+typedef struct rg_tools_ctx_s   rg_tools_ctx_t;
+
+
+/* What a host table serves: a module, and the engine whose tools part
+ * runs its calls (rg_tools.h), or none while the configuration is read
+ * (the table a module's create_conf, directives, init and exit get:
+ * its log and its units work there, what waits on a reactor does not). */
+typedef struct {
+    rg_module_t        *module;
+    rg_tools_ctx_t     *ctx;          /* NULL: the configuration's */
+} rg_tool_bind_t;
+
+
+struct rg_module_s {
+    char              *path;
+    void              *handle;
+    rg_tool_module_t  *mod;
+    void              *conf;
+    rg_tool_host_t     host;             /* its configuration's */
+    rg_tool_bind_t     bind;             /* host.data */
+    rg_log_t          *log;              /* the cycle's */
+    rg_cycle_t        *cycle;            /* which it was loaded for */
+    const char        *file;             /* its load_module, for errors */
+    rg_uint_t          line;
+    rg_uint_t          index;            /* in the tools conf's modules */
+    unsigned           isolated:1;
+    unsigned           initialized:1;
+};
+
+
+struct rg_tool_entry_s {
+    const rg_tool_t  *tool;
+    json_t           *schema;           /* its parameters */
+    rg_module_t      *module;
+};
+
+
+/* What a turn may call, and how: an agent's tools as the tools layer
+ * sees them, built from its tools, tool_timeout, approve and agents. */
+typedef struct {
+    rg_str_t           owner;            /* the agent's name, for messages */
+    rg_tool_entry_t  **tools;
+    rg_uint_t          ntools;
+    char              *tool_list;        /* "calc, time_now" for errors */
+    rg_msec_t          timeout;          /* tool_timeout */
+    rg_msec_t         *timeouts;         /* per tool, 0: the default */
+    rg_array_t        *approve;          /* rg_str_t: dangerous, allowed */
+    rg_array_t        *agents;           /* rg_str_t: run_agent may call */
+} rg_toolset_t;
+
 
 char *rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf);
 char *rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 rg_int_t rg_module_init_all(rg_cycle_t *cycle);
-void rg_module_unload_all(void *cycle);
+/* a pool cleanup: the modules of a tools conf go */
+void rg_module_unload_all(void *tcf);
 rg_tool_entry_t *rg_module_find_tool(rg_cycle_t *cycle, const char *name,
     size_t len);
 const char *rg_module_tool_list(rg_cycle_t *cycle);
+/* the index of the tool name[0..len) in ts, or -1 */
+rg_int_t rg_toolset_find(const rg_toolset_t *ts, const char *name,
+    size_t len);
 char *rg_module_tool_names(rg_cycle_t *cycle, rg_tool_entry_t **tools,
     rg_uint_t n);
 

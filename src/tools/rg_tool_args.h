@@ -1,8 +1,9 @@
 /* rg_tool_args.h: hygiene for what the model sends to tools and what tools
  * send back. Reads a tool call's argument text into one JSON object,
- * repairing only what is safe; checks it against the tool's JSON Schema,
- * coercing types where that is unambiguous; trims long results; renders
- * canonical arguments (for dedupe keys) and error objects for the model.
+ * repairing only what is safe (rg_tool_repair.c); checks it against the
+ * tool's JSON Schema, coercing types where that is unambiguous, and
+ * renders canonical arguments for dedupe keys (rg_tool_schema.c); trims
+ * long results and renders error objects for the model (rg_tool_trim.c).
  *
  * Every message written to `err` is one short line meant for the model:
  * valid UTF-8, no control characters, cut to errlen. Nothing here logs,

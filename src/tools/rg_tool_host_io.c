@@ -5,7 +5,10 @@
  * waitpid(WNOHANG) about that one pid: never waitpid(-1), which would
  * reap children of others (the isolated helpers, the tests' mocks). The
  * host reaps every child it was given, also once its module stopped
- * caring. */
+ * caring. The reactor is the engine's, set when its tools part starts
+ * (rg_tools_ctx_create) and cleared when it stops; the children are the
+ * process's: one can outlive the engine that was given it, and is
+ * watched again on the next one. */
 
 #include <rg_config.h>
 #include <rg_core.h>

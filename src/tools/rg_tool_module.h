@@ -78,7 +78,9 @@ typedef void (*rg_tool_child_pt)(int pid, int status, void *data);
 
 /* One call of a tool. The host owns it; a module reads these fields and
  * may keep its own state in `ctx`. After done(), fail() or cancel() the
- * module must not touch the call again. */
+ * module must not touch the call again. `host` is the table of the
+ * worker running the call, which need not be the one create_conf() and
+ * init() were given: use the call's. */
 struct rg_tool_call_s {
     const rg_tool_t          *tool;
     rg_tool_host_t           *host;

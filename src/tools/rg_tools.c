@@ -1,5 +1,6 @@
 /* rg_tools.c: runs the tool calls of one turn and implements the host
- * table modules call back into. All calls of a turn start together:
+ * table modules call back into; builds the tools part's runtime in each
+ * engine (rg_tools_ctx_t). All calls of a turn start together:
  * asynchronous handlers on the reactor, RG_TOOL_BLOCKING ones in the
  * thread pool. A call that ends late (after its timeout, or after its
  * session went away) finds itself orphaned and frees itself, so a module's
@@ -10,11 +11,14 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_tools.h>
+#include <rg_module.h>
 #include <rg_isolate.h>
 #include <rg_tool_args.h>
 #include <rg_secret.h>
 #include <rg_tool_addr.h>
 #include <rg_tool_host_io.h>
+#include <rg_tool_host_args.h>
+#include <rg_event.h>
 #include <jansson.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -29,6 +33,7 @@ struct rg_tool_timer_s {
 
 struct rg_tool_http_s {
     rg_curl_xfer_t      xfer;       /* first */
+    rg_tools_ctx_t     *ctx;
     rg_tool_run_t      *run;
     rg_tool_http_pt     cb;
     void               *data;
@@ -43,76 +48,33 @@ struct rg_tool_http_s {
 };
 
 
-/* the http tool's own connection caches, apart from the model calls':
- * one for requests that may reach internal addresses, one for the rest,
- * so that no connection is reused across that line */
-static CURLSH                   *rg_tools_http_shares[2];
-
-static struct event_base        *rg_tools_base;
-static rg_curl_t                *rg_tools_curl;
-static rg_thread_pool_t         *rg_tools_pool;
-static rg_log_t                 *rg_tools_log;
-static rg_approval_e             rg_tools_approval;
-static rg_tools_agent_start_pt   rg_tools_agent_start;
-static rg_tools_agent_stop_pt    rg_tools_agent_stop;
-
 /* the call a pool thread runs, in that thread: what tells the host
  * functions that they were called off the reactor */
 static _Thread_local rg_tool_run_t  *rg_tools_thread_run;
 
-/* dangerous calls waiting for a yes or no on the terminal, in order */
-static rg_tool_run_t            *rg_tools_prompt_head;
-static rg_tool_run_t           **rg_tools_prompt_tail = &rg_tools_prompt_head;
-static struct event             *rg_tools_prompt_ev;
-static rg_buf_t                  rg_tools_prompt_line;
-
 
 static void rg_tools_finish(rg_tool_run_t *run);
 static void rg_tools_launch(rg_tool_run_t *run);
-static void rg_tools_prompt_next(void);
+static void rg_tools_prompt_next(rg_tools_ctx_t *ctx);
 static void rg_tools_ask(rg_tool_run_t *run);
-static void rg_tools_http_reset(void);
+static void rg_tools_http_reset(rg_tools_ctx_t *ctx);
 static rg_int_t rg_tools_agent_allowed(rg_tool_run_t *run,
     const char *name);
 
 
-rg_int_t
-rg_tools_init(struct event_base *base, rg_curl_t *curl,
-    rg_thread_pool_t *pool, rg_log_t *log)
+void
+rg_tools_set_approval(rg_tools_ctx_t *ctx, rg_approval_e policy)
 {
-    rg_tools_http_reset();
-
-    rg_tools_base = base;
-    rg_tools_curl = curl;
-    rg_tools_pool = pool;
-    rg_tools_log = log;
-
-    rg_tool_host_io_init(base, log);
-
-    if (rg_tools_prompt_ev) {
-        event_free(rg_tools_prompt_ev);
-        rg_tools_prompt_ev = NULL;
-    }
-
-    rg_buf_free(&rg_tools_prompt_line);
-
-    return RG_OK;
+    ctx->approval = policy;
 }
 
 
 void
-rg_tools_set_approval(rg_approval_e policy)
-{
-    rg_tools_approval = policy;
-}
-
-
-void
-rg_tools_set_agent_runner(rg_tools_agent_start_pt start,
+rg_tools_set_agent_runner(rg_tools_ctx_t *ctx, rg_tools_agent_start_pt start,
     rg_tools_agent_stop_pt stop)
 {
-    rg_tools_agent_start = start;
-    rg_tools_agent_stop = stop;
+    ctx->agent_start = start;
+    ctx->agent_stop = stop;
 }
 
 
@@ -120,7 +82,7 @@ static void
 rg_tools_http_free(rg_tool_http_t *h)
 {
     if (h->xfer.active) {
-        rg_curl_remove(rg_tools_curl, &h->xfer);
+        rg_curl_remove(h->ctx->curl, &h->xfer);
     }
 
     if (h->xfer.easy) {
@@ -136,12 +98,15 @@ static void
 rg_tools_prompt_remove(rg_tool_run_t *run)
 {
     rg_tool_run_t  **pp;
+    rg_tools_ctx_t  *ctx;
 
-    for (pp = &rg_tools_prompt_head; *pp; pp = &(*pp)->next_approval) {
+    ctx = run->ctx;
+
+    for (pp = &ctx->prompt_head; *pp; pp = &(*pp)->next_approval) {
         if (*pp == run) {
             *pp = run->next_approval;
-            if (rg_tools_prompt_tail == &run->next_approval) {
-                rg_tools_prompt_tail = pp;
+            if (ctx->prompt_tail == &run->next_approval) {
+                ctx->prompt_tail = pp;
             }
             break;
         }
@@ -191,8 +156,8 @@ rg_tools_run_free(rg_tool_run_t *run)
         rg_tools_http_free(run->http);
     }
 
-    if (run->child && rg_tools_agent_stop) {
-        rg_tools_agent_stop(run);
+    if (run->child && run->ctx->agent_stop) {
+        run->ctx->agent_stop(run);
     }
 
     if (run->args) {
@@ -249,11 +214,13 @@ rg_tools_set_error(rg_tool_run_t *run, const char *fmt, ...)
 static void
 rg_tools_host_log(rg_tool_host_t *host, int level, const char *fmt, ...)
 {
-    char          buf[RG_LOG_MAX_LINE];
-    va_list       args;
-    rg_module_t  *m;
+    char             buf[RG_LOG_MAX_LINE];
+    va_list          args;
+    rg_module_t     *m;
+    rg_tool_bind_t  *bind;
 
-    m = host->data;
+    bind = host->data;
+    m = bind->module;
 
     if (level < RG_LOG_EMERG || level > RG_LOG_DEBUG) {
         level = RG_LOG_NOTICE;
@@ -303,10 +270,14 @@ rg_tools_answer(rg_tool_run_t *run, int failed, const char *s, size_t len)
 }
 
 
-void
-rg_tools_isolated_done(rg_tool_run_t *run, int failed, const char *text,
+/* the answer of an isolated module's helper */
+static void
+rg_tools_isolated_done(rg_isolate_call_t *c, int failed, const char *text,
     size_t len)
 {
+    rg_tool_run_t  *run;
+
+    run = (rg_tool_run_t *) ((char *) c - offsetof(rg_tool_run_t, helper));
     run->isolated = 0;
     rg_tools_answer(run, failed, text, len);
 }
@@ -342,127 +313,6 @@ rg_tools_host_fail(rg_tool_call_t *call, const char *fmt, ...)
 }
 
 
-static json_t *
-rg_tools_arg(rg_tool_call_t *call, const char *key)
-{
-    return json_is_object((json_t *) call->host_args)
-           ? json_object_get(call->host_args, key) : NULL;
-}
-
-
-static int
-rg_tools_host_arg_string(rg_tool_call_t *call, const char *key,
-    const char **s, size_t *len)
-{
-    json_t  *v;
-
-    v = rg_tools_arg(call, key);
-    if (!json_is_string(v)) {
-        return -1;
-    }
-
-    *s = json_string_value(v);
-    if (len) {
-        *len = json_string_length(v);
-    }
-
-    return 0;
-}
-
-
-static int
-rg_tools_host_arg_number(rg_tool_call_t *call, const char *key, double *n)
-{
-    json_t  *v;
-
-    v = rg_tools_arg(call, key);
-    if (!json_is_number(v)) {
-        return -1;
-    }
-
-    *n = json_number_value(v);
-
-    return 0;
-}
-
-
-static int
-rg_tools_host_arg_int(rg_tool_call_t *call, const char *key, long long *n)
-{
-    json_t  *v;
-    double   d;
-
-    v = rg_tools_arg(call, key);
-
-    if (json_is_integer(v)) {
-        *n = json_integer_value(v);
-        return 0;
-    }
-
-    if (json_is_real(v)) {
-        d = json_real_value(v);
-        if (d >= -9.2e18 && d <= 9.2e18 && d == (double) (long long) d) {
-            *n = (long long) d;
-            return 0;
-        }
-    }
-
-    return -1;
-}
-
-
-static int
-rg_tools_host_arg_bool(rg_tool_call_t *call, const char *key, int *b)
-{
-    json_t  *v;
-
-    v = rg_tools_arg(call, key);
-    if (!json_is_boolean(v)) {
-        return -1;
-    }
-
-    *b = json_is_true(v);
-
-    return 0;
-}
-
-
-static int
-rg_tools_host_arg_array_len(rg_tool_call_t *call, const char *key, size_t *n)
-{
-    json_t  *v;
-
-    v = rg_tools_arg(call, key);
-    if (!json_is_array(v)) {
-        return -1;
-    }
-
-    *n = json_array_size(v);
-
-    return 0;
-}
-
-
-static int
-rg_tools_host_arg_array_string(rg_tool_call_t *call, const char *key,
-    size_t i, const char **s, size_t *len)
-{
-    json_t  *v;
-
-    v = json_array_get(rg_tools_arg(call, key), i);
-    if (!json_is_string(v)) {
-        return -1;
-    }
-
-    *s = json_string_value(v);
-    if (len) {
-        *len = json_string_length(v);
-    }
-
-    return 0;
-}
-
-
 static void
 rg_tools_timer_handler(evutil_socket_t fd, short what, void *arg)
 {
@@ -484,9 +334,12 @@ rg_tools_host_timer_add(rg_tool_host_t *host, uint64_t msec,
     rg_tool_timer_pt cb, void *data)
 {
     struct timeval    tv;
+    rg_tool_bind_t   *bind;
     rg_tool_timer_t  *t;
 
-    if (rg_tools_thread_run) {
+    bind = host->data;
+
+    if (rg_tools_thread_run || bind->ctx == NULL) {
         return NULL;                   /* the reactor's timers are its own */
     }
 
@@ -501,7 +354,8 @@ rg_tools_host_timer_add(rg_tool_host_t *host, uint64_t msec,
     tv.tv_sec = msec / 1000;
     tv.tv_usec = (msec % 1000) * 1000;
 
-    if (evtimer_assign(&t->ev, rg_tools_base, rg_tools_timer_handler, t) != 0
+    if (evtimer_assign(&t->ev, bind->ctx->base, rg_tools_timer_handler, t)
+        != 0
         || evtimer_add(&t->ev, &tv) != 0)
     {
         free(t);
@@ -623,11 +477,11 @@ rg_tools_http_open(void *data, curlsocktype purpose,
 
 
 static CURLSH *
-rg_tools_http_share(rg_uint_t allow_private)
+rg_tools_http_share(rg_tools_ctx_t *ctx, rg_uint_t allow_private)
 {
     CURLSH  *sh;
 
-    sh = rg_tools_http_shares[allow_private];
+    sh = ctx->http_shares[allow_private];
 
     if (sh == NULL) {
         sh = curl_share_init();
@@ -637,7 +491,7 @@ rg_tools_http_share(rg_uint_t allow_private)
 
         curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
         curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-        rg_tools_http_shares[allow_private] = sh;
+        ctx->http_shares[allow_private] = sh;
     }
 
     return sh;
@@ -645,15 +499,15 @@ rg_tools_http_share(rg_uint_t allow_private)
 
 
 static void
-rg_tools_http_reset(void)
+rg_tools_http_reset(rg_tools_ctx_t *ctx)
 {
     rg_uint_t  i;
 
     for (i = 0; i < 2; i++) {
-        if (rg_tools_http_shares[i]
-            && curl_share_cleanup(rg_tools_http_shares[i]) == CURLSHE_OK)
+        if (ctx->http_shares[i]
+            && curl_share_cleanup(ctx->http_shares[i]) == CURLSHE_OK)
         {
-            rg_tools_http_shares[i] = NULL;
+            ctx->http_shares[i] = NULL;
         }
     }
 }
@@ -679,7 +533,8 @@ rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
 
     h = calloc(1, sizeof(rg_tool_http_t));
     e = curl_easy_init();
-    sh = rg_tools_http_share(flags & RG_TOOL_HTTP_ALLOW_PRIVATE ? 1 : 0);
+    sh = rg_tools_http_share(run->ctx,
+                             flags & RG_TOOL_HTTP_ALLOW_PRIVATE ? 1 : 0);
     if (h == NULL || e == NULL || sh == NULL) {
         free(h);
         if (e) {
@@ -689,6 +544,7 @@ rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
         return -1;
     }
 
+    h->ctx = run->ctx;
     h->run = run;
     h->cb = cb;
     h->data = data;
@@ -718,7 +574,7 @@ rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, h);
     curl_easy_setopt(e, CURLOPT_SHARE, sh);
 
-    if (rg_curl_add(rg_tools_curl, &h->xfer) != RG_OK) {
+    if (rg_curl_add(run->ctx->curl, &h->xfer) != RG_OK) {
         rg_tools_http_free(h);
         snprintf(run->error, sizeof(run->error), "cannot start the request");
         return -1;
@@ -761,7 +617,7 @@ rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
 
     run = (rg_tool_run_t *) call;
 
-    if (rg_tools_thread_run || rg_tools_agent_start == NULL || run->child) {
+    if (rg_tools_thread_run || run->ctx->agent_start == NULL || run->child) {
         snprintf(run->error, sizeof(run->error),
                  "agent_run is not available here");
         return -1;
@@ -775,7 +631,7 @@ rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
     run->agent_cb = cb;
     run->agent_data = data;
 
-    if (rg_tools_agent_start(run, agent, input, len) != RG_OK) {
+    if (run->ctx->agent_start(run, agent, input, len) != RG_OK) {
         run->agent_cb = NULL;
         run->agent_data = NULL;
         return -1;                 /* run->error says why */
@@ -812,8 +668,8 @@ rg_tools_host_agent_cancel(rg_tool_call_t *call)
         return;
     }
 
-    if (run->child && rg_tools_agent_stop) {
-        rg_tools_agent_stop(run);
+    if (run->child && run->ctx->agent_stop) {
+        run->ctx->agent_stop(run);
     }
 
     run->child = NULL;
@@ -824,37 +680,6 @@ static const char *
 rg_tools_host_error(rg_tool_call_t *call)
 {
     return ((rg_tool_run_t *) call)->error;
-}
-
-
-static int
-rg_tools_host_parse_size(const char *s, size_t *out)
-{
-    rg_str_t  str;
-
-    str.data = (char *) s;
-    str.len = strlen(s);
-
-    return rg_conf_parse_size(&str, out) == RG_OK ? 0 : -1;
-}
-
-
-static int
-rg_tools_host_parse_msec(const char *s, uint64_t *out)
-{
-    rg_str_t   str;
-    rg_msec_t  ms;
-
-    str.data = (char *) s;
-    str.len = strlen(s);
-
-    if (rg_conf_parse_msec(&str, &ms) != RG_OK) {
-        return -1;
-    }
-
-    *out = ms;
-
-    return 0;
 }
 
 
@@ -872,33 +697,23 @@ rg_tools_host_deadline(rg_tool_call_t *call)
 
 
 void
-rg_tools_host_common(rg_tool_host_t *host)
-{
-    host->arg_string = rg_tools_host_arg_string;
-    host->arg_number = rg_tools_host_arg_number;
-    host->arg_int = rg_tools_host_arg_int;
-    host->arg_bool = rg_tools_host_arg_bool;
-    host->arg_array_len = rg_tools_host_arg_array_len;
-    host->arg_array_string = rg_tools_host_arg_array_string;
-    host->parse_size = rg_tools_host_parse_size;
-    host->parse_msec = rg_tools_host_parse_msec;
-}
-
-
-void
-rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m)
+rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
+    rg_module_t *m, rg_tools_ctx_t *ctx)
 {
     memset(host, 0, sizeof(rg_tool_host_t));
+
+    bind->module = m;
+    bind->ctx = ctx;
 
     host->abi_version = RG_TOOL_ABI_VERSION;
     host->size = sizeof(rg_tool_host_t);
     host->log = rg_tools_host_log;
     host->done = rg_tools_host_done;
     host->fail = rg_tools_host_fail;
-    rg_tools_host_common(host);
+    rg_tool_host_args_set(host);
     host->timer_add = rg_tools_host_timer_add;
     host->timer_del = rg_tools_host_timer_del;
-    host->data = m;
+    host->data = bind;
     host->http_get = rg_tools_host_http_get;
     host->http_cancel = rg_tools_host_http_cancel;
     host->agent_run = rg_tools_host_agent_run;
@@ -975,7 +790,8 @@ rg_tools_timeout_handler(evutil_socket_t fd, short what, void *arg)
     rg_tools_finish(run);
 
     if (run->isolated) {
-        rg_isolate_abort(run->entry->module->isolate, run);
+        rg_isolate_abort(run->ctx->mods[run->entry->module->index].isolate,
+                         &run->helper);
         run->isolated = 0;
         run->cancelled = 1;
         return;
@@ -1022,7 +838,7 @@ rg_tools_pool_handler(rg_thread_task_t *task)
     }
 
     /* the last touch of the module and its cycle: they may go now */
-    atomic_fetch_sub_explicit(&m->busy, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&m->cycle->busy, 1, memory_order_release);
 }
 
 
@@ -1036,7 +852,7 @@ rg_tools_pool_done(rg_thread_task_t *task)
 
     if (!run->pool.ran) {
         /* handed back unrun (the pool is going) */
-        atomic_fetch_sub_explicit(&run->entry->module->busy, 1,
+        atomic_fetch_sub_explicit(&run->entry->module->cycle->busy, 1,
                                   memory_order_release);
     }
 
@@ -1074,36 +890,36 @@ rg_tools_pool_done(rg_thread_task_t *task)
 static rg_int_t
 rg_tools_agent_allowed(rg_tool_run_t *run, const char *name)
 {
-    int               n;
-    size_t            len, off;
-    rg_str_t         *names;
-    rg_uint_t         i;
-    rg_agent_conf_t  *agent;
+    int                  n;
+    size_t               len, off;
+    rg_str_t            *names;
+    rg_uint_t            i;
+    const rg_toolset_t  *ts;
 
-    agent = run->turn->agent;
+    ts = run->turn->toolset;
     len = strlen(name);
-    names = agent->agents ? agent->agents->elts : NULL;
+    names = ts->agents ? ts->agents->elts : NULL;
 
-    for (i = 0; names && i < agent->agents->nelts; i++) {
+    for (i = 0; names && i < ts->agents->nelts; i++) {
         if (names[i].len == len && memcmp(names[i].data, name, len) == 0) {
             return RG_OK;
         }
     }
 
-    if (names == NULL || agent->agents->nelts == 0) {
+    if (names == NULL || ts->agents->nelts == 0) {
         snprintf(run->error, sizeof(run->error), "agent \"%.*s\" may not "
                  "hand work to other agents (its \"agents\" lists none); "
-                 "do the task yourself", (int) agent->name.len,
-                 agent->name.data);
+                 "do the task yourself", (int) ts->owner.len,
+                 ts->owner.data);
         return RG_ERROR;
     }
 
     n = snprintf(run->error, sizeof(run->error), "agent \"%.64s\" is not "
                  "one that agent \"%.*s\" may call; it may call: ", name,
-                 (int) agent->name.len, agent->name.data);
+                 (int) ts->owner.len, ts->owner.data);
     off = n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1) : 0;
 
-    for (i = 0; i < agent->agents->nelts; i++) {
+    for (i = 0; i < ts->agents->nelts; i++) {
         n = snprintf(run->error + off, sizeof(run->error) - off, "%s%.*s",
                      i ? ", " : "", (int) names[i].len, names[i].data);
         off += n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1 - off) : 0;
@@ -1113,20 +929,20 @@ rg_tools_agent_allowed(rg_tool_run_t *run, const char *name)
 }
 
 
-/* te is in the agent's `approve` list */
+/* te is in the toolset's `approve` list */
 static rg_uint_t
-rg_tools_approved(rg_agent_conf_t *agent, rg_tool_entry_t *te)
+rg_tools_approved(const rg_toolset_t *ts, rg_tool_entry_t *te)
 {
     rg_uint_t  i;
     rg_str_t  *names;
 
-    if (agent->approve == NULL) {
+    if (ts->approve == NULL) {
         return 0;
     }
 
-    names = agent->approve->elts;
+    names = ts->approve->elts;
 
-    for (i = 0; i < agent->approve->nelts; i++) {
+    for (i = 0; i < ts->approve->nelts; i++) {
         if (strlen(te->tool->name) == names[i].len
             && memcmp(te->tool->name, names[i].data, names[i].len) == 0)
         {
@@ -1138,17 +954,17 @@ rg_tools_approved(rg_agent_conf_t *agent, rg_tool_entry_t *te)
 }
 
 
-/* The agent that refuses te in this turn's chain of delegation, or NULL
- * when every agent of it approves te: a child session never gets more
- * approval than the session that started it. */
-static rg_agent_conf_t *
+/* The toolset (agent) that refuses te in this turn's chain of
+ * delegation, or NULL when every one of it approves te: a child session
+ * never gets more approval than the session that started it. */
+static const rg_toolset_t *
 rg_tools_refuser(rg_tool_turn_t *turn, rg_tool_entry_t *te)
 {
     rg_uint_t  depth;
 
     for (depth = 0; turn && depth < 64; depth++) {
-        if (!rg_tools_approved(turn->agent, te)) {
-            return turn->agent;
+        if (!rg_tools_approved(turn->toolset, te)) {
+            return turn->toolset;
         }
 
         turn = turn->parent ? turn->parent->turn : NULL;
@@ -1164,16 +980,16 @@ rg_tools_refuser(rg_tool_turn_t *turn, rg_tool_entry_t *te)
 static rg_int_t
 rg_tools_gate(rg_tool_run_t *run)
 {
-    rg_tool_turn_t   *turn;
-    rg_agent_conf_t  *no;
+    rg_tool_turn_t      *turn;
+    const rg_toolset_t  *no;
 
     turn = run->turn;
 
-    if (rg_tools_approval == RG_APPROVE_ALL) {
+    if (run->ctx->approval == RG_APPROVE_ALL) {
         return RG_OK;
     }
 
-    if (rg_tools_approval == RG_APPROVE_NONE) {
+    if (run->ctx->approval == RG_APPROVE_NONE) {
         run->denied = 1;
         rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
                            "approved (dangerous tools are refused here); do "
@@ -1189,14 +1005,14 @@ rg_tools_gate(rg_tool_run_t *run)
         return RG_OK;
     }
 
-    if (rg_tools_approval == RG_APPROVE_PROMPT) {
+    if (run->ctx->approval == RG_APPROVE_PROMPT) {
         rg_tools_ask(run);
         return RG_AGAIN;
     }
 
     run->denied = 1;
 
-    if (no == turn->agent) {
+    if (no == turn->toolset) {
         rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
                            "approved; do without it or ask the user",
                            run->name);
@@ -1205,15 +1021,15 @@ rg_tools_gate(rg_tool_run_t *run)
         rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
                            "approved: agent \"%.*s\", which delegated this "
                            "task, does not approve it; do without it or ask "
-                           "the user", run->name, (int) no->name.len,
-                           no->name.data);
+                           "the user", run->name, (int) no->owner.len,
+                           no->owner.data);
     }
 
     rg_log_error(RG_LOG_WARN, turn->log, 0, "dangerous tool \"%s\" refused: "
                  "agent \"%.*s\" does not approve it and there is no "
                  "terminal to ask (\"approve %s;\" in the agent, or "
-                 "--approve-all, allows it)", run->name, (int) no->name.len,
-                 no->name.data, run->name);
+                 "--approve-all, allows it)", run->name, (int) no->owner.len,
+                 no->owner.data, run->name);
 
     rg_tools_finish(run);
 
@@ -1250,67 +1066,69 @@ rg_tools_decide(rg_tool_run_t *run, rg_uint_t yes)
 static void
 rg_tools_prompt_handler(evutil_socket_t fd, short what, void *arg)
 {
-    char            buf[256], *nl;
-    ssize_t         n;
-    rg_tool_run_t  *run;
+    char             buf[256], *nl;
+    ssize_t          n;
+    rg_buf_t        *line;
+    rg_tool_run_t   *run;
+    rg_tools_ctx_t  *ctx;
+
+    ctx = arg;
+    line = &ctx->prompt_line;
 
     n = read(fd, buf, sizeof(buf));
 
     if (n > 0) {
-        rg_buf_append(&rg_tools_prompt_line, buf, n);
+        rg_buf_append(line, buf, n);
     }
 
-    nl = rg_tools_prompt_line.data
-         ? memchr(rg_tools_prompt_line.data, '\n', rg_tools_prompt_line.len)
-         : NULL;
+    nl = line->data ? memchr(line->data, '\n', line->len) : NULL;
 
     if (nl == NULL && n > 0) {
         return;                        /* the rest of the line follows */
     }
 
-    run = rg_tools_prompt_head;
+    run = ctx->prompt_head;
     if (run == NULL) {
-        rg_buf_reset(&rg_tools_prompt_line);
+        rg_buf_reset(line);
         return;
     }
 
-    rg_tools_prompt_head = run->next_approval;
-    if (rg_tools_prompt_head == NULL) {
-        rg_tools_prompt_tail = &rg_tools_prompt_head;
+    ctx->prompt_head = run->next_approval;
+    if (ctx->prompt_head == NULL) {
+        ctx->prompt_tail = &ctx->prompt_head;
     }
 
     /* end of input means no */
-    rg_tools_decide(run, n > 0 && rg_tools_prompt_line.len
-                         && (rg_tools_prompt_line.data[0] == 'y'
-                             || rg_tools_prompt_line.data[0] == 'Y'));
+    rg_tools_decide(run, n > 0 && line->len
+                         && (line->data[0] == 'y' || line->data[0] == 'Y'));
 
-    rg_buf_reset(&rg_tools_prompt_line);
+    rg_buf_reset(line);
 
-    rg_tools_prompt_next();
+    rg_tools_prompt_next(ctx);
 }
 
 
 static void
-rg_tools_prompt_next(void)
+rg_tools_prompt_next(rg_tools_ctx_t *ctx)
 {
     char            shown[401];
     size_t          n;
     rg_tool_run_t  *run;
 
-    run = rg_tools_prompt_head;
+    run = ctx->prompt_head;
 
     if (run == NULL) {
-        if (rg_tools_prompt_ev) {
-            event_del(rg_tools_prompt_ev);
+        if (ctx->prompt_ev) {
+            event_del(ctx->prompt_ev);
         }
         return;
     }
 
-    if (rg_tools_prompt_ev == NULL) {
-        rg_tools_prompt_ev = event_new(rg_tools_base, STDIN_FILENO,
-                                       EV_READ | EV_PERSIST,
-                                       rg_tools_prompt_handler, NULL);
-        if (rg_tools_prompt_ev == NULL) {
+    if (ctx->prompt_ev == NULL) {
+        ctx->prompt_ev = event_new(ctx->base, STDIN_FILENO,
+                                   EV_READ | EV_PERSIST,
+                                   rg_tools_prompt_handler, ctx);
+        if (ctx->prompt_ev == NULL) {
             return;
         }
     }
@@ -1321,30 +1139,33 @@ rg_tools_prompt_next(void)
 
     fprintf(stderr, "\nreagent: the model of agent \"%.*s\" wants to run "
             "the dangerous tool \"%s\" with %.*s%s\nallow it? [y/N] ",
-            (int) run->turn->agent->name.len, run->turn->agent->name.data,
+            (int) run->turn->toolset->owner.len,
+            run->turn->toolset->owner.data,
             run->name, (int) n, shown,
             run->call.args_len > sizeof(shown) - 1 ? "…" : "");
     fflush(stderr);
 
-    event_add(rg_tools_prompt_ev, NULL);
+    event_add(ctx->prompt_ev, NULL);
 }
 
 
 static void
 rg_tools_ask(rg_tool_run_t *run)
 {
-    rg_uint_t  first;
+    rg_uint_t        first;
+    rg_tools_ctx_t  *ctx;
 
-    first = rg_tools_prompt_head == NULL;
+    ctx = run->ctx;
+    first = ctx->prompt_head == NULL;
 
     run->awaiting = 1;
     run->turn->awaiting++;
     run->next_approval = NULL;
-    *rg_tools_prompt_tail = run;
-    rg_tools_prompt_tail = &run->next_approval;
+    *ctx->prompt_tail = run;
+    ctx->prompt_tail = &run->next_approval;
 
     if (first) {
-        rg_tools_prompt_next();
+        rg_tools_prompt_next(ctx);
     }
 }
 
@@ -1356,6 +1177,7 @@ rg_tools_launch(rg_tool_run_t *run)
 {
     int              rc;
     struct timeval   tv;
+    rg_isolate_t    *isolate;
 
     run->started = rg_monotonic_msec();
     run->launched = 1;
@@ -1363,26 +1185,39 @@ rg_tools_launch(rg_tool_run_t *run)
     if (run->timeout) {
         tv.tv_sec = run->timeout / 1000;
         tv.tv_usec = (run->timeout % 1000) * 1000;
-        evtimer_assign(&run->timer, rg_tools_base, rg_tools_timeout_handler,
+        evtimer_assign(&run->timer, run->ctx->base, rg_tools_timeout_handler,
                        run);
         evtimer_add(&run->timer, &tv);
         run->timer_set = 1;
     }
 
-    if (run->entry->module->isolate) {
+    isolate = run->ctx->mods[run->entry->module->index].isolate;
+
+    if (isolate) {
         run->isolated = 1;
-        rg_isolate_call(run->entry->module->isolate, run);
+        run->helper.tool = run->entry->tool->name;
+        run->helper.id = run->call.id;
+        run->helper.session = run->call.session;
+        run->helper.args = run->call.args;
+        run->helper.args_len = run->call.args_len;
+        run->helper.done = rg_tools_isolated_done;
+        rg_isolate_call(isolate, &run->helper);
         return;
     }
 
-    if ((run->entry->tool->flags & RG_TOOL_BLOCKING) && rg_tools_pool) {
+    if ((run->entry->tool->flags & RG_TOOL_BLOCKING) && run->ctx->pool) {
+        /* a thread's call may outlive the engine: it gets the host table
+         * of its module's configuration, which the cycle keeps while the
+         * call runs; what a thread may call there (done, fail, log, the
+         * argument readers) needs no engine */
+        run->call.host = &run->entry->module->host;
         run->in_pool = 1;
         run->pool.task.handler = rg_tools_pool_handler;
         run->pool.task.done = rg_tools_pool_done;
         run->pool.task.data = run;
-        atomic_fetch_add_explicit(&run->entry->module->busy, 1,
+        atomic_fetch_add_explicit(&run->entry->module->cycle->busy, 1,
                                   memory_order_relaxed);
-        rg_thread_pool_post(rg_tools_pool, &run->pool.task);
+        rg_thread_pool_post(run->ctx->pool, &run->pool.task);
         return;
     }
 
@@ -1406,7 +1241,7 @@ rg_tools_launch(rg_tool_run_t *run)
 }
 
 
-void *
+json_t *
 rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len, char *err,
     size_t errlen)
 {
@@ -1443,11 +1278,12 @@ rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len, char *err,
 
 
 rg_tool_turn_t *
-rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
-    rg_tool_request_t *reqs, rg_uint_t n, rg_tool_turn_done_pt done,
-    void *data, rg_log_t *log)
+rg_tools_turn_create(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
+    const char *session, rg_tool_request_t *reqs, rg_uint_t n,
+    rg_tool_turn_done_pt done, void *data, rg_log_t *log)
 {
-    rg_uint_t         i, j;
+    rg_int_t          j;
+    rg_uint_t         i;
     json_t           *args;
     rg_tool_run_t    *run;
     rg_tool_turn_t   *turn;
@@ -1462,12 +1298,13 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
     }
 
     turn->runs = (rg_tool_run_t **) (turn + 1);
+    turn->ctx = ctx;
     turn->done = done;
     turn->data = data;
     turn->log = log;
-    turn->agent = agent;
+    turn->toolset = ts;
 
-    event_assign(&turn->done_ev, rg_tools_base, -1, 0,
+    event_assign(&turn->done_ev, ctx->base, -1, 0,
                  rg_tools_turn_done_handler, turn);
 
     for (i = 0; i < n; i++) {
@@ -1480,6 +1317,7 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
         turn->runs[i] = run;
         turn->n++;
 
+        run->ctx = ctx;
         run->turn = turn;
         run->index = i;
         run->name = reqs[i].name.len ? reqs[i].name.data : "(no name)";
@@ -1501,16 +1339,8 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
                     : run->call.session + strlen(session) + 1;
 
         /* which tool? only those of the agent's allow-list */
-        te = NULL;
-        for (j = 0; j < agent->ntools; j++) {
-            if (strlen(agent->tools[j]->tool->name) == reqs[i].name.len
-                && memcmp(agent->tools[j]->tool->name, reqs[i].name.data,
-                          reqs[i].name.len) == 0)
-            {
-                te = agent->tools[j];
-                break;
-            }
-        }
+        j = rg_toolset_find(ts, reqs[i].name.data, reqs[i].name.len);
+        te = j >= 0 ? ts->tools[j] : NULL;
 
         if (reqs[i].has_preset) {
             rg_tools_set_result(run, reqs[i].preset_failed,
@@ -1520,7 +1350,7 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
 
         if (reqs[i].name.len == 0) {
             rg_tools_set_error(run, "error: the tool call has no function "
-                               "name; call one of: %s", agent->tool_list);
+                               "name; call one of: %s", ts->tool_list);
             continue;
         }
 
@@ -1529,7 +1359,7 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
                                "you can call are: %s",
                                (int) rg_min(reqs[i].name.len, 64),
                                reqs[i].name.data,
-                               agent->ntools ? agent->tool_list : "none");
+                               ts->ntools ? ts->tool_list : "none");
             continue;
         }
 
@@ -1573,14 +1403,14 @@ rg_tools_turn_create(rg_agent_conf_t *agent, const char *session,
         run->args = args;
         run->call.host_args = args;
         run->call.tool = te->tool;
-        run->call.host = &te->module->host;
+        run->call.host = &ctx->mods[te->module->index].host;
         run->call.conf = te->module->conf;
         run->call.args = text;
         run->call.args_len = len;
-        run->timeout = agent->tool_timeouts && agent->tool_timeouts[j]
-                       ? agent->tool_timeouts[j]
+        run->timeout = ts->timeouts && ts->timeouts[j]
+                       ? ts->timeouts[j]
                        : te->tool->timeout_ms ? te->tool->timeout_ms
-                                              : agent->tool_timeout;
+                                              : ts->timeout;
     }
 
     return turn;
@@ -1641,8 +1471,8 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
 
         if (run->awaiting) {
             rg_tools_prompt_remove(run);
-            if (rg_tools_prompt_head == NULL) {
-                rg_tools_prompt_next();
+            if (turn->ctx->prompt_head == NULL) {
+                rg_tools_prompt_next(turn->ctx);
             }
         }
 
@@ -1657,7 +1487,8 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
         }
 
         if (run->isolated && !run->finished) {
-            rg_isolate_abort(run->entry->module->isolate, run);
+            rg_isolate_abort(run->ctx->mods[run->entry->module->index]
+                             .isolate, &run->helper);
             rg_tools_run_free(run);
             continue;
         }
@@ -1685,4 +1516,136 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
     }
 
     free(turn);
+}
+
+
+/* the part in an engine ------------------------------------------------ */
+
+rg_tools_ctx_t *
+rg_tools_ctx_create(struct event_base *base, rg_curl_t *curl, rg_log_t *log,
+    rg_uint_t nmods)
+{
+    rg_tools_ctx_t  *ctx;
+
+    ctx = calloc(1, sizeof(rg_tools_ctx_t)
+                    + nmods * sizeof(rg_tools_module_t));
+    if (ctx == NULL) {
+        return NULL;
+    }
+
+    ctx->base = base;
+    ctx->curl = curl;
+    ctx->log = log;
+    ctx->mods = (rg_tools_module_t *) (ctx + 1);
+    ctx->nmods = nmods;
+    ctx->prompt_tail = &ctx->prompt_head;
+
+    rg_tool_host_io_init(base, log);
+
+    return ctx;
+}
+
+
+rg_int_t
+rg_tools_ctx_bind(rg_tools_ctx_t *ctx, rg_module_t *m, rg_uint_t helpers)
+{
+    rg_tools_module_t  *tm;
+
+    tm = &ctx->mods[m->index];
+
+    rg_tools_host_init(&tm->host, &tm->bind, m, ctx);
+
+    if (!m->isolated) {
+        return RG_OK;
+    }
+
+    tm->isolate = rg_isolate_create(m, ctx->base, helpers, ctx->log);
+    if (tm->isolate == NULL) {
+        rg_log_error(RG_LOG_EMERG, ctx->log, 0, "cannot start helper "
+                     "processes for module \"%s\"", m->mod->name);
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+void
+rg_tools_ctx_destroy(rg_tools_ctx_t *ctx)
+{
+    rg_uint_t  i;
+
+    if (ctx == NULL) {
+        return;
+    }
+
+    for (i = 0; i < ctx->nmods; i++) {
+        rg_isolate_destroy(ctx->mods[i].isolate);
+        ctx->mods[i].isolate = NULL;
+    }
+
+    /* finished pool work may still free orphaned calls */
+    rg_thread_pool_destroy(ctx->pool);
+    ctx->pool = NULL;
+
+    rg_tools_http_reset(ctx);
+    rg_tool_host_io_init(NULL, NULL);
+
+    if (ctx->prompt_ev) {
+        event_free(ctx->prompt_ev);
+    }
+
+    rg_buf_free(&ctx->prompt_line);
+    free(ctx);
+}
+
+
+rg_int_t
+rg_tools_init_worker(rg_engine_t *e)
+{
+    rg_uint_t         i;
+    rg_module_t     **mods;
+    rg_tools_ctx_t   *ctx;
+    rg_tools_conf_t  *tcf;
+
+    tcf = rg_tools_conf(e->cycle);
+
+    ctx = rg_tools_ctx_create(e->base, rg_event_ctx(e), e->log,
+                              tcf->modules.nelts);
+    if (ctx == NULL) {
+        return RG_ERROR;
+    }
+
+    rg_engine_ctx(e, &rg_tools_part) = ctx;
+
+    /* before any thread: isolated helpers start from a zygote forked
+     * here, which must hold no lock a thread took */
+    mods = tcf->modules.elts;
+
+    for (i = 0; i < tcf->modules.nelts; i++) {
+        if (rg_tools_ctx_bind(ctx, mods[i], (rg_uint_t) tcf->isolated_helpers)
+            != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    ctx->pool = rg_thread_pool_create(e->base,
+                                      (rg_uint_t) tcf->pool_threads,
+                                      (rg_uint_t) tcf->pool_max_queue,
+                                      e->log);
+    if (ctx->pool == NULL) {
+        rg_log_error(RG_LOG_EMERG, e->log, 0, "thread pool setup failed");
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+void
+rg_tools_exit_worker(rg_engine_t *e)
+{
+    rg_tools_ctx_destroy(rg_tools_ctx(e));
+    rg_engine_ctx(e, &rg_tools_part) = NULL;
 }

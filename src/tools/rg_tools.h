@@ -1,8 +1,12 @@
 /* rg_tools.h: runs the tool calls of one turn. Every call of the turn
  * starts at once: asynchronous handlers on the reactor, blocking ones in
- * the thread pool. The turn ends when each call has answered, failed,
- * timed out or been denied, and its results are kept in the order of the
- * calls. Implements the host table that modules call back into. */
+ * the thread pool, isolated ones in helper processes. The turn ends when
+ * each call has answered, failed, timed out or been denied, and its
+ * results are kept in the order of the calls. Implements the host table
+ * that modules call back into. The tools part's runtime in an engine
+ * (rg_tools_ctx_t) holds everything that does: the reactor, the curl
+ * multi, the thread pool, each module's host table and helpers, the
+ * approval policy and the calls waiting for the terminal. */
 
 #ifndef RG_TOOLS_H
 #define RG_TOOLS_H
@@ -10,8 +14,13 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_engine.h>
+#include <rg_module.h>
 #include <rg_event_curl.h>
 #include <rg_thread_pool.h>
+#include <rg_isolate.h>
+#include <rg_tools_conf.h>
+#include <jansson.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
 
@@ -47,10 +56,11 @@ typedef struct {
 
 struct rg_tool_run_s {
     rg_tool_call_t      call;       /* first: what the module sees */
+    rg_tools_ctx_t     *ctx;        /* the engine's tools */
     rg_tool_entry_t    *entry;      /* NULL: the call could not start */
     rg_tool_turn_t     *turn;       /* NULL once orphaned */
     rg_uint_t           index;
-    void               *args;       /* json_t *, the parsed arguments */
+    json_t             *args;       /* the parsed arguments */
     char               *args_text;  /* the same, serialized: call.args */
     char               *own;        /* id, session and name, owned */
     struct event        timer;
@@ -64,9 +74,12 @@ struct rg_tool_run_s {
 
     /* a blocking call: the pool thread's (see above) */
     rg_tool_task_t      pool;
+    /* a call to an isolated module: what its helper is sent */
+    rg_isolate_call_t   helper;
 
     rg_tool_http_t     *http;
-    void               *child;      /* a child session (agent_run) */
+    void               *child;      /* the agent runner's: its child
+                                       session, while one runs */
     rg_tool_agent_pt    agent_cb;
     void               *agent_data;
     char                error[256]; /* for host->error() */
@@ -88,6 +101,7 @@ struct rg_tool_run_s {
 
 
 struct rg_tool_turn_s {
+    rg_tools_ctx_t     *ctx;
     rg_tool_run_t     **runs;
     rg_uint_t           n;
     rg_uint_t           pending;
@@ -96,7 +110,7 @@ struct rg_tool_turn_s {
     rg_tool_turn_done_pt approval;  /* awaiting changed; optional */
     void               *data;
     rg_log_t           *log;
-    rg_agent_conf_t    *agent;
+    const rg_toolset_t *toolset;    /* what it may call */
     rg_tool_run_t      *parent;     /* for a child session's turn: the
                                        run_agent call that started it */
     struct event        done_ev;
@@ -113,8 +127,8 @@ typedef struct {
     rg_str_t            name;
     rg_str_t            arguments;
     rg_str_t            preset;
-    void               *args;         /* json_t *, already checked: the
-                                         turn takes it over */
+    json_t             *args;         /* already checked: the turn takes
+                                         it over */
     rg_str_t            args_text;    /* its canonical text */
     unsigned            has_preset:1;
     unsigned            preset_failed:1;
@@ -127,28 +141,77 @@ typedef rg_int_t (*rg_tools_agent_start_pt)(rg_tool_run_t *run,
 typedef void (*rg_tools_agent_stop_pt)(rg_tool_run_t *run);
 
 
-rg_int_t rg_tools_init(struct event_base *base, rg_curl_t *curl,
-    rg_thread_pool_t *pool, rg_log_t *log);
-void rg_tools_set_approval(rg_approval_e policy);
-void rg_tools_set_agent_runner(rg_tools_agent_start_pt start,
-    rg_tools_agent_stop_pt stop);
+/* one module in an engine: the host table its calls get, its helpers */
+typedef struct {
+    rg_tool_bind_t      bind;       /* host.data */
+    rg_tool_host_t      host;
+    rg_isolate_t       *isolate;    /* when it was loaded isolated */
+} rg_tools_module_t;
+
+
+struct rg_tools_ctx_s {
+    struct event_base  *base;
+    rg_curl_t          *curl;
+    rg_thread_pool_t   *pool;       /* NULL: blocking tools run here */
+    rg_log_t           *log;
+    rg_tools_module_t  *mods;       /* by the module's index */
+    rg_uint_t           nmods;
+
+    rg_approval_e       approval;
+
+    /* how a child session is started and stopped (the agent part's) */
+    rg_tools_agent_start_pt  agent_start;
+    rg_tools_agent_stop_pt   agent_stop;
+
+    /* the http tool's own connection caches, apart from the model
+     * calls': one for requests that may reach internal addresses, one
+     * for the rest, so that no connection is reused across that line */
+    CURLSH             *http_shares[2];
+
+    /* dangerous calls waiting for a yes or no on the terminal, in order */
+    rg_tool_run_t      *prompt_head;
+    rg_tool_run_t     **prompt_tail;
+    struct event       *prompt_ev;
+    rg_buf_t            prompt_line;
+};
+
+
+#define rg_tools_ctx(e)                                                      \
+    ((rg_tools_ctx_t *) rg_engine_ctx(e, &rg_tools_part))
+
+/* the part's runtime: helpers for isolated modules (before any thread),
+ * the thread pool, a host table per module */
+rg_int_t rg_tools_init_worker(rg_engine_t *e);
+void rg_tools_exit_worker(rg_engine_t *e);
+
+/* The same, by hand (for a reactor of one's own): a runtime for nmods
+ * modules, each then bound with rg_tools_ctx_bind() (an isolated one has
+ * its helpers started there); destroy takes down the helpers and the
+ * pool it was given. */
+rg_tools_ctx_t *rg_tools_ctx_create(struct event_base *base, rg_curl_t *curl,
+    rg_log_t *log, rg_uint_t nmods);
+rg_int_t rg_tools_ctx_bind(rg_tools_ctx_t *ctx, rg_module_t *m,
+    rg_uint_t helpers);
+void rg_tools_ctx_destroy(rg_tools_ctx_t *ctx);
+
+void rg_tools_set_approval(rg_tools_ctx_t *ctx, rg_approval_e policy);
+void rg_tools_set_agent_runner(rg_tools_ctx_t *ctx,
+    rg_tools_agent_start_pt start, rg_tools_agent_stop_pt stop);
 void rg_tools_agent_done(rg_tool_run_t *run, const char *status,
     const char *text, size_t len);
-void rg_tools_host_init(rg_tool_host_t *host, rg_module_t *m);
-/* what any host table shares: the argument readers (over
- * call->host_args, a json_t object) and the unit parsers */
-void rg_tools_host_common(rg_tool_host_t *host);
+
+/* fills a host table for module m in ctx (NULL: the configuration's) */
+void rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
+    rg_module_t *m, rg_tools_ctx_t *ctx);
 
 /* the arguments of a call to te: repaired where that is safe, checked
  * and coerced against its schema; NULL with err ("error: …") otherwise */
-void *rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len,
+json_t *rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len,
     char *err, size_t errlen);
-void rg_tools_isolated_done(rg_tool_run_t *run, int failed, const char *text,
-    size_t len);
 
-rg_tool_turn_t *rg_tools_turn_create(rg_agent_conf_t *agent,
-    const char *session, rg_tool_request_t *reqs, rg_uint_t n,
-    rg_tool_turn_done_pt done, void *data, rg_log_t *log);
+rg_tool_turn_t *rg_tools_turn_create(rg_tools_ctx_t *ctx,
+    const rg_toolset_t *ts, const char *session, rg_tool_request_t *reqs,
+    rg_uint_t n, rg_tool_turn_done_pt done, void *data, rg_log_t *log);
 void rg_tools_turn_start(rg_tool_turn_t *turn);
 void rg_tools_turn_destroy(rg_tool_turn_t *turn);
 

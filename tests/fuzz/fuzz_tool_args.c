@@ -1,5 +1,5 @@
 /* fuzz_tool_args.c: libFuzzer target for the argument hygiene of
- * src/tools/rg_tool_args.c: repair (rg_tool_args_parse), schema checks and
+ * src/tools/rg_tool_args.h: repair (rg_tool_args_parse), schema checks and
  * coercion (rg_tool_args_validate), canonical JSON, trimming and the
  * model's error objects. The input is a JSON Schema, a NUL byte, then the
  * arguments as a model sent them; a schema that does not parse is taken

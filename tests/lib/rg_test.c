@@ -284,7 +284,7 @@ rg_test_run(rg_engine_t *e, const char *agent, const char *input)
     rg_session_t     *s;
     rg_agent_conf_t  *a;
 
-    a = rg_cycle_agent(e->cycle, agent, strlen(agent));
+    a = rg_agent_find(e->cycle, agent, strlen(agent));
     if (a == NULL) {
         return NULL;
     }
@@ -318,7 +318,7 @@ rg_test_run_many(rg_engine_t *e, const char *agent, rg_uint_t n,
     rg_session_t     **ss;
     rg_agent_conf_t   *a;
 
-    a = rg_cycle_agent(e->cycle, agent, strlen(agent));
+    a = rg_agent_find(e->cycle, agent, strlen(agent));
     ss = calloc(n, sizeof(rg_session_t *));
     if (a == NULL || ss == NULL) {
         free(ss);

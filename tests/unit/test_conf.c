@@ -15,6 +15,9 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_module.h>
+#include <rg_core_conf.h>
+#include <rg_store_conf.h>
+#include <rg_tools_conf.h>
 #include <rg_test.h>
 
 #include <setjmp.h>
@@ -154,9 +157,18 @@ static rg_command_t  rg_test_commands[] = {
 };
 
 
+/* the directives above, as the one part of the parser's world */
+static rg_part_t  rg_test_part = {
+    .name = "test",
+    .commands = rg_test_commands
+};
+
+static rg_part_t          *rg_test_parts[] = { &rg_test_part, NULL };
+
 static rg_pool_t          *rg_test_pool;
 static rg_conf_t           rg_test_cf;
 static rg_test_conf_t      rg_test_conf;
+static void               *rg_test_confs[] = { &rg_test_conf };
 static rg_log_t            rg_test_silent_log;
 static rg_test_capture_t   rg_test_captured[16];
 static rg_uint_t           rg_test_ncaptured;
@@ -241,9 +253,9 @@ rg_test_parse(const char *text)
     memset(&rg_test_cf, 0, sizeof(rg_conf_t));
     rg_test_cf.pool = rg_test_pool;
     rg_test_cf.log = &rg_test_silent_log;
-    rg_test_cf.ctx = &rg_test_conf;
+    rg_test_cf.ctx = rg_test_confs;
     rg_test_cf.ctx_type = RG_MAIN_CONF;
-    rg_test_cf.commands = rg_test_commands;
+    rg_test_cf.parts = rg_test_parts;
 
     return rg_conf_parse_string(&rg_test_cf, "direct.conf", text);
 }
@@ -846,18 +858,18 @@ rg_test_conf_error_at(const char *text, const char *expect, const char *file,
 static rg_llm_conf_t *
 rg_test_llm(rg_cycle_t *cycle, rg_uint_t i)
 {
-    assert_true(i < cycle->llms.nelts);
+    assert_true(i < rg_llm_main_conf(cycle)->llms.nelts);
 
-    return ((rg_llm_conf_t **) cycle->llms.elts)[i];
+    return ((rg_llm_conf_t **) rg_llm_main_conf(cycle)->llms.elts)[i];
 }
 
 
 static rg_agent_conf_t *
 rg_test_agent(rg_cycle_t *cycle, rg_uint_t i)
 {
-    assert_true(i < cycle->agents.nelts);
+    assert_true(i < rg_agent_main_conf(cycle)->agents.nelts);
 
-    return ((rg_agent_conf_t **) cycle->agents.elts)[i];
+    return ((rg_agent_conf_t **) rg_agent_main_conf(cycle)->agents.elts)[i];
 }
 
 
@@ -875,20 +887,20 @@ rg_test_cycle_defaults(void **state)
                             "agent first { }\n"
                             "agent second { }\n");
 
-    assert_int_equal(cycle->llms.nelts, 1);
-    assert_int_equal(cycle->agents.nelts, 2);
-    assert_int_equal(cycle->modules.nelts, 0);
-    assert_int_equal(cycle->tools.nelts, 0);
+    assert_int_equal(rg_llm_main_conf(cycle)->llms.nelts, 1);
+    assert_int_equal(rg_agent_main_conf(cycle)->agents.nelts, 2);
+    assert_int_equal(rg_tools_conf(cycle)->modules.nelts, 0);
+    assert_int_equal(rg_tools_conf(cycle)->tools.nelts, 0);
     assert_string_equal(cycle->conf_file, "test.conf");
 
-    assert_int_equal(cycle->concurrency, 64);
-    assert_int_equal(cycle->worker_processes, 1);
-    assert_int_equal(cycle->tool_result_limit, 4000);
-    assert_int_equal(cycle->pool_threads, 4);
-    assert_int_equal(cycle->pool_max_queue, 65536);
-    assert_int_equal(cycle->max_agent_depth, 3);
-    assert_int_equal(cycle->isolated_helpers, 4);
-    rg_test_str(&cycle->default_agent, "first");
+    assert_int_equal(rg_core_conf(cycle)->concurrency, 64);
+    assert_int_equal(rg_core_conf(cycle)->worker_processes, 1);
+    assert_int_equal(rg_tools_conf(cycle)->tool_result_limit, 4000);
+    assert_int_equal(rg_tools_conf(cycle)->pool_threads, 4);
+    assert_int_equal(rg_tools_conf(cycle)->pool_max_queue, 65536);
+    assert_int_equal(rg_agent_main_conf(cycle)->max_agent_depth, 3);
+    assert_int_equal(rg_tools_conf(cycle)->isolated_helpers, 4);
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "first");
     assert_ptr_equal(cycle->log, &cycle->new_log);
     assert_int_equal(cycle->new_log.fd, STDERR_FILENO);
 
@@ -916,8 +928,8 @@ rg_test_cycle_defaults(void **state)
     assert_null(llm->auth);
     assert_string_equal(llm->file, "test.conf");
     assert_int_equal(llm->line, 1);
-    assert_ptr_equal(rg_cycle_llm(cycle, "a", 1), llm);
-    assert_null(rg_cycle_llm(cycle, "b", 1));
+    assert_ptr_equal(rg_llm_find(cycle, "a", 1), llm);
+    assert_null(rg_llm_find(cycle, "b", 1));
 
     agent = rg_test_agent(cycle, 0);
     rg_test_str(&agent->name, "first");
@@ -926,10 +938,10 @@ rg_test_cycle_defaults(void **state)
     assert_null(agent->system_prompt.data);
     assert_null(agent->tool_names);
     assert_int_equal(agent->max_rounds, 8);
-    assert_int_equal(agent->tool_timeout, 30000);
+    assert_int_equal(agent->toolset.timeout, 30000);
     assert_null(agent->tool_timeout_names);
-    assert_null(agent->tool_timeouts);
-    assert_null(agent->approve);
+    assert_null(agent->toolset.timeouts);
+    assert_null(agent->toolset.approve);
     assert_true(agent->temperature == 0.0);
     assert_int_equal(agent->max_tokens, 0);
     assert_int_equal(agent->deadline, 0);
@@ -943,8 +955,8 @@ rg_test_cycle_defaults(void **state)
     assert_true(agent->context_threshold == 0.8);
     assert_int_equal(agent->keep_rounds, 2);
     assert_int_equal(agent->context_summarize, 0);
-    assert_int_equal(agent->ntools, 0);
-    assert_string_equal(agent->tool_list, "");
+    assert_int_equal(agent->toolset.ntools, 0);
+    assert_string_equal(agent->toolset.tool_list, "");
     assert_null(agent->system_msg);
     assert_string_equal(agent->prefix,
                         "{\"model\":\"m\",\"temperature\":0,"
@@ -953,11 +965,11 @@ rg_test_cycle_defaults(void **state)
     assert_string_equal(agent->file, "test.conf");
     assert_int_equal(agent->line, 5);
 
-    assert_ptr_equal(rg_cycle_agent(cycle, "second", 6),
+    assert_ptr_equal(rg_agent_find(cycle, "second", 6),
                      rg_test_agent(cycle, 1));
     assert_int_equal(rg_test_agent(cycle, 1)->line, 6);
-    assert_null(rg_cycle_agent(cycle, "third", 5));
-    assert_null(rg_cycle_agent(cycle, "firs", 4));
+    assert_null(rg_agent_find(cycle, "third", 5));
+    assert_null(rg_agent_find(cycle, "firs", 4));
 
     rg_cycle_destroy(cycle);
 }
@@ -1062,16 +1074,16 @@ rg_test_cycle_all_directives(void **state)
         fail();
     }
 
-    assert_int_equal(cycle->concurrency, 16);
-    assert_int_equal(cycle->worker_processes, 3);
-    assert_int_equal(cycle->tool_result_limit, 2048);
-    assert_int_equal(cycle->pool_threads, 8);
-    assert_int_equal(cycle->pool_max_queue, 100);
-    assert_int_equal(cycle->isolated_helpers, 2);
-    assert_int_equal(cycle->max_agent_depth, 0);
-    rg_test_str(&cycle->default_agent, "second");
-    assert_int_equal(cycle->modules.nelts, 2);
-    assert_int_equal(cycle->tools.nelts, 2);
+    assert_int_equal(rg_core_conf(cycle)->concurrency, 16);
+    assert_int_equal(rg_core_conf(cycle)->worker_processes, 3);
+    assert_int_equal(rg_tools_conf(cycle)->tool_result_limit, 2048);
+    assert_int_equal(rg_tools_conf(cycle)->pool_threads, 8);
+    assert_int_equal(rg_tools_conf(cycle)->pool_max_queue, 100);
+    assert_int_equal(rg_tools_conf(cycle)->isolated_helpers, 2);
+    assert_int_equal(rg_agent_main_conf(cycle)->max_agent_depth, 0);
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "second");
+    assert_int_equal(rg_tools_conf(cycle)->modules.nelts, 2);
+    assert_int_equal(rg_tools_conf(cycle)->tools.nelts, 2);
 
     /* error_log: the file, at level info, is the cycle's log */
     assert_ptr_equal(cycle->log, &cycle->new_log);
@@ -1080,7 +1092,7 @@ rg_test_cycle_all_directives(void **state)
     assert_int_equal(cycle->new_log.log_level, RG_LOG_INFO);
     assert_int_equal(access(path, F_OK), 0);
 
-    assert_int_equal(cycle->llms.nelts, 2);
+    assert_int_equal(rg_llm_main_conf(cycle)->llms.nelts, 2);
     llm_main = rg_test_llm(cycle, 0);
     llm_other = rg_test_llm(cycle, 1);
 
@@ -1121,7 +1133,7 @@ rg_test_cycle_all_directives(void **state)
     assert_int_equal(llm_other->buffer_size, 8192);
     assert_int_equal(llm_other->line, 24);
 
-    assert_int_equal(cycle->agents.nelts, 2);
+    assert_int_equal(rg_agent_main_conf(cycle)->agents.nelts, 2);
     first = rg_test_agent(cycle, 0);
     second = rg_test_agent(cycle, 1);
 
@@ -1134,7 +1146,7 @@ rg_test_cycle_all_directives(void **state)
     rg_test_str(&names[0], "calc");
     rg_test_str(&names[1], "time_now");
     assert_int_equal(first->max_rounds, 3);
-    assert_int_equal(first->tool_timeout, 2000);
+    assert_int_equal(first->toolset.timeout, 2000);
     assert_true(first->temperature == 0.25);
     assert_int_equal(first->max_tokens, 5000);
     assert_int_equal(first->deadline, 90000);
@@ -1149,16 +1161,17 @@ rg_test_cycle_all_directives(void **state)
     assert_true(first->context_threshold == 0.5);
     assert_int_equal(first->keep_rounds, 4);
     assert_int_equal(first->context_summarize, 1);
-    assert_int_equal(first->ntools, 2);
-    assert_ptr_equal(first->tools[0], rg_module_find_tool(cycle, "calc", 4));
-    assert_ptr_equal(first->tools[1],
+    assert_int_equal(first->toolset.ntools, 2);
+    assert_ptr_equal(first->toolset.tools[0],
+                     rg_module_find_tool(cycle, "calc", 4));
+    assert_ptr_equal(first->toolset.tools[1],
                      rg_module_find_tool(cycle, "time_now", 8));
-    assert_string_equal(first->tool_list, "calc, time_now");
-    assert_non_null(first->tool_timeouts);
-    assert_int_equal(first->tool_timeouts[0], 500);     /* calc */
-    assert_int_equal(first->tool_timeouts[1], 0);       /* the agent's */
-    assert_int_equal(first->approve->nelts, 1);
-    rg_test_str((rg_str_t *) first->approve->elts, "time_now");
+    assert_string_equal(first->toolset.tool_list, "calc, time_now");
+    assert_non_null(first->toolset.timeouts);
+    assert_int_equal(first->toolset.timeouts[0], 500);     /* calc */
+    assert_int_equal(first->toolset.timeouts[1], 0);       /* the agent's */
+    assert_int_equal(first->toolset.approve->nelts, 1);
+    rg_test_str((rg_str_t *) first->toolset.approve->elts, "time_now");
     assert_string_equal(first->system_msg,
                         "{\"role\":\"system\",\"content\":"
                         "\"Be \\\"brief\\\".\"}");
@@ -1180,16 +1193,16 @@ rg_test_cycle_all_directives(void **state)
     assert_ptr_equal(second->llm, llm_other);
     rg_test_str(&second->system_prompt, "one two three");
     assert_int_equal(second->max_rounds, 8);
-    assert_int_equal(second->tool_timeout, 30000);
-    assert_null(second->tool_timeouts);
-    assert_null(second->approve);
+    assert_int_equal(second->toolset.timeout, 30000);
+    assert_null(second->toolset.timeouts);
+    assert_null(second->toolset.approve);
     assert_int_equal(second->dedupe, RG_DEDUPE_OFF);
     assert_int_equal(second->tool_max_calls, 0);
     assert_int_equal(second->tool_caps[0], 0);
     assert_int_equal(second->repeat_limit, 3);
     assert_true(second->temperature == 1.5);      /* the llm's */
-    assert_int_equal(second->ntools, 1);
-    assert_string_equal(second->tool_list, "time_now");
+    assert_int_equal(second->toolset.ntools, 1);
+    assert_string_equal(second->toolset.tool_list, "time_now");
     assert_string_equal(second->system_msg,
                         "{\"role\":\"system\",\"content\":"
                         "\"one two three\"}");
@@ -1254,7 +1267,7 @@ rg_test_cycle_units(void **state)
         assert_int_equal(llm->idle_timeout, times[i].msec);
         assert_int_equal(llm->retry_base, times[i].msec);
         assert_int_equal(llm->retry_max, times[i].msec);
-        assert_int_equal(rg_test_agent(cycle, 0)->tool_timeout,
+        assert_int_equal(rg_test_agent(cycle, 0)->toolset.timeout,
                          times[i].msec);
         rg_cycle_destroy(cycle);
     }
@@ -1266,7 +1279,8 @@ rg_test_cycle_units(void **state)
                  "agent x { }\n", sizes[i].text, sizes[i].text);
 
         cycle = rg_test_conf_ok(text);
-        assert_int_equal(cycle->tool_result_limit, sizes[i].size);
+        assert_int_equal(rg_tools_conf(cycle)->tool_result_limit,
+                         sizes[i].size);
         assert_int_equal(rg_test_llm(cycle, 0)->buffer_size, sizes[i].size);
         rg_cycle_destroy(cycle);
     }
@@ -1790,13 +1804,13 @@ rg_test_cycle_default_agent(void **state)
 
     cycle = rg_test_conf_ok("default_agent y;\n" RG_TEST_LLM
                             "agent x { }\nagent y { }\n");
-    rg_test_str(&cycle->default_agent, "y");
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "y");
     rg_cycle_destroy(cycle);
 
     /* the first agent, in the order of the file */
     cycle = rg_test_conf_ok(RG_TEST_LLM "agent zeta { }\nagent alpha { }\n");
-    rg_test_str(&cycle->default_agent, "zeta");
-    assert_int_equal(cycle->default_agent.data[4], '\0');
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "zeta");
+    assert_int_equal(rg_agent_main_conf(cycle)->default_agent.data[4], '\0');
     rg_cycle_destroy(cycle);
 }
 
@@ -1879,10 +1893,10 @@ rg_test_cycle_tools(void **state)
                           "agent y { }\n",
                           rg_test_build_dir(), rg_test_build_dir());
     assert_non_null(cycle);
-    assert_int_equal(rg_test_agent(cycle, 0)->ntools, 1);
-    assert_string_equal(rg_test_agent(cycle, 0)->tool_list, "time_now");
+    assert_int_equal(rg_test_agent(cycle, 0)->toolset.ntools, 1);
+    assert_string_equal(rg_test_agent(cycle, 0)->toolset.tool_list, "time_now");
     assert_null(strstr(rg_test_agent(cycle, 0)->prefix, "\"calc\""));
-    assert_int_equal(rg_test_agent(cycle, 1)->ntools, 0);
+    assert_int_equal(rg_test_agent(cycle, 1)->toolset.ntools, 0);
     assert_null(strstr(rg_test_agent(cycle, 1)->prefix, "\"tools\""));
     rg_cycle_destroy(cycle);
 }
@@ -1989,7 +2003,7 @@ rg_test_include_file(void **state)
 
     agent = rg_test_agent(cycle, 0);
     assert_int_equal(agent->max_rounds, 5);
-    assert_int_equal(agent->tool_timeout, 3000);
+    assert_int_equal(agent->toolset.timeout, 3000);
     assert_true(agent->temperature == 1.0);
     assert_string_equal(agent->file, top);
     assert_int_equal(agent->line, 2);
@@ -2141,13 +2155,13 @@ rg_test_include_mask(void **state)
         fail();
     }
 
-    assert_int_equal(cycle->agents.nelts, 3);
+    assert_int_equal(rg_agent_main_conf(cycle)->agents.nelts, 3);
     rg_test_str(&rg_test_agent(cycle, 0)->name, "a");
     rg_test_str(&rg_test_agent(cycle, 1)->name, "b");
     rg_test_str(&rg_test_agent(cycle, 2)->name, "c");
     assert_int_equal(rg_test_agent(cycle, 0)->max_rounds, 2);
     assert_string_equal(rg_test_agent(cycle, 0)->file, a);
-    rg_test_str(&cycle->default_agent, "a");
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "a");
     rg_cycle_destroy(cycle);
     free(top);
 
@@ -2591,8 +2605,8 @@ rg_test_shipped_conf(void **state)
         fail();
     }
 
-    assert_int_equal(cycle->modules.nelts, 2);
-    mods = cycle->modules.elts;
+    assert_int_equal(rg_tools_conf(cycle)->modules.nelts, 2);
+    mods = rg_tools_conf(cycle)->modules.elts;
     snprintf(mod, sizeof(mod), "%s/calc.so", dir);
     assert_string_equal(mods[0]->path, mod);
     assert_string_equal(mods[0]->mod->name, "calc");
@@ -2600,7 +2614,7 @@ rg_test_shipped_conf(void **state)
     assert_string_equal(mods[1]->path, mod);
     assert_string_equal(mods[1]->mod->name, "time");
 
-    assert_int_equal(cycle->llms.nelts, 1);
+    assert_int_equal(rg_llm_main_conf(cycle)->llms.nelts, 1);
     llm = rg_test_llm(cycle, 0);
     rg_test_str(&llm->name, "mock");
     rg_test_str(&llm->base_url, "http://127.0.0.1:8088/v1");
@@ -2609,7 +2623,7 @@ rg_test_shipped_conf(void **state)
     assert_null(llm->auth);
     assert_string_equal(llm->url, "http://127.0.0.1:8088/v1/chat/completions");
 
-    assert_int_equal(cycle->agents.nelts, 1);
+    assert_int_equal(rg_agent_main_conf(cycle)->agents.nelts, 1);
     agent = rg_test_agent(cycle, 0);
     rg_test_str(&agent->name, "assistant");
     assert_ptr_equal(agent->llm, llm);
@@ -2619,15 +2633,19 @@ rg_test_shipped_conf(void **state)
     assert_int_equal(agent->tool_names->nelts, 2);
     rg_test_str(&names[0], "calc");
     rg_test_str(&names[1], "time_now");
-    assert_string_equal(agent->tool_list, "calc, time_now");
-    rg_test_str(&cycle->default_agent, "assistant");
+    assert_string_equal(agent->toolset.tool_list, "calc, time_now");
+    rg_test_str(&rg_agent_main_conf(cycle)->default_agent, "assistant");
 
     /* the commented defaults are the defaults */
-    assert_int_equal(dcycle->concurrency, cycle->concurrency);
-    assert_int_equal(dcycle->tool_result_limit, cycle->tool_result_limit);
-    assert_int_equal(dcycle->worker_processes, cycle->worker_processes);
-    assert_int_equal(dcycle->response_memory, cycle->response_memory);
-    rg_test_str(&dcycle->default_agent, "assistant");
+    assert_int_equal(rg_core_conf(dcycle)->concurrency,
+                     rg_core_conf(cycle)->concurrency);
+    assert_int_equal(rg_tools_conf(dcycle)->tool_result_limit,
+                     rg_tools_conf(cycle)->tool_result_limit);
+    assert_int_equal(rg_core_conf(dcycle)->worker_processes,
+                     rg_core_conf(cycle)->worker_processes);
+    assert_int_equal(rg_llm_main_conf(dcycle)->response_memory,
+                     rg_llm_main_conf(cycle)->response_memory);
+    rg_test_str(&rg_agent_main_conf(dcycle)->default_agent, "assistant");
     assert_int_equal(dcycle->new_log.fd, STDERR_FILENO);
     assert_int_equal(dcycle->new_log.log_level, RG_LOG_NOTICE);
 
@@ -2644,7 +2662,7 @@ rg_test_shipped_conf(void **state)
 
     dagent = rg_test_agent(dcycle, 0);
     assert_int_equal(dagent->max_rounds, agent->max_rounds);
-    assert_int_equal(dagent->tool_timeout, agent->tool_timeout);
+    assert_int_equal(dagent->toolset.timeout, agent->toolset.timeout);
     assert_int_equal(dagent->max_tool_calls, agent->max_tool_calls);
     assert_int_equal(agent->max_tool_calls, 128);
     assert_true(dagent->temperature == agent->temperature);

@@ -21,6 +21,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_test.h>
+#include <rg_transcript.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -815,14 +816,14 @@ rg_test_session(rg_test_ctx_t *t, const char *input)
 
     rg_session_destroy(t->s);
 
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(a);
 
     left = 1;
     t->s = rg_session_create(t->engine, a, NULL, input, strlen(input),
                              NULL, &left);
     assert_non_null(t->s);
-    assert_int_equal(rg_session_record(t->s), RG_OK);
+    assert_int_equal(rg_transcript_start(t->s), RG_OK);
 
     rg_session_start(t->s);
 
@@ -886,7 +887,7 @@ rg_test_model_calls(rg_test_ctx_t *t)
     json_t  *tr, *ev, *out;
 
     free(t->text);
-    t->text = rg_session_transcript(t->s);
+    t->text = rg_transcript_text(t->s);
     assert_non_null(t->text);
 
     tr = json_loads(t->text, 0, NULL);

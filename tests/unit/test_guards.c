@@ -15,7 +15,10 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_tools_conf.h>
+#include <rg_store_conf.h>
 #include <rg_test.h>
+#include <rg_transcript.h>
 #include <rg_store.h>
 
 #include <setjmp.h>
@@ -162,7 +165,7 @@ rg_test_session_on(rg_test_ctx_t *t, const char *agent, const char *input,
 
     rg_session_destroy(t->s);
 
-    a = rg_cycle_agent(t->cycle, agent, strlen(agent));
+    a = rg_agent_find(t->cycle, agent, strlen(agent));
     assert_non_null(a);
 
     t->s = rg_session_create(t->engine, a, NULL, input, strlen(input),
@@ -170,7 +173,7 @@ rg_test_session_on(rg_test_ctx_t *t, const char *agent, const char *input,
     assert_non_null(t->s);
 
     if (record) {
-        assert_int_equal(rg_session_record(t->s), RG_OK);
+        assert_int_equal(rg_transcript_start(t->s), RG_OK);
     }
 
     rg_session_start(t->s);
@@ -395,8 +398,7 @@ rg_test_deadline(void **state)
     assert_int_equal(s->round, 0);
 
     /* no request of the session is left in the client */
-    assert_int_equal(((rg_llm_upstream_t *) s->llm->upstream)->stats.active,
-                     0);
+    assert_int_equal(rg_llm_upstream(s->engine, s->llm)->stats.active, 0);
 }
 
 
@@ -437,7 +439,7 @@ rg_test_tool_max_calls(void **state)
     assert_int_equal(n, 3);
 
     /* the first request offered calc, none after it did */
-    text = rg_session_transcript(s);
+    text = rg_transcript_text(s);
     assert_non_null(text);
     tr = json_loads(text, 0, NULL);
     free(text);
@@ -559,7 +561,7 @@ rg_test_dedupe_session(void **state)
     assert_int_equal(s->tool_calls, 4);
     assert_int_equal(s->repeats, 0);
     assert_int_equal(s->dedupe_hits, 1);
-    assert_int_equal(t->engine->stats.dedupe_hits, 1);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 1);
 
     /* answered as round 1 was, without a note */
     assert_string_equal(rg_test_tool_msg(t, 0), "2");
@@ -568,7 +570,7 @@ rg_test_dedupe_session(void **state)
     assert_string_equal(rg_test_tool_msg(t, 3), "2");
 
     /* and not run: the transcript says where each answer came from */
-    text = rg_session_transcript(s);
+    text = rg_transcript_text(s);
     assert_non_null(text);
     tr = json_loads(text, 0, NULL);
     free(text);
@@ -599,7 +601,7 @@ rg_test_cached(rg_session_t *s)
     size_t   i, n;
     json_t  *tr, *ev;
 
-    text = rg_session_transcript(s);
+    text = rg_transcript_text(s);
     assert_non_null(text);
     tr = json_loads(text, 0, NULL);
     free(text);
@@ -652,7 +654,7 @@ rg_test_dedupe_not_applied(void **state)
     assert_int_equal(s->tool_calls, 4);
     assert_int_equal(s->dedupe_hits, 0);
     assert_int_equal(rg_test_cached(s), 0);
-    assert_int_equal(t->engine->stats.dedupe_hits, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 0);
 }
 
 
@@ -681,7 +683,7 @@ rg_test_dedupe_global(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_string_equal(rg_test_tool_msg(t, 0), "version 1");
     assert_int_equal(s->dedupe_hits, 1);
-    assert_int_equal(t->engine->stats.dedupe_hits, 1);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 1);
 }
 
 
@@ -715,7 +717,7 @@ rg_test_dedupe_agent(void **state)
     s = rg_test_session_on(t, "a", "read", 0);
     assert_string_equal(rg_test_tool_msg(t, 0), "version 1");
     assert_int_equal(s->dedupe_hits, 1);
-    assert_int_equal(t->engine->stats.dedupe_hits, 1);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 1);
 }
 
 
@@ -743,7 +745,7 @@ rg_test_dedupe_ttl(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_string_equal(rg_test_tool_msg(t, 0), "version 2");
     assert_int_equal(s->dedupe_hits, 0);
-    assert_int_equal(t->engine->stats.dedupe_hits, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 0);
 }
 
 
@@ -774,7 +776,7 @@ rg_test_dedupe_trimmed(void **state)
     rg_test_mock(t, "--script", RG_TEST_SCRIPTS "guards_dedupe_read.json");
     rg_test_engine(t, NULL, "tools read_file; dedupe global;");
 
-    st = t->engine->store;
+    st = rg_store_ctx(t->engine);
 
     s = rg_test_session(t, "read the notes");
     assert_int_equal(s->state, RG_SESSION_DONE);
@@ -782,7 +784,7 @@ rg_test_dedupe_trimmed(void **state)
     shown = strdup(rg_test_tool_msg(t, 0));
     assert_non_null(shown);
     len = strlen(shown);
-    assert_true(len <= t->cycle->tool_result_limit);
+    assert_true(len <= rg_tools_conf(t->cycle)->tool_result_limit);
     assert_non_null(strstr(shown, "bytes"));          /* the trim's note */
 
     assert_int_equal(s->nsigs, 1);
@@ -822,7 +824,7 @@ rg_test_retry_after(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_int_equal(rg_test_stat(t, t->mock, "requests"), 3);
     assert_int_equal(rg_test_stat(t, t->mock, "faults"), 2);
-    assert_int_equal(rg_engine_llm_retries(t->engine), 2);
+    assert_int_equal(rg_llm_retries(t->engine), 2);
 
     /* each retry waited what the provider asked, not retry_base */
     assert_true(rg_test_time(t, 1) - rg_test_time(t, 0)
@@ -895,7 +897,7 @@ rg_test_fallback(void **state)
     assert_int_equal(s->round, 2);
     assert_int_equal(s->tool_calls, 1);
 
-    b = rg_cycle_llm(t->cycle, "b", 1);
+    b = rg_llm_find(t->cycle, "b", 1);
     assert_ptr_equal(s->llm, b);
 
     /* a: the call and its one retry; b: the rest, with its own model */
@@ -939,7 +941,7 @@ rg_test_concurrency_cap(void **state)
     assert_int_equal(rg_test_stat(t, t->mock, "rejected"), 0);
     assert_true(rg_test_stat(t, t->mock, "max_inflight") <= 64);
 
-    up = rg_cycle_llm(t->cycle, "mock", 4)->upstream;
+    up = rg_llm_upstream(t->engine, rg_llm_find(t->cycle, "mock", 4));
     assert_true(up->stats.max_active <= 64);
     assert_true(up->stats.queued > 0);
     assert_int_equal(up->stats.active, 0);

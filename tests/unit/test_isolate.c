@@ -51,6 +51,7 @@ typedef struct {
 
     /* the direct tests: a module, an agent and a reactor of their own */
     struct event_base  *base;
+    rg_tools_ctx_t     *runtime;
     rg_module_t         module;
     rg_agent_conf_t    *agent;
     rg_tool_entry_t    *entries;
@@ -90,10 +91,9 @@ rg_test_teardown(void **state)
     rg_test_mock_stop(t->mock);
 
     rg_tools_turn_destroy(t->turn);
-    rg_isolate_destroy(t->module.isolate);
+    rg_tools_ctx_destroy(t->runtime);
 
     if (t->base) {
-        rg_tools_init(NULL, NULL, NULL, NULL);
         event_base_free(t->base);
     }
 
@@ -164,7 +164,7 @@ rg_test_sessions(rg_test_ctx_t *t, rg_uint_t n)
     rg_uint_t         i, left;
     rg_agent_conf_t  *a;
 
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(a);
 
     t->ss = calloc(n, sizeof(rg_session_t *));
@@ -1046,7 +1046,8 @@ rg_test_direct_make(rg_test_ctx_t *t, rg_uint_t helpers, rg_msec_t timeout)
     t->log = *rg_log_stderr();
     t->log.log_level = getenv("RG_TEST_LOG") ? RG_LOG_DEBUG : RG_LOG_CRIT;
 
-    if (rg_tools_init(t->base, NULL, NULL, &t->log) != RG_OK) {
+    t->runtime = rg_tools_ctx_create(t->base, NULL, &t->log, 1);
+    if (t->runtime == NULL) {
         return RG_ERROR;
     }
 
@@ -1061,7 +1062,8 @@ rg_test_direct_make(rg_test_ctx_t *t, rg_uint_t helpers, rg_msec_t timeout)
 
     t->module.mod = &rg_test_direct_module;
     t->module.isolated = 1;
-    rg_tools_host_init(&t->module.host, &t->module);
+    t->module.index = 0;
+    rg_tools_host_init(&t->module.host, &t->module.bind, &t->module, NULL);
 
     for (i = 0; i < n; i++) {
         t->entries[i].tool = &rg_test_tools[i];
@@ -1069,15 +1071,12 @@ rg_test_direct_make(rg_test_ctx_t *t, rg_uint_t helpers, rg_msec_t timeout)
         t->tools[i] = &t->entries[i];
     }
 
-    t->agent->tools = t->tools;
-    t->agent->ntools = n;
-    t->agent->tool_timeout = timeout;
-    t->agent->tool_list = "(the direct tools)";
+    t->agent->toolset.tools = t->tools;
+    t->agent->toolset.ntools = n;
+    t->agent->toolset.timeout = timeout;
+    t->agent->toolset.tool_list = "(the direct tools)";
 
-    t->module.isolate = rg_isolate_create(&t->module, t->base, helpers,
-                                          &t->log);
-
-    return t->module.isolate ? RG_OK : RG_ERROR;
+    return rg_tools_ctx_bind(t->runtime, &t->module, helpers);
 }
 
 
@@ -1121,8 +1120,9 @@ rg_test_turn(rg_test_ctx_t *t, rg_uint_t n, const char **calls)
         reqs[i].arguments.len = strlen(reqs[i].arguments.data);
     }
 
-    t->turn = rg_tools_turn_create(t->agent, "s-direct", reqs, n,
-                                   rg_test_turn_done, t->base, &t->log);
+    t->turn = rg_tools_turn_create(t->runtime, &t->agent->toolset, "s-direct",
+                                   reqs, n, rg_test_turn_done, t->base,
+                                   &t->log);
     free(reqs);
     assert_non_null(t->turn);
 
@@ -1455,7 +1455,8 @@ rg_test_direct_orphans(void **state)
             reqs[i].arguments.len = 2;
         }
 
-        t->turn = rg_tools_turn_create(t->agent, "s-orphans", reqs, 2,
+        t->turn = rg_tools_turn_create(t->runtime, &t->agent->toolset,
+                                       "s-orphans", reqs, 2,
                                        rg_test_turn_done, t->base, &t->log);
         if (t->turn == NULL) {
             _exit(1);

@@ -16,6 +16,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_event.h>
 #include <rg_test.h>
 
 #include <setjmp.h>
@@ -79,8 +80,6 @@ rg_test_setup(void **state)
     t->fd = -1;
     t->fd2 = -1;
     *state = t;
-
-    rg_llm_memory_limit(0);
 
     return 0;
 }
@@ -158,10 +157,10 @@ rg_test_upstream(rg_test_ctx_t *t, const char *name)
 {
     rg_llm_conf_t  *llm;
 
-    llm = rg_cycle_llm(t->cycle, name, strlen(name));
+    llm = rg_llm_find(t->cycle, name, strlen(name));
     assert_non_null(llm);
 
-    return llm->upstream;
+    return rg_llm_upstream(t->engine, llm);
 }
 
 
@@ -348,7 +347,7 @@ rg_test_cancel_queued_many(void **state)
     rg_test_engine(t, t->mock->port, "max_connections 1;", NULL, NULL);
 
     up = rg_test_upstream(t, "mock");
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     ss = calloc(n, sizeof(rg_session_t *));
     assert_non_null(ss);
 
@@ -465,7 +464,7 @@ rg_test_multi_broken(void **state)
     rg_test_engine(t, t->mock->port, NULL, NULL, NULL);
 
     br.mock = t->mock;
-    br.curl = t->engine->curl;
+    br.curl = rg_event_ctx(t->engine);
     br.requests = 2;
     evtimer_assign(&br.ev, t->engine->base, rg_test_break_when, &br);
     tv.tv_sec = 0;
@@ -480,9 +479,9 @@ rg_test_multi_broken(void **state)
 
     up = rg_test_upstream(t, "mock");
     assert_int_equal(up->stats.retries, 2);
-    assert_int_equal(rg_curl_limits(t->engine->curl)->rebuilt, 1);
-    assert_int_equal(rg_curl_limits(t->engine->curl)->running, 0);
-    assert_int_equal(rg_curl_limits(t->engine->curl)->bounded, 0);
+    assert_int_equal(rg_curl_limits(rg_event_ctx(t->engine))->rebuilt, 1);
+    assert_int_equal(rg_curl_limits(rg_event_ctx(t->engine))->running, 0);
+    assert_int_equal(rg_curl_limits(rg_event_ctx(t->engine))->bounded, 0);
 
     /* the first two reached the mock before the break, then two more */
     assert_int_equal(rg_test_mock_stat(t->mock, "requests"), 4);
@@ -502,7 +501,7 @@ rg_test_multi_broken_reason(void **state)
     rg_test_engine(t, t->mock->port, "max_retries 0;", NULL, NULL);
 
     evtimer_assign(&ev, t->engine->base, rg_test_break_handler,
-                   t->engine->curl);
+                   rg_event_ctx(t->engine));
     tv.tv_sec = 0;
     tv.tv_usec = 200000;
     evtimer_add(&ev, &tv);
@@ -824,7 +823,7 @@ rg_test_too_large_not_retried(void **state)
     rg_test_contains(s->reason, "not retried");
     assert_int_equal(rg_test_upstream(t, "mock")->stats.retries, 0);
     assert_int_equal(rg_test_mock_stat(t->mock, "requests"), 1);
-    assert_int_equal(rg_llm_memory()->used, 0);
+    assert_int_equal(rg_llm_memory(rg_llm_ctx(t->engine))->used, 0);
 }
 
 
@@ -857,8 +856,9 @@ rg_test_too_large_stream(void **state)
     assert_int_equal(s->state, RG_SESSION_FAILED);
     rg_test_contains(s->reason, "response_too_large");
     assert_int_equal(rg_test_mock_stat(t->mock, "requests"), 1);
-    assert_int_equal(rg_llm_memory()->used, 0);
-    assert_true(rg_llm_memory()->peak <= RG_LLM_MAX_RESPONSE);
+    assert_int_equal(rg_llm_memory(rg_llm_ctx(t->engine))->used, 0);
+    assert_true(rg_llm_memory(rg_llm_ctx(t->engine))->peak
+                <= RG_LLM_MAX_RESPONSE);
 }
 
 
@@ -894,9 +894,9 @@ rg_test_memory_self(void **state)
     rg_test_contains(s->reason, "passed response_memory 1m");
     rg_test_contains(s->reason, "after 1 retry");
     assert_int_equal(rg_test_mock_stat(t->mock, "requests"), 2);
-    assert_true(rg_llm_memory()->peak <= 1024 * 1024);
-    assert_true(rg_llm_memory()->stopped >= 2);
-    assert_int_equal(rg_llm_memory()->used, 0);
+    assert_true(rg_llm_memory(rg_llm_ctx(t->engine))->peak <= 1024 * 1024);
+    assert_true(rg_llm_memory(rg_llm_ctx(t->engine))->stopped >= 2);
+    assert_int_equal(rg_llm_memory(rg_llm_ctx(t->engine))->used, 0);
 }
 
 
@@ -939,8 +939,8 @@ rg_test_memory_other(void **state)
              "agent b { llm slow; }\n", t->mock2->port);
     rg_test_engine(t, t->mock->port, "max_retries 0;", NULL, extra);
 
-    ac = rg_cycle_agent(t->cycle, "a", 1);
-    bc = rg_cycle_agent(t->cycle, "b", 1);
+    ac = rg_agent_find(t->cycle, "a", 1);
+    bc = rg_agent_find(t->cycle, "b", 1);
     left = 2;
 
     b = rg_session_create(t->engine, bc, NULL, "stream", 6,
@@ -962,8 +962,8 @@ rg_test_memory_other(void **state)
     assert_int_equal(b->state, RG_SESSION_FAILED);
     rg_test_contains(b->reason, "passed response_memory 1m; this one held "
                      "the most");
-    assert_true(rg_llm_memory()->peak <= 1024 * 1024);
-    assert_int_equal(rg_llm_memory()->used, 0);
+    assert_true(rg_llm_memory(rg_llm_ctx(t->engine))->peak <= 1024 * 1024);
+    assert_int_equal(rg_llm_memory(rg_llm_ctx(t->engine))->used, 0);
 
     rg_session_destroy(a);
     rg_session_destroy(b);

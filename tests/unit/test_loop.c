@@ -14,7 +14,9 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_event.h>
 #include <rg_test.h>
+#include <rg_transcript.h>
 #include <rg_thread_pool.h>
 
 #include <setjmp.h>
@@ -175,11 +177,11 @@ rg_test_upstream(rg_test_ctx_t *t)
 {
     rg_llm_conf_t  *llm;
 
-    llm = rg_cycle_llm(t->cycle, "mock", 4);
+    llm = rg_llm_find(t->cycle, "mock", 4);
     assert_non_null(llm);
-    assert_non_null(llm->upstream);
+    assert_non_null(rg_llm_upstream(t->engine, llm));
 
-    return llm->upstream;
+    return rg_llm_upstream(t->engine, llm);
 }
 
 
@@ -241,7 +243,7 @@ rg_test_cancel_handler(evutil_socket_t fd, short what, void *arg)
 
 
 /* Runs one task on agent "a" as rg_test_session() does, but recorded
- * (rg_session_record) when asked, and cancelled after cancel_ms when that
+ * (rg_transcript_start) when asked, and cancelled after cancel_ms when that
  * is not 0. */
 static rg_session_t *
 rg_test_session_ex(rg_test_ctx_t *t, const char *input, int record,
@@ -253,7 +255,7 @@ rg_test_session_ex(rg_test_ctx_t *t, const char *input, int record,
 
     rg_session_destroy(t->s);
 
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(a);
 
     t->s = rg_session_create(t->engine, a, "task-1", input, strlen(input),
@@ -261,7 +263,7 @@ rg_test_session_ex(rg_test_ctx_t *t, const char *input, int record,
     assert_non_null(t->s);
 
     if (record) {
-        assert_int_equal(rg_session_record(t->s), RG_OK);
+        assert_int_equal(rg_transcript_start(t->s), RG_OK);
     }
 
     assert_int_equal(rg_session_start(t->s), RG_OK);
@@ -504,7 +506,7 @@ rg_test_pending_timers(rg_test_ctx_t *t)
 {
     rg_test_timers_t  tm;
 
-    tm.curl = t->engine->curl;
+    tm.curl = rg_event_ctx(t->engine);
     tm.n = 0;
 
     assert_int_equal(event_base_foreach_event(t->engine->base,
@@ -1052,11 +1054,11 @@ rg_test_thousand_sessions(void **state)
         assert_int_equal(states[i], RG_SESSION_DONE);
     }
 
-    assert_int_equal(t->engine->live, 0);
-    assert_int_equal(t->engine->stats.sessions, n);
-    assert_int_equal(t->engine->stats.model_calls, 2 * n);
-    assert_int_equal(t->engine->stats.tool_calls, 2 * n);
-    assert_int_equal(t->engine->stats.tool_errors, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.sessions, n);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.model_calls, 2 * n);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.tool_calls, 2 * n);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.tool_errors, 0);
 
     assert_int_equal(rg_test_stat(t, "requests"), 2 * n);
     assert_int_equal(rg_test_stat(t, "completions"), 2 * n);
@@ -1161,7 +1163,7 @@ rg_test_request_shape(void **state)
     assert_null(json_object_get(b, "stream"));
 
     /* tools: calc's own definition, then time_now */
-    a = rg_cycle_agent(t->cycle, "a", 1);
+    a = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(a);
     assert_int_equal(json_array_size(json_object_get(b, "tools")), 2);
 
@@ -1173,9 +1175,9 @@ rg_test_request_shape(void **state)
                         "calc");
     assert_string_equal(json_string_value(json_object_get(fn,
                                                           "description")),
-                        a->tools[0]->tool->description);
+                        a->toolset.tools[0]->tool->description);
 
-    schema = json_loads(a->tools[0]->tool->parameters, 0, NULL);
+    schema = json_loads(a->toolset.tools[0]->tool->parameters, 0, NULL);
     assert_non_null(schema);
     assert_true(json_equal(schema, json_object_get(fn, "parameters")));
     json_decref(schema);
@@ -1225,7 +1227,7 @@ rg_test_request_key(void **state)
                         "present");
     json_decref(last);
 
-    t->text = rg_session_transcript(s);
+    t->text = rg_transcript_text(s);
     assert_non_null(t->text);
     rg_test_contains(t->text, "Incorrect API key provided.");
     rg_test_lacks(t->text, RG_TEST_KEY);
@@ -1243,7 +1245,7 @@ rg_test_request_key(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_int_equal(s->round, 2);
 
-    t->text = rg_session_transcript(s);
+    t->text = rg_transcript_text(s);
     assert_non_null(t->text);
     rg_test_lacks(t->text, RG_TEST_KEY);
     rg_test_lacks(t->text, "Bearer");
@@ -1278,7 +1280,7 @@ rg_test_transcript(void **state)
     assert_int_equal(s->state, RG_SESSION_DONE);
     assert_int_equal(s->round, 2);
 
-    t->text = rg_session_transcript(s);
+    t->text = rg_transcript_text(s);
     assert_non_null(t->text);
 
     tr = json_loads(t->text, 0, NULL);
@@ -1392,10 +1394,10 @@ rg_test_cancel_model_wait(void **state)
     assert_int_equal(rg_test_stat(t, "completions"), 0);
     rg_test_wait_inflight_zero(t);
 
-    assert_int_equal(t->engine->live, 1);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 1);
     rg_session_destroy(t->s);
     t->s = NULL;
-    assert_int_equal(t->engine->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
 }
 
 
@@ -1482,7 +1484,7 @@ rg_test_cancel_queued(void **state)
     o.t = t;
     o.left = 2;
 
-    conf = rg_cycle_agent(t->cycle, "a", 1);
+    conf = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(conf);
 
     t->s2 = rg_session_create(t->engine, conf, NULL, "first", 5,
@@ -1544,7 +1546,7 @@ rg_test_cancel_backoff(void **state)
     o.left = 1;
     o.destroy = 1;
 
-    conf = rg_cycle_agent(t->cycle, "a", 1);
+    conf = rg_agent_find(t->cycle, "a", 1);
     assert_non_null(conf);
 
     t->s = rg_session_create(t->engine, conf, NULL, "retry later", 11,
@@ -1564,7 +1566,7 @@ rg_test_cancel_backoff(void **state)
     /* the handler destroyed the session */
     assert_int_equal(o.left, 0);
     assert_null(t->s);
-    assert_int_equal(t->engine->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
     assert_int_equal(o.state, RG_SESSION_CANCELLED);
     assert_string_equal(o.reason, "cancelled by the test");
 
@@ -1655,7 +1657,7 @@ rg_test_tool_timeout_pool(void **state)
     rg_session_destroy(t->s);
     t->s = NULL;
 
-    st = rg_thread_pool_stats(t->engine->pool);
+    st = rg_thread_pool_stats(rg_tools_ctx(t->engine)->pool);
     assert_int_equal(st->posted, 1);
 
     /* let the late answer arrive: it must free the orphaned call and
@@ -1669,7 +1671,7 @@ rg_test_tool_timeout_pool(void **state)
 
     assert_int_equal(st->completed, 1);
     assert_int_equal(rg_test_pending_timers(t), 0);
-    assert_int_equal(t->engine->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
 }
 
 
@@ -1700,9 +1702,9 @@ rg_test_tool_outlives_turn(void **state)
     assert_int_equal(rg_test_run_many(t->engine, "a", 2, states), 0);
     assert_int_equal(states[0], RG_SESSION_DEADLINE_EXCEEDED);
     assert_int_equal(states[1], RG_SESSION_DEADLINE_EXCEEDED);
-    assert_int_equal(t->engine->live, 0);
+    assert_int_equal(rg_agent_ctx(t->engine)->live, 0);
 
-    st = rg_thread_pool_stats(t->engine->pool);
+    st = rg_thread_pool_stats(rg_tools_ctx(t->engine)->pool);
     assert_int_equal(st->posted, 2);
 
     /* past the calls' timeouts, until both calls have returned */

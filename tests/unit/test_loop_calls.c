@@ -15,6 +15,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_test.h>
+#include <rg_transcript.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -197,8 +198,8 @@ rg_test_many_calls(rg_test_ctx_t *t, rg_uint_t ncalls, const char *cap,
     t->engine = rg_engine_create(t->cycle, t->cycle->log);
     assert_non_null(t->engine);
 
-    ab = rg_cycle_agent(t->cycle, "big", 3);
-    as = rg_cycle_agent(t->cycle, "small", 5);
+    ab = rg_agent_find(t->cycle, "big", 3);
+    as = rg_agent_find(t->cycle, "small", 5);
 
     left = 1 + others;
 
@@ -343,10 +344,10 @@ rg_test_nul_result(void **state)
     t->engine = rg_engine_create(t->cycle, t->cycle->log);
     assert_non_null(t->engine);
 
-    s = rg_session_create(t->engine, rg_cycle_agent(t->cycle, "a", 1), NULL,
+    s = rg_session_create(t->engine, rg_agent_find(t->cycle, "a", 1), NULL,
                           "nul", 3, NULL, NULL);
     assert_non_null(s);
-    assert_int_equal(rg_session_record(s), RG_OK);
+    assert_int_equal(rg_transcript_start(s), RG_OK);
     s->handler = NULL;
 
     /* run it to its end */
@@ -374,7 +375,7 @@ rg_test_nul_result(void **state)
 
     /* and the transcript has it, in the messages and in that request */
     free(t->text);
-    t->text = rg_session_transcript(s);
+    t->text = rg_transcript_text(s);
     assert_non_null(t->text);
 
     tr = json_loads(t->text, JSON_ALLOW_NUL, NULL);

@@ -13,6 +13,8 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_core_conf.h>
+#include <rg_tools_conf.h>
 #include <rg_cycle.h>
 #include <rg_module.h>
 #include <rg_test.h>
@@ -177,9 +179,9 @@ rg_test_error_at(const char *file, int line, const char *expect,
 static rg_module_t *
 rg_test_module(rg_cycle_t *cycle, rg_uint_t i)
 {
-    assert_true(i < cycle->modules.nelts);
+    assert_true(i < rg_tools_conf(cycle)->modules.nelts);
 
-    return ((rg_module_t **) cycle->modules.elts)[i];
+    return ((rg_module_t **) rg_tools_conf(cycle)->modules.elts)[i];
 }
 
 
@@ -195,7 +197,7 @@ rg_test_load_good(void **state)
     cycle = rg_test_ok("load_module %s;\n" RG_TEST_LLM
                        "agent x {\n    tools echo;\n}\n", rg_test_good);
 
-    assert_int_equal(cycle->modules.nelts, 1);
+    assert_int_equal(rg_tools_conf(cycle)->modules.nelts, 1);
     m = rg_test_module(cycle, 0);
 
     assert_string_equal(m->path, rg_test_good);
@@ -221,10 +223,10 @@ rg_test_load_good(void **state)
     assert_non_null(m->host.timer_add);
 
     /* its one tool, echo, is registered */
-    assert_int_equal(cycle->tools.nelts, 1);
+    assert_int_equal(rg_tools_conf(cycle)->tools.nelts, 1);
     te = rg_module_find_tool(cycle, "echo", 4);
     assert_non_null(te);
-    assert_ptr_equal(te, cycle->tools.elts);
+    assert_ptr_equal(te, rg_tools_conf(cycle)->tools.elts);
     assert_ptr_equal(te->module, m);
     assert_ptr_equal(te->tool, &m->mod->tools[0]);
     assert_string_equal(te->tool->name, "echo");
@@ -233,9 +235,11 @@ rg_test_load_good(void **state)
     assert_null(rg_module_find_tool(cycle, "echo2", 5));
     assert_string_equal(rg_module_tool_list(cycle), "echo");
 
-    /* its definition for the model, as the API wants it */
-    assert_int_equal(te->def_len, strlen(te->def));
-    def = json_loads(te->def, 0, NULL);
+    /* its definition for the model, as the API wants it: the agent's */
+    agent = ((rg_agent_conf_t **) rg_agent_main_conf(cycle)->agents.elts)[0];
+    assert_int_equal(agent->tool_texts[0].len,
+                     strlen(agent->tool_texts[0].data));
+    def = json_loads(agent->tool_texts[0].data, 0, NULL);
     assert_non_null(def);
     assert_string_equal(json_string_value(json_object_get(def, "type")),
                         "function");
@@ -252,11 +256,10 @@ rg_test_load_good(void **state)
     json_decref(def);
 
     /* the agent that lists it */
-    agent = ((rg_agent_conf_t **) cycle->agents.elts)[0];
-    assert_int_equal(agent->ntools, 1);
-    assert_ptr_equal(agent->tools[0], te);
-    assert_string_equal(agent->tool_list, "echo");
-    assert_non_null(strstr(agent->prefix, te->def));
+    assert_int_equal(agent->toolset.ntools, 1);
+    assert_ptr_equal(agent->toolset.tools[0], te);
+    assert_string_equal(agent->toolset.tool_list, "echo");
+    assert_non_null(strstr(agent->prefix, agent->tool_texts[0].data));
 
     rg_test_loaded(rg_test_good);
     rg_cycle_destroy(cycle);
@@ -271,7 +274,7 @@ rg_test_load_good(void **state)
     /* several modules: the tools in load order */
     cycle = rg_test_ok("load_module %s;\nload_module %s;\n" RG_TEST_LLM
                        RG_TEST_AGENT, rg_test_fail, rg_test_good);
-    assert_int_equal(cycle->modules.nelts, 2);
+    assert_int_equal(rg_tools_conf(cycle)->modules.nelts, 2);
     assert_string_equal(rg_module_tool_list(cycle),
                         "always_fail, error_noanswer, echo");
     assert_ptr_equal(rg_module_find_tool(cycle, "echo", 4)->module,
@@ -308,7 +311,7 @@ rg_test_module_block(void **state)
     assert_string_equal(gcf->prefix, ">");
 
     /* the main context is back after the block */
-    assert_int_equal(cycle->concurrency, 3);
+    assert_int_equal(rg_core_conf(cycle)->concurrency, 3);
     rg_cycle_destroy(cycle);
 
     /* quoting and an empty block */

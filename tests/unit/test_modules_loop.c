@@ -216,7 +216,7 @@ rg_test_run_agent(void **state)
     free(t);
 
     assert_int_equal(rg_test_mock_stat(child, "requests"), 1);
-    assert_int_equal(e->live, 1);      /* the child is gone */
+    assert_int_equal(rg_agent_ctx(e)->live, 1);      /* the child is gone */
 
     rg_session_destroy(s);
     rg_engine_destroy(e);
@@ -314,7 +314,7 @@ rg_test_run_agent_at_once(void **state)
     assert_non_null(e);
 
     /* the engine set the session layer's runner: this one instead */
-    rg_tools_set_agent_runner(rg_test_child_ends_at_once,
+    rg_tools_set_agent_runner(rg_tools_ctx(e), rg_test_child_ends_at_once,
                               rg_test_child_stop);
 
     s = rg_test_run(e, "a", "the task");
@@ -334,7 +334,6 @@ rg_test_run_agent_at_once(void **state)
     assert_int_equal(s->tool_errors, 1);
     assert_int_equal(rg_test_mock_stat(mock, "requests"), 2);
 
-    rg_session_init_runner();
     rg_test_teardown(s, mock, e, cycle);
 }
 
@@ -360,8 +359,7 @@ rg_test_exec_approval(void **state)
              "module exec { root %s; timeout 5s; }",
              rg_test_build_dir(), rg_test_tmpdir());
 
-    /* refused without approval */
-    rg_tools_set_approval(RG_APPROVE_DENY);
+    /* refused without approval: an engine starts so */
 
     s = rg_test_scripted(script, mods, "agent a { tools exec; }", &mock, &e,
                          &cycle);

@@ -3,10 +3,11 @@
  * inside the call; the store is bounded in keys and in bytes, the oldest
  * keys going first; a value that can never fit is refused; the counters
  * follow overwrites and expiry. Then the `store` directive that sets the
- * bounds (src/core/rg_cycle.c). */
+ * bounds (src/store/rg_store_conf.c). */
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_store_conf.h>
 #include <rg_store.h>
 #include <rg_test.h>
 
@@ -245,8 +246,8 @@ rg_test_directive(void **state)
                           "llm m { base_url http://127.0.0.1:9/v1; "
                           "model m; }\nagent a { }\n");
     assert_non_null(cycle);
-    assert_int_equal(cycle->store_max_keys, 100000);
-    assert_int_equal(cycle->store_max_bytes, 64 * 1024 * 1024);
+    assert_int_equal(rg_store_conf(cycle)->max_keys, 100000);
+    assert_int_equal(rg_store_conf(cycle)->max_bytes, 64 * 1024 * 1024);
     rg_cycle_destroy(cycle);
 
     cycle = rg_test_cycle(err, sizeof(err),
@@ -254,8 +255,8 @@ rg_test_directive(void **state)
                           "llm m { base_url http://127.0.0.1:9/v1; "
                           "model m; }\nagent a { }\n");
     assert_non_null(cycle);
-    assert_int_equal(cycle->store_max_keys, 500);
-    assert_int_equal(cycle->store_max_bytes, 16 * 1024 * 1024);
+    assert_int_equal(rg_store_conf(cycle)->max_keys, 500);
+    assert_int_equal(rg_store_conf(cycle)->max_bytes, 16 * 1024 * 1024);
     rg_cycle_destroy(cycle);
 
     assert_null(rg_test_cycle(err, sizeof(err), "store redis;\n"));

@@ -1,5 +1,5 @@
 /* test_tool_args.c: tests of the tool-argument hygiene layer
- * (src/tools/rg_tool_args.c): every repair of rg_tool_args_parse() and its
+ * (src/tools/rg_tool_args.h): every repair of rg_tool_args_parse() and its
  * bit, the exact messages of what cannot be repaired, every check and
  * coercion of rg_tool_args_validate() (and what is not coerced), nested
  * paths, rg_tool_trim() at its cut points with 1- to 4-byte characters and

@@ -1,6 +1,6 @@
 /* test_tools_parallel.c: the tool calls of one turn, through the agent loop
  * (src/tools/rg_tools.c, src/tools/rg_thread_pool.c, src/tools/
- * rg_tool_args.c as src/agent/rg_session.c drives them) against the mock
+ * rg_tool_args.h as src/agent/rg_turn.c drives them) against the mock
  * model (tests/mock/rg_mock.c).
  *
  * Every call of a turn starts at once: asynchronous ones on the reactor and
@@ -11,7 +11,7 @@
  * answer, from the reactor or from a pool thread, is dropped without
  * touching freed memory (run this under --with-sanitizers); a saturated
  * pool still answers everything. The model's arguments are repaired,
- * coerced or refused with the exact texts of rg_tool_args.c; long results
+ * coerced or refused with the exact texts of rg_tool_args.h; long results
  * are trimmed on character boundaries; dangerous tools need approval.
  * Scripts: tests/integration/tools_*.json. No assertion is about speed:
  * parallelism is shown by the barriers, never by a clock. */
@@ -53,8 +53,6 @@ rg_test_setup(void **state)
     t = calloc(1, sizeof(rg_test_ctx_t));
     *state = t;
 
-    rg_tools_set_approval(RG_APPROVE_DENY);
-
     return t == NULL ? -1 : 0;
 }
 
@@ -74,8 +72,6 @@ rg_test_teardown(void **state)
     json_decref(t->msgs);
     json_decref(t->json);
     free(t);
-
-    rg_tools_set_approval(RG_APPROVE_DENY);
 
     return 0;
 }
@@ -359,7 +355,7 @@ rg_test_barrier_pool(void **state)
         assert_string_equal(rg_test_str(m, "content"), "released with 8");
     }
 
-    st = rg_thread_pool_stats(t->engine->pool);
+    st = rg_thread_pool_stats(rg_tools_ctx(t->engine)->pool);
     assert_int_equal(st->posted, 8);
     assert_int_equal(st->completed, 8);
     assert_int_equal(st->busy_max, 8);
@@ -448,7 +444,7 @@ rg_test_timeout_blocking(void **state)
     assert_string_equal(rg_test_result(t, "call_wait"), "waited 1600 ms");
 
     /* the pool's answer came back to the reactor and was dropped */
-    st = rg_thread_pool_stats(t->engine->pool);
+    st = rg_thread_pool_stats(rg_tools_ctx(t->engine)->pool);
     assert_int_equal(st->posted, 1);
     assert_int_equal(st->completed, 1);
 
@@ -483,7 +479,7 @@ rg_test_timeout_blocking_same_turn(void **state)
                         "smaller request or another approach");
     assert_string_equal(rg_test_result(t, "call_wait"), "waited 800 ms");
 
-    st = rg_thread_pool_stats(t->engine->pool);
+    st = rg_thread_pool_stats(rg_tools_ctx(t->engine)->pool);
     assert_int_equal(st->posted, 1);
     assert_int_equal(st->completed, 1);
 }
@@ -510,7 +506,7 @@ rg_test_timeout_blocking_destroy(void **state)
                         "smaller request or another approach");
 
     /* (the thread is most likely still asleep now) */
-    st = rg_thread_pool_stats(t->engine->pool);
+    st = rg_thread_pool_stats(rg_tools_ctx(t->engine)->pool);
     assert_int_equal(st->posted, 1);
 
     rg_session_destroy(t->s);
@@ -546,7 +542,7 @@ rg_test_pool_saturated(void **state)
         assert_string_equal(rg_test_result(t, id), "slept 20 ms");
     }
 
-    st = rg_thread_pool_stats(t->engine->pool);
+    st = rg_thread_pool_stats(rg_tools_ctx(t->engine)->pool);
     assert_int_equal(st->posted, 12);
     assert_int_equal(st->completed, 12);
     assert_true(st->overflowed >= 8);
@@ -670,7 +666,7 @@ rg_test_approval_denied(void **state)
     rg_test_mock(t, "--rounds", "1");
     rg_test_engine(t, NULL, "tools danger;");
 
-    rg_tools_set_approval(RG_APPROVE_DENY);
+    rg_tools_set_approval(rg_tools_ctx(t->engine), RG_APPROVE_DENY);
 
     s = rg_test_session(t, "do something dangerous");
 
@@ -691,7 +687,7 @@ rg_test_approval_agent(void **state)
     rg_test_mock(t, "--rounds", "1");
     rg_test_engine(t, NULL, "tools danger calc; approve danger;");
 
-    rg_tools_set_approval(RG_APPROVE_DENY);
+    rg_tools_set_approval(rg_tools_ctx(t->engine), RG_APPROVE_DENY);
 
     s = rg_test_session(t, "do something dangerous");
 
@@ -711,7 +707,7 @@ rg_test_approval_all(void **state)
     rg_test_mock(t, "--rounds", "1");
     rg_test_engine(t, NULL, "tools danger;");
 
-    rg_tools_set_approval(RG_APPROVE_ALL);
+    rg_tools_set_approval(rg_tools_ctx(t->engine), RG_APPROVE_ALL);
 
     s = rg_test_session(t, "do something dangerous");
 

@@ -1,30 +1,21 @@
-/* rg_tool_args.c: hygiene for what the model sends to tools and what tools
- * send back. Reads argument text into one JSON object (repairing blanks,
- * code fences, double encoding, a one-object array and empty text), checks
- * it against the subset of JSON Schema that tool schemas use, coercing
- * types in place where that is unambiguous, trims long results at UTF-8
- * boundaries, and renders canonical arguments and error objects.
- *
- * All JSON reading and writing goes through jansson; the only text this
- * file takes apart itself is blanks, fences and UTF-8 sequences. Messages
- * are built in the caller's buffer, never allocated. It keeps no state,
- * does not log and knows nothing of dispatch, dedupe or the conversation. */
+/* rg_tool_schema.c: checks a tool call's arguments against the subset of
+ * JSON Schema that tool schemas use, coercing types in place where that
+ * is unambiguous ("3" to 3), and renders arguments as canonical JSON (the
+ * key of dedupe and repeat detection). Messages name the parameter's
+ * path and are built in the caller's buffer (rg_tool_text.c). Keeps no
+ * state, does not log, knows nothing of dispatch or the conversation. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_tool_args.h>
-
-#include <strings.h>
+#include <rg_tool_text.h>
 
 
 #define RG_TOOL_ARGS_DEPTH      32    /* deeper values are not checked */
 #define RG_TOOL_ARGS_PATH       256   /* bytes of a parameter's path */
-#define RG_TOOL_ARGS_SHOW       40    /* bytes of a string shown in a message */
 #define RG_TOOL_ARGS_NAME       64    /* bytes of an unknown name shown */
 #define RG_TOOL_ARGS_LIST       20    /* enum values or names listed */
 #define RG_TOOL_ARGS_NUMBER     64    /* longest string read as a number */
-
-#define RG_TOOL_ARGS_LOAD       JSON_REJECT_DUPLICATES
 
 /* the types a schema allows */
 #define RG_TOOL_ARGS_INTEGER    0x01
@@ -34,11 +25,6 @@
 #define RG_TOOL_ARGS_ARRAY_T    0x10
 #define RG_TOOL_ARGS_OBJECT     0x20
 #define RG_TOOL_ARGS_NULL       0x40
-
-#define rg_tool_args_blank(c)                                                \
-    ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r')
-
-#define rg_tool_args_cont(c)    (((unsigned char) (c) & 0xc0) == 0x80)
 
 #define rg_tool_args_plural(n)  ((n) == 1 ? "" : "s")
 
@@ -50,15 +36,6 @@ typedef struct {
 } rg_tool_args_type_t;
 
 
-/* a message being written into the caller's buffer */
-typedef struct {
-    char               *data;
-    size_t              len;
-    size_t              size;
-    unsigned            cut:1;
-} rg_tool_args_msg_t;
-
-
 /* one side of a number's range: the schema's value, exclusive or not */
 typedef struct {
     json_t             *n;
@@ -68,7 +45,7 @@ typedef struct {
 
 typedef struct {
     const char         *tool;
-    rg_tool_args_msg_t  msg;
+    rg_tool_msg_t       msg;
     char                path[RG_TOOL_ARGS_PATH];
     size_t              plen;
     rg_uint_t           depth;
@@ -87,600 +64,8 @@ static rg_tool_args_type_t  rg_tool_args_types[] = {
 };
 
 
-static const char  *rg_tool_args_repair_names[] = {
-    "blanks", "fence", "string", "array", "empty"
-};
-
-
-static void rg_tool_args_msg_printf(rg_tool_args_msg_t *m, const char *fmt,
-    ...) __attribute__((format(printf, 2, 3)));
 static rg_int_t rg_tool_args_check(rg_tool_args_ctx_t *ctx, json_t **vp,
     json_t *schema);
-
-
-/* UTF-8 -------------------------------------------------------------- */
-
-/* the length of the valid UTF-8 character at p (n bytes readable), 0 when
- * the bytes there are not one */
-static size_t
-rg_tool_args_utf8_len(const unsigned char *p, size_t n)
-{
-    size_t          len, i;
-    unsigned char   c, lo, hi;
-
-    c = p[0];
-
-    if (c < 0x80) {
-        return 1;
-    }
-
-    if (c < 0xc2) {
-        return 0;
-    }
-
-    if (c < 0xe0) {
-        len = 2;
-        lo = 0x80;
-        hi = 0xbf;
-
-    } else if (c < 0xf0) {
-        len = 3;
-        lo = (c == 0xe0) ? 0xa0 : 0x80;
-        hi = (c == 0xed) ? 0x9f : 0xbf;
-
-    } else if (c < 0xf5) {
-        len = 4;
-        lo = (c == 0xf0) ? 0x90 : 0x80;
-        hi = (c == 0xf4) ? 0x8f : 0xbf;
-
-    } else {
-        return 0;
-    }
-
-    if (n < len || p[1] < lo || p[1] > hi) {
-        return 0;
-    }
-
-    for (i = 2; i < len; i++) {
-        if (!rg_tool_args_cont(p[i])) {
-            return 0;
-        }
-    }
-
-    return len;
-}
-
-
-/* the largest m <= n such that s[0..m) does not end inside a character
- * that started before n; reads only s[n - 3 .. n - 1] */
-static size_t
-rg_tool_args_utf8_boundary(const char *s, size_t n)
-{
-    size_t          i, need;
-    unsigned char   c;
-
-    for (i = 1; i <= 3 && i <= n; i++) {
-        c = (unsigned char) s[n - i];
-
-        if (rg_tool_args_cont(c)) {
-            continue;
-        }
-
-        if (c >= 0xf0) {
-            need = 4;
-
-        } else if (c >= 0xe0) {
-            need = 3;
-
-        } else if (c >= 0xc0) {
-            need = 2;
-
-        } else {
-            need = 1;
-        }
-
-        return need > i ? n - i : n;
-    }
-
-    return n;
-}
-
-
-/* copies s[0..n) to b, an invalid byte as U+FFFD, while b gets at most
- * max more bytes; *used gets the bytes of s copied */
-static rg_int_t
-rg_tool_args_utf8_copy(rg_buf_t *b, const char *s, size_t n, size_t max,
-    size_t *used)
-{
-    size_t       i, k, out;
-    const char  *rep;
-
-    i = 0;
-    out = 0;
-
-    while (i < n) {
-        k = rg_tool_args_utf8_len((const unsigned char *) s + i, n - i);
-
-        if (k) {
-            rep = s + i;
-
-        } else {
-            rep = "\xef\xbf\xbd";
-        }
-
-        if (out + (k ? k : 3) > max) {
-            break;
-        }
-
-        if (rg_buf_append(b, rep, k ? k : 3) != RG_OK) {
-            return RG_ERROR;
-        }
-
-        out += k ? k : 3;
-        i += k ? k : 1;
-    }
-
-    *used = i;
-
-    return RG_OK;
-}
-
-
-/* messages ------------------------------------------------------------ */
-
-static void
-rg_tool_args_msg_init(rg_tool_args_msg_t *m, char *buf, size_t size)
-{
-    m->data = buf;
-    m->len = 0;
-    m->size = buf ? size : 0;
-    m->cut = 0;
-
-    if (m->size) {
-        buf[0] = '\0';
-    }
-}
-
-
-static void
-rg_tool_args_msg_printf(rg_tool_args_msg_t *m, const char *fmt, ...)
-{
-    int      n;
-    size_t   room;
-    va_list  ap;
-
-    if (m->size == 0 || m->cut) {
-        return;
-    }
-
-    room = m->size - m->len;
-
-    va_start(ap, fmt);
-    n = vsnprintf(m->data + m->len, room, fmt, ap);
-    va_end(ap);
-
-    if (n < 0) {
-        m->data[m->len] = '\0';
-        return;
-    }
-
-    if ((size_t) n >= room) {
-        m->len = m->size - 1;
-        m->cut = 1;
-        return;
-    }
-
-    m->len += n;
-}
-
-
-/* ends the message: cut at a character boundary, every invalid byte made
- * '?' and every control character a blank, so that it is one line of
- * valid UTF-8 */
-static void
-rg_tool_args_msg_done(rg_tool_args_msg_t *m)
-{
-    size_t          i, k;
-    unsigned char  *p;
-
-    if (m->size == 0) {
-        return;
-    }
-
-    if (m->cut) {
-        m->len = rg_tool_args_utf8_boundary(m->data, m->len);
-    }
-
-    m->data[m->len] = '\0';
-    p = (unsigned char *) m->data;
-
-    for (i = 0; i < m->len; /* void */) {
-        if (p[i] < 0x20 || p[i] == 0x7f) {
-            p[i++] = ' ';
-            continue;
-        }
-
-        k = rg_tool_args_utf8_len(p + i, m->len - i);
-
-        if (k == 0) {
-            p[i++] = '?';
-            continue;
-        }
-
-        i += k;
-    }
-}
-
-
-/* a number as JSON writes it, reals in the fewest digits that read back
- * the same (0.1, not 0.10000000000000001), integral reals with ".0" */
-static void
-rg_tool_args_number_text(json_t *v, char *buf, size_t size)
-{
-    int      p;
-    double   d;
-
-    if (json_is_integer(v)) {
-        snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return;
-    }
-
-    d = json_number_value(v);
-
-    for (p = 15; p <= 17; p++) {
-        snprintf(buf, size, "%.*g", p, d);
-
-        if (strtod(buf, NULL) == d) {
-            break;
-        }
-    }
-
-    if (strpbrk(buf, ".eEni") == NULL) {
-        p = (int) strlen(buf);
-        snprintf(buf + p, size - p, ".0");
-    }
-}
-
-
-/* a string in JSON quotes, cut to max bytes with "…" inside the quotes */
-static void
-rg_tool_args_msg_quote(rg_tool_args_msg_t *m, const char *s, size_t len,
-    size_t max)
-{
-    char    *d;
-    size_t   n;
-    json_t  *j;
-
-    n = len > max ? rg_tool_args_utf8_boundary(s, max) : len;
-
-    j = json_stringn(s, n);
-    d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-    json_decref(j);
-
-    if (d == NULL) {
-        rg_tool_args_msg_printf(m, "a string");
-        return;
-    }
-
-    if (n < len) {
-        rg_tool_args_msg_printf(m, "%.*s…\"", (int) strlen(d) - 1, d);
-
-    } else {
-        rg_tool_args_msg_printf(m, "%s", d);
-    }
-
-    free(d);
-}
-
-
-/* a value as the model wrote it, short */
-static void
-rg_tool_args_msg_value(rg_tool_args_msg_t *m, json_t *v)
-{
-    char   buf[64], *d;
-
-    switch (json_typeof(v)) {
-
-    case JSON_STRING:
-        rg_tool_args_msg_quote(m, json_string_value(v), json_string_length(v),
-                               RG_TOOL_ARGS_SHOW);
-        return;
-
-    case JSON_INTEGER:
-    case JSON_REAL:
-        rg_tool_args_number_text(v, buf, sizeof(buf));
-        rg_tool_args_msg_printf(m, "%s", buf);
-        return;
-
-    case JSON_TRUE:
-        rg_tool_args_msg_printf(m, "true");
-        return;
-
-    case JSON_FALSE:
-        rg_tool_args_msg_printf(m, "false");
-        return;
-
-    case JSON_NULL:
-        rg_tool_args_msg_printf(m, "null");
-        return;
-
-    default:
-        d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        rg_tool_args_msg_printf(m, "%s", d ? d : "?");
-        free(d);
-        return;
-    }
-}
-
-
-/* what a value is, for "got …": containers by their kind only */
-static void
-rg_tool_args_msg_got(rg_tool_args_msg_t *m, json_t *v)
-{
-    if (json_is_object(v)) {
-        rg_tool_args_msg_printf(m, "an object");
-
-    } else if (json_is_array(v)) {
-        rg_tool_args_msg_printf(m, "an array");
-
-    } else {
-        rg_tool_args_msg_value(m, v);
-    }
-}
-
-
-static const char *
-rg_tool_args_kind(json_t *v)
-{
-    switch (json_typeof(v)) {
-
-    case JSON_OBJECT:
-        return "an object";
-
-    case JSON_ARRAY:
-        return "an array";
-
-    case JSON_STRING:
-        return "a string";
-
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "a number";
-
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "a boolean";
-
-    default:
-        return "null";
-    }
-}
-
-
-/* parse --------------------------------------------------------------- */
-
-/* a code fence around all of p..e: ``` or ```json, then the same end */
-static rg_uint_t
-rg_tool_args_fence(const char **pp, const char **ep)
-{
-    const char  *p, *e, *tag;
-
-    p = *pp;
-    e = *ep;
-
-    if (e - p < 6 || memcmp(p, "```", 3) != 0 || memcmp(e - 3, "```", 3) != 0)
-    {
-        return 0;
-    }
-
-    p += 3;
-    e -= 3;
-
-    for (tag = p;
-         p < e && (((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z')
-                   || (*p >= '0' && *p <= '9') || *p == '_' || *p == '-');
-         p++)
-    {
-        /* void */
-    }
-
-    if (p != tag && !(p - tag == 4 && strncasecmp(tag, "json", 4) == 0)) {
-        return 0;
-    }
-
-    while (p < e && rg_tool_args_blank(*p)) {
-        p++;
-    }
-
-    while (e > p && rg_tool_args_blank(e[-1])) {
-        e--;
-    }
-
-    *pp = p;
-    *ep = e;
-
-    return RG_TOOL_ARGS_REPAIR_FENCE;
-}
-
-
-/* the object inside a JSON string; {} for a blank one; NULL otherwise */
-static json_t *
-rg_tool_args_unquote(json_t *v, rg_uint_t *fixed)
-{
-    size_t        len;
-    json_t       *o;
-    const char   *s;
-    json_error_t  jerr;
-
-    s = json_string_value(v);
-    len = json_string_length(v);
-
-    while (len && rg_tool_args_blank(*s)) {
-        s++;
-        len--;
-    }
-
-    if (len == 0) {
-        *fixed |= RG_TOOL_ARGS_REPAIR_EMPTY;
-        return json_object();
-    }
-
-    o = json_loadb(s, len, RG_TOOL_ARGS_LOAD, &jerr);
-
-    if (!json_is_object(o)) {
-        json_decref(o);
-        return NULL;
-    }
-
-    return o;
-}
-
-
-json_t *
-rg_tool_args_parse(const char *tool, const char *text, size_t len,
-    rg_uint_t *repaired, char *err, size_t errlen)
-{
-    int                 line, col;
-    json_t             *v, *o;
-    rg_uint_t           fixed;
-    const char         *p, *e, *q;
-    json_error_t        jerr;
-    rg_tool_args_msg_t  m;
-
-    rg_tool_args_msg_init(&m, err, errlen);
-
-    if (repaired) {
-        *repaired = 0;
-    }
-
-    if (tool == NULL) {
-        tool = "the tool";
-    }
-
-    if (text == NULL) {
-        text = "";
-        len = 0;
-    }
-
-    fixed = 0;
-    p = text;
-    e = text + len;
-
-    while (p < e && rg_tool_args_blank(*p)) {
-        p++;
-    }
-
-    while (e > p && rg_tool_args_blank(e[-1])) {
-        e--;
-    }
-
-    if (p != text || e != text + len) {
-        fixed |= RG_TOOL_ARGS_REPAIR_BLANKS;
-    }
-
-    fixed |= rg_tool_args_fence(&p, &e);
-
-    if (p == e) {
-        fixed |= RG_TOOL_ARGS_REPAIR_EMPTY;
-        v = json_object();
-        goto done;
-    }
-
-    v = json_loadb(p, e - p, JSON_DECODE_ANY | RG_TOOL_ARGS_LOAD, &jerr);
-
-    if (v == NULL) {
-        rg_tool_args_msg_printf(&m, "arguments for %s are not valid JSON: %s",
-                                tool, jerr.text);
-
-        if (jerr.line >= 1) {
-            /* count where the model sees it: in its text, not in ours */
-            line = jerr.line;
-            col = jerr.column;
-
-            for (q = text; q < p; q++) {
-                if (*q == '\n') {
-                    line++;
-                    col = jerr.column;
-
-                } else if (jerr.line == 1) {
-                    col++;
-                }
-            }
-
-            rg_tool_args_msg_printf(&m, " (line %d, column %d)", line, col);
-        }
-
-        rg_tool_args_msg_printf(&m, "; send one JSON object");
-        rg_tool_args_msg_done(&m);
-
-        return NULL;
-    }
-
-    if (json_is_string(v)) {
-        o = rg_tool_args_unquote(v, &fixed);
-
-        if (o) {
-            fixed |= RG_TOOL_ARGS_REPAIR_STRING;
-            json_decref(v);
-            v = o;
-        }
-
-    } else if (json_is_array(v) && json_array_size(v) == 1
-               && json_is_object(json_array_get(v, 0)))
-    {
-        o = json_incref(json_array_get(v, 0));
-        json_decref(v);
-        v = o;
-        fixed |= RG_TOOL_ARGS_REPAIR_ARRAY;
-    }
-
-    if (!json_is_object(v)) {
-        rg_tool_args_msg_printf(&m, "arguments for %s must be one JSON "
-                                "object, not %s; send one JSON object",
-                                tool, rg_tool_args_kind(v));
-        rg_tool_args_msg_done(&m);
-        json_decref(v);
-
-        return NULL;
-    }
-
-done:
-
-    if (v == NULL) {
-        rg_tool_args_msg_printf(&m, "arguments for %s could not be read: "
-                                "out of memory", tool);
-        rg_tool_args_msg_done(&m);
-
-        return NULL;
-    }
-
-    if (repaired) {
-        *repaired = fixed;
-    }
-
-    return v;
-}
-
-
-char *
-rg_tool_args_repairs(rg_uint_t repaired, char *buf, size_t size)
-{
-    rg_uint_t           i;
-    rg_tool_args_msg_t  m;
-
-    rg_tool_args_msg_init(&m, buf, size);
-
-    for (i = 0; i < rg_nelems(rg_tool_args_repair_names); i++) {
-        if (repaired & ((rg_uint_t) 1 << i)) {
-            rg_tool_args_msg_printf(&m, "%s%s", m.len ? "," : "",
-                                    rg_tool_args_repair_names[i]);
-        }
-    }
-
-    rg_tool_args_msg_done(&m);
-
-    return buf;
-}
 
 
 /* validate: paths and messages ---------------------------------------- */
@@ -709,7 +94,7 @@ rg_tool_args_push(rg_tool_args_ctx_t *ctx, const char *key, size_t len,
         ctx->path[ctx->plen] = '\0';
 
     } else if ((size_t) n >= room) {
-        ctx->plen = rg_tool_args_utf8_boundary(ctx->path,
+        ctx->plen = rg_tool_utf8_boundary(ctx->path,
                                                sizeof(ctx->path) - 1);
         ctx->path[ctx->plen] = '\0';
 
@@ -734,11 +119,11 @@ static void
 rg_tool_args_subject(rg_tool_args_ctx_t *ctx)
 {
     if (ctx->plen) {
-        rg_tool_args_msg_printf(&ctx->msg, "%s: parameter \"%s\" ", ctx->tool,
+        rg_tool_msg_printf(&ctx->msg, "%s: parameter \"%s\" ", ctx->tool,
                                 ctx->path);
 
     } else {
-        rg_tool_args_msg_printf(&ctx->msg, "%s: the arguments ", ctx->tool);
+        rg_tool_msg_printf(&ctx->msg, "%s: the arguments ", ctx->tool);
     }
 }
 
@@ -746,7 +131,7 @@ rg_tool_args_subject(rg_tool_args_ctx_t *ctx)
 static rg_int_t
 rg_tool_args_fail(rg_tool_args_ctx_t *ctx)
 {
-    rg_tool_args_msg_done(&ctx->msg);
+    rg_tool_msg_done(&ctx->msg);
 
     return RG_ERROR;
 }
@@ -902,7 +287,7 @@ rg_tool_args_bounds(json_t *schema, rg_tool_args_bound_t *lo,
 
 /* " from 1 to 10", " of at least 1", " greater than 0 and at most 1"… */
 static void
-rg_tool_args_msg_range(rg_tool_args_msg_t *m, json_t *schema)
+rg_tool_msg_range(rg_tool_msg_t *m, json_t *schema)
 {
     char                  a[64], b[64];
     rg_tool_args_bound_t  lo, hi;
@@ -910,28 +295,28 @@ rg_tool_args_msg_range(rg_tool_args_msg_t *m, json_t *schema)
     rg_tool_args_bounds(schema, &lo, &hi);
 
     if (lo.n) {
-        rg_tool_args_number_text(lo.n, a, sizeof(a));
+        rg_tool_number_text(lo.n, a, sizeof(a));
     }
 
     if (hi.n) {
-        rg_tool_args_number_text(hi.n, b, sizeof(b));
+        rg_tool_number_text(hi.n, b, sizeof(b));
     }
 
     if (lo.n && hi.n && !lo.excl && !hi.excl) {
-        rg_tool_args_msg_printf(m, " from %s to %s", a, b);
+        rg_tool_msg_printf(m, " from %s to %s", a, b);
         return;
     }
 
     if (lo.n) {
-        rg_tool_args_msg_printf(m, lo.excl ? " greater than %s"
+        rg_tool_msg_printf(m, lo.excl ? " greater than %s"
                                            : " of at least %s", a);
     }
 
     if (hi.n) {
-        rg_tool_args_msg_printf(m, "%s %s", lo.n ? " and" : "",
+        rg_tool_msg_printf(m, "%s %s", lo.n ? " and" : "",
                                 hi.excl ? "less than"
                                         : (lo.n ? "at most" : "of at most"));
-        rg_tool_args_msg_printf(m, " %s", b);
+        rg_tool_msg_printf(m, " %s", b);
     }
 }
 
@@ -956,24 +341,24 @@ rg_tool_args_expected(rg_tool_args_ctx_t *ctx, json_t *schema,
     }
 
     rg_tool_args_subject(ctx);
-    rg_tool_args_msg_printf(&ctx->msg, "must be ");
+    rg_tool_msg_printf(&ctx->msg, "must be ");
 
     for (k = 0; k < n; k++) {
         i = bits[k];
 
-        rg_tool_args_msg_printf(&ctx->msg, "%s%s",
+        rg_tool_msg_printf(&ctx->msg, "%s%s",
                                 k == 0 ? "" : (k == n - 1 ? " or " : ", "),
                                 rg_tool_args_types[i].what);
 
         if (rg_tool_args_types[i].bit
             & (RG_TOOL_ARGS_INTEGER | RG_TOOL_ARGS_NUMBER_T))
         {
-            rg_tool_args_msg_range(&ctx->msg, schema);
+            rg_tool_msg_range(&ctx->msg, schema);
         }
     }
 
-    rg_tool_args_msg_printf(&ctx->msg, ", got ");
-    rg_tool_args_msg_got(&ctx->msg, v);
+    rg_tool_msg_printf(&ctx->msg, ", got ");
+    rg_tool_msg_got(&ctx->msg, v);
 
     return rg_tool_args_fail(ctx);
 }
@@ -1090,7 +475,7 @@ rg_tool_args_coerce(json_t *v, rg_uint_t types)
     }
 
     if ((types & RG_TOOL_ARGS_STRING_T) && json_is_number(v)) {
-        rg_tool_args_number_text(v, buf, sizeof(buf));
+        rg_tool_number_text(v, buf, sizeof(buf));
         return json_string(buf);
     }
 
@@ -1120,20 +505,20 @@ rg_tool_args_enum(rg_tool_args_ctx_t *ctx, json_t *v, json_t *schema)
     }
 
     rg_tool_args_subject(ctx);
-    rg_tool_args_msg_printf(&ctx->msg, n == 1 ? "must be " : "must be one of ");
+    rg_tool_msg_printf(&ctx->msg, n == 1 ? "must be " : "must be one of ");
 
     json_array_foreach(e, i, x) {
         if (i == RG_TOOL_ARGS_LIST) {
-            rg_tool_args_msg_printf(&ctx->msg, ", …");
+            rg_tool_msg_printf(&ctx->msg, ", …");
             break;
         }
 
-        rg_tool_args_msg_printf(&ctx->msg, "%s", i ? ", " : "");
-        rg_tool_args_msg_value(&ctx->msg, x);
+        rg_tool_msg_printf(&ctx->msg, "%s", i ? ", " : "");
+        rg_tool_msg_value(&ctx->msg, x);
     }
 
-    rg_tool_args_msg_printf(&ctx->msg, n == 1 ? ", got " : "; got ");
-    rg_tool_args_msg_got(&ctx->msg, v);
+    rg_tool_msg_printf(&ctx->msg, n == 1 ? ", got " : "; got ");
+    rg_tool_msg_got(&ctx->msg, v);
 
     return rg_tool_args_fail(ctx);
 }
@@ -1221,14 +606,14 @@ rg_tool_args_string(rg_tool_args_ctx_t *ctx, json_t *v, json_t *schema)
     chars = 0;
 
     for (i = 0; i < len; i++) {
-        if (!rg_tool_args_cont(s[i])) {
+        if (!rg_tool_utf8_cont(s[i])) {
             chars++;
         }
     }
 
     if (rg_tool_args_count(schema, "maxLength", &n) && chars > n) {
         rg_tool_args_subject(ctx);
-        rg_tool_args_msg_printf(&ctx->msg, "is longer than %zu character%s",
+        rg_tool_msg_printf(&ctx->msg, "is longer than %zu character%s",
                                 n, rg_tool_args_plural(n));
         return rg_tool_args_fail(ctx);
     }
@@ -1237,10 +622,10 @@ rg_tool_args_string(rg_tool_args_ctx_t *ctx, json_t *v, json_t *schema)
         rg_tool_args_subject(ctx);
 
         if (n == 1) {
-            rg_tool_args_msg_printf(&ctx->msg, "must not be empty");
+            rg_tool_msg_printf(&ctx->msg, "must not be empty");
 
         } else {
-            rg_tool_args_msg_printf(&ctx->msg, "is shorter than %zu "
+            rg_tool_msg_printf(&ctx->msg, "is shorter than %zu "
                                     "characters", n);
         }
 
@@ -1280,7 +665,7 @@ rg_tool_args_member(rg_tool_args_ctx_t *ctx, json_t *parent,
              : json_array_set_new(parent, idx, c);
 
     if (rc != 0 && r == RG_OK) {
-        rg_tool_args_msg_printf(&ctx->msg, "%s: out of memory", ctx->tool);
+        rg_tool_msg_printf(&ctx->msg, "%s: out of memory", ctx->tool);
         return rg_tool_args_fail(ctx);
     }
 
@@ -1298,14 +683,14 @@ rg_tool_args_array(rg_tool_args_ctx_t *ctx, json_t *v, json_t *schema)
 
     if (rg_tool_args_count(schema, "minItems", &n) && size < n) {
         rg_tool_args_subject(ctx);
-        rg_tool_args_msg_printf(&ctx->msg, "must have at least %zu item%s",
+        rg_tool_msg_printf(&ctx->msg, "must have at least %zu item%s",
                                 n, rg_tool_args_plural(n));
         return rg_tool_args_fail(ctx);
     }
 
     if (rg_tool_args_count(schema, "maxItems", &n) && size > n) {
         rg_tool_args_subject(ctx);
-        rg_tool_args_msg_printf(&ctx->msg, "must have at most %zu item%s",
+        rg_tool_msg_printf(&ctx->msg, "must have at most %zu item%s",
                                 n, rg_tool_args_plural(n));
         return rg_tool_args_fail(ctx);
     }
@@ -1341,45 +726,45 @@ rg_tool_args_unknown(rg_tool_args_ctx_t *ctx, const char *key,
     saved = ctx->plen;
 
     if (ctx->plen) {
-        rg_tool_args_msg_printf(&ctx->msg, "%s: unknown parameter \"%s.",
+        rg_tool_msg_printf(&ctx->msg, "%s: unknown parameter \"%s.",
                                 ctx->tool, ctx->path);
     } else {
-        rg_tool_args_msg_printf(&ctx->msg, "%s: unknown parameter \"",
+        rg_tool_msg_printf(&ctx->msg, "%s: unknown parameter \"",
                                 ctx->tool);
     }
 
     n = strlen(key);
 
     if (n > RG_TOOL_ARGS_NAME) {
-        n = rg_tool_args_utf8_boundary(key, RG_TOOL_ARGS_NAME);
-        rg_tool_args_msg_printf(&ctx->msg, "%.*s…\"; ", (int) n, key);
+        n = rg_tool_utf8_boundary(key, RG_TOOL_ARGS_NAME);
+        rg_tool_msg_printf(&ctx->msg, "%.*s…\"; ", (int) n, key);
 
     } else {
-        rg_tool_args_msg_printf(&ctx->msg, "%s\"; ", key);
+        rg_tool_msg_printf(&ctx->msg, "%s\"; ", key);
     }
 
     if (json_object_size(props) == 0) {
         if (saved) {
-            rg_tool_args_msg_printf(&ctx->msg, "\"%s\" takes no parameters",
+            rg_tool_msg_printf(&ctx->msg, "\"%s\" takes no parameters",
                                     ctx->path);
         } else {
-            rg_tool_args_msg_printf(&ctx->msg, "this tool takes no parameters");
+            rg_tool_msg_printf(&ctx->msg, "this tool takes no parameters");
         }
 
         return rg_tool_args_fail(ctx);
     }
 
-    rg_tool_args_msg_printf(&ctx->msg, "the parameters are: ");
+    rg_tool_msg_printf(&ctx->msg, "the parameters are: ");
 
     i = 0;
 
     json_object_foreach(props, name, sub) {
         if (i == RG_TOOL_ARGS_LIST) {
-            rg_tool_args_msg_printf(&ctx->msg, ", …");
+            rg_tool_msg_printf(&ctx->msg, ", …");
             break;
         }
 
-        rg_tool_args_msg_printf(&ctx->msg, "%s%s", i ? ", " : "", name);
+        rg_tool_msg_printf(&ctx->msg, "%s%s", i ? ", " : "", name);
         i++;
     }
 
@@ -1417,7 +802,7 @@ rg_tool_args_object(rg_tool_args_ctx_t *ctx, json_t *v, json_t *schema)
         if (key && json_object_get(v, key) == NULL) {
             saved = rg_tool_args_push(ctx, key, strlen(key), 0);
             rg_tool_args_subject(ctx);
-            rg_tool_args_msg_printf(&ctx->msg, "is required");
+            rg_tool_msg_printf(&ctx->msg, "is required");
             rg_tool_args_pop(ctx, saved);
 
             return rg_tool_args_fail(ctx);
@@ -1515,20 +900,20 @@ rg_tool_args_validate(const char *tool, json_t *args, json_t *schema,
     ctx.path[0] = '\0';
     ctx.depth = 0;
 
-    rg_tool_args_msg_init(&ctx.msg, err, errlen);
+    rg_tool_msg_init(&ctx.msg, err, errlen);
 
     if (!json_is_object(schema)) {
         return RG_OK;
     }
 
     if (!json_is_object(args)) {
-        rg_tool_args_msg_printf(&ctx.msg, "%s: the arguments must be one JSON "
+        rg_tool_msg_printf(&ctx.msg, "%s: the arguments must be one JSON "
                                 "object, got ", ctx.tool);
 
         if (args) {
-            rg_tool_args_msg_got(&ctx.msg, args);
+            rg_tool_msg_got(&ctx.msg, args);
         } else {
-            rg_tool_args_msg_printf(&ctx.msg, "nothing");
+            rg_tool_msg_printf(&ctx.msg, "nothing");
         }
 
         return rg_tool_args_fail(&ctx);
@@ -1546,7 +931,7 @@ rg_tool_args_validate(const char *tool, json_t *args, json_t *schema,
 }
 
 
-/* canonical JSON, trimming, error objects ------------------------------ */
+/* canonical JSON ------------------------------------------------------- */
 
 char *
 rg_tool_args_canonical(json_t *args, size_t *len)
@@ -1556,114 +941,6 @@ rg_tool_args_canonical(json_t *args, size_t *len)
     s = args ? json_dumps(args, JSON_SORT_KEYS | JSON_COMPACT
                                 | JSON_ENCODE_ANY)
              : NULL;
-
-    if (len) {
-        *len = s ? strlen(s) : 0;
-    }
-
-    return s;
-}
-
-
-size_t
-rg_tool_trim(const char *in, size_t len, size_t limit, rg_buf_t *out)
-{
-    size_t  head, tail, h, t, i, left;
-
-    if (len <= limit) {
-        return rg_buf_append(out, in, len) == RG_OK ? 0 : RG_TOOL_TRIM_ERROR;
-    }
-
-    /* 70% and 20% of limit, without limit * 7 overflowing */
-    head = limit / 10 * 7 + limit % 10 * 7 / 10;
-    tail = limit / 10 * 2 + limit % 10 * 2 / 10;
-
-    /* back off to the start of a character at the head, and forward past
-     * the rest of one at the tail; at most 3 bytes either way */
-    h = rg_tool_args_utf8_boundary(in, head);
-    t = len - tail;
-
-    for (i = 0; i < 3 && t < len && rg_tool_args_cont(in[t]); i++) {
-        t++;
-    }
-
-    left = t - h;
-
-    if (rg_buf_append(out, in, h) != RG_OK
-        || rg_buf_printf(out, "\n[… %zu bytes left out …]\n", left) != RG_OK
-        || rg_buf_append(out, in + t, len - t) != RG_OK)
-    {
-        return RG_TOOL_TRIM_ERROR;
-    }
-
-    return left;
-}
-
-
-/* s as valid UTF-8 of at most RG_TOOL_ERROR_MAX bytes, "…" when cut */
-static rg_int_t
-rg_tool_args_error_text(rg_buf_t *b, const char *s)
-{
-    size_t  n, used;
-
-    n = strlen(s);
-    rg_buf_reset(b);
-
-    if (rg_tool_args_utf8_copy(b, s, n, RG_TOOL_ERROR_MAX, &used) != RG_OK) {
-        return RG_ERROR;
-    }
-
-    if (used == n) {
-        return rg_buf_append(b, "", 0);     /* a buffer even for "" */
-    }
-
-    rg_buf_reset(b);
-
-    if (rg_tool_args_utf8_copy(b, s, n, RG_TOOL_ERROR_MAX - 3, &used)
-        != RG_OK)
-    {
-        return RG_ERROR;
-    }
-
-    return rg_buf_append_lit(b, "…");
-}
-
-
-char *
-rg_tool_error_json(const char *error, const char *hint, size_t *len)
-{
-    char      *s;
-    json_t    *o;
-    rg_buf_t   b;
-
-    s = NULL;
-    memset(&b, 0, sizeof(rg_buf_t));
-
-    o = json_object();
-    if (o == NULL) {
-        goto done;
-    }
-
-    if (rg_tool_args_error_text(&b, error ? error : "") != RG_OK
-        || json_object_set_new(o, "error", json_stringn(b.data, b.len)) != 0)
-    {
-        goto done;
-    }
-
-    if (hint) {
-        if (rg_tool_args_error_text(&b, hint) != RG_OK
-            || json_object_set_new(o, "hint", json_stringn(b.data, b.len)) != 0)
-        {
-            goto done;
-        }
-    }
-
-    s = json_dumps(o, JSON_COMPACT);
-
-done:
-
-    json_decref(o);
-    rg_buf_free(&b);
 
     if (len) {
         *len = s ? strlen(s) : 0;

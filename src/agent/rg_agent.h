@@ -1,0 +1,43 @@
+/* rg_agent.h: the agent part in an engine (rg_agent.c): the counters
+ * every session adds to, the sessions alive, the numbers of their ids;
+ * it hands the tools part the runner of child sessions (run_agent). */
+
+#ifndef RG_AGENT_H
+#define RG_AGENT_H
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_engine.h>
+#include <rg_agent_conf.h>
+
+typedef struct {
+    uint64_t            sessions;
+    uint64_t            model_calls;
+    uint64_t            tool_calls;
+    uint64_t            tool_errors;
+    uint64_t            dedupe_hits;
+    uint64_t            repeats;
+    uint64_t            prompt_tokens;
+    uint64_t            completion_tokens;
+} rg_agent_stats_t;
+
+
+typedef struct {
+    rg_agent_stats_t    stats;
+    rg_uint_t           live;         /* sessions not yet destroyed */
+    uint64_t            seq;          /* the last session's number */
+} rg_agent_ctx_t;
+
+
+#define rg_agent_ctx(e)                                                      \
+    ((rg_agent_ctx_t *) rg_engine_ctx(e, &rg_agent_part))
+
+rg_int_t rg_agent_init_worker(rg_engine_t *e);
+void rg_agent_exit_worker(rg_engine_t *e);
+
+/* for a summary: the engine's counters, and the retries of its model
+ * calls as its upstreams counted them */
+void rg_agent_stats(rg_engine_t *e, rg_agent_stats_t *stats,
+    uint64_t *retries);
+
+#endif /* RG_AGENT_H */

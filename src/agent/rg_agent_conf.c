@@ -1,0 +1,706 @@
+/* rg_agent_conf.c: the agent part's configuration: `agent NAME { … }`
+ * blocks (their directives and defaults; the llm, the tools and the
+ * agents they name, resolved against the whole file; how the model is
+ * told of each tool, the request prefix and the system message, built
+ * once), `default_agent` and `max_agent_depth`. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_cycle.h>
+#include <rg_agent_conf.h>
+#include <rg_agent.h>
+#include <rg_run.h>
+#include <rg_llm_request.h>
+#include <rg_llm_openai.h>
+#include <math.h>
+
+
+static char *rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+static char *rg_agent_system_prompt(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+static char *rg_agent_tool_timeout(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+static char *rg_agent_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+static char *rg_agent_default(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+static void *rg_agent_create_conf(rg_cycle_t *cycle);
+static char *rg_agent_init_conf(rg_cycle_t *cycle, void *conf);
+
+
+static rg_conf_num_bounds_t  rg_agent_rounds_bounds = { 1, 10000 };
+static rg_conf_num_bounds_t  rg_agent_temp_bounds = { 0, 2 };
+static rg_conf_num_bounds_t  rg_agent_depth_bounds = { 0, 16 };
+static rg_conf_num_bounds_t  rg_agent_repeat_bounds = { 0, 1000 };
+static rg_conf_num_bounds_t  rg_agent_threshold_bounds = { 0, 1 };
+static rg_conf_num_bounds_t  rg_agent_calls_bounds = { 1, RG_LLM_MAX_CALLS };
+
+static rg_conf_enum_t  rg_agent_dedupe_enum[] = {
+    { rg_string("off"), RG_DEDUPE_OFF },
+    { rg_string("session"), RG_DEDUPE_SESSION },
+    { rg_string("agent"), RG_DEDUPE_AGENT },
+    { rg_string("global"), RG_DEDUPE_GLOBAL },
+    { rg_null_string, 0 }
+};
+
+
+static rg_command_t  rg_agent_commands[] = {
+
+    { rg_string("agent"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_TAKE1,
+      rg_agent_block, 0, NULL },
+
+    { rg_string("default_agent"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_agent_default, 0, NULL },
+
+    { rg_string("max_agent_depth"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_main_conf_t, max_agent_depth),
+      &rg_agent_depth_bounds },
+
+    { rg_string("llm"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_agent_conf_t, llm_name), NULL },
+
+    { rg_string("system_prompt"), RG_AGENT_CONF|RG_CONF_1MORE,
+      rg_agent_system_prompt, offsetof(rg_agent_conf_t, system_prompt),
+      NULL },
+
+    { rg_string("tools"), RG_AGENT_CONF|RG_CONF_1MORE,
+      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, tool_names),
+      NULL },
+
+    { rg_string("max_rounds"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_rounds),
+      &rg_agent_rounds_bounds },
+
+    { rg_string("tool_timeout"), RG_AGENT_CONF|RG_CONF_TAKE12,
+      rg_agent_tool_timeout, 0, NULL },
+
+    { rg_string("max_tokens"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_tokens), NULL },
+
+    { rg_string("deadline"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, deadline), NULL },
+
+    { rg_string("tool_max_calls"), RG_AGENT_CONF|RG_CONF_TAKE12,
+      rg_agent_tool_max_calls, 0, NULL },
+
+    { rg_string("max_tool_calls_per_turn"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_tool_calls),
+      &rg_agent_calls_bounds },
+
+    { rg_string("repeat_window"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, repeat_window),
+      &rg_agent_repeat_bounds },
+
+    { rg_string("repeat_limit"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, repeat_limit),
+      &rg_agent_repeat_bounds },
+
+    { rg_string("dedupe"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_enum_slot, offsetof(rg_agent_conf_t, dedupe),
+      rg_agent_dedupe_enum },
+
+    { rg_string("dedupe_ttl"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, dedupe_ttl), NULL },
+
+    { rg_string("context_limit"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, context_limit), NULL },
+
+    { rg_string("context_threshold"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_double_slot, offsetof(rg_agent_conf_t, context_threshold),
+      &rg_agent_threshold_bounds },
+
+    { rg_string("keep_rounds"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_agent_conf_t, keep_rounds),
+      &rg_agent_repeat_bounds },
+
+    { rg_string("context_summarize"), RG_AGENT_CONF|RG_CONF_FLAG,
+      rg_conf_set_flag_slot, offsetof(rg_agent_conf_t, context_summarize),
+      NULL },
+
+    { rg_string("approve"), RG_AGENT_CONF|RG_CONF_1MORE,
+      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, toolset.approve),
+      NULL },
+
+    { rg_string("agents"), RG_AGENT_CONF|RG_CONF_1MORE,
+      rg_conf_set_str_array_slot, offsetof(rg_agent_conf_t, toolset.agents),
+      NULL },
+
+    { rg_string("temperature"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_double_slot, offsetof(rg_agent_conf_t, temperature),
+      &rg_agent_temp_bounds },
+
+      rg_null_command
+};
+
+
+static const rg_cli_t  *rg_agent_cli[] = {
+    &rg_run_cli,
+    &rg_replay_cli,
+    NULL
+};
+
+
+rg_part_t  rg_agent_part = {
+    .name = "agent",
+    .commands = rg_agent_commands,
+    .create_conf = rg_agent_create_conf,
+    .init_conf = rg_agent_init_conf,
+    .init_worker = rg_agent_init_worker,
+    .exit_worker = rg_agent_exit_worker,
+    .cli = rg_agent_cli,
+    .help = rg_run_help
+};
+
+
+static char *
+rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_agent_conf_t       *agent, **ap;
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = conf;
+
+    if (rg_agent_find(cf->cycle, cf->args[1].data, cf->args[1].len)) {
+        return "is duplicate: an agent of that name exists";
+    }
+
+    agent = rg_pcalloc(cf->pool, sizeof(rg_agent_conf_t));
+    ap = rg_array_push(&amcf->agents);
+    if (agent == NULL || ap == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    *ap = agent;
+
+    agent->name = cf->args[1];
+    agent->toolset.owner = agent->name;
+    agent->max_rounds = RG_CONF_UNSET;
+    agent->toolset.timeout = RG_CONF_UNSET_MSEC;
+    agent->temperature = NAN;
+    agent->max_tokens = RG_CONF_UNSET;
+    agent->deadline = RG_CONF_UNSET_MSEC;
+    agent->tool_max_calls = RG_CONF_UNSET;
+    agent->max_tool_calls = RG_CONF_UNSET;
+    agent->repeat_window = RG_CONF_UNSET;
+    agent->repeat_limit = RG_CONF_UNSET;
+    agent->dedupe = RG_CONF_UNSET_UINT;
+    agent->dedupe_ttl = RG_CONF_UNSET_MSEC;
+    agent->context_limit = RG_CONF_UNSET;
+    agent->context_threshold = NAN;
+    agent->keep_rounds = RG_CONF_UNSET;
+    agent->context_summarize = RG_CONF_UNSET;
+    agent->file = rg_conf_file_name(cf);
+    agent->line = rg_conf_line(cf);
+
+    return rg_conf_block(cf, RG_AGENT_CONF, agent);
+}
+
+
+static char *
+rg_agent_system_prompt(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    char      *p;
+    size_t     len;
+    rg_str_t  *field;
+    rg_uint_t  i;
+
+    field = (rg_str_t *) ((char *) conf + cmd->offset);
+
+    if (field->data) {
+        return "is duplicate";
+    }
+
+    /* several words are joined with one blank, like a shell would */
+    for (len = 0, i = 1; i < cf->nargs; i++) {
+        len += cf->args[i].len + 1;
+    }
+
+    p = rg_palloc(cf->pool, len);
+    if (p == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    field->data = p;
+    for (i = 1; i < cf->nargs; i++) {
+        memcpy(p, cf->args[i].data, cf->args[i].len);
+        p += cf->args[i].len;
+        *p++ = ' ';
+    }
+    field->len = len - 1;
+    field->data[field->len] = '\0';
+
+    return RG_CONF_OK;
+}
+
+
+/* tool_timeout 30s;  or, for one tool, tool_timeout calc 5s; */
+static char *
+rg_agent_tool_timeout(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_msec_t                 ms;
+    rg_agent_conf_t          *agent;
+    rg_agent_tool_timeout_t  *t;
+
+    agent = conf;
+
+    if (rg_conf_parse_msec(&cf->args[cf->nargs - 1], &ms) != RG_OK) {
+        return "expects a time such as 500ms, 30s, 5m or 1h";
+    }
+
+    if (cf->nargs == 2) {
+        if (agent->toolset.timeout != RG_CONF_UNSET_MSEC) {
+            return "is duplicate";
+        }
+        agent->toolset.timeout = ms;
+        return RG_CONF_OK;
+    }
+
+    if (agent->tool_timeout_names == NULL) {
+        agent->tool_timeout_names = rg_array_create(cf->pool, 4,
+                                        sizeof(rg_agent_tool_timeout_t));
+        if (agent->tool_timeout_names == NULL) {
+            return RG_CONF_ERROR;
+        }
+    }
+
+    t = rg_array_push(agent->tool_timeout_names);
+    if (t == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    t->name = cf->args[1];
+    t->timeout = ms;
+
+    return RG_CONF_OK;
+}
+
+
+/* tool_max_calls 5;  or, for one tool, tool_max_calls calc 3; */
+static char *
+rg_agent_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_int_t              v;
+    rg_agent_conf_t      *agent;
+    rg_agent_tool_cap_t  *t;
+
+    agent = conf;
+
+    v = rg_atoi(cf->args[cf->nargs - 1].data, cf->args[cf->nargs - 1].len);
+    if (v == RG_ERROR || v < 1) {
+        return "expects a number of calls of 1 or more";
+    }
+
+    if (cf->nargs == 2) {
+        if (agent->tool_max_calls != RG_CONF_UNSET) {
+            return "is duplicate";
+        }
+        agent->tool_max_calls = v;
+        return RG_CONF_OK;
+    }
+
+    if (agent->tool_cap_names == NULL) {
+        agent->tool_cap_names = rg_array_create(cf->pool, 4,
+                                    sizeof(rg_agent_tool_cap_t));
+        if (agent->tool_cap_names == NULL) {
+            return RG_CONF_ERROR;
+        }
+    }
+
+    t = rg_array_push(agent->tool_cap_names);
+    if (t == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    t->name = cf->args[1];
+    t->calls = v;
+
+    return RG_CONF_OK;
+}
+
+
+static char *
+rg_agent_default(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = conf;
+
+    if (amcf->default_agent.data) {
+        return "is duplicate";
+    }
+
+    amcf->default_agent = cf->args[1];
+    amcf->default_agent_line = rg_conf_line(cf);
+
+    return RG_CONF_OK;
+}
+
+
+rg_agent_conf_t *
+rg_agent_find(rg_cycle_t *cycle, const char *name, size_t len)
+{
+    rg_uint_t              i;
+    rg_agent_conf_t      **a;
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = rg_agent_main_conf(cycle);
+    a = amcf->agents.elts;
+
+    for (i = 0; i < amcf->agents.nelts; i++) {
+        if (a[i]->name.len == len && memcmp(a[i]->name.data, name, len) == 0)
+        {
+            return a[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+static rg_int_t
+rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
+{
+    rg_buf_t                  b;
+    rg_int_t                  k;
+    rg_str_t                 *names;
+    rg_uint_t                 i, j;
+    rg_toolset_t             *ts;
+    rg_llm_conf_t           **llms;
+    rg_llm_tool_t             tool;
+    rg_llm_prefix_t           prefix;
+    rg_tool_entry_t          *te;
+    rg_agent_tool_cap_t      *tc;
+    rg_agent_tool_timeout_t  *tt;
+
+    ts = &agent->toolset;
+
+    if (agent->llm_name.data) {
+        agent->llm = rg_llm_find(cycle, agent->llm_name.data,
+                                  agent->llm_name.len);
+        if (agent->llm == NULL) {
+            rg_cycle_error(cycle, agent->file, agent->line,
+                           "agent \"%.*s\" names an unknown llm \"%.*s\"",
+                           (int) agent->name.len, agent->name.data,
+                           (int) agent->llm_name.len, agent->llm_name.data);
+            return RG_ERROR;
+        }
+
+    } else if (rg_llm_main_conf(cycle)->llms.nelts == 1) {
+        llms = rg_llm_main_conf(cycle)->llms.elts;
+        agent->llm = llms[0];
+
+    } else {
+        rg_cycle_error(cycle, agent->file, agent->line,
+                       "agent \"%.*s\" has no \"llm\" (there are %lu llm "
+                       "blocks to choose from)",
+                       (int) agent->name.len, agent->name.data,
+                       (unsigned long) rg_llm_main_conf(cycle)->llms.nelts);
+        return RG_ERROR;
+    }
+
+    if (agent->max_rounds == RG_CONF_UNSET) {
+        agent->max_rounds = 8;
+    }
+    if (ts->timeout == RG_CONF_UNSET_MSEC) {
+        ts->timeout = 30000;
+    }
+    if (isnan(agent->temperature)) {
+        agent->temperature = agent->llm->temperature;
+    }
+    if (agent->max_tokens == RG_CONF_UNSET) {
+        agent->max_tokens = 0;
+    }
+    if (agent->deadline == RG_CONF_UNSET_MSEC) {
+        agent->deadline = 0;
+    }
+    if (agent->tool_max_calls == RG_CONF_UNSET) {
+        agent->tool_max_calls = 0;
+    }
+    if (agent->max_tool_calls == RG_CONF_UNSET) {
+        agent->max_tool_calls = 128;
+    }
+    if (agent->repeat_window == RG_CONF_UNSET) {
+        agent->repeat_window = 2;
+    }
+    if (agent->repeat_limit == RG_CONF_UNSET) {
+        agent->repeat_limit = 3;
+    }
+    if (agent->dedupe == RG_CONF_UNSET_UINT) {
+        agent->dedupe = RG_DEDUPE_SESSION;
+    }
+    if (agent->dedupe_ttl == RG_CONF_UNSET_MSEC) {
+        agent->dedupe_ttl = 600000;
+    }
+    if (agent->context_limit == RG_CONF_UNSET) {
+        agent->context_limit = 0;
+    }
+    if (isnan(agent->context_threshold)) {
+        agent->context_threshold = 0.8;
+    }
+    if (agent->keep_rounds == RG_CONF_UNSET) {
+        agent->keep_rounds = 2;
+    }
+    if (agent->context_summarize == RG_CONF_UNSET) {
+        agent->context_summarize = 0;
+    }
+
+    /* resolve the tool allow-list */
+    if (agent->tool_names) {
+        ts->ntools = agent->tool_names->nelts;
+        ts->tools = rg_pcalloc(cycle->pool,
+                               ts->ntools * sizeof(rg_tool_entry_t *));
+        if (ts->tools == NULL) {
+            return RG_ERROR;
+        }
+
+        names = agent->tool_names->elts;
+
+        for (i = 0; i < ts->ntools; i++) {
+            te = rg_module_find_tool(cycle, names[i].data, names[i].len);
+
+            if (te == NULL) {
+                rg_cycle_error(cycle, agent->file, agent->line,
+                               "agent \"%.*s\" names an unknown tool \"%.*s\" "
+                               "(loaded tools: %s)",
+                               (int) agent->name.len, agent->name.data,
+                               (int) names[i].len, names[i].data,
+                               rg_module_tool_list(cycle));
+                return RG_ERROR;
+            }
+
+            for (j = 0; j < i; j++) {
+                if (ts->tools[j] == te) {
+                    rg_cycle_error(cycle, agent->file, agent->line,
+                                   "agent \"%.*s\" lists tool \"%.*s\" twice",
+                                   (int) agent->name.len, agent->name.data,
+                                   (int) names[i].len, names[i].data);
+                    return RG_ERROR;
+                }
+            }
+
+            ts->tools[i] = te;
+        }
+    }
+
+    if (agent->tool_timeout_names) {
+        ts->timeouts = rg_pcalloc(cycle->pool,
+                                  (ts->ntools + 1) * sizeof(rg_msec_t));
+        if (ts->timeouts == NULL) {
+            return RG_ERROR;
+        }
+
+        tt = agent->tool_timeout_names->elts;
+
+        for (i = 0; i < agent->tool_timeout_names->nelts; i++) {
+            k = rg_toolset_find(ts, tt[i].name.data, tt[i].name.len);
+
+            if (k < 0) {
+                rg_cycle_error(cycle, agent->file, agent->line,
+                               "agent \"%.*s\": \"tool_timeout\" names "
+                               "\"%.*s\", which is not in its \"tools\"",
+                               (int) agent->name.len, agent->name.data,
+                               (int) tt[i].name.len, tt[i].name.data);
+                return RG_ERROR;
+            }
+
+            ts->timeouts[k] = tt[i].timeout;
+        }
+    }
+
+    agent->tool_caps = rg_pcalloc(cycle->pool,
+                                  (ts->ntools + 1) * sizeof(rg_int_t));
+    if (agent->tool_caps == NULL) {
+        return RG_ERROR;
+    }
+
+    for (j = 0; j < ts->ntools; j++) {
+        agent->tool_caps[j] = agent->tool_max_calls;
+    }
+
+    if (agent->tool_cap_names) {
+        tc = agent->tool_cap_names->elts;
+
+        for (i = 0; i < agent->tool_cap_names->nelts; i++) {
+            k = rg_toolset_find(ts, tc[i].name.data, tc[i].name.len);
+
+            if (k < 0) {
+                rg_cycle_error(cycle, agent->file, agent->line,
+                               "agent \"%.*s\": \"tool_max_calls\" names "
+                               "\"%.*s\", which is not in its \"tools\"",
+                               (int) agent->name.len, agent->name.data,
+                               (int) tc[i].name.len, tc[i].name.data);
+                return RG_ERROR;
+            }
+
+            agent->tool_caps[k] = tc[i].calls;
+        }
+    }
+
+    if (ts->approve) {
+        names = ts->approve->elts;
+
+        for (i = 0; i < ts->approve->nelts; i++) {
+            if (rg_toolset_find(ts, names[i].data, names[i].len) < 0) {
+                rg_cycle_error(cycle, agent->file, agent->line,
+                               "agent \"%.*s\": \"approve\" names \"%.*s\", "
+                               "which is not in its \"tools\"",
+                               (int) agent->name.len, agent->name.data,
+                               (int) names[i].len, names[i].data);
+                return RG_ERROR;
+            }
+        }
+    }
+
+    /* the agents run_agent may hand work to */
+    if (ts->agents) {
+        names = ts->agents->elts;
+
+        for (i = 0; i < ts->agents->nelts; i++) {
+            if (rg_agent_find(cycle, names[i].data, names[i].len) == NULL)
+            {
+                rg_cycle_error(cycle, agent->file, agent->line,
+                               "agent \"%.*s\": \"agents\" names an unknown "
+                               "agent \"%.*s\"",
+                               (int) agent->name.len, agent->name.data,
+                               (int) names[i].len, names[i].data);
+                return RG_ERROR;
+            }
+        }
+    }
+
+    /* how the model is told of each tool, the request prefix and the
+     * system message are built once */
+    memset(&b, 0, sizeof(b));
+
+    agent->tool_texts = rg_pcalloc(cycle->pool,
+                                   (ts->ntools + 1) * sizeof(rg_str_t));
+    if (agent->tool_texts == NULL) {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < ts->ntools; i++) {
+        tool.name = ts->tools[i]->tool->name;
+        tool.description = ts->tools[i]->tool->description;
+        tool.parameters = ts->tools[i]->tool->parameters;
+
+        rg_buf_reset(&b);
+
+        if (rg_llm_tool_text(&b, &tool) != RG_OK) {
+            goto nomem;
+        }
+
+        agent->tool_texts[i].data = rg_pstrdup(cycle->pool, b.data, b.len);
+        agent->tool_texts[i].len = b.len;
+
+        if (agent->tool_texts[i].data == NULL) {
+            goto nomem;
+        }
+    }
+
+    prefix.model = agent->llm->model.data;
+    prefix.temperature = agent->temperature;
+    prefix.stream = (rg_uint_t) agent->llm->stream;
+    prefix.tools = agent->tool_texts;
+    prefix.ntools = ts->ntools;
+
+    rg_buf_reset(&b);
+
+    if (rg_llm_prefix(&b, &prefix) != RG_OK) {
+        goto nomem;
+    }
+
+    agent->prefix = rg_pstrdup(cycle->pool, b.data, b.len);
+    agent->prefix_len = b.len;
+
+    if (agent->system_prompt.data) {
+        rg_buf_reset(&b);
+
+        if (rg_llm_message(&b, RG_LLM_SYSTEM, agent->system_prompt.data,
+                           agent->system_prompt.len) != RG_OK)
+        {
+            goto nomem;
+        }
+
+        agent->system_msg = rg_pstrdup(cycle->pool, b.data, b.len);
+        agent->system_msg_len = b.len;
+    }
+
+    rg_buf_free(&b);
+
+    ts->tool_list = rg_module_tool_names(cycle, ts->tools, ts->ntools);
+
+    if (agent->prefix == NULL || ts->tool_list == NULL) {
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+
+nomem:
+
+    rg_buf_free(&b);
+    return RG_ERROR;
+}
+
+
+static void *
+rg_agent_create_conf(rg_cycle_t *cycle)
+{
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = rg_pcalloc(cycle->pool, sizeof(rg_agent_main_conf_t));
+    if (amcf == NULL
+        || rg_array_init(&amcf->agents, cycle->pool, 4, sizeof(void *))
+           != RG_OK)
+    {
+        return NULL;
+    }
+
+    amcf->max_agent_depth = RG_CONF_UNSET;
+
+    return amcf;
+}
+
+
+static char *
+rg_agent_init_conf(rg_cycle_t *cycle, void *conf)
+{
+    rg_uint_t              i;
+    rg_agent_conf_t      **agents;
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = conf;
+
+    if (amcf->max_agent_depth == RG_CONF_UNSET) {
+        amcf->max_agent_depth = 3;
+    }
+
+    agents = amcf->agents.elts;
+
+    if (amcf->agents.nelts == 0) {
+        rg_cycle_error(cycle, cycle->conf_file, 0,
+                       "no \"agent\" block: at least one agent is needed");
+        return RG_CONF_ERROR;
+    }
+
+    for (i = 0; i < amcf->agents.nelts; i++) {
+        if (rg_agent_init(cycle, agents[i]) != RG_OK) {
+            return RG_CONF_ERROR;
+        }
+    }
+
+    if (amcf->default_agent.data
+        && rg_agent_find(cycle, amcf->default_agent.data,
+                         amcf->default_agent.len) == NULL)
+    {
+        rg_cycle_error(cycle, cycle->conf_file, amcf->default_agent_line,
+                       "\"default_agent\" names an unknown agent \"%.*s\"",
+                       (int) amcf->default_agent.len,
+                       amcf->default_agent.data);
+        return RG_CONF_ERROR;
+    }
+
+    if (amcf->default_agent.data == NULL) {
+        amcf->default_agent = agents[0]->name;
+    }
+
+    return RG_CONF_OK;
+}

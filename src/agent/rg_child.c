@@ -1,0 +1,95 @@
+/* rg_child.c: child sessions, for the agent module's run_agent: the
+ * runner the agent part gives the tools part, which starts a session of
+ * another agent on the same engine, one level deeper (up to
+ * max_agent_depth), and hands its answer, or the reason it ended, back
+ * to the call that asked. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_session.h>
+#include <rg_child.h>
+#include <rg_agent_conf.h>
+
+
+static void
+rg_child_done(rg_session_t *child)
+{
+    rg_tool_run_t  *run;
+    const char     *text;
+    size_t          len;
+
+    run = child->data;
+
+    if (child->state == RG_SESSION_DONE && child->answer.data) {
+        text = child->answer.data;
+        len = child->answer.len;
+    } else {
+        text = child->reason ? child->reason : "";
+        len = strlen(text);
+    }
+
+    rg_tools_agent_done(run, rg_session_state_name(child->state), text, len);
+    rg_session_destroy(child);
+}
+
+
+rg_int_t
+rg_child_start(rg_tool_run_t *run, const char *name,
+    const char *input, size_t len)
+{
+    rg_session_t     *parent, *child;
+    rg_agent_conf_t  *agent;
+    rg_cycle_t       *cycle;
+
+    parent = run->turn->data;
+    cycle = parent->engine->cycle;
+
+    if (parent->depth
+        >= (rg_uint_t) rg_agent_main_conf(cycle)->max_agent_depth)
+    {
+        snprintf(run->error, sizeof(run->error), "delegation is %lu levels "
+                 "deep already (max_agent_depth); answer without delegating",
+                 (unsigned long) parent->depth);
+        return RG_ERROR;
+    }
+
+    agent = rg_agent_find(cycle, name, strlen(name));
+    if (agent == NULL) {
+        snprintf(run->error, sizeof(run->error), "unknown agent \"%.64s\"",
+                 name);
+        return RG_ERROR;
+    }
+
+    child = rg_session_create(parent->engine, agent, parent->task_id, input,
+                              len, rg_child_done, run);
+    if (child == NULL) {
+        snprintf(run->error, sizeof(run->error), "out of memory");
+        return RG_ERROR;
+    }
+
+    child->depth = parent->depth + 1;
+    child->parent_run = run;
+    run->child = child;
+
+    rg_log_error(RG_LOG_INFO, &parent->log, 0, "delegating to agent \"%s\" "
+                 "as session \"%s\"", name, child->id);
+
+    rg_session_start(child);
+
+    return RG_OK;
+}
+
+
+void
+rg_child_stop(rg_tool_run_t *run)
+{
+    rg_session_t  *child;
+
+    child = run->child;
+    run->child = NULL;
+
+    if (child) {
+        child->handler = NULL;     /* nobody to tell */
+        rg_session_destroy(child);
+    }
+}

@@ -1,0 +1,267 @@
+/* rg_run.c: `reagent run "task"`, the agent part's command: one session
+ * on this process's engine, its answer on stdout, its status on stderr,
+ * its transcript written when asked (--transcript). Also what the
+ * commands that run sessions share (run, replay, batch): the options -a,
+ * --approve-all and --deny-dangerous, and an engine started with the
+ * approval they ask for. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_engine.h>
+#include <rg_session.h>
+#include <rg_transcript.h>
+#include <rg_run.h>
+#include <rg_tools.h>
+#include <rg_secret.h>
+#include <signal.h>
+#include <event2/event.h>
+
+
+static int rg_run_option_run(void *opts, int argc, char **argv, int i);
+static int rg_run_main(rg_cycle_t *cycle, void *opts, const char *arg);
+
+
+const rg_cli_t  rg_run_cli = {
+    "run",
+    "  run [-a AGENT] [--transcript FILE] [--approve-all|--deny-dangerous]\n"
+    "      \"task\"\n"
+    "      run one task: the answer goes to stdout, the status to stderr;\n"
+    "      the exit code is 0 when the status is done\n",
+    "a task: reagent run \"what is 2+2?\"",
+    sizeof(rg_run_opts_t),
+    rg_run_option_run,
+    rg_run_main
+};
+
+
+const char  rg_run_help[] =
+    "dangerous tools (exec) run only when approved: \"approve TOOL;\" in the\n"
+    "agent (and in every agent that delegated to it), or a y/N prompt when\n"
+    "stdin is a terminal; --approve-all allows and --deny-dangerous refuses\n"
+    "them all, whatever the agents say (the model is told).\n";
+
+
+int
+rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
+    rg_uint_t transcript)
+{
+    const char  *a;
+
+    a = argv[i];
+
+    if (strcmp(a, "-a") == 0 && i + 1 < argc) {
+        o->agent = argv[i + 1];
+        return 2;
+    }
+
+    if (transcript && strcmp(a, "--transcript") == 0 && i + 1 < argc) {
+        o->transcript = argv[i + 1];
+        return 2;
+    }
+
+    if (strcmp(a, "--approve-all") == 0) {
+        o->approval = RG_APPROVE_ALL;
+        o->approval_set = 1;
+        return 1;
+    }
+
+    if (strcmp(a, "--deny-dangerous") == 0) {
+        o->approval = RG_APPROVE_NONE;
+        o->approval_set = 1;
+        return 1;
+    }
+
+    return 0;
+}
+
+
+static int
+rg_run_option_run(void *opts, int argc, char **argv, int i)
+{
+    return rg_run_option(opts, argc, argv, i, 1);
+}
+
+
+rg_engine_t *
+rg_run_engine(rg_cycle_t *cycle, rg_run_opts_t *o, const char *arg)
+{
+    rg_engine_t    *e;
+    rg_approval_e   approval;
+
+    e = rg_engine_create(cycle, cycle->log);
+    if (e == NULL) {
+        return NULL;
+    }
+
+    if (o->agent == NULL) {
+        o->agent = rg_agent_main_conf(cycle)->default_agent.data;
+    }
+
+    /* ask on the terminal only when it cannot be the task input */
+    if (o->approval_set) {
+        approval = o->approval;
+
+    } else {
+        approval = isatty(STDIN_FILENO) && strcmp(arg, "-") != 0
+                   ? RG_APPROVE_PROMPT : RG_APPROVE_DENY;
+    }
+
+    rg_tools_set_approval(rg_tools_ctx(e), approval);
+
+    return e;
+}
+
+
+typedef struct {
+    rg_session_t       *session;
+    struct event       *sigint;
+    struct event       *sigterm;
+} rg_run_ctx_t;
+
+
+static void
+rg_run_done(rg_session_t *s)
+{
+    rg_run_ctx_t  *ctx;
+
+    ctx = s->data;
+    event_del(ctx->sigint);
+    event_del(ctx->sigterm);
+    event_base_loopbreak(s->engine->base);
+}
+
+
+static void
+rg_run_signal(evutil_socket_t sig, short what, void *arg)
+{
+    rg_run_ctx_t  *ctx;
+
+    ctx = arg;
+    rg_session_cancel(ctx->session, "interrupted by a signal");
+}
+
+
+int
+rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
+    const char *task)
+{
+    int               rc, fd;
+    char             *text;
+    size_t            len;
+    rg_run_ctx_t      ctx;
+    rg_session_t     *s;
+    rg_agent_conf_t  *agent;
+
+    agent = rg_agent_find(e->cycle, agent_name, strlen(agent_name));
+    if (agent == NULL) {
+        fprintf(stderr, "reagent: unknown agent \"%s\" (agents: ", agent_name);
+        for (len = 0; len < rg_agent_main_conf(e->cycle)->agents.nelts; len++)
+        {
+            fprintf(stderr, "%s%s", len ? ", " : "",
+                    ((rg_agent_conf_t **)
+                     rg_agent_main_conf(e->cycle)->agents.elts)[len]
+                    ->name.data);
+        }
+        fprintf(stderr, ")\n");
+        return 1;
+    }
+
+    memset(&ctx, 0, sizeof(ctx));
+
+    s = rg_session_create(e, agent, NULL, task, strlen(task), rg_run_done,
+                          &ctx);
+    if (s == NULL) {
+        fprintf(stderr, "reagent: out of memory\n");
+        return 1;
+    }
+
+    /* SIGTERM ends a run as Ctrl-C does: a status line, the transcript */
+    ctx.session = s;
+    ctx.sigint = evsignal_new(e->base, SIGINT, rg_run_signal, &ctx);
+    ctx.sigterm = evsignal_new(e->base, SIGTERM, rg_run_signal, &ctx);
+    if (ctx.sigint == NULL || ctx.sigterm == NULL) {
+        if (ctx.sigint) {
+            event_free(ctx.sigint);
+        }
+        rg_session_destroy(s);
+        return 1;
+    }
+
+    event_add(ctx.sigint, NULL);
+    event_add(ctx.sigterm, NULL);
+
+    if (transcript) {
+        rg_transcript_start(s);
+    }
+
+    if (rg_session_start(s) == RG_OK || !rg_session_final(s)) {
+        event_base_dispatch(e->base);
+    }
+
+    if (s->answer.data) {
+        text = rg_strdup_len(s->answer.data, s->answer.len);
+        len = text ? rg_secret_scrub(text, s->answer.len) : 0;
+
+        fwrite(text, 1, len, stdout);
+        if (len == 0 || text[len - 1] != '\n') {
+            fputc('\n', stdout);
+        }
+        fflush(stdout);
+        free(text);
+    }
+
+    fprintf(stderr, "status: %s%s%s (rounds %lu, tool calls %lu, "
+            "tokens %lld, %llu ms)\n", rg_session_state_name(s->state),
+            s->reason ? ": " : "", s->reason ? s->reason : "",
+            (unsigned long) s->round, (unsigned long) s->tool_calls,
+            (long long) (s->prompt_tokens + s->completion_tokens),
+            (unsigned long long) (s->ended - s->started));
+
+    rc = s->state == RG_SESSION_DONE ? 0 : 2;
+
+    if (transcript) {
+        text = rg_transcript_text(s);
+        fd = open(transcript, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        if (text == NULL || fd == -1
+            || write(fd, text, strlen(text)) != (ssize_t) strlen(text))
+        {
+            fprintf(stderr, "reagent: cannot write transcript \"%s\": %s\n",
+                    transcript, strerror(errno));
+            rc = rc ? rc : 1;
+        }
+
+        if (fd != -1) {
+            close(fd);
+        }
+        free(text);
+    }
+
+    event_free(ctx.sigint);
+    event_free(ctx.sigterm);
+    rg_session_destroy(s);
+
+    return rc;
+}
+
+
+static int
+rg_run_main(rg_cycle_t *cycle, void *opts, const char *arg)
+{
+    int             rc;
+    rg_engine_t    *e;
+    rg_run_opts_t  *o;
+
+    o = opts;
+
+    e = rg_run_engine(cycle, o, arg);
+    if (e == NULL) {
+        return 1;
+    }
+
+    rc = rg_run_task(e, o->agent, o->transcript, arg);
+
+    rg_engine_destroy(e);
+
+    return rc;
+}

@@ -1,0 +1,143 @@
+/* rg_session_context.c: keeps a session inside its model's context
+ * window before each call: compaction of the conversation (rg_context.c)
+ * when the next request would pass context_limit's threshold, and, with
+ * context_summarize, the model call that summarizes the rounds that were
+ * dropped, whose answer comes back as a message after the task. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_session.h>
+#include <rg_session_context.h>
+#include <rg_llm_request.h>
+
+
+static const char  rg_session_context_prompt[] =
+    "Summarize the tool calls and results below in a few sentences. Keep "
+    "every fact, number and name needed to finish the task; leave out the "
+    "rest.";
+
+
+void
+rg_session_context_compact(rg_session_t *s, size_t target)
+{
+    rg_context_result_t  res;
+
+    if (rg_context_compact(&s->msgs, s->pool, target,
+                           (rg_uint_t) s->agent->keep_rounds, &res)
+        != RG_OK)
+    {
+        return;
+    }
+
+    if (res.shortened || res.dropped_rounds) {
+        rg_log_error(RG_LOG_INFO, &s->log, 0, "context compacted: %lu tool "
+                     "results shortened, %lu rounds dropped, %lu bytes saved",
+                     (unsigned long) res.shortened,
+                     (unsigned long) res.dropped_rounds,
+                     (unsigned long) res.saved);
+    }
+
+    /* one summary per model answer at most: a summary that itself had
+     * to go is not summarized again */
+    if (res.dropped_rounds && s->agent->context_summarize
+        && (s->summaries == 0 || s->summary_round != s->round))
+    {
+        s->summaries++;
+        s->summary_round = s->round;
+        rg_buf_t   b;
+        rg_msg_t  *m;
+
+        /* the dropped rounds become the input of a summary call */
+        memset(&b, 0, sizeof(b));
+
+        for (m = res.dropped; m; m = m->next) {
+            if (rg_buf_append(&b, m->json.data, m->json.len) != RG_OK
+                || rg_buf_append_lit(&b, "\n") != RG_OK)
+            {
+                break;
+            }
+        }
+
+        s->summarizing = 1;
+        s->body.len = 0;
+
+        if (b.data) {
+            rg_buf_t         msg;
+            rg_llm_prefix_t  prefix;
+
+            memset(&msg, 0, sizeof(msg));
+            memset(&prefix, 0, sizeof(prefix));
+            prefix.model = s->llm->model.data;
+            prefix.stream = (rg_uint_t) s->llm->stream;
+
+            if (rg_llm_prefix(&s->body, &prefix) == RG_OK
+                && rg_llm_message(&msg, RG_LLM_SYSTEM,
+                                  rg_session_context_prompt,
+                                  sizeof(rg_session_context_prompt) - 1)
+                   == RG_OK
+                && rg_llm_body_add(&s->body, msg.data, msg.len, 1) == RG_OK)
+            {
+                msg.len = 0;
+                if (rg_llm_message(&msg, RG_LLM_USER, b.data, b.len)
+                    == RG_OK)
+                {
+                    rg_llm_body_add(&s->body, msg.data, msg.len, 0);
+                }
+            }
+
+            rg_buf_free(&msg);
+        }
+
+        rg_buf_free(&b);
+    }
+}
+
+
+/* the summary of dropped rounds came back */
+void
+rg_session_context_summary(rg_session_t *s, rg_llm_response_t *resp)
+{
+    rg_buf_t   b;
+    rg_msg_t  *m;
+
+    s->summarizing = 0;
+
+    if (resp->status == RG_LLM_OK && resp->has_content) {
+        memset(&b, 0, sizeof(b));
+
+        if (rg_buf_append_lit(&b, "Summary of earlier rounds, removed to "
+                              "save context: ") == RG_OK
+            && rg_buf_append(&b, resp->content.data, resp->content.len)
+               == RG_OK)
+        {
+            m = rg_pcalloc(s->pool, sizeof(rg_msg_t));
+            if (m) {
+                rg_buf_t  j;
+
+                memset(&j, 0, sizeof(j));
+                if (rg_llm_message(&j, RG_LLM_USER, b.data, b.len)
+                    == RG_OK)
+                {
+                    m->role = 'u';
+                    m->json.data = rg_pstrdup(s->pool, j.data, j.len);
+                    m->json.len = j.len;
+                    if (m->json.data) {
+                        rg_context_insert_after_task(&s->msgs, m);
+                    }
+                }
+                rg_buf_free(&j);
+            }
+        }
+
+        rg_buf_free(&b);
+
+    } else {
+        rg_log_error(RG_LOG_WARN, &s->log, 0, "the context summary failed "
+                     "(%s); going on without it",
+                     rg_llm_status_name(resp->status));
+    }
+
+    if (rg_session_ask(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+    }
+}

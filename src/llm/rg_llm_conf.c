@@ -1,0 +1,384 @@
+/* rg_llm_conf.c: the llm part's configuration: `llm NAME { … }` blocks
+ * (their directives, defaults, the URL and the authorization header
+ * made from the key's environment variable, the fallback resolved) and
+ * `response_memory`, the budget of the responses being read. The part's
+ * runtime, one upstream per block, is rg_llm_client.c's. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_cycle.h>
+#include <rg_llm_conf.h>
+#include <rg_llm.h>
+#include <rg_llm_openai.h>
+#include <rg_secret.h>
+#include <math.h>
+
+
+static char *rg_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+static void *rg_llm_create_conf(rg_cycle_t *cycle);
+static char *rg_llm_init_conf(rg_cycle_t *cycle, void *conf);
+
+
+static rg_conf_num_bounds_t  rg_llm_conns_bounds = { 1, 1000000 };
+static rg_conf_num_bounds_t  rg_llm_retries_bounds = { 0, 100 };
+static rg_conf_num_bounds_t  rg_llm_temp_bounds = { 0, 2 };
+static rg_conf_num_bounds_t  rg_llm_rate_bounds = { 1, 100000000 };
+/* a stream that stops sending must end: idle_timeout is never off */
+static rg_conf_num_bounds_t  rg_llm_idle_bounds = { 1, 0 };
+
+
+static rg_command_t  rg_llm_commands[] = {
+
+    { rg_string("llm"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_TAKE1,
+      rg_llm_block, 0, NULL },
+
+    { rg_string("response_memory"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_size_slot, offsetof(rg_llm_main_conf_t, response_memory),
+      NULL },
+
+    { rg_string("base_url"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_llm_conf_t, base_url), NULL },
+
+    { rg_string("api_key_env"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_llm_conf_t, api_key_env), NULL },
+
+    { rg_string("model"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_llm_conf_t, model), NULL },
+
+    { rg_string("timeout"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, timeout), NULL },
+
+    { rg_string("connect_timeout"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, connect_timeout), NULL },
+
+    { rg_string("idle_timeout"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, idle_timeout),
+      &rg_llm_idle_bounds },
+
+    { rg_string("max_connections"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, max_connections),
+      &rg_llm_conns_bounds },
+
+    { rg_string("max_retries"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, max_retries),
+      &rg_llm_retries_bounds },
+
+    { rg_string("retry_base"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, retry_base), NULL },
+
+    { rg_string("retry_max"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, retry_max), NULL },
+
+    { rg_string("temperature"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_double_slot, offsetof(rg_llm_conf_t, temperature),
+      &rg_llm_temp_bounds },
+
+    { rg_string("buffer_size"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_size_slot, offsetof(rg_llm_conf_t, buffer_size), NULL },
+
+    { rg_string("fallback"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_llm_conf_t, fallback_name), NULL },
+
+    { rg_string("requests_per_minute"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, requests_per_minute),
+      &rg_llm_rate_bounds },
+
+    { rg_string("tokens_per_minute"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, tokens_per_minute),
+      &rg_llm_rate_bounds },
+
+    { rg_string("retry_budget"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, retry_budget), NULL },
+
+    { rg_string("stream"), RG_LLM_CONF|RG_CONF_FLAG,
+      rg_conf_set_flag_slot, offsetof(rg_llm_conf_t, stream), NULL },
+
+      rg_null_command
+};
+
+
+rg_part_t  rg_llm_part = {
+    .name = "llm",
+    .commands = rg_llm_commands,
+    .create_conf = rg_llm_create_conf,
+    .init_conf = rg_llm_init_conf,
+    .init_worker = rg_llm_init_worker,
+    .exit_worker = rg_llm_exit_worker
+};
+
+
+static char *
+rg_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_llm_conf_t       *llm, **lp;
+    rg_llm_main_conf_t  *lmcf;
+
+    lmcf = conf;
+
+    if (rg_llm_find(cf->cycle, cf->args[1].data, cf->args[1].len)) {
+        return "is duplicate: an llm of that name exists";
+    }
+
+    llm = rg_pcalloc(cf->pool, sizeof(rg_llm_conf_t));
+    lp = rg_array_push(&lmcf->llms);
+    if (llm == NULL || lp == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    *lp = llm;
+
+    llm->name = cf->args[1];
+    llm->index = lmcf->llms.nelts - 1;
+    llm->timeout = RG_CONF_UNSET_MSEC;
+    llm->connect_timeout = RG_CONF_UNSET_MSEC;
+    llm->idle_timeout = RG_CONF_UNSET_MSEC;
+    llm->max_connections = RG_CONF_UNSET;
+    llm->max_retries = RG_CONF_UNSET;
+    llm->retry_base = RG_CONF_UNSET_MSEC;
+    llm->retry_max = RG_CONF_UNSET_MSEC;
+    llm->temperature = NAN;
+    llm->buffer_size = RG_CONF_UNSET_SIZE;
+    llm->requests_per_minute = RG_CONF_UNSET;
+    llm->tokens_per_minute = RG_CONF_UNSET;
+    llm->retry_budget = RG_CONF_UNSET_MSEC;
+    llm->stream = RG_CONF_UNSET;
+    llm->file = rg_conf_file_name(cf);
+    llm->line = rg_conf_line(cf);
+
+    return rg_conf_block(cf, RG_LLM_CONF, llm);
+}
+
+
+rg_llm_conf_t *
+rg_llm_find(rg_cycle_t *cycle, const char *name, size_t len)
+{
+    rg_uint_t            i;
+    rg_llm_conf_t      **l;
+    rg_llm_main_conf_t  *lmcf;
+
+    lmcf = rg_llm_main_conf(cycle);
+    l = lmcf->llms.elts;
+
+    for (i = 0; i < lmcf->llms.nelts; i++) {
+        if (l[i]->name.len == len && memcmp(l[i]->name.data, name, len) == 0)
+        {
+            return l[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/* the header holds the key: zeroed before the pool frees it */
+static void
+rg_llm_wipe_auth(void *data)
+{
+    rg_llm_conf_t  *llm;
+
+    llm = data;
+    rg_secret_wipe(llm->auth, strlen(llm->auth));
+}
+
+
+static rg_int_t
+rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
+{
+    const char  *key;
+    size_t       n;
+    rg_str_t    *u;
+
+    u = &llm->base_url;
+
+    if (u->data == NULL) {
+        rg_cycle_error(cycle, llm->file, llm->line,
+                       "llm \"%.*s\" has no \"base_url\"",
+                       (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
+
+    if (rg_str_casecmp_prefix(u->data, u->len, "http://") != 0
+        && rg_str_casecmp_prefix(u->data, u->len, "https://") != 0)
+    {
+        rg_cycle_error(cycle, llm->file, llm->line,
+                       "llm \"%.*s\": \"base_url\" must start with http:// "
+                       "or https://", (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
+
+    if (llm->model.data == NULL) {
+        rg_cycle_error(cycle, llm->file, llm->line,
+                       "llm \"%.*s\" has no \"model\"",
+                       (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
+
+    n = u->len;
+    while (n > 0 && u->data[n - 1] == '/') {
+        n--;
+    }
+
+    llm->url = rg_palloc(cycle->pool, n + sizeof("/chat/completions"));
+    if (llm->url == NULL) {
+        return RG_ERROR;
+    }
+
+    memcpy(llm->url, u->data, n);
+    memcpy(llm->url + n, "/chat/completions", sizeof("/chat/completions"));
+
+    if (llm->api_key_env.data) {
+        /* taken out of the environment, where a program exec runs could
+         * read it in /proc/PID/environ; kept for a configuration read
+         * later */
+        key = rg_secret_env(llm->api_key_env.data);
+
+        if (key == NULL || *key == '\0') {
+            rg_cycle_error(cycle, llm->file, llm->line,
+                           "llm \"%.*s\": the environment variable \"%s\" "
+                           "named by \"api_key_env\" is not set",
+                           (int) llm->name.len, llm->name.data,
+                           llm->api_key_env.data);
+            return RG_ERROR;
+        }
+
+        /* a line break in a key would smuggle in headers */
+        for (n = 0; key[n]; n++) {
+            if ((unsigned char) key[n] < 0x20 || key[n] == 0x7f) {
+                rg_cycle_error(cycle, llm->file, llm->line,
+                               "llm \"%.*s\": the environment variable \"%s\" "
+                               "named by \"api_key_env\" holds a control "
+                               "character", (int) llm->name.len,
+                               llm->name.data, llm->api_key_env.data);
+                return RG_ERROR;
+            }
+        }
+
+        n = sizeof("Authorization: Bearer ") - 1 + strlen(key);
+        llm->auth = rg_palloc(cycle->pool, n + 1);
+        if (llm->auth == NULL) {
+            return RG_ERROR;
+        }
+
+        snprintf(llm->auth, n + 1, "Authorization: Bearer %s", key);
+
+        if (rg_pool_cleanup_add(cycle->pool, rg_llm_wipe_auth, llm)
+            == NULL)
+        {
+            rg_secret_wipe(llm->auth, n);
+            return RG_ERROR;
+        }
+    }
+
+    if (llm->timeout == RG_CONF_UNSET_MSEC) {
+        llm->timeout = 120000;
+    }
+    if (llm->connect_timeout == RG_CONF_UNSET_MSEC) {
+        llm->connect_timeout = 10000;
+    }
+    if (llm->idle_timeout == RG_CONF_UNSET_MSEC) {
+        llm->idle_timeout = 60000;
+    }
+    if (llm->max_connections == RG_CONF_UNSET) {
+        llm->max_connections = 1024;
+    }
+    if (llm->max_retries == RG_CONF_UNSET) {
+        llm->max_retries = 4;
+    }
+    if (llm->retry_base == RG_CONF_UNSET_MSEC) {
+        llm->retry_base = 500;
+    }
+    if (llm->retry_max == RG_CONF_UNSET_MSEC) {
+        llm->retry_max = 30000;
+    }
+    if (isnan(llm->temperature)) {
+        llm->temperature = 0;
+    }
+    if (llm->buffer_size == RG_CONF_UNSET_SIZE) {
+        llm->buffer_size = 8192;
+    }
+
+    if (llm->requests_per_minute == RG_CONF_UNSET) {
+        llm->requests_per_minute = 0;
+    }
+    if (llm->tokens_per_minute == RG_CONF_UNSET) {
+        llm->tokens_per_minute = 0;
+    }
+    if (llm->retry_budget == RG_CONF_UNSET_MSEC) {
+        llm->retry_budget = 120000;
+    }
+    if (llm->stream == RG_CONF_UNSET) {
+        llm->stream = 0;
+    }
+
+    if (llm->fallback_name.data) {
+        llm->fallback = rg_llm_find(cycle, llm->fallback_name.data,
+                                     llm->fallback_name.len);
+        if (llm->fallback == NULL || llm->fallback == llm) {
+            rg_cycle_error(cycle, llm->file, llm->line,
+                           "llm \"%.*s\": \"fallback\" names %s \"%.*s\"",
+                           (int) llm->name.len, llm->name.data,
+                           llm->fallback ? "itself:" : "an unknown llm",
+                           (int) llm->fallback_name.len,
+                           llm->fallback_name.data);
+            return RG_ERROR;
+        }
+    }
+
+    if (llm->buffer_size < 1024 || llm->buffer_size > 512 * 1024) {
+        rg_cycle_error(cycle, llm->file, llm->line,
+                       "llm \"%.*s\": \"buffer_size\" must be from 1k to 512k",
+                       (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+static void *
+rg_llm_create_conf(rg_cycle_t *cycle)
+{
+    rg_llm_main_conf_t  *lmcf;
+
+    lmcf = rg_pcalloc(cycle->pool, sizeof(rg_llm_main_conf_t));
+    if (lmcf == NULL
+        || rg_array_init(&lmcf->llms, cycle->pool, 4, sizeof(void *))
+           != RG_OK)
+    {
+        return NULL;
+    }
+
+    lmcf->response_memory = RG_CONF_UNSET_SIZE;
+
+    return lmcf;
+}
+
+
+static char *
+rg_llm_init_conf(rg_cycle_t *cycle, void *conf)
+{
+    rg_uint_t            i;
+    rg_llm_conf_t      **llms;
+    rg_llm_main_conf_t  *lmcf;
+
+    lmcf = conf;
+
+    if (lmcf->response_memory == RG_CONF_UNSET_SIZE) {
+        lmcf->response_memory = RG_LLM_MEMORY_DEFAULT;
+
+    } else if (lmcf->response_memory < 1024 * 1024) {
+        rg_cycle_error(cycle, cycle->conf_file, 0, "\"response_memory\" "
+                       "must be 1m or more");
+        return RG_CONF_ERROR;
+    }
+
+    llms = lmcf->llms.elts;
+
+    for (i = 0; i < lmcf->llms.nelts; i++) {
+        if (rg_llm_init(cycle, llms[i]) != RG_OK) {
+            return RG_CONF_ERROR;
+        }
+    }
+
+    return RG_CONF_OK;
+}

@@ -1,0 +1,60 @@
+/* rg_llm_conf.h: the llm part's configuration (rg_llm_conf.c): one
+ * rg_llm_conf_t per `llm NAME { }` block, and the part's main conf. */
+
+#ifndef RG_LLM_CONF_H
+#define RG_LLM_CONF_H
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_cycle.h>
+
+/* directives inside llm NAME { } */
+#define RG_LLM_CONF         0x0002
+
+typedef struct rg_llm_conf_s  rg_llm_conf_t;
+
+
+struct rg_llm_conf_s {
+    rg_str_t            name;
+    rg_str_t            base_url;
+    rg_str_t            api_key_env;
+    rg_str_t            model;
+    rg_msec_t           timeout;          /* whole request */
+    rg_msec_t           connect_timeout;
+    rg_msec_t           idle_timeout;     /* no byte for this long: give up */
+    rg_int_t            max_connections;  /* requests in flight */
+    rg_int_t            max_retries;
+    rg_msec_t           retry_base;
+    rg_msec_t           retry_max;
+    double              temperature;
+    size_t              buffer_size;
+    rg_str_t            fallback_name;
+    rg_llm_conf_t      *fallback;
+    rg_int_t            requests_per_minute;  /* 0: no limit */
+    rg_int_t            tokens_per_minute;
+    rg_msec_t           retry_budget;     /* total time spent retrying */
+    rg_int_t            stream;           /* on: Server-Sent Events */
+
+    char               *url;              /* base_url/chat/completions */
+    char               *auth;             /* the header; a secret */
+    const char         *file;             /* where it was declared */
+    rg_uint_t           line;
+    rg_uint_t           index;            /* in the main conf's llms */
+};
+
+
+typedef struct {
+    rg_array_t          llms;             /* rg_llm_conf_t *, in order */
+    size_t              response_memory;  /* all responses being read */
+} rg_llm_main_conf_t;
+
+
+extern rg_part_t  rg_llm_part;
+
+#define rg_llm_main_conf(cycle)                                              \
+    ((rg_llm_main_conf_t *) rg_cycle_conf(cycle, &rg_llm_part))
+
+/* the llm block called name[0..len), or NULL */
+rg_llm_conf_t *rg_llm_find(rg_cycle_t *cycle, const char *name, size_t len);
+
+#endif /* RG_LLM_CONF_H */

@@ -1,0 +1,129 @@
+/* rg_batch_cli.c: the queue part and its command, `reagent batch
+ * tasks.jsonl|-`: its options and usage, and the engine it runs the
+ * batch on (rg_batch.c). The part has no directives of its own. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_engine.h>
+#include <rg_run.h>
+#include <rg_batch.h>
+
+
+/* the options of batch; zeroed means not given */
+typedef struct {
+    rg_run_opts_t       run;          /* -a, --approve-all, ... */
+    rg_int_t            concurrency;  /* 0: the configuration's */
+    const char         *output;       /* -o, NULL: stdout */
+    rg_uint_t           resume;
+    rg_uint_t           progress;     /* 0: when stderr is a terminal,
+                                         1: --progress, 2: --no-progress */
+} rg_batch_cli_opts_t;
+
+
+static int rg_batch_cli_option(void *opts, int argc, char **argv, int i);
+static int rg_batch_cli_main(rg_cycle_t *cycle, void *opts, const char *arg);
+
+
+static const rg_cli_t  rg_batch_cli = {
+    "batch",
+    "  batch [-a AGENT] [--concurrency N] [-o results.jsonl [--resume]]\n"
+    "        [--progress|--no-progress] [--approve-all|--deny-dangerous]\n"
+    "        tasks.jsonl|-\n"
+    "      run JSONL tasks {\"id\",\"agent\",\"input\"}, up to N at once;\n"
+    "      results {\"id\",\"status\",\"answer\",\"rounds\",\"tokens\",\"ms\","
+    "\"error\"}\n"
+    "      appended to -o FILE, which must be empty unless --resume: then\n"
+    "      the tasks it holds results for are skipped\n",
+    "a tasks file, or - for stdin",
+    sizeof(rg_batch_cli_opts_t),
+    rg_batch_cli_option,
+    rg_batch_cli_main
+};
+
+
+static const rg_cli_t  *rg_queue_cli[] = {
+    &rg_batch_cli,
+    NULL
+};
+
+
+rg_part_t  rg_queue_part = {
+    .name = "queue",
+    .cli = rg_queue_cli
+};
+
+
+static int
+rg_batch_cli_option(void *opts, int argc, char **argv, int i)
+{
+    char                 *end;
+    const char           *a;
+    rg_batch_cli_opts_t  *o;
+
+    o = opts;
+    a = argv[i];
+
+    if (strcmp(a, "--concurrency") == 0 && i + 1 < argc) {
+        o->concurrency = strtol(argv[i + 1], &end, 10);
+        if (*end || o->concurrency <= 0 || o->concurrency > 1000000) {
+            fprintf(stderr, "reagent: --concurrency expects a number from 1 "
+                    "to 1000000, not \"%s\"\n", argv[i + 1]);
+            return -1;
+        }
+        return 2;
+    }
+
+    if (strcmp(a, "-o") == 0 && i + 1 < argc) {
+        o->output = argv[i + 1];
+        return 2;
+    }
+
+    if (strcmp(a, "--resume") == 0) {
+        o->resume = 1;
+        return 1;
+    }
+
+    if (strcmp(a, "--progress") == 0) {
+        o->progress = 1;
+        return 1;
+    }
+
+    if (strcmp(a, "--no-progress") == 0) {
+        o->progress = 2;
+        return 1;
+    }
+
+    return rg_run_option(&o->run, argc, argv, i, 0);
+}
+
+
+static int
+rg_batch_cli_main(rg_cycle_t *cycle, void *opts, const char *arg)
+{
+    int                   rc;
+    rg_engine_t          *e;
+    rg_batch_opts_t       bopts;
+    rg_batch_cli_opts_t  *o;
+
+    o = opts;
+
+    e = rg_run_engine(cycle, &o->run, arg);
+    if (e == NULL) {
+        return 1;
+    }
+
+    memset(&bopts, 0, sizeof(bopts));
+    bopts.input = arg;
+    bopts.output = o->output;
+    bopts.resume = o->resume;
+    bopts.agent = o->run.agent;
+    bopts.concurrency = o->concurrency;
+    bopts.progress = o->progress == 0 ? -1 : o->progress == 1;
+    bopts.quiet = 0;
+
+    rc = rg_batch_run(e, &bopts);
+
+    rg_engine_destroy(e);
+
+    return rc;
+}

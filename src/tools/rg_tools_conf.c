@@ -1,0 +1,170 @@
+/* rg_tools_conf.c: the tools part's configuration: `load_module` and
+ * `module NAME { }` (read by rg_module.c), `thread_pool`,
+ * `isolated_helpers` and `tool_result_limit`, their defaults, and the
+ * modules' init once the whole file is read. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_cycle.h>
+#include <rg_module.h>
+#include <rg_tools_conf.h>
+#include <rg_tools.h>
+#include <rg_confine.h>
+
+
+static char *rg_tools_thread_pool(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+static void *rg_tools_create_conf(rg_cycle_t *cycle);
+static char *rg_tools_init_conf(rg_cycle_t *cycle, void *conf);
+static void rg_tools_version(FILE *f);
+
+
+static rg_conf_num_bounds_t  rg_tools_helpers_bounds = { 1, 256 };
+
+
+static rg_command_t  rg_tools_commands[] = {
+
+    { rg_string("load_module"), RG_MAIN_CONF|RG_CONF_TAKE12,
+      rg_module_load_directive, 0, NULL },
+
+    { rg_string("module"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_TAKE1,
+      rg_module_block_directive, 0, NULL },
+
+    { rg_string("thread_pool"), RG_MAIN_CONF|RG_CONF_TAKE123,
+      rg_tools_thread_pool, 0, NULL },
+
+    { rg_string("isolated_helpers"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_tools_conf_t, isolated_helpers),
+      &rg_tools_helpers_bounds },
+
+    { rg_string("tool_result_limit"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_size_slot, offsetof(rg_tools_conf_t, tool_result_limit),
+      NULL },
+
+      rg_null_command
+};
+
+
+rg_part_t  rg_tools_part = {
+    .name = "tools",
+    .commands = rg_tools_commands,
+    .create_conf = rg_tools_create_conf,
+    .init_conf = rg_tools_init_conf,
+    .init_worker = rg_tools_init_worker,
+    .exit_worker = rg_tools_exit_worker,
+    .version = rg_tools_version
+};
+
+
+/* thread_pool default threads=4 max_queue=65536; */
+static char *
+rg_tools_thread_pool(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_int_t          v;
+    rg_str_t         *a;
+    rg_uint_t         i;
+    rg_tools_conf_t  *tcf;
+
+    tcf = conf;
+
+    if (!rg_str_eq(&cf->args[1], "default")) {
+        return "names a pool other than \"default\": tools run in the "
+               "pool \"default\"";
+    }
+
+    if (tcf->pool_threads != RG_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    tcf->pool_threads = 4;
+    tcf->pool_max_queue = 65536;
+
+    for (i = 2; i < cf->nargs; i++) {
+        a = &cf->args[i];
+
+        if (a->len > 8 && memcmp(a->data, "threads=", 8) == 0) {
+            v = rg_atoi(a->data + 8, a->len - 8);
+            if (v < 1 || v > 512) {
+                return "expects threads=N with N from 1 to 512";
+            }
+            tcf->pool_threads = v;
+
+        } else if (a->len > 10 && memcmp(a->data, "max_queue=", 10) == 0) {
+            v = rg_atoi(a->data + 10, a->len - 10);
+            if (v < 1) {
+                return "expects max_queue=N with N of 1 or more";
+            }
+            tcf->pool_max_queue = v;
+
+        } else {
+            return "expects threads=N or max_queue=N";
+        }
+    }
+
+    return RG_CONF_OK;
+}
+
+
+static void *
+rg_tools_create_conf(rg_cycle_t *cycle)
+{
+    rg_tools_conf_t  *tcf;
+
+    tcf = rg_pcalloc(cycle->pool, sizeof(rg_tools_conf_t));
+    if (tcf == NULL
+        || rg_array_init(&tcf->modules, cycle->pool, 8, sizeof(void *))
+           != RG_OK
+        || rg_array_init(&tcf->tools, cycle->pool, 16,
+                         sizeof(rg_tool_entry_t)) != RG_OK)
+    {
+        return NULL;
+    }
+
+    tcf->pool_threads = RG_CONF_UNSET;
+    tcf->pool_max_queue = RG_CONF_UNSET;
+    tcf->isolated_helpers = RG_CONF_UNSET;
+    tcf->tool_result_limit = RG_CONF_UNSET_SIZE;
+
+    /* modules are unloaded with the pool */
+    if (rg_pool_cleanup_add(cycle->pool, rg_module_unload_all, tcf)
+        == NULL)
+    {
+        return NULL;
+    }
+
+    return tcf;
+}
+
+
+static char *
+rg_tools_init_conf(rg_cycle_t *cycle, void *conf)
+{
+    rg_tools_conf_t  *tcf;
+
+    tcf = conf;
+
+    if (tcf->tool_result_limit == RG_CONF_UNSET_SIZE) {
+        tcf->tool_result_limit = 4000;
+    }
+
+    if (tcf->pool_threads == RG_CONF_UNSET) {
+        tcf->pool_threads = 4;
+        tcf->pool_max_queue = 65536;
+    }
+
+    if (tcf->isolated_helpers == RG_CONF_UNSET) {
+        tcf->isolated_helpers = 4;
+    }
+
+    return rg_module_init_all(cycle) == RG_OK ? RG_CONF_OK : RG_CONF_ERROR;
+}
+
+
+/* -V: what modules are built against, and what exec can confine with */
+static void
+rg_tools_version(FILE *f)
+{
+    fprintf(f, "tool module ABI: %d (%s)\n", RG_TOOL_ABI_VERSION,
+            RG_TOOL_SIGNATURE);
+    fprintf(f, "exec confinement: %s\n", rg_confine_describe());
+}
