@@ -213,7 +213,7 @@ rg_test_teardown(void **state)
 
     rg_redis_destroy(ctx->r);
     if (ctx->dns) {
-        evdns_base_free(ctx->dns, 0);
+        evdns_base_free(ctx->dns, 1);   /* pending requests freed too */
     }
     rg_test_redis_stop(ctx->srv);
     event_base_free(ctx->base);
