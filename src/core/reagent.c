@@ -247,11 +247,19 @@ main(int argc, char **argv)
     }
 
     if (test) {
-        fprintf(stderr, "reagent: the configuration file %s syntax is ok\n"
-                "reagent: configuration file %s test is successful\n",
-                conf, conf);
-        rg_cycle_destroy(cycle);
+        fprintf(stderr, "reagent: the configuration file %s syntax is ok\n",
+                conf);
+
         rc = 0;
+        for (i = 0; rg_parts[i]; i++) {
+            if (rg_parts[i]->check && rg_parts[i]->check(cycle) != RG_OK) {
+                rc = 1;
+            }
+        }
+
+        fprintf(stderr, "reagent: configuration file %s test %s\n", conf,
+                rc ? "failed" : "is successful");
+        rg_cycle_destroy(cycle);
         goto done;
     }
 

@@ -396,7 +396,11 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
         return RG_CONF_ERROR;
     }
 
-    if (!(cmd->type & RG_CONF_BLOCK) && last != RG_OK) {
+    cf->opens_block = last == RG_CONF_BLOCK_START;
+
+    if (!(cmd->type & (RG_CONF_BLOCK | RG_CONF_MAYBE_BLOCK))
+        && last != RG_OK)
+    {
         rg_conf_log_error(RG_LOG_EMERG, cf, 0,
                           "directive \"%.*s\" is not terminated by \";\"",
                           (int) name->len, name->data);

@@ -24,6 +24,7 @@
 #define RG_CONF_2MORE       0x00002000
 #define RG_CONF_FLAG        0x00004000   /* on | off */
 #define RG_CONF_BLOCK       0x00010000
+#define RG_CONF_MAYBE_BLOCK 0x00020000   /* ";" or a block: opens_block */
 #define RG_CONF_ARGS_MASK   0x00007f00
 
 #define RG_CONF_MAX_ARGS    16
@@ -80,6 +81,7 @@ struct rg_conf_s {
 
     rg_uint_t           depth;      /* include nesting */
     rg_uint_t           block;      /* block nesting */
+    rg_uint_t           opens_block; /* a MAYBE_BLOCK directive has "{" */
 
     char                errmsg[512]; /* the last error, for -t and tests */
 };

@@ -51,6 +51,10 @@ struct rg_part_s {
     rg_int_t          (*init_worker)(rg_engine_t *e);
     void              (*exit_worker)(rg_engine_t *e);
 
+    /* what `reagent -t` checks beyond the file (a server that must be
+     * reachable): RG_OK, or RG_ERROR after saying why on stderr */
+    rg_int_t          (*check)(rg_cycle_t *cycle);
+
     const rg_cli_t *const *cli;       /* its commands, NULL-ended, or NULL */
     const char         *help;         /* its paragraph of -h, or NULL */
     void              (*version)(FILE *f);  /* its lines for -V, or NULL */

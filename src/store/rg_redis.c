@@ -1158,6 +1158,27 @@ rg_redis_destroy(rg_redis_t *r)
 }
 
 
+rg_int_t
+rg_redis_add_seed(rg_redis_t *r, const char *host, int port)
+{
+    rg_uint_t  i;
+
+    if (r->slots == NULL) {
+        return RG_DECLINED;          /* one server without a cluster */
+    }
+
+    for (i = 0; i < r->nnodes; i++) {
+        if (r->nodes[i]->host && r->nodes[i]->port == port
+            && strcmp(r->nodes[i]->host, host) == 0)
+        {
+            return RG_OK;
+        }
+    }
+
+    return rg_redis_node_add(r, host, port, NULL) ? RG_OK : RG_ERROR;
+}
+
+
 rg_uint_t
 rg_redis_connected(rg_redis_t *r)
 {

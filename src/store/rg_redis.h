@@ -93,6 +93,9 @@ void rg_redis_cancel(rg_redis_cmd_t *cmd);
 
 rg_int_t rg_redis_script_init(rg_redis_script_t *script);
 
+/* another node to reach a cluster through, beside the configured one */
+rg_int_t rg_redis_add_seed(rg_redis_t *r, const char *host, int port);
+
 /* 1 while at least one connection is ready */
 rg_uint_t rg_redis_connected(rg_redis_t *r);
 const char *rg_redis_address(rg_redis_t *r);
