@@ -9,6 +9,7 @@
 #include <rg_cycle.h>
 #include <rg_engine.h>
 #include <rg_redis.h>
+#include <rg_store.h>
 
 #define RG_STORE_MEMORY        1      /* the embedded store */
 #define RG_STORE_REDIS         2
