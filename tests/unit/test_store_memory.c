@@ -260,9 +260,47 @@ rg_test_directive(void **state)
     rg_cycle_destroy(cycle);
 
     assert_null(rg_test_cycle(err, sizeof(err), "store redis;\n"));
-    assert_string_equal(err, "\"store\" directive names a store other than "
-                             "\"memory\": the store of one process is "
-                             "\"memory\" in test.conf:1");
+    assert_string_equal(err, "\"store\" directive expects a block: store "
+                             "redis { server HOST:PORT; } in test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "store disk;\n"));
+    assert_string_equal(err, "\"store\" directive expects \"memory\" or "
+                             "\"redis\" in test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "store memory { }\n"));
+    assert_string_equal(err, "\"store\" directive takes no block with "
+                             "\"memory\": store memory max_keys=N "
+                             "max_bytes=SIZE; in test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "store redis { }\n"));
+    assert_string_equal(err, "\"store redis\" needs a \"server\" "
+                             "(HOST:PORT or unix:/PATH) in test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "\nstore redis {\n"
+                              "server 127.0.0.1:70000;\n}\n"));
+    assert_string_equal(err, "\"server\" \"127.0.0.1:70000\" has an "
+                             "invalid port in test.conf:2");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "store redis { server a:1; "
+                              "server b:2; }\n"));
+    assert_string_equal(err, "\"store redis\" names 2 servers: more than "
+                             "one is for a cluster (\"cluster on;\") in "
+                             "test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "store redis { server a:1; "
+                              "cluster on; database 2; }\n"));
+    assert_string_equal(err, "a cluster has only database 0: \"database "
+                             "2\" cannot be used with \"cluster on\" in "
+                             "test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "store redis { server a:1; "
+                              "password_env RG_TEST_NO_SUCH_VAR; }\n"));
+    assert_string_equal(err, "\"password_env\" names RG_TEST_NO_SUCH_VAR, "
+                             "which is not set in test.conf:1");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "server a:1;\n"));
+    assert_string_equal(err, "\"server\" directive is not allowed here in "
+                             "test.conf:1");
 
     assert_null(rg_test_cycle(err, sizeof(err),
                               "store memory max_bytes=100;\n"));
