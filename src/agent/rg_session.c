@@ -13,6 +13,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_session.h>
+#include <rg_digest.h>
 #include <rg_turn.h>
 #include <rg_transcript.h>
 #include <rg_session_context.h>
@@ -185,8 +186,15 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
 
     rg_msgs_init(&s->msgs);
 
-    snprintf(s->id, sizeof(s->id), "s-%s-%llu", e->tag,
-             (unsigned long long) ++rg_agent_ctx(e)->seq);
+    /* 128 random bits: ids of many processes on many machines, which
+     * share one store, never collide */
+    s->id[0] = 's';
+    s->id[1] = '-';
+    if (rg_random_hex(s->id + 2, 16) != RG_OK) {
+        goto failed;
+    }
+
+    rg_agent_ctx(e)->seq++;
 
     if (task_id) {
         s->task_id = rg_pstrdup(pool, task_id, strlen(task_id));

@@ -68,7 +68,7 @@ struct rg_session_s {
     rg_llm_conf_t      *llm;          /* the agent's, or its fallback */
     rg_pool_t          *pool;
     rg_log_t            log;
-    char                id[32];
+    char                id[48];       /* "s-" and 128 random bits */
     char               *task_id;      /* the caller's, for logs */
 
     rg_session_state_e  state;

@@ -14,6 +14,7 @@
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_turn.h>
+#include <rg_digest.h>
 #include <rg_transcript.h>
 #include <rg_module.h>
 #include <rg_tools_conf.h>
@@ -341,22 +342,28 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
         }
 
         if (rg_turn_dedupable(s, j)) {
-            klen = slen + 64 + a->name.len;
+            char  digest[RG_SHA256_HEX];
+
+            /* the call's digest: its name, a NUL, its arguments in
+             * canonical JSON; the same in every process */
+            if (rg_sha256_hex(digest, sig, slen, NULL, 0) != RG_OK) {
+                continue;
+            }
+
+            klen = 80 + a->name.len;
             key = rg_palloc(s->pool, klen);
             if (key == NULL) {
                 continue;
             }
 
-            /* the signature holds a NUL between name and arguments */
-            k = snprintf(key, klen, "dd:%s:%s:",
-                         a->dedupe == RG_DEDUPE_AGENT ? "a" : "g",
-                         a->dedupe == RG_DEDUPE_AGENT ? a->name.data : "");
-            memcpy(key + k, sig, slen);
-            key[k + c->name.len] = ':';
-            key[k + slen] = '\0';
+            if (a->dedupe == RG_DEDUPE_AGENT) {
+                k = snprintf(key, klen, "dd:a:%s:%s", a->name.data, digest);
+            } else {
+                k = snprintf(key, klen, "dd:g:%s", digest);
+            }
 
             s->extra[i].key = key;
-            s->extra[i].klen = k + slen;
+            s->extra[i].klen = k;
         }
     }
 

@@ -1,0 +1,81 @@
+/* rg_digest.c: SHA-256 in hex through OpenSSL's EVP interface, and random
+ * bytes from getrandom(2) (never a seeded PRNG: ids of many processes on
+ * many machines must not collide). */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_digest.h>
+#include <openssl/evp.h>
+#include <sys/random.h>
+
+
+static void
+rg_digest_hex(char *out, const unsigned char *p, size_t n)
+{
+    size_t             i;
+    static const char  hex[] = "0123456789abcdef";
+
+    for (i = 0; i < n; i++) {
+        out[2 * i] = hex[p[i] >> 4];
+        out[2 * i + 1] = hex[p[i] & 0x0f];
+    }
+
+    out[2 * n] = '\0';
+}
+
+
+rg_int_t
+rg_sha256_hex(char out[RG_SHA256_HEX], const void *p1, size_t l1,
+    const void *p2, size_t l2)
+{
+    unsigned int    n;
+    unsigned char   md[EVP_MAX_MD_SIZE];
+    EVP_MD_CTX     *ctx;
+
+    ctx = EVP_MD_CTX_new();
+    if (ctx == NULL) {
+        return RG_ERROR;
+    }
+
+    if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1
+        || (l1 && EVP_DigestUpdate(ctx, p1, l1) != 1)
+        || (l2 && EVP_DigestUpdate(ctx, p2, l2) != 1)
+        || EVP_DigestFinal_ex(ctx, md, &n) != 1 || n != 32)
+    {
+        EVP_MD_CTX_free(ctx);
+        return RG_ERROR;
+    }
+
+    EVP_MD_CTX_free(ctx);
+    rg_digest_hex(out, md, 32);
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_random_hex(char *out, size_t nbytes)
+{
+    size_t          got;
+    ssize_t         n;
+    unsigned char   buf[64];
+
+    if (nbytes > sizeof(buf)) {
+        return RG_ERROR;
+    }
+
+    for (got = 0; got < nbytes; got += (size_t) n) {
+        n = getrandom(buf + got, nbytes - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) {
+                n = 0;
+                continue;
+            }
+            return RG_ERROR;
+        }
+    }
+
+    rg_digest_hex(out, buf, nbytes);
+
+    return RG_OK;
+}
