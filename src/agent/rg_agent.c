@@ -24,6 +24,13 @@ rg_agent_init_worker(rg_engine_t *e)
 
     rg_engine_ctx(e, &rg_agent_part) = ctx;
 
+    /* who holds a session, as the store shows it */
+    if (gethostname(ctx->worker, sizeof(ctx->worker) - 24) != 0) {
+        snprintf(ctx->worker, sizeof(ctx->worker), "localhost");
+    }
+    ctx->worker[sizeof(ctx->worker) - 24] = '\0';
+    snprintf(ctx->worker + strlen(ctx->worker), 24, ":%d", (int) getpid());
+
     rg_tools_set_agent_runner(rg_tools_ctx(e), rg_child_start,
                               rg_child_stop);
 

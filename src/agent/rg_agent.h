@@ -26,6 +26,10 @@ typedef struct {
     rg_agent_stats_t    stats;
     rg_uint_t           live;         /* sessions not yet destroyed */
     uint64_t            seq;          /* the last session's number */
+    char                worker[128];  /* "host:pid", for the store */
+    uint64_t            checkpoints;
+    uint64_t            checkpoint_retries;
+    uint64_t            resumed;
 } rg_agent_ctx_t;
 
 

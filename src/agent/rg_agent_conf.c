@@ -135,6 +135,8 @@ static rg_command_t  rg_agent_commands[] = {
 static const rg_cli_t  *rg_agent_cli[] = {
     &rg_run_cli,
     &rg_replay_cli,
+    &rg_resume_cli,
+    &rg_status_cli,
     NULL
 };
 

@@ -39,7 +39,10 @@ rg_msgs_append(rg_msgs_t *m, rg_pool_t *pool, uint8_t role,
     msg->next = NULL;
     msg->role = role;
     msg->shortened = 0;
+    msg->inserted = 0;
+    msg->short_stored = 0;
     msg->ncalls = 0;
+    msg->seq = 0;
     msg->json.len = len;
     msg->json.data = copy ? rg_pstrdup(pool, json, len) : (char *) json;
 

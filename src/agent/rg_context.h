@@ -18,7 +18,11 @@ struct rg_msg_s {
     rg_str_t            json;
     uint8_t             role;         /* 's', 'u', 'a', 't' */
     uint8_t             shortened;    /* its content was trimmed */
+    uint8_t             inserted;     /* a summary, after the task */
+    uint8_t             short_stored; /* the store has its shortening */
     uint32_t            ncalls;       /* an assistant's tool calls */
+    uint32_t            seq;          /* its place in the store, + 1; 0:
+                                         not stored (rg_durable.c) */
 };
 
 typedef struct {

@@ -116,6 +116,7 @@ typedef struct {
     rg_session_t       *session;
     struct event       *sigint;
     struct event       *sigterm;
+    rg_uint_t           done;
 } rg_run_ctx_t;
 
 
@@ -125,6 +126,7 @@ rg_run_done(rg_session_t *s)
     rg_run_ctx_t  *ctx;
 
     ctx = s->data;
+    ctx->done = 1;
     event_del(ctx->sigint);
     event_del(ctx->sigterm);
     event_base_loopbreak(s->engine->base);
@@ -138,6 +140,34 @@ rg_run_signal(evutil_socket_t sig, short what, void *arg)
 
     ctx = arg;
     rg_session_cancel(ctx->session, "interrupted by a signal");
+}
+
+
+/* the answer on stdout, the status on stderr */
+void
+rg_run_report(rg_session_t *s)
+{
+    char    *text;
+    size_t   len;
+
+    if (s->answer.data) {
+        text = rg_strdup_len(s->answer.data, s->answer.len);
+        len = text ? rg_secret_scrub(text, s->answer.len) : 0;
+
+        fwrite(text, 1, len, stdout);
+        if (len == 0 || text[len - 1] != '\n') {
+            fputc('\n', stdout);
+        }
+        fflush(stdout);
+        free(text);
+    }
+
+    fprintf(stderr, "status: %s%s%s (rounds %lu, tool calls %lu, "
+            "tokens %lld, %llu ms)\n", rg_session_state_name(s->state),
+            s->reason ? ": " : "", s->reason ? s->reason : "",
+            (unsigned long) s->round, (unsigned long) s->tool_calls,
+            (long long) (s->prompt_tokens + s->completion_tokens),
+            (unsigned long long) (s->elapsed + s->ended - s->started));
 }
 
 
@@ -175,6 +205,11 @@ rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
         return 1;
     }
 
+    if (s->durable) {
+        fprintf(stderr, "session: %s (the store keeps it: reagent resume "
+                "%s)\n", s->id, s->id);
+    }
+
     /* SIGTERM ends a run as Ctrl-C does: a status line, the transcript */
     ctx.session = s;
     ctx.sigint = evsignal_new(e->base, SIGINT, rg_run_signal, &ctx);
@@ -194,28 +229,15 @@ rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
         rg_transcript_start(s);
     }
 
-    if (rg_session_start(s) == RG_OK || !rg_session_final(s)) {
-        event_base_dispatch(e->base);
+    rg_session_start(s);
+
+    /* the end is heard once its status is stored, when the store keeps
+     * sessions */
+    while (!ctx.done && event_base_dispatch(e->base) == 0) {
+        /* a loopbreak of another kind: go on */
     }
 
-    if (s->answer.data) {
-        text = rg_strdup_len(s->answer.data, s->answer.len);
-        len = text ? rg_secret_scrub(text, s->answer.len) : 0;
-
-        fwrite(text, 1, len, stdout);
-        if (len == 0 || text[len - 1] != '\n') {
-            fputc('\n', stdout);
-        }
-        fflush(stdout);
-        free(text);
-    }
-
-    fprintf(stderr, "status: %s%s%s (rounds %lu, tool calls %lu, "
-            "tokens %lld, %llu ms)\n", rg_session_state_name(s->state),
-            s->reason ? ": " : "", s->reason ? s->reason : "",
-            (unsigned long) s->round, (unsigned long) s->tool_calls,
-            (long long) (s->prompt_tokens + s->completion_tokens),
-            (unsigned long long) (s->ended - s->started));
+    rg_run_report(s);
 
     rc = s->state == RG_SESSION_DONE ? 0 : 2;
 

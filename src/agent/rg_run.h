@@ -32,6 +32,14 @@ int rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
 rg_engine_t *rg_run_engine(rg_cycle_t *cycle, rg_run_opts_t *o,
     const char *arg);
 
+struct rg_session_s;
+
+/* a session's answer on stdout and its status line on stderr */
+void rg_run_report(struct rg_session_s *s);
+
+extern const rg_cli_t  rg_resume_cli;
+extern const rg_cli_t  rg_status_cli;
+
 /* one task on agent_name, to its end; the exit code */
 int rg_run_task(rg_engine_t *e, const char *agent_name,
     const char *transcript, const char *task);

@@ -14,6 +14,7 @@
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_digest.h>
+#include <rg_durable.h>
 #include <rg_turn.h>
 #include <rg_transcript.h>
 #include <rg_session_context.h>
@@ -32,6 +33,8 @@ static const char  *rg_session_states[] = {
 };
 
 
+static void rg_session_deadline_handler(evutil_socket_t fd, short what,
+    void *arg);
 static void rg_session_model_handler(rg_llm_req_t *r,
     rg_llm_response_t *resp);
 
@@ -144,6 +147,20 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
                  (unsigned long long) (s->ended - s->started),
                  s->reason ? ": " : "", s->reason ? s->reason : "");
 
+    /* the final status goes to the store first; the owner hears of the
+     * end once it is there */
+    if (s->durable && !s->fenced) {
+        rg_durable_final(s);     /* may destroy s: nothing after this */
+        return;
+    }
+
+    rg_session_handler(s);       /* may destroy s: nothing after this */
+}
+
+
+void
+rg_session_handler(rg_session_t *s)
+{
     if (s->handler && !s->handler_called) {
         s->handler_called = 1;
         s->handler(s);           /* may destroy s: nothing after this */
@@ -152,11 +169,12 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
 
 
 rg_session_t *
-rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
-    const char *task_id, const char *input, size_t len,
-    rg_session_handler_pt handler, void *data)
+rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
+    size_t idlen, const char *task_id, rg_session_handler_pt handler,
+    void *data)
 {
     rg_pool_t     *pool;
+    rg_store_t    *st;
     rg_session_t  *s;
 
     pool = rg_pool_create(4096);
@@ -183,15 +201,30 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
     s->max_tokens = agent->max_tokens;
     s->deadline = agent->deadline;
     s->bytes_per_token = 4.0;
+    s->created = rg_wall_msec();
+
+    st = rg_store_ctx(e);
+    s->durable = st && st->durable;
 
     rg_msgs_init(&s->msgs);
 
-    /* 128 random bits: ids of many processes on many machines, which
-     * share one store, never collide */
-    s->id[0] = 's';
-    s->id[1] = '-';
-    if (rg_random_hex(s->id + 2, 16) != RG_OK) {
-        goto failed;
+    if (id) {
+        if (idlen == 0 || idlen >= sizeof(s->id)) {
+            rg_pool_destroy(pool);
+            return NULL;
+        }
+        memcpy(s->id, id, idlen);
+        s->id[idlen] = '\0';
+
+    } else {
+        /* 128 random bits: ids of many processes on many machines, which
+         * share one store, never collide */
+        s->id[0] = 's';
+        s->id[1] = '-';
+        if (rg_random_hex(s->id + 2, 16) != RG_OK) {
+            rg_pool_destroy(pool);
+            return NULL;
+        }
     }
 
     rg_agent_ctx(e)->seq++;
@@ -204,25 +237,16 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
     s->log.handler = rg_session_log_handler;
     s->log.data = s;
 
-    /* the system message is the agent's, shared by all its sessions */
-    if (agent->system_msg
-        && rg_msgs_append(&s->msgs, pool, 's', agent->system_msg,
-                          agent->system_msg_len, 0) != RG_OK)
-    {
-        goto failed;
-    }
-
-    if (rg_session_append_text(s, 'u', NULL, input, len) != RG_OK) {
-        goto failed;
-    }
-
     if (agent->toolset.ntools) {
         s->tool_counts = rg_pcalloc(pool, agent->toolset.ntools
                                           * sizeof(rg_uint_t));
         if (s->tool_counts == NULL) {
-            goto failed;
+            rg_pool_destroy(pool);
+            return NULL;
         }
     }
+
+    evtimer_assign(&s->deadline_ev, e->base, rg_session_deadline_handler, s);
 
     rg_llm_req_init(&s->req, rg_llm_upstream(e, s->llm), -1,
                     rg_session_model_handler, s, &s->log);
@@ -233,11 +257,36 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
     rg_agent_ctx(e)->stats.sessions++;
 
     return s;
+}
 
-failed:
 
-    rg_pool_destroy(pool);
-    return NULL;
+rg_session_t *
+rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
+    const char *task_id, const char *input, size_t len,
+    rg_session_handler_pt handler, void *data)
+{
+    rg_session_t  *s;
+
+    s = rg_session_alloc(e, agent, NULL, 0, task_id, handler, data);
+    if (s == NULL) {
+        return NULL;
+    }
+
+    /* the system message is the agent's, shared by all its sessions */
+    if (agent->system_msg
+        && rg_msgs_append(&s->msgs, s->pool, 's', agent->system_msg,
+                          agent->system_msg_len, 0) != RG_OK)
+    {
+        rg_session_destroy(s);
+        return NULL;
+    }
+
+    if (rg_session_append_text(s, 'u', NULL, input, len) != RG_OK) {
+        rg_session_destroy(s);
+        return NULL;
+    }
+
+    return s;
 }
 
 
@@ -257,6 +306,7 @@ rg_session_destroy(rg_session_t *s)
     rg_turn_cancel_lookups(s);
 
     rg_turn_drop_args(s);
+    rg_durable_stop(s);
 
     if (s->deadline_set) {
         event_del(&s->deadline_ev);
@@ -292,22 +342,59 @@ rg_session_deadline_handler(evutil_socket_t fd, short what, void *arg)
 }
 
 
-rg_int_t
-rg_session_start(rg_session_t *s)
+static void
+rg_session_ask_next(rg_session_t *s)
+{
+    if (rg_session_ask(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED,
+                          "could not start the model call (out of memory)");
+    }
+}
+
+
+void
+rg_session_continue(rg_session_t *s)
+{
+    s->state = RG_SESSION_MODEL_WAIT;
+
+    if (s->durable) {
+        s->cp_partial = 0;
+        rg_durable_checkpoint(s, rg_session_ask_next);
+        return;
+    }
+
+    rg_session_ask_next(s);
+}
+
+
+void
+rg_session_arm_deadline(rg_session_t *s, rg_msec_t ms)
 {
     struct timeval  tv;
 
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    evtimer_add(&s->deadline_ev, &tv);
+    s->deadline_set = 1;
+}
+
+
+rg_int_t
+rg_session_start(rg_session_t *s)
+{
     s->started = rg_monotonic_msec();
 
     rg_log_debug(&s->log, "session started");
 
     if (s->deadline) {
-        tv.tv_sec = s->deadline / 1000;
-        tv.tv_usec = (s->deadline % 1000) * 1000;
-        evtimer_assign(&s->deadline_ev, s->engine->base,
-                       rg_session_deadline_handler, s);
-        evtimer_add(&s->deadline_ev, &tv);
-        s->deadline_set = 1;
+        rg_session_arm_deadline(s, s->deadline);
+    }
+
+    /* the store holds the task before the first model call */
+    if (s->durable) {
+        s->cp_partial = 0;
+        rg_durable_checkpoint(s, rg_session_ask_next);
+        return RG_OK;
     }
 
     if (rg_session_ask(s) != RG_OK) {
@@ -473,6 +560,20 @@ rg_session_retryable(rg_llm_status_e st)
 }
 
 
+void
+rg_session_use_llm(rg_session_t *s, rg_llm_conf_t *llm)
+{
+    rg_llm_req_free(&s->req);
+    rg_llm_lane_release(s->req.up, s->req.lane);
+
+    s->llm = llm;
+
+    rg_llm_req_init(&s->req, rg_llm_upstream(s->engine, llm), -1,
+                    rg_session_model_handler, s, &s->log);
+    s->req.lane = rg_llm_lane_acquire(s->req.up);
+}
+
+
 static void
 rg_session_use_fallback(rg_session_t *s)
 {
@@ -484,15 +585,8 @@ rg_session_use_fallback(rg_session_t *s)
                  "back to llm \"%.*s\"", (int) s->llm->name.len,
                  s->llm->name.data, (int) fb->name.len, fb->name.data);
 
-    rg_llm_req_free(&s->req);
-    rg_llm_lane_release(s->req.up, s->req.lane);
-
-    s->llm = fb;
+    rg_session_use_llm(s, fb);
     s->fallback_used = 1;
-
-    rg_llm_req_init(&s->req, rg_llm_upstream(s->engine, fb), -1,
-                    rg_session_model_handler, s, &s->log);
-    s->req.lane = rg_llm_lane_acquire(s->req.up);
 
     if (rg_session_build_prefix(s) != RG_OK || rg_session_ask(s) != RG_OK) {
         rg_session_finish(s, RG_SESSION_FAILED, "out of memory");

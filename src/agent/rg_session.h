@@ -46,6 +46,7 @@ typedef struct {
     size_t              len;
     rg_uint_t           round;
     rg_str_t            result;
+    rg_uint_t           stored_round; /* what the store holds; 0: none */
 } rg_session_sig_t;
 
 
@@ -121,6 +122,26 @@ struct rg_session_s {
     void               *data;
 
     json_t             *transcript;   /* when recording */
+
+    /* in the store, when it outlives the process (rg_durable.c) */
+    rg_store_op_t      *cp_op;        /* a checkpoint in flight */
+    void              (*cp_next)(rg_session_t *s);
+    struct event        cp_retry;
+    rg_msec_t           cp_failing;   /* the store refuses since, or 0 */
+    rg_uint_t           cp_attempts;
+    rg_uint_t           stored;       /* items of its list in the store */
+    uint32_t           *dropped;      /* stored messages compaction took */
+    rg_uint_t           ndropped;
+    rg_uint_t           dropped_cap;
+    int64_t             lease;        /* fencing token, 0: none */
+    rg_msec_t           created;      /* wall clock */
+    rg_msec_t           elapsed;      /* run time before a resume */
+
+    unsigned            durable:1;
+    unsigned            cp_partial:1; /* a turn about to run its tools */
+    unsigned            cp_retry_set:1;
+    unsigned            fenced:1;     /* another worker owns it now */
+    unsigned            resumed:1;
     unsigned            handler_called:1;
     unsigned            deadline_set:1;
     unsigned            context_retried:1;
@@ -131,6 +152,11 @@ struct rg_session_s {
 
 rg_session_t *rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
     const char *task_id, const char *input, size_t len,
+    rg_session_handler_pt handler, void *data);
+/* a session with no message yet, of the given id (NULL: a new one);
+ * rg_session_create() adds the system message and the task */
+rg_session_t *rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent,
+    const char *id, size_t idlen, const char *task_id,
     rg_session_handler_pt handler, void *data);
 rg_int_t rg_session_start(rg_session_t *s);
 void rg_session_cancel(rg_session_t *s, const char *reason);
@@ -150,6 +176,14 @@ rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,
     const char *tool_id, const char *text, size_t len);
 /* the next model call, or the session's end at its token budget */
 rg_int_t rg_session_ask(rg_session_t *s);
+/* after a turn: the checkpoint (when the store is durable), then the
+ * next model call; failures end the session */
+void rg_session_continue(rg_session_t *s);
+/* calls the owner's handler, once */
+void rg_session_handler(rg_session_t *s);
+/* model calls from now on go to llm (a fallback) */
+void rg_session_use_llm(rg_session_t *s, rg_llm_conf_t *llm);
+void rg_session_arm_deadline(rg_session_t *s, rg_msec_t ms);
 /* the prefix when the session differs from its agent: a fallback llm,
  * or tools that reached their cap and are no longer offered */
 rg_int_t rg_session_build_prefix(rg_session_t *s);

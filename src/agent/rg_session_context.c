@@ -8,6 +8,7 @@
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_session_context.h>
+#include <rg_durable.h>
 #include <rg_llm_request.h>
 
 
@@ -20,6 +21,7 @@ static const char  rg_session_context_prompt[] =
 void
 rg_session_context_compact(rg_session_t *s, size_t target)
 {
+    rg_msg_t            *m;
     rg_context_result_t  res;
 
     if (rg_context_compact(&s->msgs, s->pool, target,
@@ -27,6 +29,14 @@ rg_session_context_compact(rg_session_t *s, size_t target)
         != RG_OK)
     {
         return;
+    }
+
+    /* what the store holds of the dropped messages goes at the next
+     * checkpoint */
+    for (m = res.dropped; m; m = m->next) {
+        if (m->seq) {
+            rg_durable_dropped(s, m->seq);
+        }
     }
 
     if (res.shortened || res.dropped_rounds) {
@@ -45,7 +55,6 @@ rg_session_context_compact(rg_session_t *s, size_t target)
         s->summaries++;
         s->summary_round = s->round;
         rg_buf_t   b;
-        rg_msg_t  *m;
 
         /* the dropped rounds become the input of a summary call */
         memset(&b, 0, sizeof(b));
@@ -119,6 +128,7 @@ rg_session_context_summary(rg_session_t *s, rg_llm_response_t *resp)
                     == RG_OK)
                 {
                     m->role = 'u';
+                    m->inserted = 1;
                     m->json.data = rg_pstrdup(s->pool, j.data, j.len);
                     m->json.len = j.len;
                     if (m->json.data) {

@@ -481,6 +481,7 @@ rg_turn_remember(rg_session_t *s, rg_uint_t i, const char *text,
     s->sigs[s->nsigs].round = s->round;
     s->sigs[s->nsigs].result.data = rg_pstrdup(s->pool, text, len);
     s->sigs[s->nsigs].result.len = len;
+    s->sigs[s->nsigs].stored_round = 0;
 
     if (s->sigs[s->nsigs].result.data) {
         s->nsigs++;
@@ -573,8 +574,6 @@ rg_turn_done(rg_tool_turn_t *turn)
     rg_tools_turn_destroy(turn);
     s->turn = NULL;
 
-    if (rg_session_ask(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED,
-                          "could not start the model call (out of memory)");
-    }
+    /* the turn is in the store before the next model call */
+    rg_session_continue(s);
 }

@@ -174,7 +174,9 @@ main(int argc, char **argv)
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
 
-        } else if (cmd && (n = cmd->option(opts, argc, argv, i)) != 0) {
+        } else if (cmd && cmd->option
+                   && (n = cmd->option(opts, argc, argv, i)) != 0)
+        {
             if (n < 0) {
                 goto done;
             }

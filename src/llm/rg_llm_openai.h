@@ -39,7 +39,7 @@ typedef struct {
 } rg_llm_tool_call_t;
 
 
-typedef struct {
+typedef struct rg_llm_response_s {
     rg_llm_status_e     status;
     int                 http_status;
 

@@ -112,3 +112,35 @@ rg_llm_message_edit(const char *msg, size_t len, size_t min,
 {
     return rg_llm_openai_edit(msg, len, min, edit, data, out);
 }
+
+
+rg_int_t
+rg_llm_message_calls(rg_pool_t *pool, const char *msg, size_t len,
+    rg_uint_t max_calls, rg_llm_response_t *resp)
+{
+    rg_int_t  rc;
+    rg_buf_t  b;
+
+    memset(&b, 0, sizeof(b));
+
+    /* a completion that answers with it, read by the same parser */
+    if (rg_buf_append_lit(&b, "{\"choices\":[{\"index\":0,\"message\":")
+            != RG_OK
+        || rg_buf_append(&b, msg, len) != RG_OK
+        || rg_buf_append_lit(&b, ",\"finish_reason\":\"tool_calls\"}]}")
+           != RG_OK)
+    {
+        rg_buf_free(&b);
+        return RG_ERROR;
+    }
+
+    rc = rg_llm_openai_parse(pool, 200, b.data, b.len, NULL, max_calls,
+                             resp);
+    rg_buf_free(&b);
+
+    if (rc != RG_OK || resp->status != RG_LLM_OK || resp->ncalls == 0) {
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}

@@ -72,4 +72,12 @@ rg_int_t rg_llm_body_end(rg_buf_t *b);
 rg_int_t rg_llm_message_edit(const char *msg, size_t len, size_t min,
     rg_llm_edit_pt edit, void *data, char **out);
 
+/* The tool calls of an assistant message this codec made (one kept in the
+ * store), read into resp as if a model had just answered with it; the
+ * ids are the message's own. RG_ERROR when it is not such a message or
+ * memory ran out. */
+struct rg_llm_response_s;
+rg_int_t rg_llm_message_calls(rg_pool_t *pool, const char *msg, size_t len,
+    rg_uint_t max_calls, struct rg_llm_response_s *resp);
+
 #endif /* RG_LLM_REQUEST_H */

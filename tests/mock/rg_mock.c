@@ -106,6 +106,7 @@ typedef struct {
     int                       stream_no_done;
     int                       stream_interleave;
     int                       quiet;
+    const char               *request_log;      /* one line per request */
 } rg_mock_conf_t;
 
 typedef struct {
@@ -2792,6 +2793,29 @@ rg_mock_record(struct evhttp_request *req, json_t *body)
 
     rg_mock.last_headers = headers;
     rg_mock.last_body = body ? json_incref(body) : json_null();
+
+    /* every request, for tests that compare two runs: its request id and
+     * its body, one JSON line each (a test tool; blocking is fine) */
+    if (rg_mock.conf.request_log) {
+        FILE    *f;
+        char    *line;
+        json_t  *rec;
+
+        rec = json_pack("{s:I, s:O?, s:O?}", "n",
+                        (json_int_t) rg_mock.stats.requests,
+                        "request_id", json_object_get(headers, "x-request-id"),
+                        "body", body);
+        line = rec ? json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        f = line ? fopen(rg_mock.conf.request_log, "a") : NULL;
+
+        if (f) {
+            fprintf(f, "%s\n", line);
+            fclose(f);
+        }
+
+        free(line);
+        json_decref(rec);
+    }
 }
 
 
@@ -3098,6 +3122,7 @@ rg_mock_usage(FILE *f)
         "  --stream-comments     a \": keep-alive\" comment between"
         " events\n"
         "  --stream-no-done      do not end streams with data: [DONE]\n"
+        "  --request-log FILE    append each request (id, body) as a JSON line\n"
         "  --quiet               log nothing but errors and the listen"
         " line\n"
         "  --help\n");
@@ -3155,6 +3180,7 @@ rg_mock_options(int argc, char **argv)
         { "stream-comments", no_argument,      NULL, 'm' },
         { "stream-no-done", no_argument,       NULL, 'D' },
         { "quiet",          no_argument,       NULL, 'q' },
+        { "request-log",    required_argument, NULL, 'R' },
         { "help",           no_argument,       NULL, '?' + 256 },
         { NULL, 0, NULL, 0 }
     };
@@ -3260,6 +3286,9 @@ rg_mock_options(int argc, char **argv)
             break;
         case 'D':
             conf->stream_no_done = 1;
+            break;
+        case 'R':
+            conf->request_log = optarg;
             break;
         case 'q':
             conf->quiet = 1;

@@ -1,0 +1,135 @@
+#!/bin/sh
+# test_durable.sh: sessions kept by `store redis` (src/agent/rg_durable.c)
+# with the real binary, a real redis-server and the mock model: the store
+# holds a finished session with every key under a TTL and `reagent status`
+# reads it from another process; a run killed with SIGKILL in the middle
+# of round 2 is finished by `reagent resume`, and its model requests are
+# byte for byte those of an uninterrupted run (the model call in flight
+# at the kill is the only one sent again); a resumed session that had
+# ended says so; an unknown id, and a store that cannot be reached at
+# start (run and -t), are clear errors naming what is wrong.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+
+rg_redis r
+
+# two calc calls, then an answer; fixed ids so that two runs send the same
+cat > "$tmp/script.json" <<'JSON'
+[{"message":{"tool_calls":[{"id":"c1","name":"calc","arguments":{"expression":"2+2"}}]}},
+ {"message":{"tool_calls":[{"id":"c2","name":"calc","arguments":{"expression":"3*3"}}]}},
+ {"message":{"content":"four and nine"}}]
+JSON
+
+rg_mock m --script "$tmp/script.json" --latency 300 \
+    --request-log "$tmp/requests.log"
+
+cat > "$tmp/d.conf" <<CONF
+load_module $(cd "$B" && pwd)/modules/calc.so;
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; tools calc; system_prompt "You add."; }
+store redis { server unix:$redis_sock; prefix "t:"; }
+CONF
+
+# an uninterrupted run
+"$R" -c "$tmp/d.conf" run -a a "do the sums" > "$tmp/u.out" 2> "$tmp/u.err"
+rg_equal "an uninterrupted run ends done" "$?" 0
+rg_expect "it prints its session id" "$tmp/u.err" '^session: s-[0-9a-f]{32} '
+uid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/u.err")
+cp "$tmp/requests.log" "$tmp/u.requests"
+
+rg_equal "the store holds its status" \
+    "$(rg_rcli hget "t:{$uid}:meta" status)" done
+rg_equal "and its answer" \
+    "$(rg_rcli hget "t:{$uid}:meta" answer)" "four and nine"
+# system, task, (answer, result) twice, the answer, and the repeat
+# guard's memory of the two calls
+rg_equal "and its records, appended" "$(rg_rcli llen "t:{$uid}:msgs")" 9
+
+notl=0
+for k in $(rg_rcli --scan --pattern '*'); do
+    [ "$(rg_rcli pttl "$k")" -gt 0 ] || notl=$((notl + 1))
+done
+rg_equal "every key has a TTL" "$notl" 0
+
+"$R" -c "$tmp/d.conf" status "$uid" > "$tmp/st.out" 2>&1
+rg_expect "status reads it from another process" "$tmp/st.out" \
+    '^status: done'
+rg_expect "with its answer" "$tmp/st.out" '^answer: four and nine'
+
+# killed in the middle of round 2: its second model call is in flight
+: > "$tmp/requests.log"
+"$R" -c "$tmp/d.conf" run -a a "do the sums" > "$tmp/k.out" 2> "$tmp/k.err" &
+kpid=$!
+pids="$pids $kpid"
+rg_wait_for "$tmp/requests.log" '"n":' 2
+sleep 0.1
+kill -9 $kpid
+wait $kpid 2>/dev/null
+kid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/k.err")
+
+rg_equal "the killed run's status is not final" \
+    "$(rg_rcli hget "t:{$kid}:meta" status)" model_wait
+rg_equal "it stopped after round 1" \
+    "$(rg_rcli hget "t:{$kid}:meta" round)" 1
+
+cp "$tmp/requests.log" "$tmp/k.requests"
+: > "$tmp/requests.log"
+
+"$R" -c "$tmp/d.conf" resume "$kid" > "$tmp/r.out" 2> "$tmp/r.err"
+rg_equal "resume finishes it" "$?" 0
+rg_expect "with the answer" "$tmp/r.out" '^four and nine$'
+rg_expect "and says where it resumed" "$tmp/r.err" 'resumed after round 1'
+rg_equal "the store says done" "$(rg_rcli hget "t:{$kid}:meta" status)" done
+
+# the requests: the killed run sent 1 and 2, the resumed one 2 again and 3
+body() {
+    sed -n "$2p" "$1" | jq -cS .body
+}
+
+rg_equal "the killed run sent two requests" \
+    "$(wc -l < "$tmp/k.requests" | tr -d ' ')" 2
+rg_equal "the resumed run sent two" \
+    "$(wc -l < "$tmp/requests.log" | tr -d ' ')" 2
+rg_equal "request 1 equals the uninterrupted run's" \
+    "$(body "$tmp/k.requests" 1)" "$(body "$tmp/u.requests" 1)"
+rg_equal "the one in flight is sent again, the same" \
+    "$(body "$tmp/requests.log" 1)" "$(body "$tmp/u.requests" 2)"
+rg_equal "and the next is the uninterrupted run's" \
+    "$(body "$tmp/requests.log" 2)" "$(body "$tmp/u.requests" 3)"
+rg_equal "with the resumed session's request id" \
+    "$(sed -n 2p "$tmp/requests.log" | jq -r .request_id)" "$kid-3"
+rg_equal "the records are those of an uninterrupted run" \
+    "$(rg_rcli llen "t:{$kid}:msgs")" 9
+
+# resuming an ended session gives its end
+"$R" -c "$tmp/d.conf" resume "$kid" > "$tmp/r2.out" 2> "$tmp/r2.err"
+rg_equal "resuming an ended session exits 0" "$?" 0
+rg_expect "and prints its answer" "$tmp/r2.out" '^four and nine$'
+
+"$R" -c "$tmp/d.conf" resume s-00000000000000000000000000000000 \
+    > "$tmp/r3.out" 2> "$tmp/r3.err"
+rg_equal "an unknown id exits 1" "$?" 1
+rg_expect "and says so" "$tmp/r3.err" 'no session "s-0+" in the store'
+
+# a store that cannot be reached
+sed "s|unix:$redis_sock|127.0.0.1:1; connect_timeout 300ms|" \
+    "$tmp/d.conf" > "$tmp/down.conf"
+"$R" -c "$tmp/down.conf" -t > "$tmp/t.out" 2>&1
+rg_equal "reagent -t fails when redis is down" "$?" 1
+rg_expect "and names the address" "$tmp/t.out" \
+    'redis 127.0.0.1:1 is not reachable within 300ms \(connect_timeout\): Connection refused in .*down.conf:4'
+"$R" -c "$tmp/d.conf" -t > "$tmp/t2.out" 2>&1
+rg_expect "and says it is reachable when it is" "$tmp/t2.out" \
+    "redis unix:$redis_sock is reachable"
+
+"$R" -c "$tmp/down.conf" run -a a "x" > "$tmp/dr.out" 2> "$tmp/dr.err"
+rg_equal "run exits 1 when redis is down at start" "$?" 1
+rg_expect "and says why" "$tmp/dr.err" 'redis 127.0.0.1:1 is not reachable'
+
+rg_done

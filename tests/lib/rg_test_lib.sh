@@ -1,0 +1,142 @@
+# rg_test_lib.sh: what the shell tests share, sourced after they set B
+# (the build folder): TAP lines ("ok N - what"), a closing line, and real
+# servers for the test on loopback: the mock model on a free port and a
+# redis-server on a unix socket in the test's own folder. Everything the
+# test started is stopped when it exits.
+
+R=$B/reagent
+
+n=0
+failed=0
+pids=
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-test-XXXXXX") || exit 1
+
+rg_cleanup() {
+    for p in $pids; do
+        kill -9 "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    rm -rf "$tmp"
+}
+
+trap rg_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+rg_ok() {
+    n=$((n + 1))
+    echo "ok $n - $1"
+}
+
+rg_fail() {
+    n=$((n + 1))
+    failed=$((failed + 1))
+    echo "not ok $n - $1"
+}
+
+# rg_check WHAT CONDITION...: ok when the command succeeds
+rg_check() {
+    what=$1
+    shift
+    if "$@"; then
+        rg_ok "$what"
+    else
+        rg_fail "$what"
+    fi
+}
+
+# rg_expect WHAT FILE PATTERN: FILE has a line matching PATTERN (grep -E)
+rg_expect() {
+    if grep -Eq "$3" "$2"; then
+        rg_ok "$1"
+    else
+        rg_fail "$1"
+        sed 's/^/#   /' "$2" | head -n 20
+    fi
+}
+
+# rg_lacks WHAT FILE PATTERN: no line of FILE matches PATTERN
+rg_lacks() {
+    if grep -Eq "$3" "$2"; then
+        rg_fail "$1"
+        grep -E "$3" "$2" | sed 's/^/#   /' | head -n 5
+    else
+        rg_ok "$1"
+    fi
+}
+
+# rg_equal WHAT GOT WANT
+rg_equal() {
+    if [ "$2" = "$3" ]; then
+        rg_ok "$1"
+    else
+        rg_fail "$1"
+        echo "#   got:  $2"
+        echo "#   want: $3"
+    fi
+}
+
+# rg_wait_for FILE PATTERN [N]: up to 10 s until FILE has N (1) lines
+# matching PATTERN
+rg_wait_for() {
+    want=${3:-1}
+    i=0
+    while [ $i -lt 200 ]; do
+        got=$(grep -Ec "$2" "$1" 2>/dev/null)
+        [ "${got:-0}" -ge "$want" ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# rg_mock NAME ARGS...: starts a mock model, sets $port
+rg_mock() {
+    name=$1
+    shift
+    "$B/rg_mock" --port 0 --port-file "$tmp/$name.port" --quiet "$@" \
+        2>/dev/null &
+    pids="$pids $!"
+    i=0
+    while [ ! -s "$tmp/$name.port" ] && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    port=$(cat "$tmp/$name.port")
+}
+
+# rg_redis NAME [ARGS...]: starts a redis-server listening only on the
+# unix socket $tmp/NAME.sock, sets $redis_sock and $redis_pid
+rg_redis() {
+    name=$1
+    shift
+    mkdir -p "$tmp/$name.d"
+    redis_sock=$tmp/$name.sock
+    redis-server --port 0 --unixsocket "$redis_sock" --dir "$tmp/$name.d" \
+        --save "" --appendonly no --logfile "$tmp/$name.log" "$@" &
+    redis_pid=$!
+    pids="$pids $redis_pid"
+    i=0
+    while ! redis-cli -s "$redis_sock" ping >/dev/null 2>&1 \
+          && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
+# rg_rcli ARGS...: redis-cli on the test's server
+rg_rcli() {
+    redis-cli -s "$redis_sock" "$@"
+}
+
+# rg_done: the closing line; the exit code
+rg_done() {
+    echo "# $n checks, $failed failed"
+    [ $failed -eq 0 ]
+}
+
+# rg_skip WHY: the closing line of a test that cannot run here
+rg_skip() {
+    echo "SKIPPED: $(basename "$0"): $1"
+    exit 0
+}
