@@ -50,8 +50,11 @@ typedef struct {
 } rg_session_sig_t;
 
 
+typedef struct rg_dedupe_flight_s  rg_dedupe_flight_t;
+typedef struct rg_session_call_s   rg_session_call_t;
+
 /* what the current turn needs beyond the model's calls */
-typedef struct {
+struct rg_session_call_s {
     rg_session_t       *session;
     char               *key;          /* dedupe key, NULL: not cached */
     size_t              klen;
@@ -59,8 +62,22 @@ typedef struct {
     rg_int_t            tool;         /* index in the agent's tools, -1 */
     char               *sig;
     size_t              sig_len;
+    rg_store_op_t      *claim;        /* its side-effect claim, asked */
+    rg_dedupe_flight_t *flight;       /* the identical calls in flight */
+    rg_session_call_t  *wnext;        /* the flight's next waiter */
+    struct event       *wait_ev;      /* its next poll, or its wake-up */
+    rg_msec_t           wait_until;   /* for another worker's result */
+    rg_msec_t           wait_step;
+    rg_int_t            twin;         /* the same call earlier in this
+                                         turn, whose result is its own;
+                                         -1: none */
+    rg_uint_t           waiting:1;    /* counted in lookups */
+    rg_uint_t           local:1;      /* its key is not the store's */
+    rg_uint_t           pending:1;    /* holds the store's pending claim */
     rg_uint_t           capped:1;     /* the last call its cap allows */
-} rg_session_call_t;
+    rg_uint_t           claimed:1;    /* it may run: the store holds our
+                                         claim; its result goes there */
+};
 
 
 struct rg_session_s {
@@ -86,6 +103,7 @@ struct rg_session_s {
     rg_session_call_t  *extra;
     rg_uint_t           ncalls;
     rg_uint_t           lookups;      /* dedupe answers still to come */
+    rg_uint_t           claims;       /* side-effect claims to come */
 
     /* limits, the agent's unless a task overrides them */
     rg_uint_t           max_rounds;

@@ -15,6 +15,9 @@
 #include <rg_session.h>
 #include <rg_turn.h>
 #include <rg_digest.h>
+#include <rg_durable.h>
+#include <rg_codec.h>
+#include <rg_agent.h>
 #include <rg_transcript.h>
 #include <rg_module.h>
 #include <rg_tools_conf.h>
@@ -24,6 +27,8 @@
 
 
 static void rg_turn_run(rg_session_t *s);
+static void rg_turn_go(rg_session_t *s);
+static void rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run);
 static void rg_turn_done(rg_tool_turn_t *turn);
 static void rg_turn_approval_handler(rg_tool_turn_t *turn);
 
@@ -152,7 +157,7 @@ rg_turn_lookup_handler(void *data, const rg_store_res_t *res)
     /* a miss or a store error: the tool runs */
 
     if (--s->lookups == 0) {
-        rg_turn_run(s);
+        rg_turn_go(s);
     }
 }
 
@@ -174,6 +179,16 @@ rg_turn_cancel_lookups(rg_session_t *s)
     }
 
     s->lookups = 0;
+
+    for (i = 0; s->claims && s->extra && i < s->ncalls; i++) {
+        if (s->extra[i].claim) {
+            st->cancel(st, s->extra[i].claim);
+            s->extra[i].claim = NULL;
+            s->claims--;
+        }
+    }
+
+    s->claims = 0;
 }
 
 
@@ -394,7 +409,7 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
     }
 
     if (s->lookups == 0) {
-        rg_turn_run(s);
+        rg_turn_go(s);
     }
 }
 
@@ -443,6 +458,7 @@ rg_turn_run(rg_session_t *s)
     }
 
     s->turn->approval = rg_turn_approval_handler;
+    s->turn->call_done = rg_turn_call_done;
     s->turn->parent = s->parent_run;   /* its approval caps this one's */
     s->state = RG_SESSION_TOOLS_RUNNING;
 
@@ -576,4 +592,264 @@ rg_turn_done(rg_tool_turn_t *turn)
 
     /* the turn is in the store before the next model call */
     rg_session_continue(s);
+}
+
+
+/* side effects at most once -------------------------------------------
+ *
+ * With a durable store, a call of a tool flagged RG_TOOL_SIDE_EFFECT runs
+ * only after the store holds the answer that asked for it and a claim of
+ * it ("{ID}:idem:<tool_call_id>", set only if absent); its result
+ * replaces the claim as soon as it ends. A session resumed after a crash
+ * runs its last turn again: a call whose result is stored is answered
+ * from it, and one that was claimed without a result is not run blindly:
+ * the model is told its outcome is unknown. */
+
+static rg_uint_t
+rg_turn_side_effect(rg_session_t *s, rg_uint_t i)
+{
+    rg_int_t  j;
+
+    j = s->extra[i].tool;
+
+    return s->durable && j >= 0 && !s->calls[i].has_preset
+           && (s->agent->toolset.tools[j]->tool->flags & RG_TOOL_SIDE_EFFECT);
+}
+
+
+static rg_str_t
+rg_turn_idem_name(rg_session_t *s, rg_uint_t i)
+{
+    rg_str_t   name;
+    size_t     len;
+
+    len = 5 + s->calls[i].id.len;
+    name.data = rg_palloc(s->pool, len + 1);
+    name.len = name.data ? len : 0;
+
+    if (name.data) {
+        memcpy(name.data, "idem:", 5);
+        memcpy(name.data + 5, s->calls[i].id.data, s->calls[i].id.len);
+        name.data[len] = '\0';
+    }
+
+    return name;
+}
+
+
+static void
+rg_turn_claimed(void *data, const rg_store_res_t *res)
+{
+    int64_t              failed;
+    rg_uint_t            i;
+    rg_str_t             r, name;
+    rg_session_t        *s;
+    rg_session_call_t   *x;
+    rg_codec_reader_t    rd;
+    const char          *tool;
+
+    x = data;
+    s = x->session;
+    i = x - s->extra;
+    x->claim = NULL;
+    tool = s->agent->toolset.tools[x->tool]->tool->name;
+
+    if (res->rc == RG_OK) {
+        x->claimed = 1;
+
+    } else if (res->rc == RG_DECLINED && res->err
+               && strncmp(res->err, "fenced", 6) == 0)
+    {
+        /* another worker runs this session now */
+        s->fenced = 1;
+        rg_session_finish(s, RG_SESSION_CANCELLED, "dropped by this "
+                          "worker: %s", res->err);
+        return;
+
+    } else if (res->rc == RG_DECLINED) {
+        /* claimed before: by this session in a process that died */
+        if (rg_codec_read(&rd, res->value.data, res->value.len) == RG_OK
+            && rg_codec_get_str(&rd, "r", &r) == RG_OK)
+        {
+            failed = 0;
+            rg_codec_get_int(&rd, "f", &failed);
+            rg_turn_preset(s, &s->calls[i], failed != 0, "%.*s",
+                           (int) r.len, r.data);
+            rg_log_error(RG_LOG_NOTICE, &s->log, 0, "%s (call %.*s) ran "
+                         "before a restart: answered from its stored "
+                         "result", tool, (int) s->calls[i].id.len,
+                         s->calls[i].id.data);
+
+        } else {
+            name = rg_turn_idem_name(s, i);
+            rg_turn_preset(s, &s->calls[i], 1, "outcome unknown: %s may or "
+                           "may not have completed before a restart "
+                           "(idempotency key %s:%.*s); check its effect "
+                           "before calling it again", tool, s->id,
+                           (int) s->calls[i].id.len, s->calls[i].id.data);
+            rg_log_error(RG_LOG_WARN, &s->log, 0, "%s (call %.*s) was "
+                         "claimed before a restart and has no result: its "
+                         "outcome is unknown (%.*s), so it is not run "
+                         "again", tool, (int) s->calls[i].id.len,
+                         s->calls[i].id.data, (int) name.len, name.data);
+        }
+
+        rg_codec_done(&rd);
+
+    } else {
+        /* no claim, no run: at most once beats at least once */
+        rg_turn_preset(s, &s->calls[i], 1, "error: %s did not run: its "
+                       "call could not be recorded first (the store: %s); "
+                       "try again later", tool, res->err);
+    }
+
+    if (--s->claims == 0) {
+        rg_turn_run(s);
+    }
+}
+
+
+/* the answer is in the store: claim its side effects */
+static void
+rg_turn_claim(rg_session_t *s)
+{
+    char             *rec;
+    size_t            len;
+    rg_uint_t         i, n;
+    rg_store_t       *st;
+    rg_store_put_t    p;
+    rg_codec_writer_t w;
+
+    st = rg_store_ctx(s->engine);
+    s->state = RG_SESSION_TOOLS_RUNNING;
+
+    rg_codec_begin(&w, 4);
+    rg_codec_str(&w, "k", "c", 1);
+    rg_codec_str(&w, "w", rg_agent_ctx(s->engine)->worker,
+                 strlen(rg_agent_ctx(s->engine)->worker));
+    rg_codec_int(&w, "t", (int64_t) rg_wall_msec());
+    rg_codec_int(&w, "l", s->lease);
+    rec = rg_codec_end(&w, &len);
+
+    if (rec == NULL) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+        return;
+    }
+
+    n = 0;
+    s->claims = 0;
+
+    for (i = 0; i < s->ncalls; i++) {
+        if (!rg_turn_side_effect(s, i)) {
+            continue;
+        }
+
+        memset(&p, 0, sizeof(p));
+        p.id.data = s->id;
+        p.id.len = strlen(s->id);
+        p.name = rg_turn_idem_name(s, i);
+        p.value.data = rec;
+        p.value.len = len;
+        p.lease = s->lease;
+        p.ttl = rg_store_session_ttl(s->engine);
+        p.flags = RG_STORE_NX;
+
+        s->extra[i].claim = st->put(st, &p, rg_turn_claimed, &s->extra[i]);
+        if (s->extra[i].claim) {
+            s->claims++;
+            n++;
+        } else {
+            rg_turn_preset(s, &s->calls[i], 1, "error: did not run: out of "
+                           "memory");
+        }
+    }
+
+    free(rec);
+
+    if (n == 0) {
+        rg_turn_run(s);
+    }
+}
+
+
+/* the calls are ready to run: side effects first reach the store */
+static void
+rg_turn_go(rg_session_t *s)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < s->ncalls; i++) {
+        if (rg_turn_side_effect(s, i)) {
+            /* the answer that asks for them is stored before any runs */
+            s->cp_partial = 1;
+            rg_durable_checkpoint(s, rg_turn_claim);
+            return;
+        }
+    }
+
+    rg_turn_run(s);
+}
+
+
+/* a claimed call answered: its result replaces the claim at once */
+static void
+rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
+{
+    char              *rec;
+    size_t             len, limit;
+    rg_buf_t           b;
+    rg_uint_t          i;
+    rg_store_t        *st;
+    rg_session_t      *s;
+    rg_store_put_t     p;
+    rg_codec_writer_t  w;
+    const char        *text;
+
+    s = turn->data;
+    i = run->index;
+
+    if (i >= s->ncalls || !s->extra[i].claimed) {
+        return;
+    }
+
+    st = rg_store_ctx(s->engine);
+
+    /* what the model is shown, trimmed the same way */
+    memset(&b, 0, sizeof(b));
+    text = run->result ? run->result : "";
+    len = run->result ? run->result_len : 0;
+    limit = rg_tools_conf(s->engine->cycle)->tool_result_limit;
+
+    if (len > limit && rg_tool_trim(text, len, limit, &b) == RG_OK) {
+        text = b.data;
+        len = b.len;
+    }
+
+    rg_codec_begin(&w, 4);
+    rg_codec_str(&w, "k", "r", 1);
+    rg_codec_str(&w, "r", text, len);
+    rg_codec_int(&w, "f", run->failed);
+    rg_codec_int(&w, "t", (int64_t) rg_wall_msec());
+    rec = rg_codec_end(&w, &len);
+    rg_buf_free(&b);
+
+    if (rec == NULL) {
+        return;
+    }
+
+    memset(&p, 0, sizeof(p));
+    p.id.data = s->id;
+    p.id.len = strlen(s->id);
+    p.name = rg_turn_idem_name(s, i);
+    p.value.data = rec;
+    p.value.len = len;
+    p.lease = s->lease;
+    p.ttl = rg_store_session_ttl(s->engine);
+
+    /* fire and forget: if it is lost, a resume says "outcome unknown",
+     * which is true */
+    st->put(st, &p, NULL, NULL);
+    free(rec);
+
+    s->extra[i].claimed = 0;
 }

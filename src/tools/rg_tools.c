@@ -117,16 +117,18 @@ rg_tools_prompt_remove(rg_tool_run_t *run)
 
 
 /* one block for the strings a run keeps: id, session and name */
+/* one buffer for what a run owns of its call: id NUL session NUL name
+ * NUL and its idempotency key, "session:id" NUL */
 static char *
 rg_tools_own3(const char *id, size_t idlen, const char *session,
     const char *name, size_t namelen)
 {
-    char    *p;
+    char    *p, *k;
     size_t   slen;
 
     slen = strlen(session);
 
-    p = malloc(idlen + 1 + slen + 1 + namelen + 1);
+    p = malloc(idlen + 1 + slen + 1 + namelen + 1 + slen + 1 + idlen + 1);
     if (p == NULL) {
         return NULL;
     }
@@ -136,6 +138,12 @@ rg_tools_own3(const char *id, size_t idlen, const char *session,
     memcpy(p + idlen + 1, session, slen + 1);
     memcpy(p + idlen + 1 + slen + 1, name, namelen);
     p[idlen + 1 + slen + 1 + namelen] = '\0';
+
+    k = p + idlen + 1 + slen + 1 + namelen + 1;
+    memcpy(k, session, slen);
+    k[slen] = ':';
+    memcpy(k + slen + 1, id, idlen);
+    k[slen + 1 + idlen] = '\0';
 
     return p;
 }
@@ -696,6 +704,14 @@ rg_tools_host_deadline(rg_tool_call_t *call)
 }
 
 
+static const char *
+rg_tools_host_idempotency_key(rg_tool_call_t *call)
+{
+    /* made with the call: safe from a pool thread too */
+    return ((rg_tool_run_t *) call)->idem;
+}
+
+
 void
 rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
     rg_module_t *m, rg_tools_ctx_t *ctx)
@@ -721,6 +737,7 @@ rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
     host->error = rg_tools_host_error;
     host->deadline = rg_tools_host_deadline;
     host->http_get_flags = rg_tools_host_http_get_flags;
+    host->idempotency_key = rg_tools_host_idempotency_key;
     rg_tool_host_io_set(host);
 }
 
@@ -755,6 +772,11 @@ rg_tools_finish(rg_tool_run_t *run)
 
     if (run->failed) {
         turn->failures++;
+    }
+
+    /* the session may record it (a side effect's result) at once */
+    if (turn->call_done) {
+        turn->call_done(turn, run);
     }
 
     if (--turn->pending == 0 && !turn->done_posted) {
@@ -1335,6 +1357,8 @@ rg_tools_turn_create(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
 
         run->call.id = run->own;
         run->call.session = run->own + reqs[i].id.len + 1;
+        run->idem = run->call.session + strlen(session) + 1
+                    + reqs[i].name.len + 1;
         run->name = run->name[0] == '(' ? run->name
                     : run->call.session + strlen(session) + 1;
 

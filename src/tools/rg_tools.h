@@ -63,6 +63,7 @@ struct rg_tool_run_s {
     json_t             *args;       /* the parsed arguments */
     char               *args_text;  /* the same, serialized: call.args */
     char               *own;        /* id, session and name, owned */
+    const char         *idem;       /* "session:id", in own */
     struct event        timer;
     rg_msec_t           timeout;
     rg_msec_t           started;
@@ -108,6 +109,8 @@ struct rg_tool_turn_s {
     rg_uint_t           awaiting;   /* calls waiting for approval */
     rg_tool_turn_done_pt done;
     rg_tool_turn_done_pt approval;  /* awaiting changed; optional */
+    /* a call ran and answered (not a preset one); optional */
+    void              (*call_done)(rg_tool_turn_t *turn, rg_tool_run_t *run);
     void               *data;
     rg_log_t           *log;
     const rg_toolset_t *toolset;    /* what it may call */

@@ -136,7 +136,8 @@ static rg_tool_host_t  rg_test_host = {
     NULL,
     NULL,
     NULL,                          /* deadline */
-    NULL                           /* http_get_flags */
+    NULL,                          /* http_get_flags */
+    NULL                           /* idempotency_key */
 };
 
 

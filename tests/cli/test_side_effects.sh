@@ -1,0 +1,84 @@
+#!/bin/sh
+# test_side_effects.sh: side effects at most once (src/agent/rg_turn.c,
+# the claims) with store redis, the real binary and a counting tool
+# (tests/plugins/count.so, flagged RG_TOOL_SIDE_EFFECT, which INCRs a
+# counter per execution in a Redis of its own). One answer asks for two
+# counts, a fast one and a slow one; the worker is killed with SIGKILL
+# while the slow one runs. `reagent resume` runs the turn again: the fast
+# call is answered from its stored result, the slow one is not run
+# blindly (the model is told its outcome is unknown, with the key), and
+# each counter stays at 1. Modules are given the call's idempotency key.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+
+rg_redis r
+
+cat > "$tmp/script.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"fast","name":"count","arguments":{"key":"kf"}},
+   {"id":"slow","name":"count","arguments":{"key":"ks","ms":4000}}]}},
+ {"message":{"content":"counted"}}]
+JSON
+
+rg_mock m --script "$tmp/script.json" --request-log "$tmp/requests.log"
+
+cat > "$tmp/s.conf" <<CONF
+load_module $(cd "$B" && pwd)/tests/plugins/count.so;
+module count { redis $redis_sock; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; tools count; tool_timeout 30s; }
+store redis { server unix:$redis_sock; }
+CONF
+
+"$R" -c "$tmp/s.conf" run -a a "count" > "$tmp/k.out" 2> "$tmp/k.err" &
+kpid=$!
+pids="$pids $kpid"
+
+# both ran: the fast one answered, the slow one sleeps
+i=0
+while [ "$(rg_rcli get count:ks)" != 1 ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+sleep 0.3
+kill -9 $kpid
+wait $kpid 2>/dev/null
+
+sid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/k.err")
+rg_equal "the fast call ran once" "$(rg_rcli get count:kf)" 1
+rg_equal "the slow call started once" "$(rg_rcli get count:ks)" 1
+rg_equal "the module had the call's idempotency key" \
+    "$(rg_rcli get "count:kf:$sid:fast")" 1
+rg_check "the store holds the fast call's result" \
+    test -n "$(rg_rcli get "rg:{$sid}:idem:fast")"
+
+: > "$tmp/requests.log"
+"$R" -c "$tmp/s.conf" resume "$sid" > "$tmp/r.out" 2> "$tmp/r.err"
+rg_equal "resume ends done" "$?" 0
+rg_expect "with the answer" "$tmp/r.out" '^counted$'
+
+rg_equal "the fast call did not run again" "$(rg_rcli get count:kf)" 1
+rg_equal "the slow call did not run again" "$(rg_rcli get count:ks)" 1
+
+sed -n 1p "$tmp/requests.log" | jq -r '.body.messages[] | select(.role == "tool") | .tool_call_id + ": " + .content' \
+    > "$tmp/tool.msgs"
+rg_expect "the model gets the fast call's stored result" "$tmp/tool.msgs" \
+    '^fast: counted 1$'
+rg_expect "and is told the slow call's outcome is unknown" "$tmp/tool.msgs" \
+    "^slow: outcome unknown: count may or may not have completed before a restart \\(idempotency key $sid:slow\\); check its effect before calling it again$"
+rg_expect "the log says so" "$tmp/r.err" \
+    'count \(call slow\) was claimed before a restart and has no result'
+
+# a fresh run: both run, once each
+rg_rcli del count:kf count:ks > /dev/null
+"$R" -c "$tmp/s.conf" run -a a "count" > "$tmp/f.out" 2> "$tmp/f.err"
+rg_equal "an uninterrupted run ends done" "$?" 0
+rg_equal "and counts each once" "$(rg_rcli get count:kf),$(rg_rcli get count:ks)" "1,1"
+
+rg_done
