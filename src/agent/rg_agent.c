@@ -8,6 +8,7 @@
 #include <rg_agent.h>
 #include <rg_session.h>
 #include <rg_child.h>
+#include <rg_dedupe.h>
 #include <rg_llm.h>
 #include <rg_tools.h>
 
@@ -34,13 +35,14 @@ rg_agent_init_worker(rg_engine_t *e)
     rg_tools_set_agent_runner(rg_tools_ctx(e), rg_child_start,
                               rg_child_stop);
 
-    return RG_OK;
+    return rg_dedupe_init_worker(e);
 }
 
 
 void
 rg_agent_exit_worker(rg_engine_t *e)
 {
+    rg_dedupe_exit_worker(e);
     free(rg_agent_ctx(e));
     rg_engine_ctx(e, &rg_agent_part) = NULL;
 }

@@ -30,6 +30,8 @@ typedef struct {
     uint64_t            checkpoints;
     uint64_t            checkpoint_retries;
     uint64_t            resumed;
+    void               *flights;      /* dedupe keys of calls in flight
+                                         (rg_dedupe.c) */
 } rg_agent_ctx_t;
 
 

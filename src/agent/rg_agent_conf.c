@@ -13,6 +13,7 @@
 #include <rg_llm_request.h>
 #include <rg_llm_openai.h>
 #include <math.h>
+#include <errno.h>
 
 
 static char *rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf);
@@ -43,6 +44,10 @@ static rg_conf_enum_t  rg_agent_dedupe_enum[] = {
 };
 
 
+static char *rg_agent_tenant_max_tokens(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+
+
 static rg_command_t  rg_agent_commands[] = {
 
     { rg_string("agent"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_TAKE1,
@@ -54,6 +59,9 @@ static rg_command_t  rg_agent_commands[] = {
     { rg_string("max_agent_depth"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_agent_main_conf_t, max_agent_depth),
       &rg_agent_depth_bounds },
+
+    { rg_string("tenant_max_tokens"), RG_MAIN_CONF|RG_CONF_TAKE3,
+      rg_agent_tenant_max_tokens, 0, NULL },
 
     { rg_string("llm"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_str_slot, offsetof(rg_agent_conf_t, llm_name), NULL },
@@ -100,6 +108,9 @@ static rg_command_t  rg_agent_commands[] = {
 
     { rg_string("dedupe_ttl"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, dedupe_ttl), NULL },
+
+    { rg_string("dedupe_wait"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, dedupe_wait), NULL },
 
     { rg_string("context_limit"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_agent_conf_t, context_limit), NULL },
@@ -186,6 +197,7 @@ rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     agent->repeat_limit = RG_CONF_UNSET;
     agent->dedupe = RG_CONF_UNSET_UINT;
     agent->dedupe_ttl = RG_CONF_UNSET_MSEC;
+    agent->dedupe_wait = RG_CONF_UNSET_MSEC;
     agent->context_limit = RG_CONF_UNSET;
     agent->context_threshold = NAN;
     agent->keep_rounds = RG_CONF_UNSET;
@@ -432,6 +444,9 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     if (agent->dedupe_ttl == RG_CONF_UNSET_MSEC) {
         agent->dedupe_ttl = 600000;
     }
+    if (agent->dedupe_wait == RG_CONF_UNSET_MSEC) {
+        agent->dedupe_wait = 10000;
+    }
     if (agent->context_limit == RG_CONF_UNSET) {
         agent->context_limit = 0;
     }
@@ -657,6 +672,7 @@ rg_agent_create_conf(rg_cycle_t *cycle)
     }
 
     amcf->max_agent_depth = RG_CONF_UNSET;
+    amcf->tenant_max_tokens = RG_CONF_UNSET;
 
     return amcf;
 }
@@ -673,6 +689,9 @@ rg_agent_init_conf(rg_cycle_t *cycle, void *conf)
 
     if (amcf->max_agent_depth == RG_CONF_UNSET) {
         amcf->max_agent_depth = 3;
+    }
+    if (amcf->tenant_max_tokens == RG_CONF_UNSET) {
+        amcf->tenant_max_tokens = 0;
     }
 
     agents = amcf->agents.elts;
@@ -703,6 +722,48 @@ rg_agent_init_conf(rg_cycle_t *cycle, void *conf)
     if (amcf->default_agent.data == NULL) {
         amcf->default_agent = agents[0]->name;
     }
+
+    return RG_CONF_OK;
+}
+
+
+/* "tenant_max_tokens 1m per 1d;": tokens (k, m: thousands, millions) per
+ * window, for each tenant across every process on the store */
+static char *
+rg_agent_tenant_max_tokens(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    char                  *end;
+    double                 n;
+    rg_str_t              *a;
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = conf;
+    a = cf->args;
+
+    if (amcf->tenant_max_tokens != RG_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    errno = 0;
+    n = strtod(a[1].data, &end);
+    if (*end == 'k' || *end == 'K') {
+        n *= 1000;
+        end++;
+    } else if (*end == 'm' || *end == 'M') {
+        n *= 1000000;
+        end++;
+    }
+
+    if (errno || end == a[1].data || *end != '\0' || !(n >= 1)
+        || n > 1e15 || a[2].len != 3 || memcmp(a[2].data, "per", 3) != 0
+        || rg_conf_parse_msec(&a[3], &amcf->tenant_window) != RG_OK
+        || amcf->tenant_window < 1000)
+    {
+        return "expects tokens, \"per\" and a window of at least 1s, "
+               "such as \"tenant_max_tokens 1m per 1d;\"";
+    }
+
+    amcf->tenant_max_tokens = (rg_int_t) n;
 
     return RG_CONF_OK;
 }

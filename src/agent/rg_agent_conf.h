@@ -54,6 +54,7 @@ struct rg_agent_conf_s {
     rg_int_t            repeat_limit;
     rg_uint_t           dedupe;           /* RG_DEDUPE_* */
     rg_msec_t           dedupe_ttl;
+    rg_msec_t           dedupe_wait;      /* for another worker's call */
 
     /* context */
     rg_int_t            context_limit;    /* tokens, 0: not managed */
@@ -79,6 +80,8 @@ typedef struct {
     rg_str_t            default_agent;
     rg_uint_t           default_agent_line;
     rg_int_t            max_agent_depth;
+    rg_int_t            tenant_max_tokens; /* per window; 0: no budget */
+    rg_msec_t           tenant_window;
 } rg_agent_main_conf_t;
 
 

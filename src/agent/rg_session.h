@@ -72,6 +72,8 @@ struct rg_session_call_s {
                                          turn, whose result is its own;
                                          -1: none */
     rg_uint_t           waiting:1;    /* counted in lookups */
+    rg_uint_t           resolved:1;   /* and answered, its wake-up due */
+    rg_uint_t           running:1;    /* the owner of a flight runs it */
     rg_uint_t           local:1;      /* its key is not the store's */
     rg_uint_t           pending:1;    /* holds the store's pending claim */
     rg_uint_t           capped:1;     /* the last call its cap allows */
@@ -88,6 +90,8 @@ struct rg_session_s {
     rg_log_t            log;
     char                id[48];       /* "s-" and 128 random bits */
     char               *task_id;      /* the caller's, for logs */
+    char               *tenant;       /* the task's, NULL: none */
+    rg_store_op_t      *tenant_op;    /* its budget, asked */
 
     rg_session_state_e  state;
     char               *reason;
@@ -162,6 +166,7 @@ struct rg_session_s {
     unsigned            resumed:1;
     unsigned            handler_called:1;
     unsigned            deadline_set:1;
+    unsigned            tenant_ok:1;  /* its budget allows the next call */
     unsigned            context_retried:1;
     unsigned            summarizing:1;
     unsigned            fallback_used:1;

@@ -16,6 +16,7 @@
 #include <rg_turn.h>
 #include <rg_digest.h>
 #include <rg_durable.h>
+#include <rg_dedupe.h>
 #include <rg_codec.h>
 #include <rg_agent.h>
 #include <rg_transcript.h>
@@ -27,7 +28,6 @@
 
 
 static void rg_turn_run(rg_session_t *s);
-static void rg_turn_go(rg_session_t *s);
 static void rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run);
 static void rg_turn_done(rg_tool_turn_t *turn);
 static void rg_turn_approval_handler(rg_tool_turn_t *turn);
@@ -131,37 +131,6 @@ rg_turn_preset(rg_session_t *s, rg_tool_request_t *c, rg_uint_t failed,
 }
 
 
-/* a dedupe lookup answered: each carries its own call */
-static void
-rg_turn_lookup_handler(void *data, const rg_store_res_t *res)
-{
-    rg_uint_t           i;
-    rg_session_t       *s;
-    rg_session_call_t  *x;
-
-    x = data;
-    s = x->session;
-    i = x - s->extra;
-    x->lookup = NULL;
-
-    if (res->rc == RG_OK) {
-        s->calls[i].preset.data = rg_pstrdup(s->pool, res->value.data,
-                                             res->value.len);
-        s->calls[i].preset.len = res->value.len;
-        s->calls[i].has_preset = s->calls[i].preset.data != NULL;
-        x->key = NULL;                  /* a hit is not stored again */
-        s->dedupe_hits++;
-        rg_agent_ctx(s->engine)->stats.dedupe_hits++;
-    }
-
-    /* a miss or a store error: the tool runs */
-
-    if (--s->lookups == 0) {
-        rg_turn_go(s);
-    }
-}
-
-
 void
 rg_turn_cancel_lookups(rg_session_t *s)
 {
@@ -170,15 +139,7 @@ rg_turn_cancel_lookups(rg_session_t *s)
 
     st = rg_store_ctx(s->engine);
 
-    for (i = 0; s->lookups && s->extra && i < s->ncalls; i++) {
-        if (s->extra[i].lookup) {
-            st->cancel(st, s->extra[i].lookup);
-            s->extra[i].lookup = NULL;
-            s->lookups--;
-        }
-    }
-
-    s->lookups = 0;
+    rg_dedupe_cancel(s);
 
     for (i = 0; s->claims && s->extra && i < s->ncalls; i++) {
         if (s->extra[i].claim) {
@@ -248,13 +209,11 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
     size_t              slen, klen;
     rg_int_t            j, cap;
     rg_uint_t           i, k, rebuild;
-    rg_store_t         *st;
     rg_agent_conf_t    *a;
     rg_tool_request_t  *c;
     rg_session_sig_t   *seen;
 
     a = s->agent;
-    st = rg_store_ctx(s->engine);
     rebuild = 0;
 
     s->calls = rg_pcalloc(s->pool, resp->ncalls * sizeof(rg_tool_request_t));
@@ -273,6 +232,7 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
         c->arguments = resp->calls[i].arguments;
 
         s->extra[i].tool = -1;
+        s->extra[i].twin = -1;
 
         if (resp->calls_over && i == resp->ncalls - 1) {
             if (rg_turn_over_cap(s, resp) != RG_OK) {
@@ -352,8 +312,8 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
                 s->extra[i].sig = NULL;
                 s->dedupe_hits++;
                 rg_agent_ctx(s->engine)->stats.dedupe_hits++;
+                continue;
             }
-            continue;
         }
 
         if (rg_turn_dedupable(s, j)) {
@@ -365,13 +325,17 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
                 continue;
             }
 
-            klen = 80 + a->name.len;
+            klen = 112 + a->name.len;
             key = rg_palloc(s->pool, klen);
             if (key == NULL) {
                 continue;
             }
 
-            if (a->dedupe == RG_DEDUPE_AGENT) {
+            if (a->dedupe == RG_DEDUPE_SESSION) {
+                /* identical calls of one turn: in flight only */
+                k = snprintf(key, klen, "dd:s:%s:%s", s->id, digest);
+                s->extra[i].local = 1;
+            } else if (a->dedupe == RG_DEDUPE_AGENT) {
                 k = snprintf(key, klen, "dd:a:%s:%s", a->name.data, digest);
             } else {
                 k = snprintf(key, klen, "dd:g:%s", digest);
@@ -395,16 +359,8 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
     }
 
     for (i = 0; i < s->ncalls; i++) {
-        if (s->extra[i].key && !s->calls[i].has_preset) {
-            rg_str_t  dk = { s->extra[i].klen, s->extra[i].key };
-
-            s->extra[i].lookup = st->get(st, &dk, rg_turn_lookup_handler,
-                                         &s->extra[i]);
-            if (s->extra[i].lookup) {
-                s->lookups++;
-            } else {
-                s->extra[i].key = NULL;
-            }
+        if (s->extra[i].key) {
+            rg_dedupe_ask(s, i);
         }
     }
 
@@ -511,7 +467,6 @@ rg_turn_done(rg_tool_turn_t *turn)
     size_t          limit;
     rg_uint_t       i;
     rg_buf_t        b;
-    rg_store_t     *st;
     rg_session_t   *s;
     rg_tool_run_t  *run;
     const char     *text;
@@ -519,7 +474,6 @@ rg_turn_done(rg_tool_turn_t *turn)
     char            id[64];
 
     s = turn->data;
-    st = rg_store_ctx(s->engine);
 
     rg_transcript_turn(s, turn);
 
@@ -527,7 +481,9 @@ rg_turn_done(rg_tool_turn_t *turn)
     memset(&b, 0, sizeof(b));
 
     for (i = 0; i < turn->n; i++) {
-        run = turn->runs[i];
+        /* a twin has the result of the same call earlier in the turn */
+        run = turn->runs[s->extra[i].twin >= 0 ? (rg_uint_t) s->extra[i].twin
+                                               : i];
 
         text = run->result ? run->result : "";
         len = run->result ? run->result_len : 0;
@@ -540,13 +496,9 @@ rg_turn_done(rg_tool_turn_t *turn)
             len = b.data ? b.len : 0;
         }
 
-        /* what is kept is what the model saw, trimmed: a fresh,
-         * successful result of an idempotent tool is cached */
-        if (s->extra[i].key && !s->calls[i].has_preset && !run->failed) {
-            rg_str_t  k = { s->extra[i].klen, s->extra[i].key };
-            rg_str_t  v = { len, (char *) text };
-
-            st->set(st, &k, &v, s->agent->dedupe_ttl, 0, NULL, NULL);
+        /* what is kept is what the model saw, trimmed */
+        if (s->extra[i].key && !s->calls[i].has_preset) {
+            rg_dedupe_result(s, i, text, len, run->failed);
         }
 
         rg_turn_remember(s, i, text, len);
@@ -773,7 +725,7 @@ rg_turn_claim(rg_session_t *s)
 
 
 /* the calls are ready to run: side effects first reach the store */
-static void
+void
 rg_turn_go(rg_session_t *s)
 {
     rg_uint_t  i;

@@ -4,8 +4,11 @@
  * "count:<key>:<its idempotency key>" in a Redis server of its own
  * (`module count { redis /path/redis.sock; }`, a blocking hiredis client
  * in the pool thread), then sleeps ms (so that a test can kill the worker
- * while it runs) and answers "counted N". A test reads the counters to
- * see whether a call ran once, twice or never. */
+ * while it runs) and answers "counted N". `peek` {key, ms?} does the
+ * same but is flagged RG_TOOL_READ_ONLY (a dedupe candidate) and answers
+ * "peeked <key>", the same for every execution (or fails, after its
+ * sleep, with "fail": 1). A test reads the
+ * counters to see whether a call ran once, twice or never. */
 
 #include <rg_tool_module.h>
 
@@ -41,6 +44,14 @@ static const rg_tool_t  rg_count_tools[] = {
         "\"ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000}},"
        "\"required\":[\"key\"]}",
       RG_TOOL_SIDE_EFFECT | RG_TOOL_BLOCKING, 0, rg_count_start, NULL },
+
+    { "peek", "Read a key; counts its executions.",
+      "{\"type\":\"object\",\"properties\":{"
+        "\"key\":{\"type\":\"string\"},"
+        "\"fail\":{\"type\":\"integer\"},"
+        "\"ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000}},"
+       "\"required\":[\"key\"]}",
+      RG_TOOL_READ_ONLY | RG_TOOL_BLOCKING, 0, rg_count_start, NULL },
 
     { NULL, NULL, NULL, 0, 0, NULL, NULL }
 };
@@ -92,7 +103,7 @@ rg_count_start(rg_tool_call_t *call)
 {
     char              buf[64];
     size_t            klen;
-    long long         ms, n;
+    long long         ms, n, fail;
     const char       *key, *idem;
     redisReply       *r;
     redisContext     *ctx;
@@ -137,7 +148,19 @@ rg_count_start(rg_tool_call_t *call)
     ts.tv_nsec = (ms % 1000) * 1000000;
     nanosleep(&ts, NULL);
 
-    snprintf(buf, sizeof(buf), "counted %lld", n);
+    fail = 0;
+    call->host->arg_int(call, "fail", &fail);
+
+    if (fail) {
+        call->host->fail(call, "peek failed as asked");
+        return RG_TOOL_OK;
+    }
+
+    if (strcmp(call->tool->name, "peek") == 0) {
+        snprintf(buf, sizeof(buf), "peeked %.40s", key);
+    } else {
+        snprintf(buf, sizeof(buf), "counted %lld", n);
+    }
     call->host->done(call, buf, strlen(buf));
 
     return RG_TOOL_OK;
