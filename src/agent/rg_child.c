@@ -68,6 +68,7 @@ rg_child_start(rg_tool_run_t *run, const char *name,
     }
 
     child->depth = parent->depth + 1;
+    child->tenant = parent->tenant;    /* its tokens are the tenant's */
     child->parent_run = run;
     run->child = child;
 

@@ -166,6 +166,8 @@ rg_durable_meta(rg_session_t *s, rg_durable_batch_t *b, rg_uint_t turn)
     rg_durable_field(b, "task", s->task_id, s->task_id ? strlen(s->task_id)
                                                        : 0);
     rg_durable_field(b, "llm", s->llm->name.data, s->llm->name.len);
+    rg_durable_field(b, "tenant", s->tenant, s->tenant ? strlen(s->tenant)
+                                                       : 0);
     rg_durable_num(b, "fallback", s->fallback_used);
     rg_durable_num(b, "tool_calls", (int64_t) s->tool_calls);
     rg_durable_num(b, "tool_errors", (int64_t) s->tool_errors);
@@ -973,6 +975,7 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
     s->created = (rg_msec_t) rg_durable_meta_int(res, "created");
     s->elapsed = (rg_msec_t) rg_durable_meta_int(res, "elapsed");
     s->task_id = rg_durable_meta_str(s, res, "task");
+    s->tenant = rg_durable_meta_str(s, res, "tenant");
     rg_durable_counts(s, rg_durable_meta_get(res, "tool_counts"));
 
     v = rg_durable_meta_get(res, "bpt");

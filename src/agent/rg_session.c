@@ -16,6 +16,7 @@
 #include <rg_digest.h>
 #include <rg_durable.h>
 #include <rg_turn.h>
+#include <rg_tenant.h>
 #include <rg_transcript.h>
 #include <rg_session_context.h>
 #include <rg_module.h>
@@ -129,6 +130,7 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
     }
 
     rg_turn_cancel_lookups(s);
+    rg_tenant_cancel(s);
 
     rg_turn_drop_args(s);
 
@@ -304,6 +306,7 @@ rg_session_destroy(rg_session_t *s)
     }
 
     rg_turn_cancel_lookups(s);
+    rg_tenant_cancel(s);
 
     rg_turn_drop_args(s);
     rg_durable_stop(s);
@@ -483,6 +486,16 @@ rg_session_ask(rg_session_t *s)
                           (long long) s->max_tokens,
                           (unsigned long) s->round);
         return RG_OK;
+    }
+
+    switch (rg_tenant_check(s)) {
+    case RG_OK:
+        break;
+    case RG_AGAIN:
+        s->state = RG_SESSION_MODEL_WAIT;
+        return RG_OK;                  /* asked again with the answer */
+    default:
+        return RG_ERROR;
     }
 
     rg_buf_reset(&s->body);
@@ -667,6 +680,7 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     rg_agent_ctx(s->engine)->stats.model_calls++;
     s->prompt_tokens += resp->prompt_tokens;
     s->completion_tokens += resp->completion_tokens;
+    rg_tenant_charge(s, resp->prompt_tokens + resp->completion_tokens);
     rg_agent_ctx(s->engine)->stats.prompt_tokens += resp->prompt_tokens;
     rg_agent_ctx(s->engine)->stats.completion_tokens += resp->completion_tokens;
 

@@ -98,6 +98,8 @@ struct rg_llm_req_s {
     char                errbuf[256];  /* CURL_ERROR_SIZE */
 
     size_t              estimate;     /* tokens, for tokens_per_minute */
+    size_t              shared_taken; /* of them, from the shared bucket */
+    uint64_t            shared_slot;  /* its max_connections shared slot */
     unsigned            budget_spent:1; /* gave up: retry_budget */
     unsigned            queued:1;
     unsigned            waiting:1;    /* in backoff */
@@ -144,6 +146,9 @@ struct rg_llm_upstream_s {
     struct event        rate_timer;
     unsigned            rate_timer_set:1;
 
+    struct rg_llm_shared_s *shared;   /* limits held with other
+                                         processes, NULL: none */
+
     rg_llm_recorded_t  *replay;       /* answers come from here */
     rg_uint_t           nreplay;
     rg_uint_t           replayed;
@@ -168,6 +173,8 @@ rg_llm_upstream_t *rg_llm_upstream_create(rg_llm_ctx_t *ctx,
     rg_llm_conf_t *conf, rg_curl_t *curl, struct event_base *base,
     rg_log_t *log);
 void rg_llm_upstream_destroy(rg_llm_upstream_t *up);
+/* a slot or a rate allows it: the oldest waiting requests start */
+void rg_llm_next(rg_llm_upstream_t *up);
 
 /* a group of sessions shares one connection cache (see STYLE.md) */
 rg_int_t rg_llm_lane_acquire(rg_llm_upstream_t *up);

@@ -16,6 +16,8 @@
 #include <rg_event.h>
 #include <rg_json.h>
 #include <rg_secret.h>
+#include <rg_llm_shared.h>
+#include <rg_store_conf.h>
 #include <strings.h>
 #include <math.h>
 
@@ -26,7 +28,6 @@
 
 static void rg_llm_start(rg_llm_req_t *r);
 static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
-static void rg_llm_next(rg_llm_upstream_t *up);
 static void rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg);
 static void rg_llm_timer_handler(evutil_socket_t fd, short what, void *arg);
 static void rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status);
@@ -165,16 +166,34 @@ rg_llm_mem_room(rg_llm_req_t *r, size_t n)
 
 
 /* refills the rate buckets; true when one more request may start now */
+/* the limits this process holds itself: those not shared, or all of
+ * them while the store cannot be asked (rg_llm_shared.c) */
+static double
+rg_llm_rpm(rg_llm_upstream_t *up)
+{
+    return (rg_llm_shared_local(up->shared) & RG_LLM_SHARED_RPM)
+           ? up->conf->requests_per_minute : 0;
+}
+
+
+static double
+rg_llm_tpm(rg_llm_upstream_t *up)
+{
+    return (rg_llm_shared_local(up->shared) & RG_LLM_SHARED_TPM)
+           ? up->conf->tokens_per_minute : 0;
+}
+
+
 static rg_uint_t
 rg_llm_rate_ok(rg_llm_upstream_t *up)
 {
-    double          elapsed;
+    double          elapsed, rpm, tpm;
     rg_msec_t       now;
-    rg_llm_conf_t  *c;
 
-    c = up->conf;
+    rpm = rg_llm_rpm(up);
+    tpm = rg_llm_tpm(up);
 
-    if (c->requests_per_minute == 0 && c->tokens_per_minute == 0) {
+    if (rpm == 0 && tpm == 0) {
         return 1;
     }
 
@@ -182,20 +201,16 @@ rg_llm_rate_ok(rg_llm_upstream_t *up)
     elapsed = (double) (now - up->rate_at);
     up->rate_at = now;
 
-    if (c->requests_per_minute) {
-        up->rpm_left = rg_min(up->rpm_left
-                              + elapsed * c->requests_per_minute / 60000.0,
-                              1.0);
+    if (rpm) {
+        up->rpm_left = rg_min(up->rpm_left + elapsed * rpm / 60000.0, 1.0);
     }
 
-    if (c->tokens_per_minute) {
-        up->tpm_left = rg_min(up->tpm_left
-                              + elapsed * c->tokens_per_minute / 60000.0,
-                              rg_max(c->tokens_per_minute / 60.0, 1));
+    if (tpm) {
+        up->tpm_left = rg_min(up->tpm_left + elapsed * tpm / 60000.0,
+                              rg_max(tpm / 60.0, 1));
     }
 
-    return (c->requests_per_minute == 0 || up->rpm_left >= 1)
-           && (c->tokens_per_minute == 0 || up->tpm_left > 0);
+    return (rpm == 0 || up->rpm_left >= 1) && (tpm == 0 || up->tpm_left > 0);
 }
 
 
@@ -215,24 +230,24 @@ rg_llm_rate_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_llm_rate_wait(rg_llm_upstream_t *up)
 {
-    double           ms, t;
-    rg_llm_conf_t   *c;
+    double           ms, t, rpm, tpm;
     struct timeval   tv;
 
     if (up->rate_timer_set) {
         return;
     }
 
-    c = up->conf;
+    rpm = rg_llm_rpm(up);
+    tpm = rg_llm_tpm(up);
     ms = 1;
 
-    if (c->requests_per_minute && up->rpm_left < 1) {
-        t = (1 - up->rpm_left) * 60000.0 / c->requests_per_minute;
+    if (rpm && up->rpm_left < 1) {
+        t = (1 - up->rpm_left) * 60000.0 / rpm;
         ms = rg_max(ms, t);
     }
 
-    if (c->tokens_per_minute && up->tpm_left <= 0) {
-        t = (1 - up->tpm_left) * 60000.0 / c->tokens_per_minute;
+    if (tpm && up->tpm_left <= 0) {
+        t = (1 - up->tpm_left) * 60000.0 / tpm;
         ms = rg_max(ms, t);
     }
 
@@ -332,6 +347,8 @@ rg_llm_upstream_destroy(rg_llm_upstream_t *up)
     if (up->rate_timer_set) {
         event_del(&up->rate_timer);
     }
+
+    rg_llm_shared_destroy(up->shared);
 
     for (i = 0; i < up->nlanes; i++) {
         curl_share_cleanup(up->shares[i]);
@@ -763,7 +780,7 @@ rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     r->busy = 1;
     r->estimate = len / 4 + 1;
 
-    if (r->up->queue_head
+    if (r->up->queue_head || r->up->shared
         || r->up->stats.active >= (rg_uint_t) r->up->conf->max_connections
         || !rg_llm_rate_ok(r->up))
     {
@@ -855,11 +872,11 @@ rg_llm_start(rg_llm_req_t *r)
         return;
     }
 
-    if (up->conf->requests_per_minute) {
+    if (rg_llm_rpm(up)) {
         up->rpm_left -= 1;
     }
 
-    if (up->conf->tokens_per_minute) {
+    if (rg_llm_tpm(up)) {
         up->tpm_left -= (double) r->estimate;
     }
 
@@ -872,9 +889,11 @@ rg_llm_start(rg_llm_req_t *r)
 
 
 /* a slot was freed: the oldest waiting request takes it */
-static void
+void
 rg_llm_next(rg_llm_upstream_t *up)
 {
+    size_t         taken;
+    uint64_t       slot;
     rg_llm_req_t  *r;
 
     while (up->queue_head
@@ -885,8 +904,20 @@ rg_llm_next(rg_llm_upstream_t *up)
             return;
         }
 
+        taken = 0;
+        slot = 0;
+
+        if (up->shared
+            && rg_llm_shared_admit(up->shared, up->queue_head->estimate,
+                                   &taken, &slot) != RG_OK)
+        {
+            return;                    /* the store answers later */
+        }
+
         r = up->queue_head;
         rg_llm_dequeue(r);
+        r->shared_taken = taken;
+        r->shared_slot = slot;
         rg_llm_start(r);
     }
 }
@@ -900,7 +931,7 @@ rg_llm_backoff_handler(evutil_socket_t fd, short what, void *arg)
     r = arg;
     r->waiting = 0;
 
-    if (r->up->queue_head
+    if (r->up->queue_head || r->up->shared
         || r->up->stats.active >= (rg_uint_t) r->up->conf->max_connections
         || !rg_llm_rate_ok(r->up))
     {
@@ -1159,6 +1190,8 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
     up = r->up;
 
     up->stats.active--;
+    rg_llm_shared_release(up->shared, r->shared_slot);
+    r->shared_slot = 0;
     rg_llm_timer_stop(r);
 
     memset(&resp, 0, sizeof(resp));
@@ -1209,14 +1242,22 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
     rg_llm_mem_release(r);
 
     /* the provider counted the tokens: correct the estimate */
-    if (up->conf->tokens_per_minute && resp.total_tokens > 0) {
+    if (rg_llm_tpm(up) && resp.total_tokens > 0) {
         up->tpm_left -= (double) resp.total_tokens - (double) r->estimate;
     }
+
+    rg_llm_shared_usage(up->shared, r->shared_taken, resp.total_tokens);
+    r->shared_taken = 0;
 
     /* the freed slot goes to the oldest waiting request first */
     rg_llm_next(up);
 
     delay = rg_llm_retryable(resp.status) ? rg_llm_backoff(r) : 0;
+
+    /* every process waits, not only this request */
+    if (resp.status == RG_LLM_ERR_RATE) {
+        rg_llm_shared_cooldown(up->shared, delay);
+    }
 
     if (rg_llm_retryable(resp.status)
         && r->attempt < (rg_uint_t) up->conf->max_retries
@@ -1297,6 +1338,8 @@ rg_llm_cancel(rg_llm_req_t *r)
     if (r->xfer.active) {
         rg_curl_remove(r->up->curl, &r->xfer);
         r->up->stats.active--;
+        rg_llm_shared_release(r->up->shared, r->shared_slot);
+        r->shared_slot = 0;
         rg_llm_next(r->up);
     }
 
@@ -1329,6 +1372,7 @@ rg_int_t
 rg_llm_init_worker(rg_engine_t *e)
 {
     rg_uint_t            i;
+    rg_store_t          *st;
     rg_llm_ctx_t        *ctx;
     rg_llm_conf_t      **llms;
     rg_llm_main_conf_t  *lmcf;
@@ -1357,6 +1401,24 @@ rg_llm_init_worker(rg_engine_t *e)
         }
 
         ctx->n++;
+
+        if (llms[i]->shared == 0) {
+            continue;
+        }
+
+        st = rg_store_get(e);
+        ctx->upstreams[i]->shared = rg_llm_shared_create(ctx->upstreams[i],
+                                                         st, st->durable);
+        if (ctx->upstreams[i]->shared == NULL) {
+            return RG_ERROR;
+        }
+
+        if (!st->durable) {
+            rg_log_error(RG_LOG_NOTICE, e->log, 0, "llm \"%.*s\": its "
+                         "shared limits are held by this process alone: "
+                         "there is no store redis to share them",
+                         (int) llms[i]->name.len, llms[i]->name.data);
+        }
     }
 
     return RG_OK;

@@ -11,6 +11,7 @@
 #include <rg_llm.h>
 #include <rg_llm_openai.h>
 #include <rg_secret.h>
+#include <rg_store_conf.h>
 #include <math.h>
 
 
@@ -19,10 +20,30 @@ static void *rg_llm_create_conf(rg_cycle_t *cycle);
 static char *rg_llm_init_conf(rg_cycle_t *cycle, void *conf);
 
 
-static rg_conf_num_bounds_t  rg_llm_conns_bounds = { 1, 1000000 };
+static char *rg_llm_set_limit(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+
+
 static rg_conf_num_bounds_t  rg_llm_retries_bounds = { 0, 100 };
 static rg_conf_num_bounds_t  rg_llm_temp_bounds = { 0, 2 };
-static rg_conf_num_bounds_t  rg_llm_rate_bounds = { 1, 100000000 };
+/* "requests_per_minute 600 shared;": the bounds, and the bit of shared */
+typedef struct {
+    rg_conf_num_bounds_t  bounds;
+    rg_uint_t             shared;
+} rg_llm_limit_t;
+
+static rg_llm_limit_t  rg_llm_conns_limit = { { 1, 1000000 },
+                                              RG_LLM_SHARED_CONNS };
+static rg_llm_limit_t  rg_llm_rpm_limit = { { 1, 100000000 },
+                                            RG_LLM_SHARED_RPM };
+static rg_llm_limit_t  rg_llm_tpm_limit = { { 1, 100000000 },
+                                            RG_LLM_SHARED_TPM };
+
+static rg_conf_enum_t  rg_llm_fallback_enum[] = {
+    { rg_string("local"), RG_LLM_FALLBACK_LOCAL },
+    { rg_string("wait"), RG_LLM_FALLBACK_WAIT },
+    { rg_null_string, 0 }
+};
+
 /* a stream that stops sending must end: idle_timeout is never off */
 static rg_conf_num_bounds_t  rg_llm_idle_bounds = { 1, 0 };
 
@@ -55,9 +76,9 @@ static rg_command_t  rg_llm_commands[] = {
       rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, idle_timeout),
       &rg_llm_idle_bounds },
 
-    { rg_string("max_connections"), RG_LLM_CONF|RG_CONF_TAKE1,
-      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, max_connections),
-      &rg_llm_conns_bounds },
+    { rg_string("max_connections"), RG_LLM_CONF|RG_CONF_TAKE12,
+      rg_llm_set_limit, offsetof(rg_llm_conf_t, max_connections),
+      &rg_llm_conns_limit },
 
     { rg_string("max_retries"), RG_LLM_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_llm_conf_t, max_retries),
@@ -79,13 +100,17 @@ static rg_command_t  rg_llm_commands[] = {
     { rg_string("fallback"), RG_LLM_CONF|RG_CONF_TAKE1,
       rg_conf_set_str_slot, offsetof(rg_llm_conf_t, fallback_name), NULL },
 
-    { rg_string("requests_per_minute"), RG_LLM_CONF|RG_CONF_TAKE1,
-      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, requests_per_minute),
-      &rg_llm_rate_bounds },
+    { rg_string("requests_per_minute"), RG_LLM_CONF|RG_CONF_TAKE12,
+      rg_llm_set_limit, offsetof(rg_llm_conf_t, requests_per_minute),
+      &rg_llm_rpm_limit },
 
-    { rg_string("tokens_per_minute"), RG_LLM_CONF|RG_CONF_TAKE1,
-      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, tokens_per_minute),
-      &rg_llm_rate_bounds },
+    { rg_string("tokens_per_minute"), RG_LLM_CONF|RG_CONF_TAKE12,
+      rg_llm_set_limit, offsetof(rg_llm_conf_t, tokens_per_minute),
+      &rg_llm_tpm_limit },
+
+    { rg_string("shared_limits_fallback"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_enum_slot, offsetof(rg_llm_conf_t, shared_fallback),
+      rg_llm_fallback_enum },
 
     { rg_string("retry_budget"), RG_LLM_CONF|RG_CONF_TAKE1,
       rg_conf_set_msec_slot, offsetof(rg_llm_conf_t, retry_budget), NULL },
@@ -142,6 +167,7 @@ rg_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     llm->tokens_per_minute = RG_CONF_UNSET;
     llm->retry_budget = RG_CONF_UNSET_MSEC;
     llm->stream = RG_CONF_UNSET;
+    llm->shared_fallback = RG_CONF_UNSET_UINT;
     llm->file = rg_conf_file_name(cf);
     llm->line = rg_conf_line(cf);
 
@@ -309,6 +335,21 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     if (llm->stream == RG_CONF_UNSET) {
         llm->stream = 0;
     }
+    if (llm->shared_fallback == RG_CONF_UNSET_UINT) {
+        llm->shared_fallback = RG_LLM_FALLBACK_LOCAL;
+    }
+
+    /* waiting for a Redis that is not configured would never end */
+    if (llm->shared && llm->shared_fallback == RG_LLM_FALLBACK_WAIT
+        && rg_store_conf(cycle)->type != RG_STORE_REDIS)
+    {
+        rg_cycle_error(cycle, llm->file, llm->line,
+                       "llm \"%.*s\": \"shared_limits_fallback wait\" needs "
+                       "\"store redis { }\": without it nothing is shared "
+                       "and the requests would wait for ever",
+                       (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
 
     if (llm->fallback_name.data) {
         llm->fallback = rg_llm_find(cycle, llm->fallback_name.data,
@@ -381,4 +422,32 @@ rg_llm_init_conf(rg_cycle_t *cycle, void *conf)
     }
 
     return RG_CONF_OK;
+}
+
+
+/* "requests_per_minute 600;" or "requests_per_minute 600 shared;" */
+static char *
+rg_llm_set_limit(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    char            *rv;
+    rg_command_t     c;
+    rg_llm_conf_t   *llm;
+    rg_llm_limit_t  *l;
+
+    llm = conf;
+    l = cmd->post;
+
+    if (cf->nargs == 3) {
+        if (cf->args[2].len != 6 || memcmp(cf->args[2].data, "shared", 6)) {
+            return "takes a number and, optionally, \"shared\" (held "
+                   "across every process on store redis)";
+        }
+        llm->shared |= l->shared;
+    }
+
+    c = *cmd;
+    c.post = &l->bounds;
+    rv = rg_conf_set_num_slot(cf, &c, conf);
+
+    return rv;
 }

@@ -13,6 +13,16 @@
 
 typedef struct rg_llm_conf_s  rg_llm_conf_t;
 
+/* limits held across every process on the store (rg_llm_shared.c) */
+#define RG_LLM_SHARED_RPM       0x01
+#define RG_LLM_SHARED_TPM       0x02
+#define RG_LLM_SHARED_CONNS     0x04
+
+/* what shared limits do without the store: hold in each process alone,
+ * or wait for it */
+#define RG_LLM_FALLBACK_LOCAL   1
+#define RG_LLM_FALLBACK_WAIT    2
+
 
 struct rg_llm_conf_s {
     rg_str_t            name;
@@ -34,6 +44,8 @@ struct rg_llm_conf_s {
     rg_int_t            tokens_per_minute;
     rg_msec_t           retry_budget;     /* total time spent retrying */
     rg_int_t            stream;           /* on: Server-Sent Events */
+    rg_uint_t           shared;           /* RG_LLM_SHARED_* */
+    rg_uint_t           shared_fallback;  /* RG_LLM_FALLBACK_* */
 
     char               *url;              /* base_url/chat/completions */
     char               *auth;             /* the header; a secret */

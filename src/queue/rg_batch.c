@@ -174,6 +174,9 @@ rg_batch_task(void *data, rg_task_t *t)
     if (t->deadline != RG_CONF_UNSET_MSEC) {
         s->deadline = t->deadline;
     }
+    if (t->tenant) {
+        s->tenant = rg_pstrdup(s->pool, t->tenant, strlen(t->tenant));
+    }
 
     b->live[b->nlive++] = s;
     b->running++;

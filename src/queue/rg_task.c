@@ -72,6 +72,27 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
         }
     }
 
+    /* a tenant names a key of the store: a short, plain name */
+    v = json_object_get(task, "tenant");
+    if (v && !json_is_null(v)) {
+        const char  *p;
+
+        p = json_is_string(v) ? json_string_value(v) : NULL;
+
+        if (p == NULL || json_string_length(v) == 0
+            || json_string_length(v) > 128
+            || strspn(p, "abcdefghijklmnopqrstuvwxyz"
+                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-@")
+               != json_string_length(v))
+        {
+            return rg_task_invalid(t, "line %lu: \"tenant\" must be a "
+                                   "name of 1 to 128 letters, digits and "
+                                   "._:-@", (unsigned long) lineno);
+        }
+
+        t->tenant = p;
+    }
+
     return RG_OK;
 }
 

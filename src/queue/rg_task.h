@@ -1,5 +1,6 @@
 /* rg_task.h: one task of `reagent batch`, as a line of JSONL reads:
- * {"id", "agent", "input", "max_rounds", "max_tokens", "deadline"}. The
+ * {"id", "agent", "input", "max_rounds", "max_tokens", "deadline",
+ * "tenant"}. The
  * parser checks the line and its fields; it knows no agent and starts
  * nothing. A line that is not a task says why, with its line number. */
 
@@ -20,6 +21,7 @@ typedef struct {
     rg_uint_t           max_rounds;   /* 0: the agent's */
     int64_t             max_tokens;   /* -1: the agent's */
     rg_msec_t           deadline;     /* RG_CONF_UNSET_MSEC: the agent's */
+    const char         *tenant;       /* whose budget; NULL: none */
 
     rg_uint_t           line;         /* which line it was, for messages */
 

@@ -81,6 +81,8 @@ typedef struct {
     double              rate;         /* per minute */
     double              capacity;
     double              cost;
+    rg_uint_t           force;        /* a correction: charged (or given
+                                         back), never waited for */
 } rg_store_bucket_t;
 
 
@@ -136,6 +138,14 @@ struct rg_store_s {
                               rg_uint_t nb, rg_store_pt cb, void *data);
     rg_store_op_t    *(*cooldown)(rg_store_t *st, const rg_str_t *name,
                                   rg_msec_t ms, rg_store_pt cb, void *data);
+    /* one of at most max slots of name held by every process together
+     * (max_connections shared): holder takes one for ttl (num 0), or is
+     * told the ms to wait before it asks again (a cool-down of the name
+     * holds too); max 0 gives it back. The slot of a holder that died
+     * frees itself when its ttl ends. */
+    rg_store_op_t    *(*slot)(rg_store_t *st, const rg_str_t *name,
+                              const rg_str_t *holder, rg_uint_t max,
+                              rg_msec_t ttl, rg_store_pt cb, void *data);
 
     /* the callback will not be called */
     void              (*cancel)(rg_store_t *st, rg_store_op_t *op);

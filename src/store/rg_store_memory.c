@@ -1077,7 +1077,7 @@ rg_mem_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
         ents[i] = e;
         e->pinned++;
 
-        if (tokens < b[i].cost && b[i].rate > 0) {
+        if (tokens < b[i].cost && b[i].rate > 0 && !b[i].force) {
             w = (b[i].cost - tokens) * 60000 / b[i].rate;
             wait = rg_max(wait, w);
         }
@@ -1086,8 +1086,8 @@ rg_mem_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
     /* all or nothing: a refused take leaves every bucket as it was, but
      * refilled to now */
     for (i = 0; i < nb; i++) {
-        if (wait == 0) {
-            left[i] -= b[i].cost;
+        if (wait == 0 || b[i].force) {
+            left[i] = rg_min(b[i].capacity, left[i] - b[i].cost);
         }
         snprintf(val, sizeof(val), "%.6f %llu", left[i],
                  (unsigned long long) now);
@@ -1143,6 +1143,77 @@ rg_mem_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
     }
 
     rg_mem_expire(e, ms);
+
+    return op;
+}
+
+
+/* one process holds every slot: a count, "n"; the holders are not
+ * needed, nobody else can die holding one */
+static rg_store_op_t *
+rg_mem_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
+    rg_uint_t max, rg_msec_t ttl, rg_store_pt cb, void *data)
+{
+    char                key[320], val[32];
+    rg_str_t            k;
+    rg_msec_t           now, at;
+    unsigned long       n;
+    rg_store_op_t      *op;
+    rg_mem_entry_t     *e;
+    rg_store_memory_t  *m;
+
+    m = (rg_store_memory_t *) st;
+
+    op = rg_mem_post(m, cb, data);
+    if (op == NULL) {
+        return NULL;
+    }
+
+    now = rg_wall_msec();
+
+    if (max) {
+        k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) name->len,
+                         name->data);
+        k.data = key;
+        e = rg_mem_find(m, &k);
+        if (e && !e->list) {
+            at = strtoull(e->value.data, NULL, 10);
+            if (at > now) {
+                op->res.num = (int64_t) (at - now);
+                return op;
+            }
+        }
+    }
+
+    k.len = snprintf(key, sizeof(key), "sl:{%.*s}", (int) name->len,
+                     name->data);
+    k.data = key;
+
+    e = rg_mem_find(m, &k);
+    n = e && !e->list && e->value.data ? strtoul(e->value.data, NULL, 10)
+                                       : 0;
+
+    if (max == 0) {
+        n = n ? n - 1 : 0;
+    } else if (n >= max) {
+        op->res.num = 20;
+        return op;
+    } else {
+        n++;
+    }
+
+    if (e == NULL) {
+        e = rg_mem_create(m, &k, 0);
+    }
+
+    snprintf(val, sizeof(val), "%lu", n);
+
+    if (e == NULL || rg_mem_set_value(m, e, val, strlen(val)) != RG_OK) {
+        rg_mem_refuse(op, RG_ERROR, "the memory store is full");
+        return op;
+    }
+
+    rg_mem_expire(e, ttl ? ttl : 1);
 
     return op;
 }
@@ -1231,6 +1302,7 @@ rg_store_memory_create(struct event_base *base, rg_uint_t max_keys,
     m->store.release = rg_mem_release;
     m->store.take = rg_mem_take;
     m->store.cooldown = rg_mem_cooldown;
+    m->store.slot = rg_mem_slot;
     m->store.cancel = rg_mem_cancel;
     m->store.destroy = rg_mem_destroy;
 

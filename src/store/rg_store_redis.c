@@ -145,7 +145,8 @@ static rg_redis_script_t  rg_sr_release_lua = { "release",
 };
 
 /* KEYS: the cool-down, then one per bucket. ARGV: n, then rate,
- * capacity, cost per bucket. All or nothing; the wait in ms, 0: taken */
+ * capacity, cost, force per bucket. All or nothing; the wait in ms, 0:
+ * taken. A forced bucket (a correction) is charged, never waited for. */
 static rg_redis_script_t  rg_sr_take_lua = { "take",
     "local t = redis.call('TIME')\n"
     "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
@@ -155,9 +156,10 @@ static rg_redis_script_t  rg_sr_take_lua = { "take",
     "local n = tonumber(ARGV[1])\n"
     "local left = {}\n"
     "for i = 1, n do\n"
-    "  local rate = tonumber(ARGV[3 * i - 1])\n"
-    "  local cap = tonumber(ARGV[3 * i])\n"
-    "  local cost = tonumber(ARGV[3 * i + 1])\n"
+    "  local rate = tonumber(ARGV[4 * i - 2])\n"
+    "  local cap = tonumber(ARGV[4 * i - 1])\n"
+    "  local cost = tonumber(ARGV[4 * i])\n"
+    "  local force = ARGV[4 * i + 1] == '1'\n"
     "  local b = redis.call('HMGET', KEYS[1 + i], 'tokens', 'at')\n"
     "  local tokens = tonumber(b[1]) or cap\n"
     "  local at = tonumber(b[2]) or now\n"
@@ -165,14 +167,14 @@ static rg_redis_script_t  rg_sr_take_lua = { "take",
     "    tokens = math.min(cap, tokens + (now - at) * rate / 60000)\n"
     "  end\n"
     "  left[i] = tokens\n"
-    "  if tokens < cost and rate > 0 then\n"
+    "  if tokens < cost and rate > 0 and not force then\n"
     "    wait = math.max(wait, (cost - tokens) * 60000 / rate)\n"
     "  end\n"
     "end\n"
     "for i = 1, n do\n"
-    "  if wait == 0 then\n"
-    "    left[i] = math.min(tonumber(ARGV[3 * i]), "
-    "left[i] - tonumber(ARGV[3 * i + 1]))\n"
+    "  if wait == 0 or ARGV[4 * i + 1] == '1' then\n"
+    "    left[i] = math.min(tonumber(ARGV[4 * i - 1]), "
+    "left[i] - tonumber(ARGV[4 * i]))\n"
     "  end\n"
     "  redis.call('HSET', KEYS[1 + i], 'tokens', tostring(left[i]), "
     "'at', now)\n"
@@ -192,6 +194,27 @@ static rg_redis_script_t  rg_sr_cooldown_lua = { "cooldown",
     "return 1\n", ""
 };
 
+/* KEYS: the slots (a sorted set of holders by expiry), the cool-down.
+ * ARGV: holder, max (0: give it back), ttl. The wait in ms, 0: taken */
+static rg_redis_script_t  rg_sr_slot_lua = { "slot",
+    "if tonumber(ARGV[2]) == 0 then\n"
+    "  redis.call('ZREM', KEYS[1], ARGV[1])\n"
+    "  return 0\n"
+    "end\n"
+    "local t = redis.call('TIME')\n"
+    "local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+    "local cd = tonumber(redis.call('GET', KEYS[2]))\n"
+    "if cd and cd > now then return cd - now end\n"
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+    "if redis.call('ZSCORE', KEYS[1], ARGV[1]) == false\n"
+    "   and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then\n"
+    "  return 20\n"
+    "end\n"
+    "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
+    "return 0\n", ""
+};
+
 /* KEYS: the counter. ARGV: by, ttl (set when it has none) */
 static rg_redis_script_t  rg_sr_incr_lua = { "incr",
     "local v = redis.call('INCRBY', KEYS[1], ARGV[1])\n"
@@ -203,7 +226,7 @@ static rg_redis_script_t  rg_sr_incr_lua = { "incr",
 
 static rg_redis_script_t  *rg_sr_scripts[] = {
     &rg_sr_checkpoint_lua, &rg_sr_load_lua, &rg_sr_put_lua, &rg_sr_lease_lua,
-    &rg_sr_release_lua, &rg_sr_take_lua, &rg_sr_cooldown_lua, &rg_sr_incr_lua,
+    &rg_sr_release_lua, &rg_sr_take_lua, &rg_sr_cooldown_lua, &rg_sr_slot_lua, &rg_sr_incr_lua,
     NULL
 };
 
@@ -781,6 +804,7 @@ rg_sr_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
         rg_sr_argf(&a, "%.17g", b[i].rate);
         rg_sr_argf(&a, "%.17g", b[i].capacity);
         rg_sr_argf(&a, "%.17g", b[i].cost);
+        rg_sr_argf(&a, "%d", b[i].force ? 1 : 0);
     }
 
     return rg_sr_send(st, &b[0].name, &a, &rg_sr_take_lua, RG_SR_INT, cb, data);
@@ -804,6 +828,30 @@ rg_sr_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
     rg_sr_argf(&a, "%llu", (unsigned long long) ms);
 
     return rg_sr_send(st, name, &a, &rg_sr_cooldown_lua, RG_SR_INT, cb, data);
+}
+
+
+static rg_store_op_t *
+rg_sr_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
+    rg_uint_t max, rg_msec_t ttl, rg_store_pt cb, void *data)
+{
+    rg_sr_args_t       a;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = 0;
+
+    rg_sr_argf(&a, "%ssl:{%.*s}", r->prefix, (int) name->len, name->data);
+    a.nkeys++;
+    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) name->len, name->data);
+    a.nkeys++;
+    rg_sr_argf(&a, "%.*s", (int) holder->len, holder->data);
+    rg_sr_argf(&a, "%lu", (unsigned long) max);
+    rg_sr_argf(&a, "%llu", (unsigned long long) (ttl ? ttl : 1));
+
+    return rg_sr_send(st, name, &a, &rg_sr_slot_lua, RG_SR_INT, cb, data);
 }
 
 
@@ -885,6 +933,7 @@ rg_store_redis_create(struct event_base *base, struct evdns_base *dns,
     r->store.release = rg_sr_release;
     r->store.take = rg_sr_take;
     r->store.cooldown = rg_sr_cooldown;
+    r->store.slot = rg_sr_slot;
     r->store.cancel = rg_sr_cancel;
     r->store.destroy = rg_sr_destroy;
 

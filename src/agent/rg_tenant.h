@@ -1,0 +1,20 @@
+/* rg_tenant.h: budgets per tenant, across every process on the store
+ * (rg_tenant.c). */
+
+#ifndef RG_TENANT_H
+#define RG_TENANT_H
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_session.h>
+
+/* Before a model call: RG_OK, it may go; RG_AGAIN, the store was asked
+ * and rg_session_ask() runs again when it answers (or the session ends
+ * budget_exceeded, naming the tenant) */
+rg_int_t rg_tenant_check(rg_session_t *s);
+/* the provider counted tokens for the tenant's session */
+void rg_tenant_charge(rg_session_t *s, int64_t tokens);
+/* the session ends: its question is not answered */
+void rg_tenant_cancel(rg_session_t *s);
+
+#endif /* RG_TENANT_H */

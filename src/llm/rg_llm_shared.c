@@ -1,0 +1,413 @@
+/* rg_llm_shared.c: the limits of an llm declared `shared`
+ * (`requests_per_minute 600 shared;`), held across every process on the
+ * store: token buckets in the store (one script: all or nothing, with the
+ * cool-down a 429 set), asked for the oldest waiting request of the
+ * upstream, one question at a time; tokens are reserved from the
+ * request's estimate and corrected from the provider's usage. A
+ * connection slot of `max_connections N shared` is a member of a set in
+ * the store that expires with the request's timeout, so that a process
+ * that died frees its slots.
+ *
+ * Without a durable store, or while it cannot be reached, the fallback
+ * decides: `local` holds each limit in each process alone (logged once
+ * when it starts, and when the store is back), `wait` holds the requests
+ * until the store answers again. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_llm.h>
+#include <rg_llm_shared.h>
+#include <unistd.h>
+
+
+#define RG_LLM_SHARED_RETRY  5000     /* ms before the store is asked again
+                                         after it failed */
+
+struct rg_llm_shared_s {
+    rg_llm_upstream_t  *up;
+    rg_store_t         *st;
+    char                name[160];    /* "llm:NAME" */
+    rg_str_t            key;
+    rg_store_bucket_t   b[2];
+    rg_uint_t           nb;
+    rg_int_t            tpm;          /* its bucket, -1: none */
+    rg_store_op_t      *op;           /* the question asked */
+    struct event        timer;
+    size_t              cost;         /* of the question */
+    size_t              granted;      /* an answer not yet used: its cost */
+    rg_msec_t           retry_at;     /* down: when to ask the store again */
+    char                worker[96];   /* "host:pid", for slot holders */
+    uint64_t            seq;          /* the last slot asked for */
+    uint64_t            slot;         /* held for the next request */
+    uint64_t            grant_slot;   /* the slot of the grant */
+    unsigned            timer_set:1;
+    unsigned            has_grant:1;
+    unsigned            down:1;       /* the store failed: the fallback */
+    unsigned            durable:1;
+};
+
+
+static void rg_llm_shared_handler(void *data, const rg_store_res_t *res);
+static void rg_llm_shared_slot_handler(void *data,
+    const rg_store_res_t *res);
+
+
+rg_llm_shared_t *
+rg_llm_shared_create(rg_llm_upstream_t *up, rg_store_t *st, rg_uint_t durable)
+{
+    rg_llm_conf_t    *c;
+    rg_llm_shared_t  *sh;
+
+    c = up->conf;
+
+    if (c->shared == 0 || st == NULL) {
+        return NULL;
+    }
+
+    sh = calloc(1, sizeof(rg_llm_shared_t));
+    if (sh == NULL) {
+        return NULL;
+    }
+
+    sh->up = up;
+    sh->st = st;
+    sh->durable = durable != 0;
+    sh->key.len = snprintf(sh->name, sizeof(sh->name), "llm:%.*s",
+                           (int) rg_min(c->name.len, 120), c->name.data);
+    sh->key.data = sh->name;
+
+    /* the same order in every process: a bucket's key is its place */
+    if (c->shared & RG_LLM_SHARED_RPM) {
+        sh->b[sh->nb].name = sh->key;
+        sh->b[sh->nb].rate = c->requests_per_minute;
+        sh->b[sh->nb].capacity = 1;          /* paced, as in one process */
+        sh->nb++;
+    }
+
+    sh->tpm = -1;
+
+    if (c->shared & RG_LLM_SHARED_TPM) {
+        sh->tpm = sh->nb;
+        sh->b[sh->nb].name = sh->key;
+        sh->b[sh->nb].rate = c->tokens_per_minute;
+        sh->b[sh->nb].capacity = rg_max(c->tokens_per_minute / 60.0, 1);
+        sh->nb++;
+    }
+
+    if (gethostname(sh->worker, sizeof(sh->worker) - 24) != 0) {
+        strcpy(sh->worker, "localhost");
+    }
+    sh->worker[sizeof(sh->worker) - 24] = '\0';
+    snprintf(sh->worker + strlen(sh->worker), 24, ":%d", (int) getpid());
+
+    evtimer_assign(&sh->timer, up->base, NULL, NULL);
+
+    if (!sh->durable) {
+        sh->down = 1;
+        sh->retry_at = (rg_msec_t) -1;      /* never: there is no Redis */
+    }
+
+    return sh;
+}
+
+
+void
+rg_llm_shared_destroy(rg_llm_shared_t *sh)
+{
+    if (sh == NULL) {
+        return;
+    }
+
+    if (sh->op) {
+        sh->st->cancel(sh->st, sh->op);
+    }
+
+    if (sh->timer_set) {
+        event_del(&sh->timer);
+    }
+
+    rg_llm_shared_release(sh, sh->slot);
+
+    free(sh);
+}
+
+
+rg_uint_t
+rg_llm_shared_local(rg_llm_shared_t *sh)
+{
+    if (sh == NULL) {
+        return RG_LLM_SHARED_RPM | RG_LLM_SHARED_TPM | RG_LLM_SHARED_CONNS;
+    }
+
+    if (sh->down && sh->up->conf->shared_fallback == RG_LLM_FALLBACK_LOCAL) {
+        return RG_LLM_SHARED_RPM | RG_LLM_SHARED_TPM | RG_LLM_SHARED_CONNS;
+    }
+
+    return ~sh->up->conf->shared & (RG_LLM_SHARED_RPM | RG_LLM_SHARED_TPM
+                                    | RG_LLM_SHARED_CONNS);
+}
+
+
+static void
+rg_llm_shared_timer_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_llm_shared_t  *sh;
+
+    sh = arg;
+    sh->timer_set = 0;
+
+    rg_llm_next(sh->up);
+}
+
+
+static void
+rg_llm_shared_later(rg_llm_shared_t *sh, rg_msec_t ms)
+{
+    struct timeval  tv;
+
+    if (sh->timer_set) {
+        return;
+    }
+
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+
+    evtimer_assign(&sh->timer, sh->up->base, rg_llm_shared_timer_handler, sh);
+    if (evtimer_add(&sh->timer, &tv) == 0) {
+        sh->timer_set = 1;
+    }
+}
+
+
+/* the store failed: the fallback, said once per outage */
+static void
+rg_llm_shared_fail(rg_llm_shared_t *sh, const char *err)
+{
+    rg_llm_conf_t  *c;
+
+    c = sh->up->conf;
+
+    if (!sh->down) {
+        rg_log_error(RG_LOG_WARN, sh->up->log, 0, "llm \"%.*s\": its shared "
+                     "limits cannot be asked of the store (%s): %s until it "
+                     "answers again (shared_limits_fallback %s)",
+                     (int) c->name.len, c->name.data, err ? err : "failed",
+                     c->shared_fallback == RG_LLM_FALLBACK_LOCAL
+                     ? "this process holds them alone"
+                     : "its requests wait",
+                     c->shared_fallback == RG_LLM_FALLBACK_LOCAL
+                     ? "local" : "wait");
+    }
+
+    sh->down = 1;
+    sh->retry_at = rg_monotonic_msec() + RG_LLM_SHARED_RETRY;
+}
+
+
+static rg_str_t
+rg_llm_shared_holder(rg_llm_shared_t *sh, uint64_t seq, char *buf,
+    size_t size)
+{
+    rg_str_t  h;
+
+    h.len = snprintf(buf, size, "%s:%llu", sh->worker,
+                     (unsigned long long) seq);
+    h.data = buf;
+
+    return h;
+}
+
+
+rg_int_t
+rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, size_t *taken,
+    uint64_t *slot)
+{
+    char       buf[160];
+    rg_str_t   h;
+    rg_uint_t  i;
+    double     c;
+
+    *taken = 0;
+    *slot = 0;
+
+    if (sh->has_grant) {
+        sh->has_grant = 0;
+        *taken = sh->granted;
+        *slot = sh->grant_slot;
+        sh->grant_slot = 0;
+        return RG_OK;
+    }
+
+    if (sh->op || sh->timer_set) {
+        return RG_AGAIN;
+    }
+
+    if (sh->down && rg_monotonic_msec() < sh->retry_at) {
+        if (sh->up->conf->shared_fallback == RG_LLM_FALLBACK_LOCAL) {
+            return RG_OK;              /* the local limits hold */
+        }
+
+        rg_llm_shared_later(sh, sh->retry_at - rg_monotonic_msec());
+        return RG_AGAIN;
+    }
+
+    /* a connection slot first, then the buckets */
+    if ((sh->up->conf->shared & RG_LLM_SHARED_CONNS) && sh->slot == 0) {
+        h = rg_llm_shared_holder(sh, ++sh->seq, buf, sizeof(buf));
+        sh->op = sh->st->slot(sh->st, &sh->key, &h,
+                              (rg_uint_t) sh->up->conf->max_connections,
+                              sh->up->conf->timeout + 5000,
+                              rg_llm_shared_slot_handler, sh);
+        if (sh->op == NULL) {
+            rg_llm_shared_fail(sh, "out of memory");
+            return rg_llm_shared_admit(sh, cost, taken, slot);
+        }
+
+        return RG_AGAIN;
+    }
+
+    /* a request larger than a bucket's capacity takes what it holds;
+     * the rest is charged when the usage is known */
+    for (i = 0; i < sh->nb; i++) {
+        sh->b[i].cost = 1;
+        sh->b[i].force = 0;
+    }
+
+    sh->cost = 0;
+
+    if (sh->tpm >= 0) {
+        c = rg_min((double) cost, sh->b[sh->tpm].capacity);
+        sh->b[sh->tpm].cost = c;
+        sh->cost = (size_t) c;
+    }
+
+    if (sh->nb == 0) {
+        *slot = sh->slot;
+        sh->slot = 0;
+        return RG_OK;
+    }
+
+    sh->op = sh->st->take(sh->st, sh->b, sh->nb, rg_llm_shared_handler, sh);
+    if (sh->op == NULL) {
+        rg_llm_shared_fail(sh, "out of memory");
+        return rg_llm_shared_admit(sh, cost, taken, slot);
+    }
+
+    return RG_AGAIN;
+}
+
+
+static void
+rg_llm_shared_handler(void *data, const rg_store_res_t *res)
+{
+    rg_llm_conf_t    *c;
+    rg_llm_shared_t  *sh;
+
+    sh = data;
+    sh->op = NULL;
+    c = sh->up->conf;
+
+    if (res->rc != RG_OK) {
+        rg_llm_shared_fail(sh, res->err);
+        rg_llm_next(sh->up);
+        return;
+    }
+
+    if (sh->down) {
+        rg_log_error(RG_LOG_NOTICE, sh->up->log, 0, "llm \"%.*s\": the store "
+                     "answers again: its limits are shared again",
+                     (int) c->name.len, c->name.data);
+        sh->down = 0;
+    }
+
+    if (res->num > 0) {
+        rg_llm_shared_later(sh, (rg_msec_t) res->num);
+        return;
+    }
+
+    sh->has_grant = 1;
+    sh->granted = sh->cost;
+    sh->grant_slot = sh->slot;
+    sh->slot = 0;
+
+    rg_llm_next(sh->up);
+}
+
+
+static void
+rg_llm_shared_slot_handler(void *data, const rg_store_res_t *res)
+{
+    rg_llm_shared_t  *sh;
+
+    sh = data;
+    sh->op = NULL;
+
+    if (res->rc != RG_OK) {
+        rg_llm_shared_fail(sh, res->err);
+        rg_llm_next(sh->up);
+        return;
+    }
+
+    if (sh->down) {
+        rg_log_error(RG_LOG_NOTICE, sh->up->log, 0, "llm \"%.*s\": the store "
+                     "answers again: its limits are shared again",
+                     (int) sh->up->conf->name.len, sh->up->conf->name.data);
+        sh->down = 0;
+    }
+
+    if (res->num > 0) {
+        rg_llm_shared_later(sh, (rg_msec_t) res->num);
+        return;
+    }
+
+    sh->slot = sh->seq;
+    rg_llm_next(sh->up);
+}
+
+
+void
+rg_llm_shared_usage(rg_llm_shared_t *sh, size_t taken, int64_t tokens)
+{
+    rg_uint_t  i;
+
+    if (sh == NULL || sh->tpm < 0 || tokens <= 0 || sh->down || (int64_t) taken == tokens)
+    {
+        return;
+    }
+
+    /* the same buckets in the same places; only the tokens change */
+    for (i = 0; i < sh->nb; i++) {
+        sh->b[i].cost = 0;
+        sh->b[i].force = 1;
+    }
+
+    sh->b[sh->tpm].cost = (double) tokens - (double) taken;
+
+    sh->st->take(sh->st, sh->b, sh->nb, NULL, NULL);
+}
+
+
+void
+rg_llm_shared_cooldown(rg_llm_shared_t *sh, rg_msec_t ms)
+{
+    if (sh == NULL || sh->down || ms == 0) {
+        return;
+    }
+
+    sh->st->cooldown(sh->st, &sh->key, ms, NULL, NULL);
+}
+
+
+void
+rg_llm_shared_release(rg_llm_shared_t *sh, uint64_t slot)
+{
+    char      buf[160];
+    rg_str_t  h;
+
+    if (sh == NULL || slot == 0) {
+        return;
+    }
+
+    h = rg_llm_shared_holder(sh, slot, buf, sizeof(buf));
+    sh->st->slot(sh->st, &sh->key, &h, 0, 0, NULL, NULL);
+}
