@@ -9,6 +9,9 @@
 #include <rg_session.h>
 #include <rg_child.h>
 #include <rg_agent_conf.h>
+#include <rg_durable.h>
+#include <rg_digest.h>
+#include <rg_store_conf.h>
 
 
 static void
@@ -37,10 +40,12 @@ rg_int_t
 rg_child_start(rg_tool_run_t *run, const char *name,
     const char *input, size_t len)
 {
+    rg_uint_t         opened;
     rg_session_t     *parent, *child;
     rg_agent_conf_t  *agent;
     rg_cycle_t       *cycle;
 
+    opened = 0;
     parent = run->turn->data;
     cycle = parent->engine->cycle;
 
@@ -60,8 +65,30 @@ rg_child_start(rg_tool_run_t *run, const char *name,
         return RG_ERROR;
     }
 
-    child = rg_session_create(parent->engine, agent, parent->task_id, input,
-                              len, rg_child_done, run);
+    if (rg_store_ctx(parent->engine)->durable && run->idem) {
+        char  digest[RG_SHA256_HEX], id[40];
+
+        /* the parent's call names its child: a parent resumed after a
+         * crash runs the call again and finds the same child in the
+         * store, to continue rather than start over */
+        if (rg_sha256_hex(digest, run->idem, strlen(run->idem), NULL, 0)
+            != RG_OK)
+        {
+            snprintf(run->error, sizeof(run->error), "out of memory");
+            return RG_ERROR;
+        }
+
+        snprintf(id, sizeof(id), "c-%.32s", digest);
+
+        child = rg_session_open(parent->engine, agent, id, strlen(id),
+                                parent->task_id, input, len, rg_child_done,
+                                run);
+        opened = 1;
+    } else {
+        child = rg_session_create(parent->engine, agent, parent->task_id,
+                                  input, len, rg_child_done, run);
+    }
+
     if (child == NULL) {
         snprintf(run->error, sizeof(run->error), "out of memory");
         return RG_ERROR;
@@ -75,7 +102,9 @@ rg_child_start(rg_tool_run_t *run, const char *name,
     rg_log_error(RG_LOG_INFO, &parent->log, 0, "delegating to agent \"%s\" "
                  "as session \"%s\"", name, child->id);
 
-    rg_session_start(child);
+    if (!opened) {
+        rg_session_start(child);       /* an opened one starts from the store */
+    }
 
     return RG_OK;
 }

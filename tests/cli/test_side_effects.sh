@@ -9,6 +9,11 @@
 # blindly (the model is told its outcome is unknown, with the key), and
 # each counter stays at 1. Modules are given the call's idempotency key.
 #
+# A child agent's session is named after its parent's call
+# (c-<sha256 of session and call id>): the parent resumed after a kill -9
+# while the child's side effect ran finds the same child in the store, and
+# the effect is not run again.
+#
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
 B=${B:-objs}
@@ -80,5 +85,58 @@ rg_rcli del count:kf count:ks > /dev/null
 "$R" -c "$tmp/s.conf" run -a a "count" > "$tmp/f.out" 2> "$tmp/f.err"
 rg_equal "an uninterrupted run ends done" "$?" 0
 rg_equal "and counts each once" "$(rg_rcli get count:kf),$(rg_rcli get count:ks)" "1,1"
+
+# a child agent's side effect: the parent resumed finds the same child
+cat > "$tmp/parent.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"d1","name":"run_agent","arguments":{"agent":"c","input":"count"}}]}},
+ {"message":{"content":"delegated"}}]
+JSON
+cat > "$tmp/child.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"k1","name":"count","arguments":{"key":"kc","ms":4000}}]}},
+ {"message":{"content":"child counted"}}]
+JSON
+rg_mock p --script "$tmp/parent.json"
+pport=$port
+rg_mock c --script "$tmp/child.json" --request-log "$tmp/child.log"
+cport=$port
+
+cat > "$tmp/d.conf" <<CONF
+load_module $(cd "$B" && pwd)/tests/plugins/count.so;
+load_module $(cd "$B" && pwd)/modules/agent.so;
+module count { redis $redis_sock; }
+llm p { base_url http://127.0.0.1:$pport/v1; model mock-1; }
+llm c { base_url http://127.0.0.1:$cport/v1; model mock-1; }
+agent a { llm p; tools run_agent; agents c; tool_timeout 30s; }
+agent c { llm c; tools count; tool_timeout 30s; }
+store redis { server unix:$redis_sock; }
+CONF
+
+"$R" -c "$tmp/d.conf" run -a a "delegate" > "$tmp/d.out" 2> "$tmp/d.err" &
+dpid=$!
+pids="$pids $dpid"
+i=0
+while [ "$(rg_rcli get count:kc)" != 1 ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+sleep 0.3
+kill -9 $dpid
+wait $dpid 2>/dev/null
+
+psid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/d.err")
+csid=$(rg_rcli --scan --pattern 'rg:{c-*}:meta' | sed 's/^rg:{\(c-[0-9a-f]*\)}:meta$/\1/')
+rg_check "the child session is in the store under its parent's call's name" \
+    test -n "$csid"
+
+: > "$tmp/child.log"
+"$R" -c "$tmp/d.conf" resume "$psid" > "$tmp/dr.out" 2> "$tmp/dr.err"
+rg_equal "the parent resumed ends done" "$?" 0
+rg_equal "the child's call did not run again" "$(rg_rcli get count:kc)" 1
+rg_expect "its model is told the outcome is unknown" "$tmp/child.log" \
+    "outcome unknown: count may or may not have completed .*idempotency key $csid:k1"
+rg_equal "the child ended done in the store" \
+    "$(rg_rcli hget "rg:{$csid}:meta" status)" done
 
 rg_done
