@@ -1,0 +1,120 @@
+#!/bin/sh
+# test_redis_restart.sh: Redis going away in the middle of a batch
+# (src/store/rg_redis.c, src/agent/rg_durable.c), with the real binary,
+# the mock model and a redis-server on a free loopback port (appendonly):
+#   - the server is stopped while 300 sessions run and started again on
+#     the same port 3 s later: every task ends done, once, and Redis
+#     holds each session's final status;
+#   - the log says the outage once, not once per operation;
+#   - a Redis that never answers: `reagent -t` and run say so within the
+#     connect timeout, with the address.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+rport=$(free_port)
+mkdir -p "$tmp/redis.d"
+
+start_redis() {
+    redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis.d" \
+        --appendonly yes --appendfsync always --save "" \
+        --logfile "$tmp/redis.log" &
+    redis_pid=$!
+    pids="$pids $redis_pid"
+    i=0
+    while ! redis-cli -p "$rport" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
+start_redis
+
+cat > "$tmp/script.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"c1","name":"calc","arguments":{"expression":"6*7"}}]}},
+ {"message":{"tool_calls":[
+   {"id":"c2","name":"calc","arguments":{"expression":"1+1"}}]}},
+ {"message":{"content":"42"}}]
+JSON
+
+rg_mock m --script "$tmp/script.json" --latency 400
+
+cat > "$tmp/r.conf" <<CONF
+load_module $(cd "$B" && pwd)/modules/calc.so;
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; tools calc; }
+store redis { server 127.0.0.1:$rport; connect_timeout 500ms; }
+store_timeout 30s;
+CONF
+
+i=0
+while [ $i -lt 300 ]; do
+    echo "{\"id\":\"t$i\",\"input\":\"compute\"}"
+    i=$((i + 1))
+done > "$tmp/tasks.jsonl"
+
+"$R" -c "$tmp/r.conf" batch --no-progress --concurrency 300 \
+    -o "$tmp/res.jsonl" "$tmp/tasks.jsonl" > "$tmp/b.out" 2> "$tmp/b.err" &
+bpid=$!
+pids="$pids $bpid"
+
+# stop Redis while the sessions are between rounds, 3 s, start it again
+i=0
+while [ "$(curl -s "http://127.0.0.1:$port/stats" | jq .requests)" -lt 300 ] \
+      && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+sleep 0.2
+redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
+wait $redis_pid 2>/dev/null
+down=$(curl -s "http://127.0.0.1:$port/stats" | jq .requests)
+sleep 3
+start_redis
+
+wait $bpid
+rg_equal "the batch ends" "$?" 0
+rg_check "Redis went away mid-batch (the model had $down of 900 requests)" \
+    test "$down" -gt 0 -a "$down" -lt 900
+rg_equal "every task ends done" \
+    "$(jq -r .status "$tmp/res.jsonl" | sort | uniq -c | tr -s ' ')" \
+    " 300 done"
+rg_equal "each once" "$(jq -r .id "$tmp/res.jsonl" | sort -u | wc -l)" 300
+rg_equal "no model call was made twice for a round" \
+    "$(curl -s "http://127.0.0.1:$port/stats" | jq .requests)" 900
+
+done_in_store=0
+for k in $(redis-cli -p "$rport" --scan --pattern 'rg:{s-*}:meta'); do
+    [ "$(redis-cli -p "$rport" hget "$k" status)" = done ] &&
+        done_in_store=$((done_in_store + 1))
+done
+rg_equal "Redis holds each session's final status" "$done_in_store" 300
+
+lines=$(grep -c "127.0.0.1:$rport" "$tmp/b.err")
+rg_check "the outage is logged once, not per operation ($lines lines)" \
+    test "$lines" -ge 1 -a "$lines" -le 3
+rg_expect "and its end" "$tmp/b.err" "redis 127.0.0.1:$rport reachable again"
+
+# a Redis that is not there
+dead=$(free_port)
+sed "s/127.0.0.1:$rport/127.0.0.1:$dead/" "$tmp/r.conf" > "$tmp/dead.conf"
+"$R" -c "$tmp/dead.conf" -t > "$tmp/t.out" 2>&1
+rg_equal "reagent -t fails when Redis is unreachable" "$?" 1
+rg_expect "naming the address" "$tmp/t.out" "127.0.0.1:$dead"
+"$R" -c "$tmp/dead.conf" run -a a "x" > /dev/null 2> "$tmp/run.err"
+rg_equal "run does not start without it" "$?" 1
+rg_expect "and says so" "$tmp/run.err" "127.0.0.1:$dead"
+
+rg_done
