@@ -85,6 +85,68 @@ echo "                   llm mock { base_url http://127.0.0.1:8088/v1; model moc
 echo "                   agent bench { tools calc; }"
 echo "  (the batch summary prints the same figures; BENCH_SIZES and BENCH_LATENCIES narrow make bench)"
 
+# --- store redis beside store memory -------------------------------------
+# the same batch (R=3 K=2, 0 ms) with sessions checkpointed in a
+# redis-server on a unix socket: CPU per model call of both, the Redis
+# commands each session sends per model call (each one round trip,
+# pipelined with the other sessions' on the same connections; a turn is a
+# round of tool calls, 3 per session, and the start and the end add one
+# checkpoint each), the commands Redis ran for them (inside the scripts
+# too), and the Redis server's own CPU per model call
+if command -v redis-server >/dev/null; then
+    echo "store: R=3 K=2, 0 ms; memory beside redis (unix socket, appendonly no)"
+    printf "%-9s %15s %15s %8s %14s %14s %14s %14s\n" sessions "memory us/call" "redis us/call" ratio "trips/call" "trips/turn" "commands/call" "redis us/call"
+    mkdir -p "$tmp/redis.d"
+    redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp/redis.d" \
+        --save "" --appendonly no --logfile "$tmp/redis.log" &
+    mocks="$mocks $!"
+    i=0
+    while ! redis-cli -s "$tmp/redis.sock" ping >/dev/null 2>&1 && [ $i -lt 100 ]; do
+        sleep 0.05; i=$((i + 1))
+    done
+    start_mock 0
+    for n in $(echo "$SIZES" | tr ' ' '\n' | awk '$1 >= 1000'); do
+        head -n "$n" "$tmp/all.jsonl" > "$tmp/tasks.jsonl"
+        for st in memory redis; do
+            {
+                echo "load_module $B/modules/calc.so;"
+                echo "llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections $n; }"
+                echo "agent bench { tools calc; max_rounds 8; }"
+                [ $st = redis ] && echo "store redis { server unix:$tmp/redis.sock; connections 4; }"
+            } > "$tmp/store.conf"
+            redis-cli -s "$tmp/redis.sock" config resetstat > /dev/null
+            rcpu0=$(redis-cli -s "$tmp/redis.sock" info cpu |
+                    awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
+            "$B/reagent" -q -c "$tmp/store.conf" batch --concurrency "$n" \
+                --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
+            rcpu1=$(redis-cli -s "$tmp/redis.sock" info cpu |
+                    awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
+            # sent by reagent: scripts and plain commands; run: those and
+            # the commands inside the scripts
+            redis-cli -s "$tmp/redis.sock" info commandstats > "$tmp/cs"
+            sent=$(awk -F'[=:,]' '/^cmdstat_(evalsha|eval|get|set|del):/ { s += $3 } END { print s + 0 }' "$tmp/cs")
+            cmds=$(awk -F'[=:,]' '/^cmdstat_/ && !/cmdstat_(info|config|ping|script)/ { s += $3 } END { print s + 0 }' "$tmp/cs")
+            eval "cpu_$st=\$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' \"\$tmp/out\")"
+            eval "done_$st=\$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' \"\$tmp/out\")"
+            redis-cli -s "$tmp/redis.sock" flushall > /dev/null
+        done
+        awk -v n="$n" -v m="$cpu_memory" -v r="$cpu_redis" -v c="$cmds" \
+            -v t="$sent" -v a="$rcpu0" -v b="$rcpu1" 'BEGIN {
+            printf "%-9s %15s %15s %7.2fx %14.2f %14.2f %14.2f %14.1f\n", n, m, r,
+                   (m > 0 ? r / m : 0), t / (4 * n), t / (3 * n), c / (4 * n),
+                   (b - a) * 1e6 / (4 * n) }'
+        [ "$done_memory" = "$n" ] && [ "$done_redis" = "$n" ] ||
+            echo "  (done: memory $done_memory, redis $done_redis of $n)"
+    done
+    stop_mock
+    echo "reproduce: redis-server --port 0 --unixsocket /tmp/r.sock --save '' &  $B/rg_mock --port 8088 --rounds 3 --calls 2 &"
+    echo "  $B/reagent -c store.conf batch --concurrency 1000 -o /dev/null tasks.jsonl   (bench.conf above plus: store redis { server unix:/tmp/r.sock; })"
+    echo
+else
+    echo "store: skipped (no redis-server; deploy/deps.sh installs it)"
+    echo
+fi
+
 # --- tools: one turn of K parallel calls of 100 ms each -----------------
 echo
 echo "tools: one turn of K calls taking 100 ms each; turn time / slowest call"
