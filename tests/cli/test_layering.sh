@@ -20,7 +20,7 @@ rg_allowed() {
         os)     echo "core" ;;
         event)  echo "core" ;;
         store)  echo "core event" ;;
-        llm)    echo "core event" ;;
+        llm)    echo "core event store" ;;
         tools)  echo "core event store os" ;;
         agent)  echo "core event llm tools store" ;;
         queue)  echo "core event store agent" ;;
