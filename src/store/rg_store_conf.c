@@ -313,7 +313,9 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
         scf->connect_timeout = 1000;
     }
     if (scf->command_timeout == RG_CONF_UNSET_MSEC) {
-        scf->command_timeout = 500;
+        /* a reply waits behind the others pipelined before it: 10,000
+         * checkpoints at once take longer than 500ms in all */
+        scf->command_timeout = 2000;
     }
 
     scf->redis.database = scf->database;
