@@ -127,6 +127,8 @@ struct rg_mcp_server_s {
 
     struct event        start_ev;     /* the handshake's deadline */
     struct event        restart_ev;
+    struct event        listen_ev;    /* subscriptions/listen again */
+    rg_msec_t           listen_wait;
     rg_msec_t           backoff;
     rg_msec_t           ready_at;
     rg_msec_t           restart_at;
@@ -134,6 +136,8 @@ struct rg_mcp_server_s {
     char                why[256];     /* why it is down, or failed */
 
     unsigned            modern:1;     /* 2026-07-28 */
+    unsigned            listen_cap:1; /* it tells when its tools change */
+    unsigned            listen_set:1;
     unsigned            listing:1;
     unsigned            relist:1;
     unsigned            first:1;      /* its first start still runs */

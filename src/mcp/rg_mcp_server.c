@@ -32,6 +32,7 @@ static const char  *rg_mcp_states[] = {
 static void rg_mcp_discover(rg_mcp_server_t *s);
 static void rg_mcp_initialize(rg_mcp_server_t *s);
 static void rg_mcp_list(rg_mcp_server_t *s, const char *cursor);
+static void rg_mcp_listen(rg_mcp_server_t *s);
 static void rg_mcp_down(rg_mcp_server_t *s, rg_uint_t retry,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -643,10 +644,17 @@ rg_mcp_down(rg_mcp_server_t *s, rg_uint_t retry, const char *fmt, ...)
         s->start_set = 0;
     }
 
+    if (s->listen_set) {
+        event_del(&s->listen_ev);
+        s->listen_set = 0;
+    }
+
     s->listing = 0;
     s->relist = 0;
     s->relists = 0;
     s->modern = 0;
+    s->listen_cap = 0;
+    s->version[0] = '\0';
     s->ready_at = 0;
 
     if (s->paging) {
@@ -757,6 +765,12 @@ rg_mcp_ready(rg_mcp_server_t *s)
 
     rg_mcp_first_done(s);
 
+    /* the stateless revision tells of changes on a stream asked for */
+    if (s->modern && s->listen_cap) {
+        s->listen_wait = 0;
+        rg_mcp_listen(s);
+    }
+
     /* the calls that waited */
     q = s->queue;
     s->queue = NULL;
@@ -821,6 +835,9 @@ rg_mcp_discover_handler(rg_mcp_req_t *r, json_t *result, json_t *error,
 
     if (modern) {
         s->modern = 1;
+        s->listen_cap = json_is_true(json_object_get(json_object_get(
+                            json_object_get(result, "capabilities"), "tools"),
+                            "listChanged"));
         snprintf(s->version, sizeof(s->version), "%s", RG_MCP_STATELESS);
         s->tp->ready(s);
         rg_mcp_list(s, NULL);
@@ -854,7 +871,8 @@ rg_mcp_discover(rg_mcp_server_t *s)
 
     if (r == NULL
         || rg_mcp_req_send_timed(r, rg_min(RG_MCP_DISCOVER_WAIT,
-                                           s->conf->start_timeout), ev)
+                                           s->conf->start_timeout / 4 + 1),
+                                 ev)
            != RG_OK)
     {
         s->modern = 0;
@@ -1094,6 +1112,74 @@ rg_mcp_list(rg_mcp_server_t *s, const char *cursor)
 }
 
 
+/* subscriptions/listen: a request of the stateless revision that stays
+ * open, its stream carrying list_changed; asked for again when it ends */
+static void
+rg_mcp_listen_handler_timer(evutil_socket_t fd, short what, void *arg)
+{
+    rg_mcp_server_t  *s;
+
+    RG_UNUSED(fd);
+    RG_UNUSED(what);
+
+    s = arg;
+    s->listen_set = 0;
+
+    if (s->state == RG_MCP_READY) {
+        rg_mcp_listen(s);
+    }
+}
+
+
+static void
+rg_mcp_listen_handler(rg_mcp_req_t *r, json_t *result, json_t *error,
+    const char *failure)
+{
+    rg_mcp_server_t  *s;
+    struct timeval    tv;
+
+    s = r->server;
+    rg_mcp_req_free(r);
+
+    if (s->state != RG_MCP_READY
+        || (error && json_integer_value(json_object_get(error, "code"))
+                     == -32601))
+    {
+        return;
+    }
+
+    rg_log_debug(s->log, "mcp \"%.*s\": its subscription ended (%s)",
+                 (int) s->conf->name.len, s->conf->name.data,
+                 failure ? failure : error ? "an error" : "by the server");
+
+    s->listen_wait = s->listen_wait ? rg_min(s->listen_wait * 2, 30000)
+                                    : 1000;
+
+    tv.tv_sec = s->listen_wait / 1000;
+    tv.tv_usec = (s->listen_wait % 1000) * 1000;
+    evtimer_assign(&s->listen_ev, s->ctx->base, rg_mcp_listen_handler_timer,
+                   s);
+    evtimer_add(&s->listen_ev, &tv);
+    s->listen_set = 1;
+}
+
+
+static void
+rg_mcp_listen(rg_mcp_server_t *s)
+{
+    json_t        *params;
+    rg_mcp_req_t  *r;
+
+    params = json_pack("{s:{s:b}}", "notifications", "toolsListChanged", 1);
+    r = rg_mcp_req_create(s, "subscriptions/listen", params,
+                          rg_mcp_listen_handler, NULL);
+
+    if (r && rg_mcp_req_send(r, 0) != RG_OK) {
+        rg_mcp_req_free(r);
+    }
+}
+
+
 /* the engine's side ---------------------------------------------------- */
 
 void
@@ -1125,6 +1211,11 @@ rg_mcp_server_stop(rg_mcp_server_t *s)
     if (s->start_set) {
         event_del(&s->start_ev);
         s->start_set = 0;
+    }
+
+    if (s->listen_set) {
+        event_del(&s->listen_ev);
+        s->listen_set = 0;
     }
 
     s->state = RG_MCP_STOPPING;

@@ -10,6 +10,9 @@
 #include <rg_mcp_sse.h>
 
 
+static const unsigned char  rg_mcp_sse_bom[3] = { 0xef, 0xbb, 0xbf };
+
+
 void
 rg_mcp_sse_init(rg_mcp_sse_t *p, size_t max)
 {
@@ -138,12 +141,24 @@ rg_mcp_sse_feed(rg_mcp_sse_t *p, const char *buf, size_t len,
 
     end = buf + len;
 
-    /* a byte order mark may open the stream */
-    if (!p->started && len) {
+    /* a byte order mark may open the stream, split like anything */
+    while (!p->started && buf < end) {
+        if ((unsigned char) *buf == rg_mcp_sse_bom[p->bom]) {
+            buf++;
+            if (++p->bom == 3) {
+                p->started = 1;
+            }
+            continue;
+        }
+
         p->started = 1;
 
-        if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
-            buf += 3;
+        /* what looked like one was text */
+        if (p->bom && rg_buf_append(&p->line, rg_mcp_sse_bom, p->bom)
+                      != RG_OK)
+        {
+            p->failed = 1;
+            return RG_ERROR;
         }
     }
 
@@ -200,6 +215,7 @@ rg_mcp_sse_end(rg_mcp_sse_t *p)
     p->has_data = 0;
     p->cr = 0;
     p->started = 0;
+    p->bom = 0;
     p->failed = 0;
     p->event[0] = '\0';
 }

@@ -25,6 +25,7 @@ typedef struct {
     char                event[32];
     char                last_id[RG_MCP_SSE_ID_MAX];  /* "" when none */
     int64_t             retry;        /* ms, -1: not said */
+    rg_uint_t           bom;          /* bytes of a byte order mark seen */
     size_t              max;          /* of an event's data */
     unsigned            cr:1;         /* the last byte was a \r */
     unsigned            has_data:1;
