@@ -90,8 +90,10 @@ struct rg_mcp_transport_s {
                                 rg_uint_t abandon);
 
     /* the handshake is done (HTTP opens its stream for the server's
-     * own messages) */
+     * own messages); settled() says whether that stream is open, or
+     * known not to be, else rg_mcp_server_settled() follows */
     void              (*ready)(rg_mcp_server_t *s);
+    rg_uint_t         (*settled)(rg_mcp_server_t *s);
 
     /* at the engine's end: begin to stop gently; stopped() says when
      * it is; close() ends everything at once */
@@ -128,6 +130,7 @@ struct rg_mcp_server_s {
     struct event        start_ev;     /* the handshake's deadline */
     struct event        restart_ev;
     struct event        listen_ev;    /* subscriptions/listen again */
+    struct event        settle_ev;    /* the wait for its stream */
     rg_msec_t           listen_wait;
     rg_msec_t           backoff;
     rg_msec_t           ready_at;
@@ -137,6 +140,7 @@ struct rg_mcp_server_s {
 
     unsigned            modern:1;     /* 2026-07-28 */
     unsigned            listen_cap:1; /* it tells when its tools change */
+    unsigned            settling:1;   /* listed; its stream not yet open */
     unsigned            listen_set:1;
     unsigned            listing:1;
     unsigned            relist:1;
@@ -182,6 +186,7 @@ void rg_mcp_server_opened(rg_mcp_server_t *s);
 void rg_mcp_server_receive(rg_mcp_server_t *s, const char *text,
     size_t len);
 void rg_mcp_server_lost(rg_mcp_server_t *s, const char *why);
+void rg_mcp_server_settled(rg_mcp_server_t *s);
 void rg_mcp_req_fail(rg_mcp_req_t *r, long status, const char *why);
 
 /* requests: sent now when READY (or force), queued while STARTING */

@@ -49,6 +49,7 @@ typedef struct {
     struct event        deliver_ev;
     struct event        opened_ev;
     struct event        stream_ev;    /* the next stream attempt */
+    struct event        settled_ev;   /* its headers came */
     char                stream_id[RG_MCP_SSE_ID_MAX];
     int64_t             stream_retry;
     rg_uint_t           stream_fails;
@@ -56,6 +57,8 @@ typedef struct {
     unsigned            deliver_set:1;
     unsigned            opened_set:1;
     unsigned            stream_set:1;
+    unsigned            settled_set:1;
+    unsigned            settled:1;    /* the stream is open, or absent */
     unsigned            ready:1;
 } rg_mcp_http_t;
 
@@ -273,6 +276,17 @@ rg_mcp_http_header(char *p, size_t size, size_t n, void *data)
     x = data;
     h = x->h;
     len = size * n;
+
+    /* the end of the stream's headers: it is open */
+    if (x->kind == RG_MCP_STREAM && !h->settled
+        && (len == 2 || len == 1) && (p[0] == '\r' || p[0] == '\n'))
+    {
+        h->settled = 1;
+        if (!h->settled_set) {
+            event_active(&h->settled_ev, EV_TIMEOUT, 1);
+            h->settled_set = 1;
+        }
+    }
 
     if (h->session == NULL && len > 15
         && rg_str_casecmp_prefix(p, len, "mcp-session-id:") == 0)
@@ -624,6 +638,14 @@ rg_mcp_http_done(rg_curl_xfer_t *cx, CURLcode rc)
     }
 
     if (x->kind == RG_MCP_STREAM) {
+        if (!h->settled) {
+            h->settled = 1;
+            rg_mcp_server_settled(s);
+            if (h->gen != gen) {
+                return;
+            }
+        }
+
         /* where to pick it up again */
         snprintf(h->stream_id, sizeof(h->stream_id), "%s", x->sse.last_id);
         if (x->sse.retry >= 0) {
@@ -788,12 +810,40 @@ rg_mcp_http_ready(rg_mcp_server_t *s)
     h->ready = 1;
 
     /* the stateless revision has no such stream */
+    h->settled = s->modern;
+
     if (!s->modern) {
         h->stream_fails = 0;
         h->stream_id[0] = '\0';
         h->stream_retry = -1;
         rg_mcp_http_stream(h);
     }
+}
+
+
+static rg_uint_t
+rg_mcp_http_settled(rg_mcp_server_t *s)
+{
+    rg_mcp_http_t  *h;
+
+    h = s->tpd;
+
+    return h == NULL || h->settled;
+}
+
+
+static void
+rg_mcp_http_settled_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_mcp_http_t  *h;
+
+    RG_UNUSED(fd);
+    RG_UNUSED(what);
+
+    h = arg;
+    h->settled_set = 0;
+
+    rg_mcp_server_settled(h->server);
 }
 
 
@@ -834,6 +884,8 @@ rg_mcp_http_open(rg_mcp_server_t *s)
                      rg_mcp_http_deliver_handler, h);
         event_assign(&h->opened_ev, s->ctx->base, -1, 0,
                      rg_mcp_http_opened_handler, h);
+        event_assign(&h->settled_ev, s->ctx->base, -1, 0,
+                     rg_mcp_http_settled_handler, h);
         s->tpd = h;
     }
 
@@ -886,6 +938,13 @@ rg_mcp_http_close(rg_mcp_server_t *s)
         event_del(&h->stream_ev);
         h->stream_set = 0;
     }
+
+    if (h->settled_set) {
+        event_del(&h->settled_ev);
+        h->settled_set = 0;
+    }
+
+    h->settled = 0;
 
     free(h->session);
     h->session = NULL;
@@ -953,6 +1012,7 @@ const rg_mcp_transport_t  rg_mcp_http_transport = {
     rg_mcp_http_send,
     rg_mcp_http_detach,
     rg_mcp_http_ready,
+    rg_mcp_http_settled,
     rg_mcp_http_stop,
     rg_mcp_http_stopped,
     rg_mcp_http_terminate,

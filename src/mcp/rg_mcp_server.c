@@ -18,6 +18,7 @@
 #define RG_MCP_RELIST_MAX       16      /* list_changed during lists */
 #define RG_MCP_SKIP_LOGGED      3       /* garbage lines logged at once */
 #define RG_MCP_GOOD_RUN         60000   /* ms up that resets the backoff */
+#define RG_MCP_SETTLE_WAIT      2000    /* ms for its stream to open */
 
 /* the versions initialize accepts, newest first; the first is offered */
 static const char  *rg_mcp_versions[] = {
@@ -33,6 +34,7 @@ static void rg_mcp_discover(rg_mcp_server_t *s);
 static void rg_mcp_initialize(rg_mcp_server_t *s);
 static void rg_mcp_list(rg_mcp_server_t *s, const char *cursor);
 static void rg_mcp_listen(rg_mcp_server_t *s);
+static void rg_mcp_settle(rg_mcp_server_t *s);
 static void rg_mcp_down(rg_mcp_server_t *s, rg_uint_t retry,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -654,6 +656,11 @@ rg_mcp_down(rg_mcp_server_t *s, rg_uint_t retry, const char *fmt, ...)
     s->relists = 0;
     s->modern = 0;
     s->listen_cap = 0;
+
+    if (s->settling) {
+        event_del(&s->settle_ev);
+        s->settling = 0;
+    }
     s->version[0] = '\0';
     s->ready_at = 0;
 
@@ -786,6 +793,46 @@ rg_mcp_ready(rg_mcp_server_t *s)
             r->handler(r, NULL, NULL, s->why);
         }
     }
+}
+
+
+static void
+rg_mcp_settle_handler(evutil_socket_t fd, short what, void *arg)
+{
+    RG_UNUSED(fd);
+    RG_UNUSED(what);
+
+    rg_mcp_server_settled(arg);
+}
+
+
+static void
+rg_mcp_settle(rg_mcp_server_t *s)
+{
+    rg_msec_t       ms;
+    struct timeval  tv;
+
+    ms = rg_min(RG_MCP_SETTLE_WAIT, s->conf->start_timeout / 4 + 1);
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+
+    evtimer_assign(&s->settle_ev, s->ctx->base, rg_mcp_settle_handler, s);
+    evtimer_add(&s->settle_ev, &tv);
+    s->settling = 1;
+}
+
+
+void
+rg_mcp_server_settled(rg_mcp_server_t *s)
+{
+    if (!s->settling || s->state != RG_MCP_STARTING) {
+        return;
+    }
+
+    s->settling = 0;
+    event_del(&s->settle_ev);
+
+    rg_mcp_ready(s);
 }
 
 
@@ -1070,6 +1117,13 @@ rg_mcp_list_handler(rg_mcp_req_t *r, json_t *result, json_t *error,
     }
 
     if (starting) {
+        /* what the server says on its own stream (list_changed) must not
+         * be missed: ready once that stream is open, or a while passed */
+        if (!s->tp->settled(s)) {
+            rg_mcp_settle(s);
+            return;
+        }
+
         rg_mcp_ready(s);
     }
 }
@@ -1220,6 +1274,11 @@ rg_mcp_server_stop(rg_mcp_server_t *s)
 
     s->state = RG_MCP_STOPPING;
     s->listing = 0;
+
+    if (s->settling) {
+        event_del(&s->settle_ev);
+        s->settling = 0;
+    }
 
     snprintf(why, sizeof(why), "the MCP server \"%.*s\" is being stopped",
              (int) s->conf->name.len, s->conf->name.data);

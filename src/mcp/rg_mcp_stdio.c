@@ -783,6 +783,15 @@ rg_mcp_stdio_ready(rg_mcp_server_t *s)
 }
 
 
+static rg_uint_t
+rg_mcp_stdio_settled(rg_mcp_server_t *s)
+{
+    RG_UNUSED(s);
+
+    return 1;
+}
+
+
 static void
 rg_mcp_stdio_stop(rg_mcp_server_t *s)
 {
@@ -893,6 +902,7 @@ const rg_mcp_transport_t  rg_mcp_stdio_transport = {
     rg_mcp_stdio_send,
     rg_mcp_stdio_detach,
     rg_mcp_stdio_ready,
+    rg_mcp_stdio_settled,
     rg_mcp_stdio_stop,
     rg_mcp_stdio_stopped,
     rg_mcp_stdio_terminate,

@@ -581,7 +581,6 @@ rg_mcp_tool_start(rg_tool_call_t *call)
 static void
 rg_mcp_tool_cancel(rg_tool_call_t *call)
 {
-    uint64_t       deadline;
     rg_mcp_req_t  *r;
 
     r = call->ctx;
@@ -591,8 +590,6 @@ rg_mcp_tool_cancel(rg_tool_call_t *call)
         return;
     }
 
-    deadline = call->host->deadline(call);
-
-    rg_mcp_req_drop(r, deadline && rg_monotonic_msec() >= deadline
-                       ? "timed out" : "cancelled");
+    rg_mcp_req_drop(r, rg_tools_call_timed_out(call) ? "timed out"
+                                                     : "cancelled");
 }

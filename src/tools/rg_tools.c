@@ -696,6 +696,13 @@ rg_tools_host_deadline(rg_tool_call_t *call)
 }
 
 
+rg_uint_t
+rg_tools_call_timed_out(const rg_tool_call_t *call)
+{
+    return ((const rg_tool_run_t *) call)->timed_out;
+}
+
+
 void
 rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
     rg_module_t *m, rg_tools_ctx_t *ctx)

@@ -227,6 +227,9 @@ void rg_tools_provide(rg_tools_ctx_t *ctx, rg_module_t *m,
 rg_tool_list_t *rg_tools_provided(rg_tools_ctx_t *ctx, rg_module_t *m);
 void rg_tool_list_ref(rg_tool_list_t *list);
 void rg_tool_list_unref(rg_tool_list_t *list);
+/* in a provider's cancel(): whether the call is cancelled because its
+ * tool_timeout passed (else its session or turn ended) */
+rg_uint_t rg_tools_call_timed_out(const rg_tool_call_t *call);
 
 /* fills a host table for module m in ctx (NULL: the configuration's) */
 void rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
