@@ -1462,6 +1462,88 @@ rg_test_ping_approval_dedupe(void **state)
 }
 
 
+/* the operator's tool_flags replace what the annotations say */
+static void
+rg_test_flags_override(void **state)
+{
+    char           *log;
+    rg_test_ctx_t  *t;
+
+    t = *state;
+
+    rg_test_mock(t, "["
+        "{\"message\": {\"tool_calls\": ["
+            "{\"id\": \"d1\", \"name\": \"fk__destroy\", \"arguments\": {}},"
+            "{\"id\": \"t1\", \"name\": \"fk__touch\", \"arguments\": {}},"
+            "{\"id\": \"e1\", \"name\": \"fk__echo\", \"arguments\": "
+            "{\"text\": \"twice\"}}]}},"
+        "{\"message\": {\"tool_calls\": ["
+            "{\"id\": \"t2\", \"name\": \"fk__touch\", \"arguments\": {}},"
+            "{\"id\": \"e2\", \"name\": \"fk__echo\", \"arguments\": "
+            "{\"text\": \"twice\"}}]}},"
+        "{\"message\": {\"content\": \"done\"}}]");
+
+    /* destroy (no destructiveHint: dangerous) is not; echo (read-only)
+     * has effects; touch (neither) is read-only */
+    rg_test_engine(t, "good",
+                   "tool_flags destroy idempotent; tool_flags echo "
+                   "side_effect; tool_flags to* read_only;",
+                   "repeat_window 0; dedupe session;");
+
+    rg_test_session(t, "a", "go");
+    assert_int_equal(t->s->state, RG_SESSION_DONE);
+
+    assert_string_equal(rg_test_tool_result(t, "d1"), "destroy: ");
+    assert_string_equal(rg_test_tool_result(t, "e2"), "echo: twice");
+    assert_string_equal(rg_test_tool_result(t, "t2"), "touch: ");
+    assert_int_equal(t->s->dedupe_hits, 1);
+
+    log = rg_test_fake_log(t);
+    assert_int_equal(rg_test_count_lines(log, "\"name\":\"destroy\"", NULL),
+                     1);
+    assert_int_equal(rg_test_count_lines(log, "\"name\":\"echo\"", NULL), 2);
+    assert_int_equal(rg_test_count_lines(log, "\"name\":\"touch\"", NULL), 1);
+    free(log);
+}
+
+
+/* pid has ended (within 10 s): reaped, or a zombie */
+static rg_uint_t
+rg_test_gone(int pid)
+{
+    int    i;
+    char   path[64], buf[256];
+    FILE  *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+
+    for (i = 0; i < 1000; i++) {
+        if (kill(pid, 0) != 0) {
+            return 1;
+        }
+
+        f = fopen(path, "r");
+        if (f == NULL) {
+            return 1;
+        }
+
+        buf[0] = '\0';
+        if (fgets(buf, sizeof(buf), f) == NULL) {
+            buf[0] = '\0';
+        }
+        fclose(f);
+
+        if (strstr(buf, ") Z") != NULL) {
+            return 1;
+        }
+
+        usleep(10000);
+    }
+
+    return 0;
+}
+
+
 /* the end of a server that does not go when its input ends */
 static void
 rg_test_stop(void **state)
@@ -1494,18 +1576,10 @@ rg_test_stop(void **state)
         rg_cycle_destroy(t->cycle);
         t->cycle = NULL;
 
-        /* gone: reaped, or a zombie for the next reactor to reap */
-        if (kill(pid, 0) == 0) {
-            char   path[64], buf[256];
-            FILE  *f;
-
-            snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-            f = fopen(path, "r");
-            assert_non_null(f);
-            assert_non_null(fgets(buf, sizeof(buf), f));
-            fclose(f);
-            assert_non_null(strstr(buf, ") Z"));
-        }
+        /* gone: reaped, or a zombie for the next reactor to reap; a
+         * SIGKILL just sent takes effect when the kernel next runs it,
+         * which on a loaded machine may be a while */
+        assert_true(rg_test_gone(pid));
 
         /* the end of its input, then SIGTERM after a second, then
          * SIGKILL after another */
@@ -1547,6 +1621,8 @@ main(int argc, char **argv)
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_ping_approval_dedupe,
                                         rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_flags_override,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_stop, rg_test_setup,
                                         rg_test_teardown),
     };
@@ -1556,6 +1632,10 @@ main(int argc, char **argv)
     }
 
     setenv(RG_TEST_KEY_ENV, RG_TEST_KEY, 1);
+
+    /* as reagent's main does: a server that died may still be written to
+     * (EPIPE then, not the signal) */
+    signal(SIGPIPE, SIG_IGN);
 
     return cmocka_run_group_tests_name("mcp", tests, NULL, NULL);
 }
