@@ -599,6 +599,23 @@ rg_mcp_http_status_text(rg_mcp_xfer_t *x, char *buf, size_t size)
 }
 
 
+/* the server does not know the session any more: 404, as the protocol
+ * says, or a 400 that says so (the SDK's example servers, among them
+ * server-everything, answer an unknown Mcp-Session-Id that way, as
+ * after they were restarted) */
+static rg_uint_t
+rg_mcp_http_session_gone(rg_mcp_xfer_t *x, char *why, size_t size)
+{
+    if (x->h->session == NULL || (x->status != 404 && x->status != 400)) {
+        return 0;
+    }
+
+    rg_mcp_http_status_text(x, why, size);
+
+    return x->status == 404 || strcasestr(why, "session") != NULL;
+}
+
+
 static void
 rg_mcp_http_done(rg_curl_xfer_t *cx, CURLcode rc)
 {
@@ -652,6 +669,22 @@ rg_mcp_http_done(rg_curl_xfer_t *cx, CURLcode rc)
             h->stream_retry = x->sse.retry;
         }
 
+        /* a server that went away is started again: a new session */
+        if (status == 0 && rc == CURLE_COULDNT_CONNECT) {
+            snprintf(why, sizeof(why), "cannot reach %.200s: %s",
+                     s->conf->url.data,
+                     x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+            rg_mcp_http_xfer_free(x);
+            rg_mcp_server_lost(s, why);
+            return;
+        }
+
+        if (rg_mcp_http_session_gone(x, why, sizeof(why))) {
+            rg_mcp_http_xfer_free(x);
+            rg_mcp_server_lost(s, "the server no longer knows the session");
+            return;
+        }
+
         rg_mcp_http_xfer_free(x);
 
         if (status == 200 || status == 0) {
@@ -675,12 +708,27 @@ rg_mcp_http_done(rg_curl_xfer_t *cx, CURLcode rc)
     x->req = NULL;
     r->carrier = NULL;
 
-    if (status == 404 && h->session && x->kind == RG_MCP_POST) {
+    if (x->kind == RG_MCP_POST && rg_mcp_http_session_gone(x, why,
+                                                             sizeof(why)))
+    {
         rg_mcp_http_xfer_free(x);
-        rg_mcp_req_fail(r, 404, "the server no longer knows the session "
-                        "(HTTP 404); reagent starts a new one: try again");
-        rg_mcp_server_lost(s, "the server no longer knows the session "
-                           "(HTTP 404)");
+        snprintf(why, sizeof(why), "the server no longer knows the session "
+                 "(HTTP %ld); reagent starts a new one: try again", status);
+        rg_mcp_req_fail(r, status, why);
+        rg_mcp_server_lost(s, "the server no longer knows the session");
+        return;
+    }
+
+    /* it went away: its session with it */
+    if (rc == CURLE_COULDNT_CONNECT && status == 0
+        && s->state == RG_MCP_READY)
+    {
+        snprintf(why, sizeof(why), "cannot reach %.200s: %s",
+                 s->conf->url.data,
+                 x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+        rg_mcp_http_xfer_free(x);
+        rg_mcp_req_fail(r, 0, why);
+        rg_mcp_server_lost(s, why);
         return;
     }
 

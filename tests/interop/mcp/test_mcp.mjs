@@ -402,6 +402,42 @@ async function restart() {
 }
 
 
+// server-everything over HTTP, stopped between two turns and started
+// again on the same port: its sessions are gone with it
+async function restartHttp() {
+    const port = await freePort();
+    const env = { PORT: String(port) };
+    let server = await httpServer(["--bin", "mcp-server-everything", "streamableHttp"], env);
+    const m = await Mock.start([
+        { message: { tool_calls: [call("before", "ev__echo", { message: "before" })] } },
+        { delay_ms: 5000, message: { tool_calls: [call("after", "ev__echo", { message: "after" })] } },
+        { message: { content: "done" } },
+    ]);
+    const c = conf("restart-http", `mcp ev { url http://127.0.0.1:${port}/mcp; restart_backoff 200ms 1s; }\n` +
+        `agent a { tools ev__echo; }`, m.port);
+    const t = path.join(tmp, "restart-http.json");
+    const p = reagentRun(["-c", c, "run", "--transcript", t, "twice"]);
+
+    await waitFor(async () => (await m.get("/stats")).requests >= 2, "the second model call", 60000);
+    server.kill("SIGKILL");
+    await new Promise((r) => (server.exitCode !== null ? r() : server.on("exit", r)));
+    await sleep(500);
+    server = await httpServer(["--bin", "mcp-server-everything", "streamableHttp"], env);
+
+    const r = await p;
+    eq(r.status, 0, "restart over HTTP: the task ends done") || console.log(`# ${r.stderr}`);
+    const got = toolResults(t);
+    eq(got.before, "Echo: before", "restart over HTTP: the call before it died");
+    eq(got.after, "Echo: after", "restart over HTTP: the call after it came back (a new session)");
+    const said = (await settled(server)).join("\n");
+    ok(/Session initialized with ID/.test(said), "restart over HTTP: reagent initialized a session with the new process");
+    ok(/mcp "ev": (cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp|the server no longer knows the session)[^\n]*; starting it again in/.test(r.stderr),
+       "restart over HTTP: the log says it went away and when it starts again", r.stderr.split("\n").filter((l) => l.includes("mcp")));
+    server.kill("SIGTERM");
+    m.stop();
+}
+
+
 // tools/list_changed from the v1 SDK: the next session gets the new tool
 async function listChanged() {
     const m = await Mock.start([
@@ -551,6 +587,7 @@ const all = {
     http: () => everything("http"),
     filesystem,
     restart,
+    restartHttp,
     listChanged,
     stateless,
     misbehaving,
