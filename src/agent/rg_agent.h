@@ -1,6 +1,8 @@
 /* rg_agent.h: the agent part in an engine (rg_agent.c): the counters
- * every session adds to, the sessions alive, the numbers of their ids;
- * it hands the tools part the runner of child sessions (run_agent). */
+ * every session adds to, the sessions alive, the numbers of their ids,
+ * the engine's views of agents whose tools providers (MCP servers)
+ * bring; it hands the tools part the runner of child sessions
+ * (run_agent). */
 
 #ifndef RG_AGENT_H
 #define RG_AGENT_H
@@ -22,6 +24,8 @@ typedef struct {
 } rg_agent_stats_t;
 
 
+typedef struct rg_agent_view_s  rg_agent_view_t;
+
 typedef struct {
     rg_agent_stats_t    stats;
     rg_uint_t           live;         /* sessions not yet destroyed */
@@ -32,6 +36,8 @@ typedef struct {
     uint64_t            resumed;
     void               *flights;      /* dedupe keys of calls in flight
                                          (rg_dedupe.c) */
+    rg_agent_view_t   **views;        /* by agent index, NULL: none yet */
+    rg_uint_t           nviews;
 } rg_agent_ctx_t;
 
 
@@ -40,6 +46,14 @@ typedef struct {
 
 rg_int_t rg_agent_init_worker(rg_engine_t *e);
 void rg_agent_exit_worker(rg_engine_t *e);
+
+/* The agent as a session of this engine sees it: itself, or, when
+ * providers bring some of its tools, a copy with the tools they offer
+ * now (its toolset, caps, tool texts and prefix its own). The copy is
+ * kept while pool (the session's) lives, so a session keeps the tools it
+ * started with when a provider's change; NULL when memory ran out. */
+rg_agent_conf_t *rg_agent_runtime(rg_engine_t *e, rg_agent_conf_t *agent,
+    rg_pool_t *pool);
 
 /* for a summary: the engine's counters, and the retries of its model
  * calls as its upstreams counted them */

@@ -2,7 +2,10 @@
  * blocks (their directives and defaults; the llm, the tools and the
  * agents they name, resolved against the whole file; how the model is
  * told of each tool, the request prefix and the system message, built
- * once), `default_agent` and `max_agent_depth`. */
+ * once), `default_agent` and `max_agent_depth`. Tools a provider (an
+ * MCP server) brings are known only in an engine: the names and
+ * patterns with its prefix are kept, and each engine builds its own
+ * view of such an agent (rg_agent.c) with the same rg_agent_tools_build. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -12,6 +15,7 @@
 #include <rg_run.h>
 #include <rg_llm_request.h>
 #include <rg_llm_openai.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <errno.h>
 
@@ -24,6 +28,7 @@ static char *rg_agent_tool_timeout(rg_conf_t *cf, rg_command_t *cmd,
 static char *rg_agent_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static char *rg_agent_default(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+static rg_int_t rg_agent_resolve(rg_cycle_t *cycle, rg_agent_conf_t *agent);
 static void *rg_agent_create_conf(rg_cycle_t *cycle);
 static char *rg_agent_init_conf(rg_cycle_t *cycle, void *conf);
 
@@ -185,6 +190,7 @@ rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     *ap = agent;
 
     agent->name = cf->args[1];
+    agent->index = amcf->agents.nelts - 1;
     agent->toolset.owner = agent->name;
     agent->max_rounds = RG_CONF_UNSET;
     agent->toolset.timeout = RG_CONF_UNSET_MSEC;
@@ -373,17 +379,11 @@ rg_agent_find(rg_cycle_t *cycle, const char *name, size_t len)
 static rg_int_t
 rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
 {
-    rg_buf_t                  b;
-    rg_int_t                  k;
-    rg_str_t                 *names;
-    rg_uint_t                 i, j;
-    rg_toolset_t             *ts;
-    rg_llm_conf_t           **llms;
-    rg_llm_tool_t             tool;
-    rg_llm_prefix_t           prefix;
-    rg_tool_entry_t          *te;
-    rg_agent_tool_cap_t      *tc;
-    rg_agent_tool_timeout_t  *tt;
+    rg_buf_t          b;
+    rg_str_t         *names;
+    rg_uint_t         i;
+    rg_toolset_t     *ts;
+    rg_llm_conf_t   **llms;
 
     ts = &agent->toolset;
 
@@ -460,111 +460,8 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         agent->context_summarize = 0;
     }
 
-    /* resolve the tool allow-list */
-    if (agent->tool_names) {
-        ts->ntools = agent->tool_names->nelts;
-        ts->tools = rg_pcalloc(cycle->pool,
-                               ts->ntools * sizeof(rg_tool_entry_t *));
-        if (ts->tools == NULL) {
-            return RG_ERROR;
-        }
-
-        names = agent->tool_names->elts;
-
-        for (i = 0; i < ts->ntools; i++) {
-            te = rg_module_find_tool(cycle, names[i].data, names[i].len);
-
-            if (te == NULL) {
-                rg_cycle_error(cycle, agent->file, agent->line,
-                               "agent \"%.*s\" names an unknown tool \"%.*s\" "
-                               "(loaded tools: %s)",
-                               (int) agent->name.len, agent->name.data,
-                               (int) names[i].len, names[i].data,
-                               rg_module_tool_list(cycle));
-                return RG_ERROR;
-            }
-
-            for (j = 0; j < i; j++) {
-                if (ts->tools[j] == te) {
-                    rg_cycle_error(cycle, agent->file, agent->line,
-                                   "agent \"%.*s\" lists tool \"%.*s\" twice",
-                                   (int) agent->name.len, agent->name.data,
-                                   (int) names[i].len, names[i].data);
-                    return RG_ERROR;
-                }
-            }
-
-            ts->tools[i] = te;
-        }
-    }
-
-    if (agent->tool_timeout_names) {
-        ts->timeouts = rg_pcalloc(cycle->pool,
-                                  (ts->ntools + 1) * sizeof(rg_msec_t));
-        if (ts->timeouts == NULL) {
-            return RG_ERROR;
-        }
-
-        tt = agent->tool_timeout_names->elts;
-
-        for (i = 0; i < agent->tool_timeout_names->nelts; i++) {
-            k = rg_toolset_find(ts, tt[i].name.data, tt[i].name.len);
-
-            if (k < 0) {
-                rg_cycle_error(cycle, agent->file, agent->line,
-                               "agent \"%.*s\": \"tool_timeout\" names "
-                               "\"%.*s\", which is not in its \"tools\"",
-                               (int) agent->name.len, agent->name.data,
-                               (int) tt[i].name.len, tt[i].name.data);
-                return RG_ERROR;
-            }
-
-            ts->timeouts[k] = tt[i].timeout;
-        }
-    }
-
-    agent->tool_caps = rg_pcalloc(cycle->pool,
-                                  (ts->ntools + 1) * sizeof(rg_int_t));
-    if (agent->tool_caps == NULL) {
+    if (rg_agent_resolve(cycle, agent) != RG_OK) {
         return RG_ERROR;
-    }
-
-    for (j = 0; j < ts->ntools; j++) {
-        agent->tool_caps[j] = agent->tool_max_calls;
-    }
-
-    if (agent->tool_cap_names) {
-        tc = agent->tool_cap_names->elts;
-
-        for (i = 0; i < agent->tool_cap_names->nelts; i++) {
-            k = rg_toolset_find(ts, tc[i].name.data, tc[i].name.len);
-
-            if (k < 0) {
-                rg_cycle_error(cycle, agent->file, agent->line,
-                               "agent \"%.*s\": \"tool_max_calls\" names "
-                               "\"%.*s\", which is not in its \"tools\"",
-                               (int) agent->name.len, agent->name.data,
-                               (int) tc[i].name.len, tc[i].name.data);
-                return RG_ERROR;
-            }
-
-            agent->tool_caps[k] = tc[i].calls;
-        }
-    }
-
-    if (ts->approve) {
-        names = ts->approve->elts;
-
-        for (i = 0; i < ts->approve->nelts; i++) {
-            if (rg_toolset_find(ts, names[i].data, names[i].len) < 0) {
-                rg_cycle_error(cycle, agent->file, agent->line,
-                               "agent \"%.*s\": \"approve\" names \"%.*s\", "
-                               "which is not in its \"tools\"",
-                               (int) agent->name.len, agent->name.data,
-                               (int) names[i].len, names[i].data);
-                return RG_ERROR;
-            }
-        }
     }
 
     /* the agents run_agent may hand work to */
@@ -584,12 +481,248 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         }
     }
 
-    /* how the model is told of each tool, the request prefix and the
-     * system message are built once */
+    if (rg_agent_tools_build(cycle, cycle->pool, agent, 1) != RG_OK) {
+        return RG_ERROR;
+    }
+
+    /* the system message is built once */
+    if (agent->system_prompt.data) {
+        memset(&b, 0, sizeof(b));
+
+        if (rg_llm_message(&b, RG_LLM_SYSTEM, agent->system_prompt.data,
+                           agent->system_prompt.len) != RG_OK)
+        {
+            rg_buf_free(&b);
+            return RG_ERROR;
+        }
+
+        agent->system_msg = rg_pstrdup(cycle->pool, b.data, b.len);
+        agent->system_msg_len = b.len;
+        rg_buf_free(&b);
+
+        if (agent->system_msg == NULL) {
+            return RG_ERROR;
+        }
+    }
+
+    return RG_OK;
+}
+
+
+rg_uint_t
+rg_agent_provided_match(rg_agent_conf_t *agent, const char *name,
+    size_t len)
+{
+    char       buf[80];
+    rg_str_t  *p;
+    rg_uint_t  i;
+
+    if (agent->provided == NULL || len >= sizeof(buf)) {
+        return 0;
+    }
+
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+
+    p = agent->provided->elts;
+
+    for (i = 0; i < agent->provided->nelts; i++) {
+        if (fnmatch(p[i].data, buf, 0) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* The allow-list: each name is a loaded tool, or a name or pattern
+ * (fs__*) with the prefix of a provider, whose tools are known only in
+ * an engine; those are kept in agent->provided. */
+static rg_int_t
+rg_agent_resolve(rg_cycle_t *cycle, rg_agent_conf_t *agent)
+{
+    rg_str_t         *names, *p;
+    rg_uint_t         i, j, n;
+    rg_toolset_t     *ts;
+    rg_tool_entry_t  *te;
+
+    ts = &agent->toolset;
+
+    if (agent->tool_names == NULL) {
+        return RG_OK;
+    }
+
+    names = agent->tool_names->elts;
+    n = agent->tool_names->nelts;
+
+    ts->tools = rg_pcalloc(cycle->pool, (n + 1) * sizeof(rg_tool_entry_t *));
+    if (ts->tools == NULL) {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < i; j++) {
+            if (rg_str_cmp(&names[i], &names[j]) == 0) {
+                rg_cycle_error(cycle, agent->file, agent->line,
+                               "agent \"%.*s\" lists tool \"%.*s\" twice",
+                               (int) agent->name.len, agent->name.data,
+                               (int) names[i].len, names[i].data);
+                return RG_ERROR;
+            }
+        }
+
+        te = rg_module_find_tool(cycle, names[i].data, names[i].len);
+
+        if (te) {
+            ts->tools[ts->ntools++] = te;
+            continue;
+        }
+
+        if (rg_module_provider_find(cycle, names[i].data, names[i].len)
+            == NULL)
+        {
+            rg_cycle_error(cycle, agent->file, agent->line,
+                           "agent \"%.*s\" names an unknown tool \"%.*s\" "
+                           "(loaded tools: %s)",
+                           (int) agent->name.len, agent->name.data,
+                           (int) names[i].len, names[i].data,
+                           rg_module_tool_list(cycle));
+            return RG_ERROR;
+        }
+
+        if (!rg_module_name_valid(names[i].data, names[i].len, 1)) {
+            rg_cycle_error(cycle, agent->file, agent->line,
+                           "agent \"%.*s\": \"%.*s\" is not a tool name a "
+                           "model accepts (letters, digits, \"_\" and \"-\", "
+                           "at most 64, \"*\" in a pattern)",
+                           (int) agent->name.len, agent->name.data,
+                           (int) rg_min(names[i].len, 80), names[i].data);
+            return RG_ERROR;
+        }
+
+        if (agent->provided == NULL) {
+            agent->provided = rg_array_create(cycle->pool, 4,
+                                              sizeof(rg_str_t));
+            if (agent->provided == NULL) {
+                return RG_ERROR;
+            }
+        }
+
+        p = rg_array_push(agent->provided);
+        if (p == NULL) {
+            return RG_ERROR;
+        }
+
+        *p = names[i];
+    }
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_agent_tools_build(rg_cycle_t *cycle, rg_pool_t *pool,
+    rg_agent_conf_t *agent, rg_uint_t strict)
+{
+    rg_buf_t                  b;
+    rg_int_t                  k;
+    rg_str_t                 *names;
+    rg_uint_t                 i, j;
+    rg_toolset_t             *ts;
+    rg_llm_tool_t             tool;
+    rg_llm_prefix_t           prefix;
+    rg_agent_tool_cap_t      *tc;
+    rg_agent_tool_timeout_t  *tt;
+
+    ts = &agent->toolset;
+    ts->timeouts = NULL;
+
+    if (agent->tool_timeout_names) {
+        ts->timeouts = rg_pcalloc(pool, (ts->ntools + 1) * sizeof(rg_msec_t));
+        if (ts->timeouts == NULL) {
+            return RG_ERROR;
+        }
+
+        tt = agent->tool_timeout_names->elts;
+
+        for (i = 0; i < agent->tool_timeout_names->nelts; i++) {
+            k = rg_toolset_find(ts, tt[i].name.data, tt[i].name.len);
+
+            if (k >= 0) {
+                ts->timeouts[k] = tt[i].timeout;
+                continue;
+            }
+
+            if (strict && !rg_agent_provided_match(agent, tt[i].name.data,
+                                                   tt[i].name.len))
+            {
+                rg_cycle_error(cycle, agent->file, agent->line,
+                               "agent \"%.*s\": \"tool_timeout\" names "
+                               "\"%.*s\", which is not in its \"tools\"",
+                               (int) agent->name.len, agent->name.data,
+                               (int) tt[i].name.len, tt[i].name.data);
+                return RG_ERROR;
+            }
+        }
+    }
+
+    agent->tool_caps = rg_pcalloc(pool, (ts->ntools + 1) * sizeof(rg_int_t));
+    if (agent->tool_caps == NULL) {
+        return RG_ERROR;
+    }
+
+    for (j = 0; j < ts->ntools; j++) {
+        agent->tool_caps[j] = agent->tool_max_calls;
+    }
+
+    if (agent->tool_cap_names) {
+        tc = agent->tool_cap_names->elts;
+
+        for (i = 0; i < agent->tool_cap_names->nelts; i++) {
+            k = rg_toolset_find(ts, tc[i].name.data, tc[i].name.len);
+
+            if (k >= 0) {
+                agent->tool_caps[k] = tc[i].calls;
+                continue;
+            }
+
+            if (strict && !rg_agent_provided_match(agent, tc[i].name.data,
+                                                   tc[i].name.len))
+            {
+                rg_cycle_error(cycle, agent->file, agent->line,
+                               "agent \"%.*s\": \"tool_max_calls\" names "
+                               "\"%.*s\", which is not in its \"tools\"",
+                               (int) agent->name.len, agent->name.data,
+                               (int) tc[i].name.len, tc[i].name.data);
+                return RG_ERROR;
+            }
+        }
+    }
+
+    if (strict && ts->approve) {
+        names = ts->approve->elts;
+
+        for (i = 0; i < ts->approve->nelts; i++) {
+            if (rg_toolset_find(ts, names[i].data, names[i].len) < 0
+                && !rg_agent_provided_match(agent, names[i].data,
+                                            names[i].len))
+            {
+                rg_cycle_error(cycle, agent->file, agent->line,
+                               "agent \"%.*s\": \"approve\" names \"%.*s\", "
+                               "which is not in its \"tools\"",
+                               (int) agent->name.len, agent->name.data,
+                               (int) names[i].len, names[i].data);
+                return RG_ERROR;
+            }
+        }
+    }
+
+    /* how the model is told of each tool and the request prefix are
+     * built once */
     memset(&b, 0, sizeof(b));
 
-    agent->tool_texts = rg_pcalloc(cycle->pool,
-                                   (ts->ntools + 1) * sizeof(rg_str_t));
+    agent->tool_texts = rg_pcalloc(pool, (ts->ntools + 1) * sizeof(rg_str_t));
     if (agent->tool_texts == NULL) {
         return RG_ERROR;
     }
@@ -605,7 +738,7 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
             goto nomem;
         }
 
-        agent->tool_texts[i].data = rg_pstrdup(cycle->pool, b.data, b.len);
+        agent->tool_texts[i].data = rg_pstrdup(pool, b.data, b.len);
         agent->tool_texts[i].len = b.len;
 
         if (agent->tool_texts[i].data == NULL) {
@@ -625,25 +758,12 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         goto nomem;
     }
 
-    agent->prefix = rg_pstrdup(cycle->pool, b.data, b.len);
+    agent->prefix = rg_pstrdup(pool, b.data, b.len);
     agent->prefix_len = b.len;
-
-    if (agent->system_prompt.data) {
-        rg_buf_reset(&b);
-
-        if (rg_llm_message(&b, RG_LLM_SYSTEM, agent->system_prompt.data,
-                           agent->system_prompt.len) != RG_OK)
-        {
-            goto nomem;
-        }
-
-        agent->system_msg = rg_pstrdup(cycle->pool, b.data, b.len);
-        agent->system_msg_len = b.len;
-    }
 
     rg_buf_free(&b);
 
-    ts->tool_list = rg_module_tool_names(cycle, ts->tools, ts->ntools);
+    ts->tool_list = rg_module_tool_names(pool, ts->tools, ts->ntools);
 
     if (agent->prefix == NULL || ts->tool_list == NULL) {
         return RG_ERROR;

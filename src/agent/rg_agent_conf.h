@@ -36,9 +36,15 @@ typedef struct {
 
 struct rg_agent_conf_s {
     rg_str_t            name;
+    rg_uint_t           index;            /* among the agents */
     rg_str_t            llm_name;
     rg_str_t            system_prompt;
     rg_array_t         *tool_names;       /* rg_str_t */
+    rg_array_t         *provided;         /* rg_str_t: the names and
+                                             patterns (fs__*) of tools a
+                                             provider (an MCP server)
+                                             brings at run time; NULL
+                                             when none */
     rg_int_t            max_rounds;
     rg_array_t         *tool_timeout_names;  /* rg_agent_tool_timeout_t */
     double              temperature;      /* NAN: the llm's */
@@ -93,5 +99,19 @@ extern rg_part_t  rg_agent_part;
 /* the agent block called name[0..len), or NULL */
 rg_agent_conf_t *rg_agent_find(rg_cycle_t *cycle, const char *name,
     size_t len);
+
+/* name[0..len) is one of the tools the agent's `provided` names or
+ * patterns take */
+rg_uint_t rg_agent_provided_match(rg_agent_conf_t *agent, const char *name,
+    size_t len);
+
+/* Completes agent's toolset once its tools are known: per-tool timeouts
+ * and caps, the approve list checked, how the model is told of each tool,
+ * the request prefix and the list named in errors, all in pool. strict
+ * (the configuration): a name there that is none of its tools is an
+ * error unless a provider may bring it; else (an engine's view of the
+ * agent) it is skipped. */
+rg_int_t rg_agent_tools_build(rg_cycle_t *cycle, rg_pool_t *pool,
+    rg_agent_conf_t *agent, rg_uint_t strict);
 
 #endif /* RG_AGENT_CONF_H */

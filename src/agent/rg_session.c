@@ -184,7 +184,10 @@ rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
         return NULL;
     }
 
-    s = rg_pcalloc(pool, sizeof(rg_session_t));
+    /* the agent with the tools this engine's providers offer now */
+    agent = rg_agent_runtime(e, agent, pool);
+
+    s = agent ? rg_pcalloc(pool, sizeof(rg_session_t)) : NULL;
     if (s == NULL) {
         rg_pool_destroy(pool);
         return NULL;

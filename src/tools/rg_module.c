@@ -404,7 +404,9 @@ rg_module_unload_all(void *data)
 
 #if !(RG_SANITIZERS)
         /* under ASan, keep the code mapped so leak reports can name it */
-        dlclose(mp[i]->handle);
+        if (mp[i]->handle) {
+            dlclose(mp[i]->handle);
+        }
 #endif
     }
 }
@@ -469,15 +471,14 @@ rg_module_tool_list(rg_cycle_t *cycle)
         all[i] = &te[i];
     }
 
-    s = rg_module_tool_names(cycle, all, tcf->tools.nelts);
+    s = rg_module_tool_names(cycle->pool, all, tcf->tools.nelts);
 
     return s ? (*s ? s : "none") : "";
 }
 
 
 char *
-rg_module_tool_names(rg_cycle_t *cycle, rg_tool_entry_t **tools,
-    rg_uint_t n)
+rg_module_tool_names(rg_pool_t *pool, rg_tool_entry_t **tools, rg_uint_t n)
 {
     char      *s;
     rg_buf_t   b;
@@ -494,8 +495,107 @@ rg_module_tool_names(rg_cycle_t *cycle, rg_tool_entry_t **tools,
         }
     }
 
-    s = rg_pstrdup(cycle->pool, b.data ? b.data : "", b.len);
+    s = rg_pstrdup(pool, b.data ? b.data : "", b.len);
     rg_buf_free(&b);
 
     return s;
+}
+
+
+/* providers ------------------------------------------------------------ */
+
+/* a provider has no tools of its own at configuration time */
+static const rg_tool_t  rg_module_no_tools[] = {
+    { NULL, NULL, NULL, 0, 0, NULL, NULL }
+};
+
+
+rg_module_t *
+rg_module_provider_add(rg_cycle_t *cycle, const char *name,
+    const rg_str_t *prefix)
+{
+    rg_module_t       *m, **mp;
+    rg_tools_conf_t   *tcf;
+    rg_tool_module_t  *mod;
+
+    tcf = rg_tools_conf(cycle);
+
+    m = rg_pcalloc(cycle->pool, sizeof(rg_module_t));
+    mod = rg_pcalloc(cycle->pool, sizeof(rg_tool_module_t));
+    if (m == NULL || mod == NULL) {
+        return NULL;
+    }
+
+    mod->abi_version = RG_TOOL_ABI_VERSION;
+    mod->size = sizeof(rg_tool_module_t);
+    mod->signature = RG_TOOL_SIGNATURE;
+    mod->name = rg_pstrdup(cycle->pool, name, strlen(name));
+    mod->tools = rg_module_no_tools;
+
+    m->path = (char *) mod->name;
+    m->mod = mod;
+    m->log = &cycle->new_log;
+    m->cycle = cycle;
+    m->file = "";
+    m->prefix.data = rg_pstrdup(cycle->pool, prefix->data, prefix->len);
+    m->prefix.len = prefix->len;
+    m->provider = 1;
+
+    mp = rg_array_push(&tcf->modules);
+    if (mod->name == NULL || m->prefix.data == NULL || mp == NULL) {
+        return NULL;
+    }
+
+    *mp = m;
+    m->index = tcf->modules.nelts - 1;
+    rg_tools_host_init(&m->host, &m->bind, m, NULL);
+
+    return m;
+}
+
+
+rg_module_t *
+rg_module_provider_find(rg_cycle_t *cycle, const char *name, size_t len)
+{
+    rg_uint_t         i;
+    rg_module_t     **mp;
+    rg_tools_conf_t  *tcf;
+
+    tcf = rg_tools_conf(cycle);
+    mp = tcf->modules.elts;
+
+    for (i = 0; i < tcf->modules.nelts; i++) {
+        if (mp[i]->provider && len > mp[i]->prefix.len
+            && memcmp(name, mp[i]->prefix.data, mp[i]->prefix.len) == 0)
+        {
+            return mp[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+rg_uint_t
+rg_module_name_valid(const char *name, size_t len, rg_uint_t patterns)
+{
+    size_t  i;
+    char    c;
+
+    if (len == 0 || len > 64) {
+        return 0;
+    }
+
+    for (i = 0; i < len; i++) {
+        c = name[i];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9') || c == '_' || c == '-'
+              || (patterns && c == '*')))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
 }

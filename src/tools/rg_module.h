@@ -1,6 +1,8 @@
 /* rg_module.h: loads tool modules (.so) with dlopen, checks their ABI,
  * hands them the host table, and keeps the registry of the tools they
- * bring; the toolset of an agent is a choice among them. */
+ * bring; the toolset of an agent is a choice among them. A part may add
+ * a provider: a module without a file whose tools are found at run time,
+ * in each engine (rg_tools_provide()), all named with its prefix. */
 
 #ifndef RG_MODULE_H
 #define RG_MODULE_H
@@ -41,8 +43,11 @@ struct rg_module_s {
     const char        *file;             /* its load_module, for errors */
     rg_uint_t          line;
     rg_uint_t          index;            /* in the tools conf's modules */
+    rg_str_t           prefix;           /* a provider's: its tools' names
+                                            begin with it */
     unsigned           isolated:1;
     unsigned           initialized:1;
+    unsigned           provider:1;       /* no file: a part's tools */
 };
 
 
@@ -79,7 +84,21 @@ const char *rg_module_tool_list(rg_cycle_t *cycle);
 /* the index of the tool name[0..len) in ts, or -1 */
 rg_int_t rg_toolset_find(const rg_toolset_t *ts, const char *name,
     size_t len);
-char *rg_module_tool_names(rg_cycle_t *cycle, rg_tool_entry_t **tools,
+/* "calc, time_now", in pool */
+char *rg_module_tool_names(rg_pool_t *pool, rg_tool_entry_t **tools,
     rg_uint_t n);
+
+/* A provider named name (for logs) whose tools, found at run time, are
+ * named prefix…; NULL when memory ran out. */
+rg_module_t *rg_module_provider_add(rg_cycle_t *cycle, const char *name,
+    const rg_str_t *prefix);
+/* the provider whose tools the name (or pattern) name[0..len) would be
+ * one of, or NULL */
+rg_module_t *rg_module_provider_find(rg_cycle_t *cycle, const char *name,
+    size_t len);
+/* name[0..len) is a tool name providers accept: ^[a-zA-Z0-9_-]{1,64}$,
+ * and `*` too when patterns is set */
+rg_uint_t rg_module_name_valid(const char *name, size_t len,
+    rg_uint_t patterns);
 
 #endif /* RG_MODULE_H */

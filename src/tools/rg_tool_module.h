@@ -42,6 +42,8 @@ extern "C" {
 #define RG_TOOL_SIDE_EFFECT  0x02   /* runs at most once per tool_call_id */
 #define RG_TOOL_DANGEROUS    0x04   /* needs approval */
 #define RG_TOOL_BLOCKING     0x08   /* start() runs in the thread pool */
+#define RG_TOOL_IDEMPOTENT   0x10   /* the same call again changes nothing
+                                       more: safe to repeat (on resume) */
 
 /* events for host->io_add */
 #define RG_TOOL_IO_READ      0x01

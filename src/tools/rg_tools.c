@@ -712,6 +712,13 @@ rg_tools_host_idempotency_key(rg_tool_call_t *call)
 }
 
 
+rg_uint_t
+rg_tools_call_timed_out(const rg_tool_call_t *call)
+{
+    return ((const rg_tool_run_t *) call)->timed_out;
+}
+
+
 void
 rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
     rg_module_t *m, rg_tools_ctx_t *ctx)
@@ -1552,7 +1559,8 @@ rg_tools_ctx_create(struct event_base *base, rg_curl_t *curl, rg_log_t *log,
     rg_tools_ctx_t  *ctx;
 
     ctx = calloc(1, sizeof(rg_tools_ctx_t)
-                    + nmods * sizeof(rg_tools_module_t));
+                    + nmods * sizeof(rg_tools_module_t)
+                    + nmods * sizeof(rg_tool_list_t *));
     if (ctx == NULL) {
         return NULL;
     }
@@ -1561,6 +1569,7 @@ rg_tools_ctx_create(struct event_base *base, rg_curl_t *curl, rg_log_t *log,
     ctx->curl = curl;
     ctx->log = log;
     ctx->mods = (rg_tools_module_t *) (ctx + 1);
+    ctx->provided = (rg_tool_list_t **) (ctx->mods + nmods);
     ctx->nmods = nmods;
     ctx->prompt_tail = &ctx->prompt_head;
 
@@ -1606,6 +1615,8 @@ rg_tools_ctx_destroy(rg_tools_ctx_t *ctx)
     for (i = 0; i < ctx->nmods; i++) {
         rg_isolate_destroy(ctx->mods[i].isolate);
         ctx->mods[i].isolate = NULL;
+        rg_tool_list_unref(ctx->provided[i]);
+        ctx->provided[i] = NULL;
     }
 
     /* finished pool work may still free orphaned calls */
@@ -1621,6 +1632,52 @@ rg_tools_ctx_destroy(rg_tools_ctx_t *ctx)
 
     rg_buf_free(&ctx->prompt_line);
     free(ctx);
+}
+
+
+/* providers ------------------------------------------------------------ */
+
+void
+rg_tools_provide(rg_tools_ctx_t *ctx, rg_module_t *m, rg_tool_list_t *list)
+{
+    rg_tool_list_t  *old;
+
+    old = ctx->provided[m->index];
+
+    if (old == list) {
+        return;
+    }
+
+    rg_tool_list_ref(list);
+    ctx->provided[m->index] = list;
+    ctx->generation++;
+
+    rg_tool_list_unref(old);
+}
+
+
+rg_tool_list_t *
+rg_tools_provided(rg_tools_ctx_t *ctx, rg_module_t *m)
+{
+    return m->index < ctx->nmods ? ctx->provided[m->index] : NULL;
+}
+
+
+void
+rg_tool_list_ref(rg_tool_list_t *list)
+{
+    if (list) {
+        list->refs++;
+    }
+}
+
+
+void
+rg_tool_list_unref(rg_tool_list_t *list)
+{
+    if (list && --list->refs == 0 && list->free) {
+        list->free(list);
+    }
 }
 
 

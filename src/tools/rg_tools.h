@@ -27,6 +27,7 @@
 typedef struct rg_tool_run_s   rg_tool_run_t;
 typedef struct rg_tool_turn_s  rg_tool_turn_t;
 typedef struct rg_tool_http_s  rg_tool_http_t;
+typedef struct rg_tool_list_s  rg_tool_list_t;
 
 typedef void (*rg_tool_turn_done_pt)(rg_tool_turn_t *turn);
 
@@ -144,6 +145,19 @@ typedef rg_int_t (*rg_tools_agent_start_pt)(rg_tool_run_t *run,
 typedef void (*rg_tools_agent_stop_pt)(rg_tool_run_t *run);
 
 
+/* The tools a provider (rg_module_provider_add()) offers in an engine,
+ * as it last found them: held by the engine while they are offered and
+ * by every toolset built from them, and freed by the provider's free()
+ * when the last reference goes. Their entries' module is the provider. */
+struct rg_tool_list_s {
+    rg_uint_t           refs;
+    rg_uint_t           n;
+    rg_tool_entry_t    *tools;
+    void              (*free)(rg_tool_list_t *list);
+    void               *data;       /* the provider's */
+};
+
+
 /* one module in an engine: the host table its calls get, its helpers */
 typedef struct {
     rg_tool_bind_t      bind;       /* host.data */
@@ -159,6 +173,11 @@ struct rg_tools_ctx_s {
     rg_log_t           *log;
     rg_tools_module_t  *mods;       /* by the module's index */
     rg_uint_t           nmods;
+
+    /* what each provider offers now, by its index (NULL: nothing), and
+     * how often that changed: toolsets older than it are rebuilt */
+    rg_tool_list_t    **provided;
+    uint64_t            generation;
 
     rg_approval_e       approval;
 
@@ -202,6 +221,18 @@ void rg_tools_set_agent_runner(rg_tools_ctx_t *ctx,
     rg_tools_agent_start_pt start, rg_tools_agent_stop_pt stop);
 void rg_tools_agent_done(rg_tool_run_t *run, const char *status,
     const char *text, size_t len);
+
+/* From now on provider m offers list in this engine (NULL: nothing); the
+ * engine takes a reference and drops the one it held on the last. */
+void rg_tools_provide(rg_tools_ctx_t *ctx, rg_module_t *m,
+    rg_tool_list_t *list);
+/* what provider m offers now, or NULL */
+rg_tool_list_t *rg_tools_provided(rg_tools_ctx_t *ctx, rg_module_t *m);
+void rg_tool_list_ref(rg_tool_list_t *list);
+void rg_tool_list_unref(rg_tool_list_t *list);
+/* in a provider's cancel(): whether the call is cancelled because its
+ * tool_timeout passed (else its session or turn ended) */
+rg_uint_t rg_tools_call_timed_out(const rg_tool_call_t *call);
 
 /* fills a host table for module m in ctx (NULL: the configuration's) */
 void rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,

@@ -7,9 +7,11 @@
 # BENCH_SIZES="1000 10000" and BENCH_LATENCIES="0 200" narrow a run.
 # Then: tool turns, streaming, the turn time of other sessions while one
 # answer carries 1,000 tool calls, deadlines while the results reader
-# stalls, and context compaction.
+# stalls, CPU per MCP tool call over stdio, and context compaction.
 
 B=${B:-objs}
+# a configuration's relative paths start at its own folder
+Babs=$(cd "$B" && pwd)
 SIZES=${BENCH_SIZES:-100 1000 10000}
 LATENCIES=${BENCH_LATENCIES:-0 200}
 
@@ -170,7 +172,7 @@ for kind in async blocking; do
         i=0
         while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
         cat > "$tmp/tools.conf" <<CONF
-load_module $B/tests/plugins/slow.so;
+load_module $Babs/tests/plugins/slow.so;
 thread_pool default threads=64;
 llm mock { base_url http://127.0.0.1:$(cat "$tmp/port")/v1; model mock-1; }
 agent bench { tools slow_async slow_blocking; }
@@ -347,6 +349,93 @@ printf "idle_timeout 1s on a stream that stops: the task ended after %s ms (%s)\
     "$(sed -n 's/^status: .*, \([0-9]*\) ms)$/\1/p' "$tmp/idle.err")" \
     "$(sed -n 's/.*\(no byte for [0-9.a-z]* (idle_timeout)\).*/\1/p' "$tmp/idle.err" | head -n 1)"
 echo "reproduce: $B/rg_mock --port 8088 --rounds 0 --stream-delay 5000 &  $B/reagent -c idle.conf run wait"
+
+# --- MCP: CPU per tool call over stdio -----------------------------------
+# 200 sessions, each one turn of 64 calls that answer at once, then done
+# (2 model calls each), three times per tool: the echo tool of an MCP
+# server over stdio (bench_mcp_server, a C server that answers at once;
+# then server-everything on the pinned Node when tests/interop is
+# installed) and, as the reference, slow_async {"ms":0} of a .so module
+# (an asynchronous tool answering from a host timer). The figure is
+# reagent's own CPU (getrusage of its process: the servers' CPU is theirs)
+# divided by the tool calls, the model calls included in all rows; the
+# median of the three runs.
+echo
+echo "MCP: cpu per tool call over stdio (200 sessions x 64 calls answered at once; median of 3 runs)"
+printf "%-46s %8s %8s %14s\n" tool "tools" "model" "cpu us/call"
+
+i=0
+mcalls=
+rcalls=
+while [ $i -lt 64 ]; do
+    [ $i -gt 0 ] && mcalls="$mcalls," && rcalls="$rcalls,"
+    mcalls="$mcalls{\"name\":\"b__echo\",\"arguments\":{\"message\":\"m$i\"}}"
+    rcalls="$rcalls{\"name\":\"slow_async\",\"arguments\":{\"ms\":0}}"
+    i=$((i + 1))
+done
+echo "[{\"message\":{\"tool_calls\":[$mcalls]}},{\"message\":{\"content\":\"done\"}}]" \
+    > "$tmp/mcp_script.json"
+echo "[{\"message\":{\"tool_calls\":[$rcalls]}},{\"message\":{\"content\":\"done\"}}]" \
+    > "$tmp/ref_script.json"
+head -n 200 "$tmp/all.jsonl" > "$tmp/tasks.jsonl"
+
+# bench_mcp_row LABEL SCRIPT CONF-LINES KEY: one row, from three runs
+bench_mcp_row() {
+    label=$1
+    script=$2
+    lines=$3
+    figures=
+    for run in 1 2 3; do
+        bench_mock "mcp$run" --script "$script"
+        cat > "$tmp/mcp.conf" <<CONF
+llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections 200; }
+$lines
+CONF
+        "$B/reagent" -q -c "$tmp/mcp.conf" batch --concurrency 200 \
+            --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
+        kill "$!" 2>/dev/null; wait "$!" 2>/dev/null
+        figures="$figures$(awk '
+            /model calls/ { for (i = 1; i <= NF; i++) {
+                if ($i == "calls" && $(i-1) == "model") mc = $(i+1)
+                if ($i == "tool" && $(i+1) == "calls") tc = $(i+2)
+                if ($i == "(errors") { e = $(i+1); sub(/,/, "", e) } } }
+            /cpu/ { for (i = 1; i <= NF; i++) if ($i == "cpu") cpu = $(i+1) }
+            END { printf "%d %d %d %.2f\n", tc, mc, e, tc ? cpu * mc / tc : 0 }' "$tmp/out")
+"
+    done
+    printf '%s' "$figures" | sort -n -k 4 | sed -n 2p | {
+        read -r tc mc e us
+        printf "%-46s %8s %8s %14s" "$label" "$tc" "$mc" "$us"
+        [ "$e" = 0 ] || printf "  (%s calls failed)" "$e"
+        echo
+        echo "$us" > "$tmp/mcp_$4.us"
+    }
+}
+
+bench_mcp_row "slow_async {\"ms\":0} (.so module, reference)" \
+    "$tmp/ref_script.json" \
+    "load_module $Babs/tests/plugins/slow.so;
+agent bench { tools slow_async; dedupe off; repeat_window 0; }" ref
+bench_mcp_row "b__echo, MCP over stdio (bench_mcp_server)" \
+    "$tmp/mcp_script.json" \
+    "mcp b { command $Babs/tests/bench_mcp_server; }
+agent bench { tools b__echo; dedupe off; repeat_window 0; }" c
+if tests/interop/run.sh --check 2>/dev/null; then
+    bench_mcp_row "b__echo, MCP over stdio (server-everything)" \
+        "$tmp/mcp_script.json" \
+        "mcp b { command $(pwd)/tests/interop/run.sh --bin mcp-server-everything stdio; }
+agent bench { tools b__echo; dedupe off; repeat_window 0; }" node
+else
+    echo "(server-everything: skipped, tests/interop is not installed)"
+fi
+awk -v r="$(cat "$tmp/mcp_ref.us" 2>/dev/null)" -v c="$(cat "$tmp/mcp_c.us" 2>/dev/null)" \
+    'BEGIN { if (r > 0 && c > 0) printf "an MCP call over stdio costs reagent %.1f us more than the .so call (%.2fx)\n", c - r, c / r }'
+echo "reproduce: $B/rg_mock --port 8088 --script mcp_script.json &   (64 b__echo calls, then done)"
+echo "  $B/reagent -c mcp.conf batch --concurrency 200 -o /dev/null tasks.jsonl   (200 tasks)"
+echo "  with mcp.conf: llm mock { base_url http://127.0.0.1:8088/v1; model mock-1; max_connections 200; }"
+echo "                 mcp b { command $B/tests/bench_mcp_server; }"
+echo "                 agent bench { tools b__echo; dedupe off; repeat_window 0; }"
+echo "  cpu per tool call = (cpu us per model call x model calls) / tool calls, from the batch summary"
 
 # --- context compaction ---------------------------------------------------
 echo

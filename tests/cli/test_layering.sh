@@ -22,6 +22,7 @@ rg_allowed() {
         store)  echo "core event" ;;
         llm)    echo "core event store" ;;
         tools)  echo "core event store os" ;;
+        mcp)    echo "core event tools" ;;
         agent)  echo "core event llm tools store" ;;
         queue)  echo "core event store agent" ;;
         http)   echo "core event store agent queue" ;;
