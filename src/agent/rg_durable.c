@@ -24,6 +24,7 @@
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_durable.h>
+#include <rg_lease.h>
 #include <rg_turn.h>
 #include <rg_agent.h>
 #include <rg_codec.h>
@@ -507,6 +508,7 @@ rg_durable_stop(rg_session_t *s)
 static void
 rg_durable_final_done(rg_session_t *s)
 {
+    rg_lease_release(s);
     rg_session_handler(s);       /* may destroy s */
 }
 
@@ -516,7 +518,12 @@ rg_durable_final(rg_session_t *s)
 {
     rg_durable_stop(s);
 
+    if (s->lease_next) {
+        rg_lease_stop(s);        /* it ended before it was leased */
+    }
+
     if (s->fenced) {
+        rg_lease_stop(s);
         rg_session_handler(s);
         return;
     }
@@ -892,6 +899,25 @@ rg_durable_go_on(rg_session_t *s)
 }
 
 
+/* a resumed session goes on once this worker is its one writer */
+static void
+rg_durable_leased(rg_session_t *s, rg_int_t rc, const char *why)
+{
+    if (rc == RG_OK) {
+        rg_durable_go_on(s);
+        return;
+    }
+
+    s->fenced = (rc == RG_DECLINED);
+
+    rg_session_finish(s, rc == RG_DECLINED ? RG_SESSION_CANCELLED
+                                           : RG_SESSION_FAILED,
+                      rc == RG_DECLINED ? "not resumed here: its lease is %s"
+                                        : "its lease could not be taken "
+                                          "within store_timeout: %s", why);
+}
+
+
 static void
 rg_durable_loaded(void *data, const rg_store_res_t *res)
 {
@@ -1032,7 +1058,7 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
     }
 
     s->state = RG_SESSION_MODEL_WAIT;
-    rg_durable_go_on(s);
+    rg_lease_take(s, rg_durable_leased);
     return;
 
 nomem:

@@ -17,6 +17,7 @@
 #include <rg_durable.h>
 #include <rg_turn.h>
 #include <rg_tenant.h>
+#include <rg_lease.h>
 #include <rg_transcript.h>
 #include <rg_session_context.h>
 #include <rg_module.h>
@@ -313,6 +314,7 @@ rg_session_destroy(rg_session_t *s)
 
     rg_turn_drop_args(s);
     rg_durable_stop(s);
+    rg_lease_stop(s);
 
     if (s->deadline_set) {
         event_del(&s->deadline_ev);
@@ -385,6 +387,26 @@ rg_session_arm_deadline(rg_session_t *s, rg_msec_t ms)
 }
 
 
+static void
+rg_session_leased(rg_session_t *s, rg_int_t rc, const char *why)
+{
+    if (rc == RG_OK) {
+        s->cp_partial = 0;
+        rg_durable_checkpoint(s, rg_session_ask_next);
+        return;
+    }
+
+    /* another worker runs it: nothing is written here */
+    s->fenced = (rc == RG_DECLINED);
+
+    rg_session_finish(s, rc == RG_DECLINED ? RG_SESSION_CANCELLED
+                                           : RG_SESSION_FAILED,
+                      rc == RG_DECLINED ? "not run here: its lease is %s"
+                                        : "its lease could not be taken "
+                                          "within store_timeout: %s", why);
+}
+
+
 rg_int_t
 rg_session_start(rg_session_t *s)
 {
@@ -396,10 +418,10 @@ rg_session_start(rg_session_t *s)
         rg_session_arm_deadline(s, s->deadline);
     }
 
-    /* the store holds the task before the first model call */
+    /* this worker its one writer, and the store holds the task, before
+     * the first model call */
     if (s->durable) {
-        s->cp_partial = 0;
-        rg_durable_checkpoint(s, rg_session_ask_next);
+        rg_lease_take(s, rg_session_leased);
         return RG_OK;
     }
 

@@ -156,12 +156,19 @@ struct rg_session_s {
     rg_uint_t           ndropped;
     rg_uint_t           dropped_cap;
     int64_t             lease;        /* fencing token, 0: none */
+    rg_store_op_t      *lease_op;     /* taken or renewed, asked */
+    struct event        lease_ev;     /* the next heartbeat */
+    rg_msec_t           lease_since;  /* asked first */
+    void              (*lease_next)(rg_session_t *s, rg_int_t rc,
+                                    const char *why);
     rg_msec_t           created;      /* wall clock */
     rg_msec_t           elapsed;      /* run time before a resume */
 
     unsigned            durable:1;
     unsigned            cp_partial:1; /* a turn about to run its tools */
     unsigned            cp_retry_set:1;
+    unsigned            lease_set:1;
+    unsigned            lease_waited:1;
     unsigned            fenced:1;     /* another worker owns it now */
     unsigned            resumed:1;
     unsigned            handler_called:1;

@@ -48,6 +48,10 @@ static rg_command_t  rg_store_commands[] = {
       rg_conf_set_msec_slot, offsetof(rg_store_conf_t, store_timeout),
       NULL },
 
+    { rg_string("lease_ttl"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_store_conf_t, lease_ttl),
+      NULL },
+
     { rg_string("server"), RG_STORE_REDIS_CONF|RG_CONF_TAKE1,
       rg_conf_set_str_array_slot, offsetof(rg_store_conf_t, servers),
       NULL },
@@ -178,6 +182,7 @@ rg_store_create_conf(rg_cycle_t *cycle)
     scf->cluster = RG_CONF_UNSET;
     scf->session_ttl = RG_CONF_UNSET_MSEC;
     scf->store_timeout = RG_CONF_UNSET_MSEC;
+    scf->lease_ttl = RG_CONF_UNSET_MSEC;
 
     return scf;
 }
@@ -347,6 +352,16 @@ rg_store_init_conf(rg_cycle_t *cycle, void *conf)
 
     if (scf->store_timeout == RG_CONF_UNSET_MSEC) {
         scf->store_timeout = 60 * 1000;
+    }
+
+    if (scf->lease_ttl == RG_CONF_UNSET_MSEC) {
+        scf->lease_ttl = 15 * 1000;
+    }
+
+    if (scf->lease_ttl < 300) {
+        rg_cycle_error(cycle, cycle->conf_file, 0, "\"lease_ttl\" must be "
+                       "at least 300ms: its heartbeat comes every third");
+        return RG_CONF_ERROR;
     }
 
     if (scf->type == RG_STORE_REDIS) {
@@ -574,4 +589,11 @@ rg_msec_t
 rg_store_timeout(rg_engine_t *e)
 {
     return rg_store_conf(e->cycle)->store_timeout;
+}
+
+
+rg_msec_t
+rg_store_lease_ttl(rg_engine_t *e)
+{
+    return rg_store_conf(e->cycle)->lease_ttl;
 }

@@ -40,6 +40,7 @@ typedef struct {
     /* both */
     rg_msec_t           session_ttl;  /* after a session ends */
     rg_msec_t           store_timeout; /* how long a checkpoint may wait */
+    rg_msec_t           lease_ttl;    /* a session's writer, heartbeat 1/3 */
     const char         *file;
     rg_uint_t           line;
 } rg_store_conf_t;
@@ -55,5 +56,6 @@ extern rg_part_t  rg_store_part;
 rg_store_t *rg_store_get(rg_engine_t *e);
 rg_msec_t rg_store_session_ttl(rg_engine_t *e);
 rg_msec_t rg_store_timeout(rg_engine_t *e);
+rg_msec_t rg_store_lease_ttl(rg_engine_t *e);
 
 #endif /* RG_STORE_CONF_H */

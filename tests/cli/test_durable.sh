@@ -34,6 +34,7 @@ load_module $(cd "$B" && pwd)/modules/calc.so;
 llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
 agent a { llm m; tools calc; system_prompt "You add."; }
 store redis { server unix:$redis_sock; prefix "t:"; }
+lease_ttl 1s;
 CONF
 
 # an uninterrupted run

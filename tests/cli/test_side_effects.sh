@@ -39,6 +39,7 @@ module count { redis $redis_sock; }
 llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
 agent a { llm m; tools count; tool_timeout 30s; }
 store redis { server unix:$redis_sock; }
+lease_ttl 1s;
 CONF
 
 "$R" -c "$tmp/s.conf" run -a a "count" > "$tmp/k.out" 2> "$tmp/k.err" &
@@ -111,6 +112,7 @@ llm c { base_url http://127.0.0.1:$cport/v1; model mock-1; }
 agent a { llm p; tools run_agent; agents c; tool_timeout 30s; }
 agent c { llm c; tools count; tool_timeout 30s; }
 store redis { server unix:$redis_sock; }
+lease_ttl 1s;
 CONF
 
 "$R" -c "$tmp/d.conf" run -a a "delegate" > "$tmp/d.out" 2> "$tmp/d.err" &
