@@ -12,7 +12,7 @@
 #include <rg_module.h>
 
 /* directives inside mcp NAME { } */
-#define RG_MCP_CONF         0x0010
+#define RG_MCP_CONF         0x0040
 
 /* the longest server name: its tools' names keep room for their own */
 #define RG_MCP_NAME_MAX     32

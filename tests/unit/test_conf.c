@@ -1775,6 +1775,12 @@ rg_test_cycle_not_allowed_here(void **state)
           "\"max_rounds\" directive is not allowed here in test.conf:2" },
         { "llm a {\n    agent x { }\n}\n",
           "\"agent\" directive is not allowed here in test.conf:2" },
+        /* each block its own context bit: an mcp block's directive in
+         * store redis { } was taken, and wrote into the wrong struct */
+        { "store redis {\n    server 127.0.0.1:1;\n    command npx;\n}\n",
+          "\"command\" directive is not allowed here in test.conf:3" },
+        { "mcp fs {\n    command npx;\n    server 127.0.0.1:1;\n}\n",
+          "\"server\" directive is not allowed here in test.conf:3" },
     };
 
     failed = 0;
