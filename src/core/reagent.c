@@ -31,6 +31,8 @@ rg_usage(FILE *f)
 "  -t                  test the configuration and exit\n"
 "  -V                  print the version and build options\n"
 "  -q                  log only errors on stderr\n"
+"  -s SIGNAL           signal the master of reagent serve: reload, reopen,\n"
+"                      stop or quit (through its pid file)\n"
 "\n"
 "commands:\n");
 
@@ -174,6 +176,15 @@ main(int argc, char **argv)
         } else if (strcmp(a, "-q") == 0) {
             quiet = 1;
 
+        } else if (strcmp(a, "-s") == 0 && i + 1 < argc && cmd == NULL) {
+            /* reagent -s reload: the signal command */
+            cmd = rg_command("signal");
+            if (cmd == NULL) {
+                fprintf(stderr, "reagent: -s: this build has no serve\n");
+                goto done;
+            }
+            arg = argv[++i];
+
         } else if (cmd && cmd->option
                    && (n = cmd->option(opts, argc, argv, i)) != 0)
         {
@@ -221,7 +232,7 @@ main(int argc, char **argv)
         goto done;
     }
 
-    if (!test && arg == NULL) {
+    if (!test && arg == NULL && cmd->needs) {
         fprintf(stderr, "reagent: %s needs %s\n", cmd->name, cmd->needs);
         goto done;
     }

@@ -10,6 +10,8 @@
 
 
 static char *rg_core_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+static char *rg_core_worker_processes(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
 static void *rg_core_create_conf(rg_cycle_t *cycle);
 static char *rg_core_init_conf(rg_cycle_t *cycle, void *conf);
 
@@ -28,7 +30,7 @@ static rg_command_t  rg_core_commands[] = {
       &rg_core_conns_bounds },
 
     { rg_string("worker_processes"), RG_MAIN_CONF|RG_CONF_TAKE1,
-      rg_conf_set_num_slot, offsetof(rg_core_conf_t, worker_processes),
+      rg_core_worker_processes, offsetof(rg_core_conf_t, worker_processes),
       &rg_core_workers_bounds },
 
       rg_null_command
@@ -54,6 +56,7 @@ rg_core_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     cycle = cf->cycle;
     level = RG_LOG_NOTICE;
+    path = NULL;
 
     if (cf->nargs == 3) {
         level = rg_log_level_parse(cf->args[2].data, cf->args[2].len);
@@ -86,6 +89,7 @@ rg_core_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     cycle->new_log.fd = fd;
     cycle->log_opened = fd != STDERR_FILENO;
+    cycle->log_path = cycle->log_opened ? path : NULL;   /* for reopen */
     cycle->new_log.log_level = level;
 
     return RG_CONF_OK;
@@ -125,4 +129,27 @@ rg_core_init_conf(rg_cycle_t *cycle, void *conf)
     }
 
     return RG_CONF_OK;
+}
+
+
+/* worker_processes N|auto; auto: one per core */
+static char *
+rg_core_worker_processes(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    long             n;
+    rg_core_conf_t  *ccf;
+
+    ccf = conf;
+
+    if (rg_str_eq(&cf->args[1], "auto")) {
+        if (ccf->worker_processes != RG_CONF_UNSET) {
+            return "is duplicate";
+        }
+
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+        ccf->worker_processes = n > 0 ? (rg_int_t) rg_min(n, 1024) : 1;
+        return RG_CONF_OK;
+    }
+
+    return rg_conf_set_num_slot(cf, cmd, conf);
 }

@@ -18,6 +18,7 @@ struct rg_cycle_s {
     rg_log_t            new_log;
     char               *conf_file;
     void              **conf;             /* each part's, by its index */
+    char               *log_path;         /* error_log's file, or NULL */
     unsigned            log_opened:1;     /* new_log.fd is ours to close */
 
     /* calls of its code still running in threads left behind by an

@@ -1,12 +1,14 @@
 /* rg_batch_cli.c: the queue part and its command, `reagent batch
  * tasks.jsonl|-`: its options and usage, and the engine it runs the
- * batch on (rg_batch.c). The part has no directives of its own. */
+ * batch on (rg_batch.c). Its directives, queue { }, are
+ * rg_queue_conf.c's. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_engine.h>
 #include <rg_run.h>
 #include <rg_batch.h>
+#include <rg_queue_conf.h>
 
 
 /* the options of batch; zeroed means not given */
@@ -41,14 +43,23 @@ static const rg_cli_t  rg_batch_cli = {
 };
 
 
+extern const rg_cli_t  rg_submit_cli, rg_results_cli, rg_queue_status_cli;
+
+
 static const rg_cli_t  *rg_queue_cli[] = {
     &rg_batch_cli,
+    &rg_submit_cli,
+    &rg_results_cli,
+    &rg_queue_status_cli,
     NULL
 };
 
 
 rg_part_t  rg_queue_part = {
     .name = "queue",
+    .commands = rg_queue_commands,
+    .create_conf = rg_queue_create_conf,
+    .init_conf = rg_queue_init_conf,
     .cli = rg_queue_cli
 };
 

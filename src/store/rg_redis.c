@@ -91,7 +91,9 @@ rg_redis_finish(rg_redis_cmd_t *cmd, redisReply *reply, const char *err)
             cmd->r->down_failed++;
         }
 
-        cmd->cb(cmd->data, reply, err);
+        if (cmd->cb) {
+            cmd->cb(cmd->data, reply, err);
+        }
     }
 
     if (!cmd->in_hiredis && !cmd->queued) {

@@ -597,3 +597,49 @@ rg_store_lease_ttl(rg_engine_t *e)
 {
     return rg_store_conf(e->cycle)->lease_ttl;
 }
+
+
+rg_redis_t *
+rg_store_redis_new(rg_engine_t *e, rg_uint_t connections,
+    rg_msec_t command_timeout)
+{
+    rg_uint_t         i;
+    rg_redis_t       *r;
+    rg_redis_conf_t   rc;
+    rg_store_ctx_t   *ctx;
+    rg_store_conf_t  *scf;
+
+    scf = rg_store_conf(e->cycle);
+    ctx = rg_engine_ctx(e, &rg_store_part);
+
+    if (scf->type != RG_STORE_REDIS || ctx == NULL) {
+        return NULL;
+    }
+
+    rc = scf->redis;
+    rc.scripts = NULL;
+    rc.connections = connections;
+    rc.command_timeout = command_timeout;
+
+    r = rg_redis_create(e->base, ctx->dns, &rc, e->log);
+    if (r == NULL) {
+        return NULL;
+    }
+
+    for (i = 0; i < scf->nseeds; i++) {
+        rg_redis_add_seed(r, scf->seeds[i].host, scf->seeds[i].port);
+    }
+
+    return r;
+}
+
+
+const char *
+rg_store_prefix(rg_cycle_t *cycle)
+{
+    rg_store_conf_t  *scf;
+
+    scf = rg_store_conf(cycle);
+
+    return scf->prefix.data ? scf->prefix.data : "rg:";
+}

@@ -58,4 +58,11 @@ rg_msec_t rg_store_session_ttl(rg_engine_t *e);
 rg_msec_t rg_store_timeout(rg_engine_t *e);
 rg_msec_t rg_store_lease_ttl(rg_engine_t *e);
 
+/* a Redis client of its own on the engine's store redis (the queue's
+ * blocking reads need connections of their own); NULL without one */
+rg_redis_t *rg_store_redis_new(rg_engine_t *e, rg_uint_t connections,
+    rg_msec_t command_timeout);
+/* the prefix of every key ("rg:") */
+const char *rg_store_prefix(rg_cycle_t *cycle);
+
 #endif /* RG_STORE_CONF_H */

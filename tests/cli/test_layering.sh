@@ -25,6 +25,7 @@ rg_allowed() {
         mcp)    echo "core event tools" ;;
         agent)  echo "core event llm tools store" ;;
         queue)  echo "core event store agent" ;;
+        serve)  echo "core os event store agent queue" ;;
         http)   echo "core event store agent queue" ;;
         *)      echo "UNKNOWN" ;;
     esac

@@ -1,0 +1,918 @@
+/* rg_stream.c: the task queue in Redis Streams. Tasks are entries
+ * {task: <the JSONL line>} of `shards` streams, each with a hash tag of
+ * its own ("P{q:tasks:0}", so that a Redis Cluster spreads them), read by
+ * one consumer group. A worker reads with XREADGROUP only as many entries
+ * as it has free session slots, on connections of its own (a read
+ * blocks, at most `block`); it acknowledges an entry (XACK) once the
+ * task's final result is written: kept under its session
+ * ("P{t-…}:result", set only when absent: of two workers that both ended
+ * a session the first announces it), and added to the results stream
+ * ("P{q:tasks}:results", trimmed with MAXLEN ~). Entries idle longer than `claim_idle` are taken
+ * over with XAUTOCLAIM (whose list of entries deleted meanwhile is
+ * logged); a live worker keeps its entries fresh with XCLAIM … JUSTID, so
+ * they are never taken while it works; one delivered more than
+ * `max_deliveries` times goes to the shard's dead letters
+ * ("P{q:tasks:0}:dead") with the reason. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_stream.h>
+#include <rg_queue_conf.h>
+#include <rg_store_conf.h>
+#include <rg_digest.h>
+
+
+struct rg_stream_s {
+    rg_engine_t        *engine;
+    rg_queue_conf_t    *conf;
+    rg_redis_t         *reader;       /* blocking reads, one at a time */
+    rg_redis_t         *redis;        /* everything else, pipelined */
+    char              **keys;         /* per shard: the stream */
+    char              **dead;         /* per shard: its dead letters */
+    char               *results;
+    rg_str_t           *tags;         /* per shard */
+    rg_str_t            rtag;
+    char               *consumer;
+    const char         *prefix;
+    rg_msec_t           session_ttl;
+};
+
+
+/* one command's context: a callback and what it needs */
+typedef struct {
+    rg_stream_t        *q;
+    rg_uint_t           shard;
+    rg_uint_t           count;
+    rg_uint_t           left;         /* prepare: shards still to answer */
+    char                err[256];
+    rg_stream_read_pt   read;
+    rg_stream_done_pt   done;
+    void               *data;
+    rg_stream_entry_t  *entries;      /* reclaim: waiting for counts */
+    rg_uint_t           nentries;
+    rg_uint_t           counted;
+    redisReply         *held;         /* reclaim: the entries' reply */
+} rg_stream_op_t;
+
+
+/* for a command whose answer nobody waits for */
+static void
+rg_stream_ignore(void *data, redisReply *reply, const char *err)
+{
+}
+
+
+static char *
+rg_stream_sprintf(const char *fmt, ...)
+{
+    int       n;
+    char     *p;
+    va_list   args;
+
+    va_start(args, fmt);
+    n = vasprintf(&p, fmt, args);
+    va_end(args);
+
+    return n < 0 ? NULL : p;
+}
+
+
+/* the hash tag of a key as the cluster router reads it: inside { } */
+static rg_str_t
+rg_stream_tag(const char *key)
+{
+    rg_str_t     t;
+    const char  *a, *b;
+
+    a = strchr(key, '{');
+    b = a ? strchr(a + 1, '}') : NULL;
+
+    t.data = (char *) (a && b ? a + 1 : key);
+    t.len = a && b ? (size_t) (b - a - 1) : strlen(key);
+
+    return t;
+}
+
+
+rg_stream_t *
+rg_stream_create(rg_engine_t *e, const char *consumer)
+{
+    rg_uint_t         i, n;
+    rg_stream_t      *q;
+    rg_queue_conf_t  *qcf;
+
+    qcf = rg_queue_conf(e->cycle);
+    n = (rg_uint_t) qcf->shards;
+
+    q = calloc(1, sizeof(rg_stream_t));
+    if (q == NULL) {
+        return NULL;
+    }
+
+    q->engine = e;
+    q->conf = qcf;
+    q->prefix = rg_store_prefix(e->cycle);
+    q->session_ttl = rg_store_session_ttl(e);
+    q->keys = calloc(n, sizeof(char *));
+    q->dead = calloc(n, sizeof(char *));
+    q->tags = calloc(n, sizeof(rg_str_t));
+    q->consumer = strdup(consumer);
+    q->results = rg_stream_sprintf("%s{q:%s}:results", q->prefix,
+                                   qcf->stream.data);
+
+    if (q->keys == NULL || q->dead == NULL || q->tags == NULL
+        || q->consumer == NULL || q->results == NULL)
+    {
+        goto failed;
+    }
+
+    q->rtag = rg_stream_tag(q->results);
+
+    for (i = 0; i < n; i++) {
+        q->keys[i] = rg_stream_sprintf("%s{q:%s:%lu}", q->prefix,
+                                       qcf->stream.data, (unsigned long) i);
+        q->dead[i] = rg_stream_sprintf("%s{q:%s:%lu}:dead", q->prefix,
+                                       qcf->stream.data, (unsigned long) i);
+        if (q->keys[i] == NULL || q->dead[i] == NULL) {
+            goto failed;
+        }
+        q->tags[i] = rg_stream_tag(q->keys[i]);
+    }
+
+    /* a blocking read holds its connection: the reads have their own,
+     * with a timeout past the longest block */
+    q->reader = rg_store_redis_new(e, 1, qcf->block
+                                         + rg_store_conf(e->cycle)
+                                           ->command_timeout);
+    q->redis = rg_store_redis_new(e, 2, 0);
+
+    if (q->reader == NULL || q->redis == NULL) {
+        goto failed;
+    }
+
+    return q;
+
+failed:
+
+    rg_stream_destroy(q);
+    return NULL;
+}
+
+
+void
+rg_stream_destroy(rg_stream_t *q)
+{
+    rg_uint_t  i;
+
+    if (q == NULL) {
+        return;
+    }
+
+    if (q->reader) {
+        rg_redis_destroy(q->reader);
+    }
+    if (q->redis) {
+        rg_redis_destroy(q->redis);
+    }
+
+    for (i = 0; q->keys && i < (rg_uint_t) q->conf->shards; i++) {
+        free(q->keys[i]);
+        free(q->dead[i]);
+    }
+
+    free(q->keys);
+    free(q->dead);
+    free(q->tags);
+    free(q->consumer);
+    free(q->results);
+    free(q);
+}
+
+
+rg_uint_t
+rg_stream_shards(rg_stream_t *q)
+{
+    return (rg_uint_t) q->conf->shards;
+}
+
+
+void
+rg_stream_session_id(const char *task_id, char *buf, size_t size)
+{
+    char  digest[RG_SHA256_HEX];
+
+    if (rg_sha256_hex(digest, "task", 5, task_id, strlen(task_id))
+        != RG_OK)
+    {
+        snprintf(buf, size, "t-unknown");
+        return;
+    }
+
+    snprintf(buf, size, "t-%.32s", digest);
+}
+
+
+static rg_stream_op_t *
+rg_stream_op(rg_stream_t *q, rg_uint_t shard, void *data)
+{
+    rg_stream_op_t  *op;
+
+    op = calloc(1, sizeof(rg_stream_op_t));
+    if (op) {
+        op->q = q;
+        op->shard = shard;
+        op->data = data;
+    }
+
+    return op;
+}
+
+
+static void
+rg_stream_op_free(rg_stream_op_t *op)
+{
+    if (op->held) {
+        freeReplyObject(op->held);
+    }
+    free(op->entries);
+    free(op);
+}
+
+
+/* sends argv (NUL-ended strings) on r with the tag; cb(op, reply, err) */
+static rg_int_t
+rg_stream_send(rg_redis_t *r, const rg_str_t *tag, rg_msec_t timeout,
+    rg_redis_reply_pt cb, void *data, int argc, const char **argv)
+{
+    int     i;
+    size_t  lens[24];
+
+    if (argc > (int) rg_nelems(lens)) {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < argc; i++) {
+        lens[i] = strlen(argv[i]);
+    }
+
+    return rg_redis_command(r, tag, timeout, cb, data, argc, argv, lens)
+           ? RG_OK : RG_ERROR;
+}
+
+
+/* the group ----------------------------------------------------------- */
+
+static void
+rg_stream_prepared(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_op_t  *op;
+
+    op = data;
+
+    /* a group that is there already is what we want */
+    if (err && strncmp(err, "BUSYGROUP", 9) != 0 && op->err[0] == '\0') {
+        snprintf(op->err, sizeof(op->err), "%s", err);
+    }
+
+    if (--op->left) {
+        return;
+    }
+
+    op->done(op->data, op->err[0] ? op->err : NULL);
+    rg_stream_op_free(op);
+}
+
+
+void
+rg_stream_prepare(rg_stream_t *q, rg_stream_done_pt cb, void *data)
+{
+    rg_uint_t        i, n;
+    rg_stream_op_t  *op;
+    const char      *argv[6];
+
+    n = rg_stream_shards(q);
+
+    op = rg_stream_op(q, 0, data);
+    if (op == NULL) {
+        cb(data, "out of memory");
+        return;
+    }
+
+    op->done = cb;
+    op->left = n;
+
+    for (i = 0; i < n; i++) {
+        argv[0] = "XGROUP";
+        argv[1] = "CREATE";
+        argv[2] = q->keys[i];
+        argv[3] = q->conf->group.data;
+        argv[4] = "0";
+        argv[5] = "MKSTREAM";
+
+        if (rg_stream_send(q->redis, &q->tags[i], 0, rg_stream_prepared, op,
+                           6, argv) != RG_OK)
+        {
+            snprintf(op->err, sizeof(op->err), "out of memory");
+            if (--op->left == 0) {
+                cb(data, op->err);
+                rg_stream_op_free(op);
+                return;
+            }
+        }
+    }
+}
+
+
+/* reads ------------------------------------------------------------------ */
+
+/* [[id, [field, value, ...]], ...] into entries; NULL fields: deleted */
+static rg_uint_t
+rg_stream_entries(rg_uint_t shard, redisReply *list, rg_stream_entry_t *e,
+    rg_uint_t max)
+{
+    size_t       i, j, n;
+    redisReply  *x, *f;
+
+    n = 0;
+
+    for (i = 0; list && list->type == REDIS_REPLY_ARRAY
+                && i < list->elements && n < max; i++)
+    {
+        x = list->element[i];
+
+        if (x->type != REDIS_REPLY_ARRAY || x->elements < 2
+            || x->element[0]->type != REDIS_REPLY_STRING
+            || x->element[0]->len >= sizeof(e[n].id))
+        {
+            continue;
+        }
+
+        memset(&e[n], 0, sizeof(rg_stream_entry_t));
+        e[n].shard = shard;
+        e[n].delivered = 1;
+        memcpy(e[n].id, x->element[0]->str, x->element[0]->len);
+        f = x->element[1];
+
+        for (j = 0; f->type == REDIS_REPLY_ARRAY && j + 1 < f->elements;
+             j += 2)
+        {
+            if (f->element[j]->type == REDIS_REPLY_STRING
+                && f->element[j]->len == 4
+                && memcmp(f->element[j]->str, "task", 4) == 0
+                && f->element[j + 1]->type == REDIS_REPLY_STRING)
+            {
+                e[n].task = f->element[j + 1]->str;
+                e[n].len = f->element[j + 1]->len;
+            }
+        }
+
+        n++;
+    }
+
+    return n;
+}
+
+
+static void
+rg_stream_read_handler(void *data, redisReply *reply, const char *err)
+{
+    rg_uint_t           n;
+    redisReply         *list;
+    rg_stream_op_t     *op;
+    rg_stream_entry_t  *e;
+
+    op = data;
+
+    if (err) {
+        op->read(op->data, NULL, 0, err);
+        rg_stream_op_free(op);
+        return;
+    }
+
+    /* nil: nothing within block; else [[stream, [entries]]] */
+    list = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements
+           && reply->element[0]->type == REDIS_REPLY_ARRAY
+           && reply->element[0]->elements == 2
+           ? reply->element[0]->element[1] : NULL;
+
+    n = list && list->type == REDIS_REPLY_ARRAY ? list->elements : 0;
+    e = n ? calloc(n, sizeof(rg_stream_entry_t)) : NULL;
+
+    if (n && e == NULL) {
+        op->read(op->data, NULL, 0, "out of memory");
+        rg_stream_op_free(op);
+        return;
+    }
+
+    n = rg_stream_entries(op->shard, list, e, n);
+
+    op->read(op->data, e, n, NULL);
+
+    free(e);
+    rg_stream_op_free(op);
+}
+
+
+void
+rg_stream_read(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
+    rg_stream_read_pt cb, void *data)
+{
+    char             c[24], b[24];
+    rg_stream_op_t  *op;
+    const char      *argv[10];
+
+    op = rg_stream_op(q, shard, data);
+    if (op == NULL) {
+        cb(data, NULL, 0, "out of memory");
+        return;
+    }
+
+    op->read = cb;
+
+    snprintf(c, sizeof(c), "%lu", (unsigned long) count);
+    snprintf(b, sizeof(b), "%llu", (unsigned long long) q->conf->block);
+
+    argv[0] = "XREADGROUP";
+    argv[1] = "GROUP";
+    argv[2] = q->conf->group.data;
+    argv[3] = q->consumer;
+    argv[4] = "COUNT";
+    argv[5] = c;
+    argv[6] = "BLOCK";
+    argv[7] = b;
+    argv[8] = "STREAMS";
+    argv[9] = q->keys[shard];
+
+    {
+        const char  *a[11];
+
+        memcpy(a, argv, sizeof(argv));
+        a[10] = ">";
+
+        if (rg_stream_send(q->reader, &q->tags[shard], 0,
+                           rg_stream_read_handler, op, 11, a) != RG_OK)
+        {
+            rg_stream_op_free(op);
+            cb(data, NULL, 0, "out of memory");
+        }
+    }
+}
+
+
+/* reclaim ------------------------------------------------------------- */
+
+static void
+rg_stream_counted(void *data, redisReply *reply, const char *err)
+{
+    rg_uint_t           i;
+    redisReply         *x;
+    rg_stream_op_t     *op;
+
+    op = data;
+
+    /* [[id, consumer, idle, deliveries]] */
+    if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements) {
+        x = reply->element[0];
+
+        if (x->type == REDIS_REPLY_ARRAY && x->elements >= 4
+            && x->element[0]->type == REDIS_REPLY_STRING
+            && x->element[3]->type == REDIS_REPLY_INTEGER)
+        {
+            for (i = 0; i < op->nentries; i++) {
+                if (strlen(op->entries[i].id) == x->element[0]->len
+                    && memcmp(op->entries[i].id, x->element[0]->str,
+                              x->element[0]->len) == 0)
+                {
+                    op->entries[i].delivered = x->element[3]->integer;
+                }
+            }
+        }
+    }
+
+    if (++op->counted < op->nentries) {
+        return;
+    }
+
+    op->read(op->data, op->entries, op->nentries, NULL);
+    rg_stream_op_free(op);
+}
+
+
+static void
+rg_stream_reclaimed(void *data, redisReply *reply, const char *err)
+{
+    size_t           i;
+    rg_uint_t        n;
+    redisReply      *del;
+    rg_stream_op_t  *op;
+    rg_stream_t     *q;
+    const char      *argv[7];
+
+    op = data;
+    q = op->q;
+    op->held = reply;                  /* ours now: freed with op */
+
+    if (err || reply == NULL || reply->type != REDIS_REPLY_ARRAY
+        || reply->elements < 2)
+    {
+        op->read(op->data, NULL, 0, err ? err : "an answer it cannot read");
+        rg_stream_op_free(op);
+        return;
+    }
+
+    /* entries trimmed or deleted while they were pending: gone, and no
+     * longer pending; nothing can be run for them */
+    del = reply->elements >= 3 ? reply->element[2] : NULL;
+
+    for (i = 0; del && del->type == REDIS_REPLY_ARRAY && i < del->elements;
+         i++)
+    {
+        if (del->element[i]->type == REDIS_REPLY_STRING) {
+            rg_log_error(RG_LOG_WARN, q->engine->log, 0, "queue: entry %.*s "
+                         "of %s was deleted from the stream before its task "
+                         "ended: it cannot be run again",
+                         (int) rg_min(del->element[i]->len, 40),
+                         del->element[i]->str, q->keys[op->shard]);
+        }
+    }
+
+    n = reply->element[1]->type == REDIS_REPLY_ARRAY
+        ? reply->element[1]->elements : 0;
+
+    if (n == 0) {
+        op->read(op->data, NULL, 0, NULL);
+        rg_stream_op_free(op);
+        return;
+    }
+
+    op->entries = calloc(n, sizeof(rg_stream_entry_t));
+    if (op->entries == NULL) {
+        op->read(op->data, NULL, 0, "out of memory");
+        rg_stream_op_free(op);
+        return;
+    }
+
+    /* the entries point into the reply, kept until they are used */
+    op->nentries = rg_stream_entries(op->shard, reply->element[1],
+                                     op->entries, n);
+
+    if (op->nentries == 0) {
+        op->read(op->data, NULL, 0, NULL);
+        rg_stream_op_free(op);
+        return;
+    }
+
+    /* how often each was delivered (the claim counted one more) */
+    for (i = 0; i < op->nentries; i++) {
+        argv[0] = "XPENDING";
+        argv[1] = q->keys[op->shard];
+        argv[2] = q->conf->group.data;
+        argv[3] = op->entries[i].id;
+        argv[4] = op->entries[i].id;
+        argv[5] = "1";
+
+        if (rg_stream_send(q->redis, &q->tags[op->shard], 0,
+                           rg_stream_counted, op, 6, argv) != RG_OK)
+        {
+            op->counted++;
+        }
+    }
+
+    if (op->counted == op->nentries) {
+        op->read(op->data, op->entries, op->nentries, NULL);
+        rg_stream_op_free(op);
+    }
+}
+
+
+/* hiredis frees a reply after its callback: what a reclaim keeps moves
+ * to a copy first (the original is left an empty array) */
+static void
+rg_stream_reclaim_handler(void *data, redisReply *reply, const char *err)
+{
+    redisReply  *copy;
+
+    copy = NULL;
+
+    if (reply) {
+        copy = calloc(1, sizeof(redisReply));
+        if (copy == NULL) {
+            rg_stream_reclaimed(data, NULL, "out of memory");
+            return;
+        }
+
+        *copy = *reply;
+        reply->type = REDIS_REPLY_ARRAY;
+        reply->element = NULL;
+        reply->elements = 0;
+        reply->str = NULL;
+        reply->len = 0;
+    }
+
+    rg_stream_reclaimed(data, copy, err);
+}
+
+
+void
+rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
+    rg_stream_read_pt cb, void *data)
+{
+    char             idle[24], c[24];
+    rg_stream_op_t  *op;
+    const char      *argv[8];
+
+    op = rg_stream_op(q, shard, data);
+    if (op == NULL) {
+        cb(data, NULL, 0, "out of memory");
+        return;
+    }
+
+    op->read = cb;
+
+    snprintf(idle, sizeof(idle), "%llu",
+             (unsigned long long) q->conf->claim_idle);
+    snprintf(c, sizeof(c), "%lu", (unsigned long) count);
+
+    argv[0] = "XAUTOCLAIM";
+    argv[1] = q->keys[shard];
+    argv[2] = q->conf->group.data;
+    argv[3] = q->consumer;
+    argv[4] = idle;
+    argv[5] = "0-0";
+    argv[6] = "COUNT";
+    argv[7] = c;
+
+    if (rg_stream_send(q->redis, &q->tags[shard], 0,
+                       rg_stream_reclaim_handler, op, 8, argv) != RG_OK)
+    {
+        rg_stream_op_free(op);
+        cb(data, NULL, 0, "out of memory");
+    }
+}
+
+
+/* keeping entries, handing them back -------------------------------------- */
+
+static void
+rg_stream_claim(rg_stream_t *q, rg_uint_t shard, const char **ids,
+    rg_uint_t n, rg_uint_t back)
+{
+    char         idle[24];
+    rg_uint_t    i, k;
+    const char  *argv[24];
+
+    snprintf(idle, sizeof(idle), "%llu",
+             (unsigned long long) q->conf->claim_idle + 1000);
+
+    /* in groups that fit a command */
+    for (i = 0; i < n; ) {
+        argv[0] = "XCLAIM";
+        argv[1] = q->keys[shard];
+        argv[2] = q->conf->group.data;
+        argv[3] = q->consumer;
+        argv[4] = "0";
+        k = 5;
+
+        while (i < n && k < rg_nelems(argv) - 3) {
+            argv[k++] = ids[i++];
+        }
+
+        if (back) {
+            /* idle long enough that the next reclaim of anyone takes it */
+            argv[k++] = "IDLE";
+            argv[k++] = idle;
+        }
+
+        argv[k++] = "JUSTID";
+
+        rg_stream_send(q->redis, &q->tags[shard], 0, rg_stream_ignore, NULL,
+                       (int) k, argv);
+    }
+}
+
+
+void
+rg_stream_touch(rg_stream_t *q, rg_uint_t shard, const char **ids,
+    rg_uint_t n)
+{
+    rg_stream_claim(q, shard, ids, n, 0);
+}
+
+
+void
+rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
+    rg_uint_t n)
+{
+    rg_stream_claim(q, shard, ids, n, 1);
+}
+
+
+/* results ------------------------------------------------------------- */
+
+/* a result on its way: the session's key first, set only when absent, so
+ * that of two workers that both ended a session (one stopped past its
+ * lease, the other resumed it) one announces it; then the entry is
+ * acknowledged */
+typedef struct {
+    rg_stream_t        *q;
+    rg_uint_t           shard;
+    char               *entry;
+    char               *task_id;
+    char               *result;
+    size_t              len;
+    rg_stream_done_pt   done;
+    void               *data;
+} rg_stream_res_t;
+
+
+static void
+rg_stream_res_free(rg_stream_res_t *r)
+{
+    free(r->entry);
+    free(r->task_id);
+    free(r->result);
+    free(r);
+}
+
+
+static void
+rg_stream_acked(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_res_t  *r;
+
+    r = data;
+
+    if (r->done) {
+        r->done(r->data, err);
+    }
+
+    rg_stream_res_free(r);
+}
+
+
+static void
+rg_stream_kept(void *data, redisReply *reply, const char *err)
+{
+    char              max[24];
+    size_t            lens[10];
+    rg_stream_t      *q;
+    rg_stream_res_t  *r;
+    const char       *argv[10];
+
+    r = data;
+    q = r->q;
+
+    if (err) {
+        /* not acknowledged: the entry is taken over, its session ended,
+         * and the result comes again */
+        if (r->done) {
+            r->done(r->data, err);
+        }
+        rg_stream_res_free(r);
+        return;
+    }
+
+    /* nil: another worker kept it first, and announced it */
+    if (reply && reply->type != REDIS_REPLY_NIL) {
+        snprintf(max, sizeof(max), "%ld", (long) q->conf->results_max);
+
+        argv[0] = "XADD";
+        argv[1] = q->results;
+        argv[2] = "MAXLEN";
+        argv[3] = "~";
+        argv[4] = max;
+        argv[5] = "*";
+        argv[6] = "id";
+        argv[7] = r->task_id;
+        argv[8] = "result";
+        argv[9] = r->result;
+        lens[0] = 4;
+        lens[1] = strlen(q->results);
+        lens[2] = 6;
+        lens[3] = 1;
+        lens[4] = strlen(max);
+        lens[5] = 1;
+        lens[6] = 2;
+        lens[7] = strlen(r->task_id);
+        lens[8] = 6;
+        lens[9] = r->len;
+        rg_redis_command(q->redis, &q->rtag, 0, rg_stream_ignore, NULL, 10,
+                         argv, lens);
+    }
+
+    argv[0] = "XACK";
+    argv[1] = q->keys[r->shard];
+    argv[2] = q->conf->group.data;
+    argv[3] = r->entry;
+
+    if (rg_stream_send(q->redis, &q->tags[r->shard], 0, rg_stream_acked, r,
+                       4, argv) != RG_OK)
+    {
+        if (r->done) {
+            r->done(r->data, "out of memory");
+        }
+        rg_stream_res_free(r);
+    }
+}
+
+
+void
+rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
+    const char *task_id, const char *sid, const char *result, size_t len,
+    rg_stream_done_pt cb, void *data)
+{
+    char              ttl[24], *key;
+    size_t            lens[6];
+    rg_str_t          tag;
+    rg_stream_res_t  *r;
+    const char       *argv[6];
+
+    r = calloc(1, sizeof(rg_stream_res_t));
+    key = rg_stream_sprintf("%s{%s}:result", q->prefix, sid);
+
+    if (r) {
+        r->entry = strdup(entry);
+        r->task_id = strdup(task_id);
+        r->result = malloc(len + 1);
+    }
+
+    if (r == NULL || key == NULL || r->entry == NULL || r->task_id == NULL
+        || r->result == NULL)
+    {
+        if (r) {
+            rg_stream_res_free(r);
+        }
+        free(key);
+        if (cb) {
+            cb(data, "out of memory");
+        }
+        return;
+    }
+
+    memcpy(r->result, result, len);
+    r->result[len] = '\0';
+    r->len = len;
+    r->q = q;
+    r->shard = shard;
+    r->done = cb;
+    r->data = data;
+
+    snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long) q->session_ttl);
+
+    tag = rg_stream_tag(key);
+    argv[0] = "SET";
+    argv[1] = key;
+    argv[2] = result;
+    argv[3] = "NX";
+    argv[4] = "PX";
+    argv[5] = ttl;
+    lens[0] = 3;
+    lens[1] = strlen(key);
+    lens[2] = len;
+    lens[3] = 2;
+    lens[4] = 2;
+    lens[5] = strlen(ttl);
+
+    if (rg_redis_command(q->redis, &tag, 0, rg_stream_kept, r, 6, argv, lens)
+        == NULL)
+    {
+        rg_stream_res_free(r);
+        if (cb) {
+            cb(data, "out of memory");
+        }
+    }
+
+    free(key);
+}
+
+
+void
+rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e, const char *why)
+{
+    char         cnt[24];
+    size_t       lens[12];
+    const char  *argv[12];
+
+    snprintf(cnt, sizeof(cnt), "%lld", (long long) e->delivered);
+
+    argv[0] = "XADD";
+    argv[1] = q->dead[e->shard];
+    argv[2] = "MAXLEN";
+    argv[3] = "~";
+    argv[4] = "100000";
+    argv[5] = "*";
+    argv[6] = "entry";
+    argv[7] = e->id;
+    argv[8] = "reason";
+    argv[9] = why;
+    argv[10] = "task";
+    argv[11] = e->task ? e->task : "";
+
+    for (int i = 0; i < 12; i++) {
+        lens[i] = strlen(argv[i]);
+    }
+    lens[11] = e->task ? e->len : 0;
+
+    rg_redis_command(q->redis, &q->tags[e->shard], 0, rg_stream_ignore, NULL,
+                     12, argv, lens);
+}

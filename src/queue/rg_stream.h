@@ -1,0 +1,66 @@
+/* rg_stream.h: the task queue in Redis Streams (rg_stream.c): what
+ * `reagent serve` reads, `reagent submit` writes, `reagent results` and
+ * `reagent queue` show. */
+
+#ifndef RG_STREAM_H
+#define RG_STREAM_H
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_engine.h>
+#include <rg_redis.h>
+
+typedef struct rg_stream_s  rg_stream_t;
+
+/* one entry read from a shard: its id and its task line; delivered is
+ * how often the group handed it out (reclaimed entries: from XPENDING) */
+typedef struct {
+    rg_uint_t           shard;
+    char                id[48];
+    const char         *task;
+    size_t              len;
+    int64_t             delivered;
+} rg_stream_entry_t;
+
+/* entries read (n may be 0: nothing came within block), or err */
+typedef void (*rg_stream_read_pt)(void *data, rg_stream_entry_t *e,
+    rg_uint_t n, const char *err);
+/* an operation done: err NULL, or why not */
+typedef void (*rg_stream_done_pt)(void *data, const char *err);
+
+/* a queue on the engine's store redis; consumer names this worker */
+rg_stream_t *rg_stream_create(rg_engine_t *e, const char *consumer);
+void rg_stream_destroy(rg_stream_t *q);
+
+rg_uint_t rg_stream_shards(rg_stream_t *q);
+
+/* the group on every shard (made when absent, from the first entry) */
+void rg_stream_prepare(rg_stream_t *q, rg_stream_done_pt cb, void *data);
+/* new entries of shard, at most count, waiting at most block */
+void rg_stream_read(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
+    rg_stream_read_pt cb, void *data);
+/* entries of shard idle longer than claim_idle, taken over, at most
+ * count, with their delivery counts */
+void rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
+    rg_stream_read_pt cb, void *data);
+/* the entries this worker runs stay its own: their idle time restarts */
+void rg_stream_touch(rg_stream_t *q, rg_uint_t shard, const char **ids,
+    rg_uint_t n);
+/* entries handed back: idle enough for any worker to take them now */
+void rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
+    rg_uint_t n);
+/* a task's final result: kept under its session ({ID}:result), added to
+ * the results stream, then the entry acknowledged */
+void rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
+    const char *task_id, const char *sid, const char *result, size_t len,
+    rg_stream_done_pt cb, void *data);
+/* an entry given up on: to the shard's dead letters with why, and
+ * acknowledged (its result is written by the caller) */
+void rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e,
+    const char *why);
+
+/* the session id of a task id: "t-" and 128 bits of its SHA-256, the
+ * same in every process, so a task taken over resumes its session */
+void rg_stream_session_id(const char *task_id, char *buf, size_t size);
+
+#endif /* RG_STREAM_H */

@@ -1,0 +1,725 @@
+/* rg_serve_worker.c: a worker of `reagent serve`. One engine on one
+ * reactor, reading tasks from the queue (rg_stream.c) only as many as it
+ * has free session slots (`concurrency` minus running: backpressure).
+ * Each task runs in the session named after its id (rg_stream_session_id),
+ * opened from the store: a task taken over from a worker that died goes
+ * on from its last checkpoint, under this worker's lease. Its entry is
+ * acknowledged once its final result is written; a session this worker
+ * lost (its lease passed to another, or another holds it) writes and
+ * acknowledges nothing: its holder does. Its entries are kept fresh while
+ * it runs them; every so often it takes over entries idle past
+ * claim_idle; one delivered more than max_deliveries times goes to the
+ * dead letters with its task failed. Drain (QUIT, a reload): no more
+ * reads, the sessions finish within the timeout, what is left is handed
+ * back to the queue at once. Stop (TERM): it goes now; every session is
+ * checkpointed and its entry will be taken over. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_cycle.h>
+#include <rg_engine.h>
+#include <rg_core_conf.h>
+#include <rg_serve.h>
+#include <rg_stream.h>
+#include <rg_queue_conf.h>
+#include <rg_task.h>
+#include <rg_session.h>
+#include <rg_durable.h>
+#include <rg_agent.h>
+#include <rg_agent_conf.h>
+#include <jansson.h>
+
+
+typedef struct rg_serve_task_s  rg_serve_task_t;
+typedef struct rg_serve_s       rg_serve_t;
+
+struct rg_serve_task_s {
+    rg_serve_t         *sv;
+    rg_session_t       *session;
+    rg_uint_t           shard;
+    char                entry[48];
+    char                sid[48];
+    char               *task_id;
+    rg_serve_task_t    *next;
+    rg_serve_task_t    *prev;
+};
+
+
+struct rg_serve_s {
+    rg_worker_t        *worker;
+    rg_engine_t        *engine;
+    rg_stream_t        *queue;
+    rg_queue_conf_t    *qcf;
+    rg_uint_t           concurrency;
+    rg_uint_t           running;
+    rg_uint_t           writing;      /* results not yet acknowledged */
+    rg_uint_t           shard;        /* the next to read */
+    rg_serve_task_t     head;         /* the running tasks, a ring */
+    struct event       *pump_ev;      /* a read after a failed one */
+    struct event       *keep_ev;
+    struct event       *reclaim_ev;
+    struct event       *drain_ev;
+    uint64_t            started;
+    uint64_t            done;
+    uint64_t            lost;
+    uint64_t            reclaimed;
+    uint64_t            dead;
+    unsigned            ready:1;      /* the group is there */
+    unsigned            reading:1;
+    unsigned            reclaiming:1;
+    unsigned            draining:1;
+    unsigned            exiting:1;
+    unsigned            read_failed:1;
+};
+
+
+static void rg_serve_pump(rg_serve_t *sv);
+static void rg_serve_check_exit(rg_serve_t *sv);
+
+
+static void
+rg_serve_later(rg_serve_t *sv, struct event *ev, rg_msec_t ms)
+{
+    struct timeval  tv;
+
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+
+    if (ev) {
+        evtimer_add(ev, &tv);
+    }
+}
+
+
+/* results -------------------------------------------------------------- */
+
+static void
+rg_serve_written(void *data, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->writing--;
+
+    if (err) {
+        /* the entry stays pending: it is taken over, and its session,
+         * ended, gives its result again */
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: a result was "
+                     "not acknowledged (%s): its task will be taken over "
+                     "and answered again from its session", err);
+    }
+
+    rg_serve_check_exit(sv);
+}
+
+
+static void
+rg_serve_write(rg_serve_t *sv, rg_uint_t shard, const char *entry,
+    const char *task_id, const char *sid, json_t *r)
+{
+    char  *text;
+
+    text = json_dumps(r, JSON_COMPACT);
+    if (text == NULL) {
+        return;
+    }
+
+    sv->writing++;
+    rg_stream_result(sv->queue, shard, entry, task_id, sid, text,
+                     strlen(text), rg_serve_written, sv);
+    free(text);
+}
+
+
+/* an entry that cannot run: its result says why, and it is acknowledged */
+static void
+rg_serve_refuse(rg_serve_t *sv, const rg_stream_entry_t *e,
+    const char *task_id, const char *status, const char *why)
+{
+    char     sid[48];
+    json_t  *r;
+
+    rg_stream_session_id(task_id, sid, sizeof(sid));
+
+    r = json_pack("{s:s, s:s, s:n, s:i, s:i, s:i, s:s}",
+                  "id", task_id, "status", status, "answer", "rounds", 0,
+                  "tokens", 0, "ms", 0, "error", why);
+    if (r) {
+        rg_serve_write(sv, e->shard, e->id, task_id, sid, r);
+        json_decref(r);
+    }
+
+    rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: task %s (entry "
+                 "%s): %s", task_id, e->id, why);
+}
+
+
+static void
+rg_serve_unlink(rg_serve_task_t *t)
+{
+    t->prev->next = t->next;
+    t->next->prev = t->prev;
+    t->next = t->prev = t;
+}
+
+
+static void
+rg_serve_session_done(rg_session_t *s)
+{
+    json_t           *r, *answer;
+    rg_serve_t       *sv;
+    rg_serve_task_t  *t;
+
+    t = s->data;
+    sv = t->sv;
+
+    if (s->fenced) {
+        /* another worker holds the session: it writes the result */
+        sv->lost++;
+        rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: task %s "
+                     "is not finished here: %s", t->task_id,
+                     s->reason ? s->reason : "another worker runs it");
+
+    } else {
+        answer = s->answer.data ? json_stringn(s->answer.data, s->answer.len)
+                                : json_null();
+
+        r = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:s?, s:s}",
+                      "id", t->task_id,
+                      "status", rg_session_state_name(s->state),
+                      "answer", answer ? answer : json_null(),
+                      "rounds", (json_int_t) s->round,
+                      "tokens", (json_int_t) (s->prompt_tokens
+                                              + s->completion_tokens),
+                      "ms", (json_int_t) (s->elapsed + s->ended
+                                          - s->started),
+                      "error", s->state == RG_SESSION_DONE ? NULL
+                                                           : s->reason,
+                      "session", t->sid);
+        if (r) {
+            if (s->state == RG_SESSION_DONE && s->reason) {
+                json_object_set_new(r, "note", json_string(s->reason));
+            }
+            rg_serve_write(sv, t->shard, t->entry, t->task_id, t->sid, r);
+            json_decref(r);
+        }
+
+        sv->done++;
+    }
+
+    rg_serve_unlink(t);
+    sv->running--;
+
+    t->session = NULL;
+    rg_session_destroy(s);
+    free(t->task_id);
+    free(t);
+
+    rg_serve_pump(sv);
+    rg_serve_check_exit(sv);
+}
+
+
+/* tasks ------------------------------------------------------------------ */
+
+static rg_uint_t
+rg_serve_running(rg_serve_t *sv, const char *entry, rg_uint_t shard)
+{
+    rg_serve_task_t  *t;
+
+    for (t = sv->head.next; t != &sv->head; t = t->next) {
+        if (t->shard == shard && strcmp(t->entry, entry) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+static void
+rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
+{
+    char              why[160];
+    rg_int_t          rc;
+    rg_task_t         task;
+    rg_session_t     *s;
+    rg_serve_task_t  *t;
+    rg_agent_conf_t  *agent;
+    const char       *name;
+
+    if (rg_serve_running(sv, e->id, e->shard)) {
+        return;                        /* ours already: it runs here */
+    }
+
+    if (e->task == NULL) {
+        rg_serve_refuse(sv, e, e->id, "invalid", "the queue entry has no "
+                        "\"task\" field");
+        return;
+    }
+
+    rc = rg_task_parse(&task, e->task, e->len, 0);
+
+    if (rc == RG_ERROR) {
+        return;                        /* no memory: taken over later */
+    }
+
+    if (e->delivered > sv->qcf->max_deliveries) {
+        snprintf(why, sizeof(why), "gave up after %lld deliveries "
+                 "(max_deliveries %ld): each worker that ran it stopped "
+                 "before it ended", (long long) e->delivered,
+                 (long) sv->qcf->max_deliveries);
+        rg_stream_dead(sv->queue, e, why);
+        rg_serve_refuse(sv, e, task.id, "failed", why);
+        sv->dead++;
+        rg_task_free(&task);
+        return;
+    }
+
+    if (rc == RG_DECLINED) {
+        rg_serve_refuse(sv, e, task.id, "invalid", task.error);
+        rg_task_free(&task);
+        return;
+    }
+
+    name = task.agent ? task.agent
+                      : rg_agent_main_conf(sv->engine->cycle)
+                        ->default_agent.data;
+    agent = rg_agent_find(sv->engine->cycle, name, strlen(name));
+
+    if (agent == NULL) {
+        snprintf(why, sizeof(why), "unknown agent \"%.64s\"", name);
+        rg_serve_refuse(sv, e, task.id, "invalid", why);
+        rg_task_free(&task);
+        return;
+    }
+
+    t = calloc(1, sizeof(rg_serve_task_t));
+    if (t) {
+        t->task_id = strdup(task.id);
+    }
+    if (t == NULL || t->task_id == NULL) {
+        free(t);
+        rg_task_free(&task);
+        return;
+    }
+
+    t->sv = sv;
+    t->shard = e->shard;
+    snprintf(t->entry, sizeof(t->entry), "%s", e->id);
+    rg_stream_session_id(task.id, t->sid, sizeof(t->sid));
+
+    s = rg_session_open(sv->engine, agent, t->sid, strlen(t->sid), task.id,
+                        task.input, task.input_len, rg_serve_session_done,
+                        t);
+    if (s == NULL) {
+        free(t->task_id);
+        free(t);
+        rg_task_free(&task);
+        return;
+    }
+
+    /* a task may tighten or loosen its agent's limits (a resumed session
+     * keeps the ones it started with) */
+    if (task.max_rounds) {
+        s->max_rounds = task.max_rounds;
+    }
+    if (task.max_tokens >= 0) {
+        s->max_tokens = task.max_tokens;
+    }
+    if (task.deadline != RG_CONF_UNSET_MSEC) {
+        s->deadline = task.deadline;
+    }
+    if (task.tenant) {
+        s->tenant = rg_pstrdup(s->pool, task.tenant, strlen(task.tenant));
+    }
+
+    t->session = s;
+    t->next = sv->head.next;
+    t->prev = &sv->head;
+    sv->head.next->prev = t;
+    sv->head.next = t;
+
+    sv->running++;
+    sv->started++;
+
+    rg_task_free(&task);
+}
+
+
+/* reading the queue -------------------------------------------------- */
+
+static void
+rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
+    const char *err)
+{
+    rg_uint_t    i;
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->reading = 0;
+
+    if (err) {
+        if (!sv->read_failed) {
+            rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: reading "
+                         "the tasks failed (%s); trying again", err);
+        }
+        sv->read_failed = 1;
+        rg_serve_later(sv, sv->pump_ev, 1000);
+        return;
+    }
+
+    if (sv->read_failed) {
+        rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: reading "
+                     "the tasks again");
+        sv->read_failed = 0;
+    }
+
+    for (i = 0; i < n; i++) {
+        rg_serve_start(sv, &e[i]);
+    }
+
+    rg_serve_pump(sv);
+    rg_serve_check_exit(sv);
+}
+
+
+static void
+rg_serve_pump(rg_serve_t *sv)
+{
+    rg_uint_t  free_slots;
+
+    if (!sv->ready || sv->reading || sv->draining || sv->exiting
+        || sv->running >= sv->concurrency)
+    {
+        return;
+    }
+
+    if (evtimer_pending(sv->pump_ev, NULL)) {
+        return;                        /* after a failure: wait for it */
+    }
+
+    free_slots = sv->concurrency - sv->running;
+
+    sv->reading = 1;
+    rg_stream_read(sv->queue, sv->shard, free_slots, rg_serve_read_handler,
+                   sv);
+    sv->shard = (sv->shard + 1) % rg_stream_shards(sv->queue);
+}
+
+
+static void
+rg_serve_pump_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_serve_pump(arg);
+}
+
+
+static void
+rg_serve_prepared(void *data, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+
+    if (err) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: the consumer "
+                     "group cannot be made (%s); trying again", err);
+        rg_serve_later(sv, sv->pump_ev, 1000);
+        return;
+    }
+
+    sv->ready = 1;
+    rg_serve_pump(sv);
+}
+
+
+/* keeping entries, taking over others' ---------------------------------- */
+
+static void
+rg_serve_keep_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_uint_t         shard, n, cap;
+    rg_serve_t       *sv;
+    rg_serve_task_t  *t;
+    const char      **ids;
+
+    sv = arg;
+    cap = sv->running;
+    ids = cap ? malloc(cap * sizeof(char *)) : NULL;
+
+    for (shard = 0; ids && shard < rg_stream_shards(sv->queue); shard++) {
+        n = 0;
+        for (t = sv->head.next; t != &sv->head && n < cap; t = t->next) {
+            if (t->shard == shard) {
+                ids[n++] = t->entry;
+            }
+        }
+
+        if (n) {
+            rg_stream_touch(sv->queue, shard, ids, n);
+        }
+    }
+
+    free(ids);
+
+    rg_serve_later(sv, sv->keep_ev, sv->qcf->claim_idle / 3);
+}
+
+
+static void
+rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
+    const char *err)
+{
+    rg_uint_t    i;
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->reclaiming = 0;
+
+    if (err == NULL && n) {
+        rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: took over "
+                     "%lu tasks idle past claim_idle (their worker stopped)",
+                     (unsigned long) n);
+        sv->reclaimed += n;
+
+        for (i = 0; i < n && !sv->exiting; i++) {
+            rg_serve_start(sv, &e[i]);
+        }
+    }
+}
+
+
+static void
+rg_serve_reclaim_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_uint_t    shard, free_slots;
+    rg_serve_t  *sv;
+
+    sv = arg;
+
+    if (sv->ready && !sv->draining && !sv->reclaiming
+        && sv->running < sv->concurrency)
+    {
+        free_slots = sv->concurrency - sv->running;
+        shard = (rg_uint_t) (random() % rg_stream_shards(sv->queue));
+        sv->reclaiming = 1;
+        rg_stream_reclaim(sv->queue, shard, free_slots, rg_serve_reclaimed,
+                          sv);
+    }
+
+    /* every process asks at its own times */
+    rg_serve_later(sv, sv->reclaim_ev,
+                   sv->qcf->claim_idle / 4
+                   + (rg_msec_t) (random() % (sv->qcf->claim_idle / 4 + 1)));
+}
+
+
+/* draining, stopping ------------------------------------------------------ */
+
+static void
+rg_serve_check_exit(rg_serve_t *sv)
+{
+    if (sv->draining && sv->running == 0 && sv->writing == 0
+        && !sv->exiting)
+    {
+        sv->exiting = 1;
+        event_base_loopbreak(sv->engine->base);
+    }
+}
+
+
+static void
+rg_serve_drain_expired(evutil_socket_t fd, short what, void *arg)
+{
+    rg_uint_t         shard, n;
+    rg_serve_t       *sv;
+    rg_serve_task_t  *t, *next;
+    const char      **ids;
+
+    sv = arg;
+
+    rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: drain_timeout "
+                 "passed with %lu tasks running: they go back to the queue "
+                 "from their last checkpoint", (unsigned long) sv->running);
+
+    ids = sv->running ? malloc(sv->running * sizeof(char *)) : NULL;
+
+    for (shard = 0; ids && shard < rg_stream_shards(sv->queue); shard++) {
+        n = 0;
+        for (t = sv->head.next; t != &sv->head; t = t->next) {
+            if (t->shard == shard) {
+                ids[n++] = t->entry;
+            }
+        }
+
+        if (n) {
+            rg_stream_hand_back(sv->queue, shard, ids, n);
+        }
+    }
+
+    free(ids);
+
+    /* their sessions stop here; what they stored stays */
+    for (t = sv->head.next; t != &sv->head; t = next) {
+        next = t->next;
+        t->session->handler = NULL;
+        rg_session_destroy(t->session);
+        rg_serve_unlink(t);
+        free(t->task_id);
+        free(t);
+        sv->running--;
+    }
+
+    sv->writing = 0;
+    rg_serve_check_exit(sv);
+}
+
+
+static void
+rg_serve_drain(rg_worker_t *w, rg_msec_t timeout)
+{
+    rg_serve_t  *sv;
+
+    sv = w->data;
+    sv->draining = 1;
+
+    if (sv->running == 0) {
+        rg_serve_check_exit(sv);
+        return;
+    }
+
+    rg_serve_later(sv, sv->drain_ev, timeout);
+    rg_serve_check_exit(sv);
+}
+
+
+static void
+rg_serve_stop(rg_worker_t *w)
+{
+    rg_serve_t  *sv;
+
+    sv = w->data;
+    sv->exiting = 1;
+    event_base_loopbreak(sv->engine->base);
+}
+
+
+static size_t
+rg_serve_status(rg_worker_t *w, char *buf, size_t size)
+{
+    int          n;
+    rg_serve_t  *sv;
+
+    sv = w->data;
+
+    n = snprintf(buf, size, "{\"sessions\":%lu,\"concurrency\":%lu,"
+                 "\"started\":%llu,\"done\":%llu,\"lost\":%llu,"
+                 "\"reclaimed\":%llu,\"dead\":%llu,\"draining\":%s}",
+                 (unsigned long) sv->running,
+                 (unsigned long) sv->concurrency,
+                 (unsigned long long) sv->started,
+                 (unsigned long long) sv->done,
+                 (unsigned long long) sv->lost,
+                 (unsigned long long) sv->reclaimed,
+                 (unsigned long long) sv->dead,
+                 sv->draining ? "true" : "false");
+
+    return n > 0 && (size_t) n < size ? (size_t) n : 0;
+}
+
+
+int
+rg_serve_worker_run(rg_worker_t *w)
+{
+    int               rc;
+    rg_cycle_t       *cycle;
+    rg_serve_t        sv;
+    rg_serve_task_t  *t, *next;
+
+    cycle = w->cycle;
+    memset(&sv, 0, sizeof(sv));
+    sv.head.next = sv.head.prev = &sv.head;
+    sv.worker = w;
+    sv.qcf = rg_queue_conf(cycle);
+    sv.concurrency = (rg_uint_t) rg_core_conf(cycle)->concurrency;
+
+    srandom((unsigned) getpid() ^ (unsigned) rg_wall_msec());
+
+    sv.engine = rg_engine_create(cycle, cycle->log);
+    if (sv.engine == NULL) {
+        rg_log_error(RG_LOG_EMERG, cycle->log, 0, "worker %d: cannot start "
+                     "its engine: %s", (int) getpid(),
+                     cycle->errmsg[0] ? cycle->errmsg : "see above");
+        return 2;
+    }
+
+    rc = 2;
+
+    sv.queue = rg_stream_create(sv.engine, rg_agent_ctx(sv.engine)->worker);
+    sv.pump_ev = evtimer_new(sv.engine->base, rg_serve_pump_handler, &sv);
+    sv.keep_ev = evtimer_new(sv.engine->base, rg_serve_keep_handler, &sv);
+    sv.reclaim_ev = evtimer_new(sv.engine->base, rg_serve_reclaim_handler,
+                                &sv);
+    sv.drain_ev = evtimer_new(sv.engine->base, rg_serve_drain_expired, &sv);
+
+    if (sv.queue == NULL || sv.pump_ev == NULL || sv.keep_ev == NULL
+        || sv.reclaim_ev == NULL || sv.drain_ev == NULL)
+    {
+        goto done;
+    }
+
+    w->drain = rg_serve_drain;
+    w->stop = rg_serve_stop;
+    w->status = rg_serve_status;
+    w->data = &sv;
+
+    if (rg_worker_attach(w, sv.engine->base) != RG_OK) {
+        goto done;
+    }
+
+    rg_log_error(RG_LOG_NOTICE, sv.engine->log, 0, "worker %d: reading the "
+                 "queue (%lu sessions at most)", (int) getpid(),
+                 (unsigned long) sv.concurrency);
+
+    rg_stream_prepare(sv.queue, rg_serve_prepared, &sv);
+    rg_serve_later(&sv, sv.keep_ev, sv.qcf->claim_idle / 3);
+    /* tasks left by a worker that died: soon after the start */
+    rg_serve_later(&sv, sv.reclaim_ev, 200 + random() % 300);
+
+    event_base_dispatch(sv.engine->base);
+
+    rc = 0;
+
+    /* stopped: the sessions' checkpoints stay, their entries are taken
+     * over after claim_idle */
+    for (t = sv.head.next; t != &sv.head; t = next) {
+        next = t->next;
+        t->session->handler = NULL;
+        rg_session_destroy(t->session);
+        free(t->task_id);
+        free(t);
+    }
+
+    rg_worker_detach(w);
+
+done:
+
+    if (sv.pump_ev) {
+        event_free(sv.pump_ev);
+    }
+    if (sv.keep_ev) {
+        event_free(sv.keep_ev);
+    }
+    if (sv.reclaim_ev) {
+        event_free(sv.reclaim_ev);
+    }
+    if (sv.drain_ev) {
+        event_free(sv.drain_ev);
+    }
+
+    rg_stream_destroy(sv.queue);
+    rg_engine_destroy(sv.engine);
+
+    return rc;
+}

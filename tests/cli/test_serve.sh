@@ -1,0 +1,254 @@
+#!/bin/sh
+# test_serve.sh: `reagent serve` and its queue (src/serve/, src/queue/
+# rg_stream.c), with the real binary: a master and two workers, a
+# redis-server on a unix socket, the mock model, a counting side-effect
+# tool (tests/plugins/count.so), real signals:
+#   - 2,000 tasks submitted, a worker killed with SIGKILL in the middle:
+#     every task ends done exactly once, no side effect ran twice, the
+#     model calls repeated are at most those in flight, the master starts
+#     a new worker;
+#   - a task submitted twice is queued once;
+#   - SIGHUP under load: nothing lost, later tasks see the new system
+#     prompt; a broken reload keeps the old workers and names file:line;
+#   - SIGSTOP a worker past its lease, SIGCONT: it writes nothing for the
+#     sessions it lost, they end on the other worker, once;
+#   - a task its worker dies on every time lands in the dead letters
+#     after max_deliveries, its result failed;
+#   - reagent queue; reagent -s reopen, quit (drains) and stop.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+
+rg_redis c                          # the counting tool's
+csock=$redis_sock
+rg_redis r                          # the store and the queue
+
+cat > "$tmp/script.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"k1","name":"count","arguments":{"key":"k","ms":30}}]}},
+ {"message":{"content":"counted"}}]
+JSON
+cat > "$tmp/poison.json" <<'JSON'
+[{"message":{"tool_calls":[{"id":"x","name":"crash_now","arguments":{}}]}},
+ {"message":{"content":"survived"}}]
+JSON
+
+rg_mock m --script "$tmp/script.json" --latency 30 \
+    --request-log "$tmp/requests.log"
+mport=$port
+rg_mock p --script "$tmp/poison.json"
+pport=$port
+
+P=$(cd "$B" && pwd)/tests/plugins
+
+conf() {
+    cat <<CONF
+load_module $P/count.so;
+load_module $P/crash.so;
+module count { redis $csock; }
+worker_processes 2;
+concurrency 100;
+pid $tmp/reagent.pid;
+error_log $tmp/error.log info;
+drain_timeout 20s;
+llm m { base_url http://127.0.0.1:$mport/v1; model mock-1; }
+llm p { base_url http://127.0.0.1:$pport/v1; model mock-1; }
+agent a { llm m; tools count; tool_timeout 30s; system_prompt "$1"; }
+agent poison { llm p; tools crash_now; }
+store redis { server unix:$redis_sock; }
+lease_ttl 1s;
+queue { claim_idle 2s; max_deliveries 2; block 500ms; }
+CONF
+}
+
+tasks() {
+    i=0
+    while [ $i -lt "$2" ]; do
+        echo "{\"id\":\"$1$i\",\"input\":\"count $1$i\"}"
+        i=$((i + 1))
+    done
+}
+
+conf "version one" > "$tmp/s.conf"
+"$R" -c "$tmp/s.conf" -t > /dev/null 2>&1
+rg_equal "the configuration is good" "$?" 0
+
+"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "reading the queue" 2
+rg_check "a master and two workers start" \
+    test "$(pgrep -P $master | wc -l)" -eq 2
+
+results() {
+    rg_rcli xlen 'rg:{q:tasks}:results'
+}
+
+# 2,000 tasks; a worker killed in the middle
+tasks a 2000 > "$tmp/a.jsonl"
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/a.jsonl" > "$tmp/a.out" \
+    2> "$tmp/a.err" &
+sub=$!
+pids="$pids $sub"
+
+i=0
+while [ "$(results)" -lt 500 ] && [ $i -lt 600 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+victim=$(pgrep -P $master | head -n 1)
+before=$(curl -s "http://127.0.0.1:$mport/stats" | jq .requests)
+kill -9 "$victim"
+
+i=0
+while kill -0 $sub 2>/dev/null && [ $i -lt 1800 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+wait $sub
+rg_equal "submit --wait ends when all have ended" "$?" 0
+rg_check "the worker died in the middle ($(grep -c . "$tmp/a.out") ended \
+by the end, the model had $before requests when it died)" \
+    test "$before" -lt 4000
+rg_equal "2,000 results, one per task" \
+    "$(jq -r .id "$tmp/a.out" | sort -u | wc -l) $(grep -c . "$tmp/a.out")" \
+    "2000 2000"
+rg_equal "every task is done" \
+    "$(jq -r .status "$tmp/a.out" | sort | uniq -c | tr -s ' ')" " 2000 done"
+rg_equal "the results stream holds each once" \
+    "$(rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c '^a[0-9]*$' |
+       tr -d ' ')" 2000
+twice=0
+for k in $(redis-cli -s "$csock" --scan --pattern 'count:k:*'); do
+    [ "$(redis-cli -s "$csock" get "$k")" = 1 ] || twice=$((twice + 1))
+done
+rg_equal "no side effect ran twice" "$twice" 0
+reqs=$(curl -s "http://127.0.0.1:$mport/stats" | jq .requests)
+rg_check "model calls repeated: at most those in flight ($reqs for 4,000)" \
+    test "$reqs" -ge 4000 -a "$reqs" -le 4100
+rg_expect "the master saw the worker die" "$tmp/error.log" \
+    "worker process $victim exited on signal 9"
+rg_wait_for "$tmp/error.log" "reading the queue" 3
+rg_check "and started another" test "$(pgrep -P $master | wc -l)" -eq 2
+rg_expect "a worker took the dead one's tasks over" "$tmp/error.log" \
+    "took over [0-9]+ tasks idle past claim_idle"
+
+# the same id again
+echo '{"id":"a1","input":"count again"}' > "$tmp/dup.jsonl"
+"$R" -c "$tmp/s.conf" submit "$tmp/dup.jsonl" > /dev/null 2> "$tmp/dup.err"
+rg_expect "a task submitted twice is queued once" "$tmp/dup.err" \
+    "task a1 was submitted before: not queued again"
+
+"$R" -c "$tmp/s.conf" queue > "$tmp/queue.out" 2>&1
+rg_expect "reagent queue: the shard's depth and pending" "$tmp/queue.out" \
+    "^shard 0: [0-9]+ entries, 0 not yet read, 0 pending"
+rg_expect "and the workers" "$tmp/queue.out" "worker .*: 0 pending"
+
+# a reload under load
+tasks h 300 > "$tmp/h.jsonl"
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/h.jsonl" > "$tmp/h.out" \
+    2> /dev/null &
+sub=$!
+pids="$pids $sub"
+sleep 0.5
+conf "version two" > "$tmp/s.conf"
+"$R" -c "$tmp/s.conf" -s reload
+rg_equal "reagent -s reload" "$?" 0
+rg_wait_for "$tmp/error.log" "reading the queue" 5
+wait $sub
+rg_equal "the 300 tasks submitted across the reload all end done" \
+    "$(jq -r .status "$tmp/h.out" | sort | uniq -c | tr -s ' ')" " 300 done"
+
+: > "$tmp/requests.log"
+tasks n 5 > "$tmp/n.jsonl"
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/n.jsonl" > /dev/null 2>&1
+rg_equal "later tasks see the new configuration" \
+    "$(jq -r '.body.messages[0].content' "$tmp/requests.log" | sort -u)" \
+    "version two"
+
+workers=$(pgrep -P $master | sort | tr '\n' ' ')
+echo "this is not a directive;" >> "$tmp/s.conf"
+kill -HUP $master             # reagent -s would refuse the file itself
+rg_wait_for "$tmp/error.log" "reload failed" 1
+grep "reload" "$tmp/error.log" > "$tmp/reload.log"
+rg_expect "a broken reload names file:line" "$tmp/reload.log" \
+    "reload failed.*unknown directive \"this\" in .*s.conf:16"
+rg_equal "and the old workers stay" "$(pgrep -P $master | sort |
+    tr '\n' ' ')" "$workers"
+conf "version two" > "$tmp/s.conf"
+
+# a worker stopped past its lease
+tasks s 100 > "$tmp/s.jsonl"
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/s.jsonl" > "$tmp/s.out" \
+    2> /dev/null &
+sub=$!
+pids="$pids $sub"
+sleep 0.3
+frozen=$(pgrep -P $master | head -n 1)
+kill -STOP "$frozen"
+sleep 5
+kill -CONT "$frozen"
+wait $sub
+rg_equal "tasks of a stopped worker end, each once" \
+    "$(jq -r .id "$tmp/s.out" | sort -u | wc -l) $(grep -c . "$tmp/s.out")" \
+    "100 100"
+sleep 1
+rg_equal "and are done" \
+    "$(jq -r .status "$tmp/s.out" | sort | uniq -c | tr -s ' ')" " 100 done"
+rg_equal "the results stream has each once" \
+    "$(rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c '^s[0-9]*$' |
+       tr -d ' ')" 100
+
+# a task that kills its worker every time
+echo '{"id":"bad1","agent":"poison","input":"die"}' > "$tmp/p.jsonl"
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/p.jsonl" > "$tmp/p.out" \
+    2> /dev/null &
+sub=$!
+pids="$pids $sub"
+i=0
+while kill -0 $sub 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_equal "a poison task ends failed" "$(jq -r .status "$tmp/p.out")" failed
+rg_expect "after max_deliveries" "$tmp/p.out" "gave up after 3 deliveries"
+rg_equal "it is in the dead letters" \
+    "$(rg_rcli xlen 'rg:{q:tasks:0}:dead')" 1
+
+# signals
+"$R" -c "$tmp/s.conf" -s reopen
+rg_equal "reagent -s reopen" "$?" 0
+tasks q 50 > "$tmp/q.jsonl"
+"$R" -c "$tmp/s.conf" submit "$tmp/q.jsonl" > /dev/null 2>&1
+sleep 0.2
+"$R" -c "$tmp/s.conf" -s quit
+rg_equal "reagent -s quit" "$?" 0
+i=0
+while kill -0 $master 2>/dev/null && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+rg_check "the master exits after the drain" test ! -d /proc/$master
+rg_equal "quit drains: nothing is left half-done" \
+    "$(rg_rcli xpending 'rg:{q:tasks:0}' workers | head -n 1)" 0
+
+"$R" -c "$tmp/s.conf" serve --foreground > /dev/null 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "reading the queue" 12
+"$R" -c "$tmp/s.conf" -s stop
+rg_equal "reagent -s stop" "$?" 0
+i=0
+while kill -0 $master 2>/dev/null && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+rg_check "the master stops" test ! -d /proc/$master
+
+rg_done

@@ -1,0 +1,116 @@
+#!/bin/sh
+# test_serve_restart.sh: Redis restarted under `reagent serve` (src/serve/,
+# src/queue/rg_stream.c, src/store/rg_redis.c): two workers run 300 tasks
+# of two rounds; the redis-server (appendonly, a free loopback port) is
+# stopped in the middle and started again on the same port 3 s later.
+# Every task ends done, once; submit --wait waits through the outage.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+
+rport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$tmp/redis.d"
+
+start_redis() {
+    redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis.d" \
+        --appendonly yes --appendfsync always --save "" \
+        --logfile "$tmp/redis.log" &
+    redis_pid=$!
+    pids="$pids $redis_pid"
+    i=0
+    while ! redis-cli -p "$rport" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
+start_redis
+
+cat > "$tmp/script.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"c1","name":"calc","arguments":{"expression":"6*7"}}]}},
+ {"message":{"content":"42"}}]
+JSON
+rg_mock m --script "$tmp/script.json" --latency 300
+
+cat > "$tmp/s.conf" <<CONF
+load_module $(cd "$B" && pwd)/modules/calc.so;
+worker_processes 2;
+concurrency 200;
+pid $tmp/reagent.pid;
+error_log $tmp/error.log info;
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; tools calc; }
+store redis { server 127.0.0.1:$rport; connect_timeout 500ms; }
+store_timeout 30s;
+lease_ttl 5s;
+queue { claim_idle 10s; block 500ms; }
+CONF
+
+"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "reading the queue" 2
+
+i=0
+while [ $i -lt 300 ]; do
+    echo "{\"id\":\"r$i\",\"input\":\"compute\"}"
+    i=$((i + 1))
+done > "$tmp/tasks.jsonl"
+
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/tasks.jsonl" > "$tmp/res.jsonl" \
+    2> "$tmp/submit.err" &
+sub=$!
+pids="$pids $sub"
+
+i=0
+while [ "$(curl -s "http://127.0.0.1:$port/stats" | jq .requests)" -lt 300 ] \
+      && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+sleep 0.1
+redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
+wait $redis_pid 2>/dev/null
+down=$(curl -s "http://127.0.0.1:$port/stats" | jq .requests)
+sleep 3
+start_redis
+
+i=0
+while kill -0 $sub 2>/dev/null && [ $i -lt 900 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+wait $sub
+rg_equal "submit --wait ends" "$?" 0
+rg_check "Redis went away in the middle ($down of 600 model calls made)" \
+    test "$down" -gt 0 -a "$down" -lt 600
+rg_equal "every task ends done" \
+    "$(jq -r .status "$tmp/res.jsonl" | sort | uniq -c | tr -s ' ')" \
+    " 300 done"
+rg_equal "each once" "$(jq -r .id "$tmp/res.jsonl" | sort -u | wc -l)" 300
+rg_equal "in the results stream too" \
+    "$(redis-cli -p "$rport" xlen 'rg:{q:tasks}:results')" 300
+rg_equal "nothing is left pending" \
+    "$(redis-cli -p "$rport" xpending 'rg:{q:tasks:0}' workers | head -n 1)" 0
+rg_expect "submit said it waited for Redis" "$tmp/submit.err" \
+    "waiting for Redis"
+rg_expect "the workers said Redis was back" "$tmp/error.log" \
+    "redis 127.0.0.1:$rport reachable again"
+
+kill -QUIT $master
+i=0
+while kill -0 $master 2>/dev/null && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+rg_check "the master quits" test ! -d /proc/$master
+
+rg_done
