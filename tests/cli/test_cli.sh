@@ -299,6 +299,8 @@ assert [x["type"] for x in e] == ["model_call", "turn", "tool_call", "model_call
 else
     rg_has "--transcript writes the messages" "$tmp/t.json" '"messages"'
     rg_has "--transcript writes the events" "$tmp/t.json" '"events"'
+    n=$((n + 1))
+    echo "ok $n - --transcript: the messages and events in order # skip python3 is not installed"
 fi
 
 # replay: the model's answers come from the transcript, so a model that
