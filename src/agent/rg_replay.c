@@ -32,7 +32,7 @@ const rg_cli_t  rg_replay_cli = {
 static int
 rg_replay_option(void *opts, int argc, char **argv, int i)
 {
-    return rg_run_option(opts, argc, argv, i, 1);
+    return rg_run_option(opts, argc, argv, i, RG_RUN_OPT_TRANSCRIPT);
 }
 
 
@@ -160,7 +160,7 @@ rg_replay_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     rc = rg_replay_file(e, o->transcript, arg);
 
-    rg_engine_destroy(e);
+    rg_run_engine_destroy(e, o);
 
     return rc;
 }

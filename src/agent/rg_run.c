@@ -24,9 +24,11 @@ static int rg_run_main(rg_cycle_t *cycle, void *opts, const char *arg);
 const rg_cli_t  rg_run_cli = {
     "run",
     "  run [-a AGENT] [--transcript FILE] [--approve-all|--deny-dangerous]\n"
-    "      \"task\"\n"
+    "      [--mock] \"task\"\n"
     "      run one task: the answer goes to stdout, the status to stderr;\n"
-    "      the exit code is 0 when the status is done\n",
+    "      the exit code is 0 when the status is done; --mock starts the\n"
+    "      bundled mock model for the run and sends every llm's requests\n"
+    "      to it (canned answers, no key needed)\n",
     "a task: reagent run \"what is 2+2?\"",
     sizeof(rg_run_opts_t),
     rg_run_option_run,
@@ -43,7 +45,7 @@ const char  rg_run_help[] =
 
 int
 rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
-    rg_uint_t transcript)
+    rg_uint_t which)
 {
     const char  *a;
 
@@ -54,7 +56,9 @@ rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
         return 2;
     }
 
-    if (transcript && strcmp(a, "--transcript") == 0 && i + 1 < argc) {
+    if ((which & RG_RUN_OPT_TRANSCRIPT) && strcmp(a, "--transcript") == 0
+        && i + 1 < argc)
+    {
         o->transcript = argv[i + 1];
         return 2;
     }
@@ -71,6 +75,11 @@ rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
         return 1;
     }
 
+    if ((which & RG_RUN_OPT_MOCK) && strcmp(a, "--mock") == 0) {
+        o->mock = 1;
+        return 1;
+    }
+
     return 0;
 }
 
@@ -78,7 +87,8 @@ rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
 static int
 rg_run_option_run(void *opts, int argc, char **argv, int i)
 {
-    return rg_run_option(opts, argc, argv, i, 1);
+    return rg_run_option(opts, argc, argv, i,
+                         RG_RUN_OPT_TRANSCRIPT | RG_RUN_OPT_MOCK);
 }
 
 
@@ -108,7 +118,22 @@ rg_run_engine(rg_cycle_t *cycle, rg_run_opts_t *o, const char *arg)
 
     rg_tools_set_approval(rg_tools_ctx(e), approval);
 
+    o->mock_model.pid = -1;
+
+    if (o->mock && rg_run_mock_start(e, &o->mock_model) != RG_OK) {
+        rg_engine_destroy(e);
+        return NULL;
+    }
+
     return e;
+}
+
+
+void
+rg_run_engine_destroy(rg_engine_t *e, rg_run_opts_t *o)
+{
+    rg_engine_destroy(e);
+    rg_run_mock_stop(&o->mock_model);
 }
 
 
@@ -261,7 +286,7 @@ rg_run_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     rc = rg_run_task(e, o->agent, o->transcript, arg);
 
-    rg_engine_destroy(e);
+    rg_run_engine_destroy(e, o);
 
     return rc;
 }

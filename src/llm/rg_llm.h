@@ -129,6 +129,7 @@ struct rg_llm_upstream_s {
     rg_log_t           *log;
 
     struct curl_slist  *headers;      /* shared by every request */
+    char               *url;          /* NULL: the conf's; see redirect */
 
     rg_llm_req_t       *queue_head;
     rg_llm_req_t      **queue_tail;
@@ -168,6 +169,11 @@ rg_llm_upstream_t *rg_llm_upstream_create(rg_llm_ctx_t *ctx,
     rg_llm_conf_t *conf, rg_curl_t *curl, struct event_base *base,
     rg_log_t *log);
 void rg_llm_upstream_destroy(rg_llm_upstream_t *up);
+
+/* Every upstream of the engine sends to base_url (…/v1) from now on,
+ * without its key: `run --mock` points them at the bundled mock model.
+ * Before the first request; RG_ERROR when memory ran out. */
+rg_int_t rg_llm_redirect(rg_engine_t *e, const char *base_url);
 
 /* a group of sessions shares one connection cache (see STYLE.md) */
 rg_int_t rg_llm_lane_acquire(rg_llm_upstream_t *up);

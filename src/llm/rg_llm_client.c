@@ -259,12 +259,12 @@ rg_llm_headers_free(struct curl_slist *h)
 }
 
 
-rg_llm_upstream_t *
-rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
-    rg_curl_t *curl, struct event_base *base, rg_log_t *log)
+/* the headers every request of up carries; the key's unless no_key */
+static struct curl_slist *
+rg_llm_headers(rg_llm_conf_t *conf, rg_uint_t no_key)
 {
     struct curl_slist  *h, *n;
-    rg_llm_upstream_t  *up;
+    const char        **p;
     const char         *fixed[] = {
         "Content-Type: application/json",
         "Accept: application/json, text/event-stream",
@@ -272,7 +272,36 @@ rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
         "User-Agent: reagent/" RG_VERSION,
         NULL
     };
-    const char        **p;
+
+    h = NULL;
+
+    for (p = fixed; *p; p++) {
+        n = curl_slist_append(h, *p);
+        if (n == NULL) {
+            rg_llm_headers_free(h);
+            return NULL;
+        }
+        h = n;
+    }
+
+    if (conf->auth && !no_key) {
+        n = curl_slist_append(h, conf->auth);
+        if (n == NULL) {
+            rg_llm_headers_free(h);
+            return NULL;
+        }
+        h = n;
+    }
+
+    return h;
+}
+
+
+rg_llm_upstream_t *
+rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
+    rg_curl_t *curl, struct event_base *base, rg_log_t *log)
+{
+    rg_llm_upstream_t  *up;
 
     up = calloc(1, sizeof(rg_llm_upstream_t));
     if (up == NULL) {
@@ -286,37 +315,56 @@ rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
     up->log = log;
     up->queue_tail = &up->queue_head;
 
-    h = NULL;
-
-    for (p = fixed; *p; p++) {
-        n = curl_slist_append(h, *p);
-        if (n == NULL) {
-            goto failed;
-        }
-        h = n;
+    up->headers = rg_llm_headers(conf, 0);
+    if (up->headers == NULL) {
+        free(up);
+        return NULL;
     }
 
-    if (conf->auth) {
-        n = curl_slist_append(h, conf->auth);
-        if (n == NULL) {
-            goto failed;
-        }
-        h = n;
-    }
-
-    up->headers = h;
     /* paced, not bursty: one request, or a second's tokens, at a time */
     up->rpm_left = conf->requests_per_minute ? 1 : 0;
     up->tpm_left = rg_max(conf->tokens_per_minute / 60.0, 1);
     up->rate_at = rg_monotonic_msec();
 
     return up;
+}
 
-failed:
 
-    rg_llm_headers_free(h);
-    free(up);
-    return NULL;
+rg_int_t
+rg_llm_redirect(rg_engine_t *e, const char *base_url)
+{
+    size_t              n;
+    rg_uint_t           i;
+    rg_llm_ctx_t       *ctx;
+    rg_llm_upstream_t  *up;
+    struct curl_slist  *h;
+
+    ctx = rg_llm_ctx(e);
+
+    for (i = 0; i < ctx->n; i++) {
+        up = ctx->upstreams[i];
+
+        h = rg_llm_headers(up->conf, 1);
+        if (h == NULL) {
+            return RG_ERROR;
+        }
+
+        n = strlen(base_url);
+        free(up->url);
+        up->url = malloc(n + sizeof("/chat/completions"));
+        if (up->url == NULL) {
+            rg_llm_headers_free(h);
+            return RG_ERROR;
+        }
+
+        memcpy(up->url, base_url, n);
+        memcpy(up->url + n, "/chat/completions", sizeof("/chat/completions"));
+
+        rg_llm_headers_free(up->headers);
+        up->headers = h;
+    }
+
+    return RG_OK;
 }
 
 
@@ -340,6 +388,7 @@ rg_llm_upstream_destroy(rg_llm_upstream_t *up)
     free(up->shares);
     free(up->lane_users);
     rg_llm_headers_free(up->headers);
+    free(up->url);
     free(up);
 }
 
@@ -709,7 +758,7 @@ rg_llm_easy(rg_llm_req_t *r)
 
     /* no CURLOPT_TIMEOUT_MS, CONNECTTIMEOUT_MS or LOW_SPEED_*: the
      * request's own timer keeps those clocks (rg_llm_timer_arm) */
-    curl_easy_setopt(e, CURLOPT_URL, c->url);
+    curl_easy_setopt(e, CURLOPT_URL, r->up->url ? r->up->url : c->url);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, &r->rid);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, rg_llm_write_cb);

@@ -28,7 +28,7 @@ static const rg_cli_t  rg_batch_cli = {
     "batch",
     "  batch [-a AGENT] [--concurrency N] [-o results.jsonl [--resume]]\n"
     "        [--progress|--no-progress] [--approve-all|--deny-dangerous]\n"
-    "        tasks.jsonl|-\n"
+    "        [--mock] tasks.jsonl|-\n"
     "      run JSONL tasks {\"id\",\"agent\",\"input\"}, up to N at once;\n"
     "      results {\"id\",\"status\",\"answer\",\"rounds\",\"tokens\",\"ms\","
     "\"error\"}\n"
@@ -93,7 +93,7 @@ rg_batch_cli_option(void *opts, int argc, char **argv, int i)
         return 1;
     }
 
-    return rg_run_option(&o->run, argc, argv, i, 0);
+    return rg_run_option(&o->run, argc, argv, i, RG_RUN_OPT_MOCK);
 }
 
 
@@ -123,7 +123,7 @@ rg_batch_cli_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     rc = rg_batch_run(e, &bopts);
 
-    rg_engine_destroy(e);
+    rg_run_engine_destroy(e, &o->run);
 
     return rc;
 }

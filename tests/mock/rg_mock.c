@@ -87,6 +87,7 @@ typedef struct rg_mock_pending_s  rg_mock_pending_t;
 typedef struct {
     const char               *host;
     long                      port;
+    long                      listen_fd;        /* inherited, -1: none */
     const char               *port_file;
     long                      rounds;
     long                      calls;
@@ -3071,6 +3072,8 @@ rg_mock_usage(FILE *f)
         "  --host ADDR           listen address (127.0.0.1)\n"
         "  --port N              listen port, 0 picks a free one (0)\n"
         "  --port-file FILE      write the bound port + \"\\n\" to FILE\n"
+        "  --listen-fd N         accept on the listening socket N it was\n"
+        "                        given (instead of --host and --port)\n"
         "  --rounds R            generic mode: tool rounds before the final"
         " answer (1)\n"
         "  --calls K             generic mode: parallel tool calls per round"
@@ -3136,6 +3139,7 @@ rg_mock_options(int argc, char **argv)
         { "host",           required_argument, NULL, 'h' },
         { "port",           required_argument, NULL, 'p' },
         { "port-file",      required_argument, NULL, 'P' },
+        { "listen-fd",      required_argument, NULL, 'F' },
         { "rounds",         required_argument, NULL, 'r' },
         { "calls",          required_argument, NULL, 'k' },
         { "latency",        required_argument, NULL, 'l' },
@@ -3162,6 +3166,7 @@ rg_mock_options(int argc, char **argv)
     conf = &rg_mock.conf;
 
     conf->host = "127.0.0.1";
+    conf->listen_fd = -1;
     conf->rounds = 1;
     conf->calls = 1;
     conf->fault_count = 1;
@@ -3187,6 +3192,10 @@ rg_mock_options(int argc, char **argv)
             break;
         case 'P':
             conf->port_file = optarg;
+            break;
+        case 'F':
+            rc = rg_mock_number("listen-fd", optarg, 0, INT_MAX,
+                                &conf->listen_fd);
             break;
         case 'r':
             rc = rg_mock_number("rounds", optarg, 0, 1000000, &conf->rounds);
@@ -3373,6 +3382,23 @@ rg_mock_listen(void)
 
     lev = NULL;
 
+    /* a socket its parent bound and listens on: its port is known before
+     * the mock runs, and no connection is refused meanwhile */
+    if (rg_mock.conf.listen_fd >= 0) {
+        freeaddrinfo(res);
+        res = NULL;
+
+        if (evutil_make_socket_nonblocking((evutil_socket_t)
+                                           rg_mock.conf.listen_fd) == 0
+            && evutil_make_socket_closeonexec((evutil_socket_t)
+                                              rg_mock.conf.listen_fd) == 0)
+        {
+            lev = evconnlistener_new(rg_mock.base, NULL, NULL,
+                                     LEV_OPT_CLOSE_ON_FREE, 0,
+                                     (evutil_socket_t) rg_mock.conf.listen_fd);
+        }
+    }
+
     for (ai = res; ai != NULL; ai = ai->ai_next) {
         lev = evconnlistener_new_bind(rg_mock.base, NULL, NULL,
                                       LEV_OPT_CLOSE_ON_FREE
@@ -3385,7 +3411,15 @@ rg_mock_listen(void)
         }
     }
 
-    freeaddrinfo(res);
+    if (res != NULL) {
+        freeaddrinfo(res);
+    }
+
+    if (lev == NULL && rg_mock.conf.listen_fd >= 0) {
+        fprintf(stderr, "rg_mock: cannot accept on descriptor %ld (%d: %s)\n",
+                rg_mock.conf.listen_fd, errno, strerror(errno));
+        return -1;
+    }
 
     if (lev == NULL) {
         fprintf(stderr, "rg_mock: cannot listen on %s:%ld (%d: %s)\n",
