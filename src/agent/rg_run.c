@@ -137,6 +137,44 @@ rg_run_engine_destroy(rg_engine_t *e, rg_run_opts_t *o)
 }
 
 
+rg_session_t *
+rg_run_session(rg_engine_t *e, rg_agent_conf_t *agent, const char *task_id,
+    const char *text, size_t len, json_t *messages,
+    rg_session_handler_pt handler, void *data)
+{
+    size_t         i;
+    json_t        *m, *content;
+    const char    *role;
+    rg_session_t  *s;
+
+    s = rg_session_create(e, agent, task_id, messages ? NULL : text, len,
+                          handler, data);
+
+    if (s == NULL || messages == NULL) {
+        return s;
+    }
+
+    json_array_foreach(messages, i, m) {
+        role = json_string_value(json_object_get(m, "role"));
+        content = json_object_get(m, "content");
+
+        if (role == NULL || !json_is_string(content)
+            || rg_session_append_text(s, role[0] == 'u' ? 'u'
+                                         : role[0] == 'a' ? 'a' : 's',
+                                      NULL, json_string_value(content),
+                                      json_string_length(content))
+               != RG_OK)
+        {
+            s->handler = NULL;
+            rg_session_destroy(s);
+            return NULL;
+        }
+    }
+
+    return s;
+}
+
+
 typedef struct {
     rg_session_t       *session;
     struct event       *sigint;

@@ -8,6 +8,8 @@
 #include <rg_core.h>
 #include <rg_engine.h>
 #include <rg_tools.h>
+#include <rg_session.h>
+#include <jansson.h>
 
 /* the bundled mock model of --mock (rg_run_mock.c) */
 typedef struct {
@@ -53,6 +55,14 @@ void rg_run_engine_destroy(rg_engine_t *e, rg_run_opts_t *o);
 /* rg_run_mock.c: starts the mock and points e's upstreams at it */
 rg_int_t rg_run_mock_start(rg_engine_t *e, rg_run_mock_t *m);
 void rg_run_mock_stop(rg_run_mock_t *m);
+
+/* A session of agent on its input: text (len bytes), or, when messages
+ * is not NULL, a conversation of {"role": system|user|assistant,
+ * "content": a string} checked by the caller, after the agent's system
+ * prompt. NULL when memory ran out. */
+rg_session_t *rg_run_session(rg_engine_t *e, rg_agent_conf_t *agent,
+    const char *task_id, const char *text, size_t len, json_t *messages,
+    rg_session_handler_pt handler, void *data);
 
 /* one task on agent_name, to its end; the exit code */
 int rg_run_task(rg_engine_t *e, const char *agent_name,

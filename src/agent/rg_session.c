@@ -79,8 +79,9 @@ rg_session_append_text(rg_session_t *s, uint8_t role, const char *tool_id,
     if (role == 't') {
         rc = rg_llm_tool_result(&b, tool_id, text, len);
     } else {
-        rc = rg_llm_message(&b, role == 'u' ? RG_LLM_USER : RG_LLM_SYSTEM,
-                            text, len);
+        rc = rg_llm_message(&b, role == 'u' ? RG_LLM_USER
+                                : role == 'a' ? RG_LLM_ASSISTANT
+                                : RG_LLM_SYSTEM, text, len);
     }
 
     rg_json_arena_end();
@@ -204,7 +205,8 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
         goto failed;
     }
 
-    if (rg_session_append_text(s, 'u', NULL, input, len) != RG_OK) {
+    /* no input: the caller appends a conversation */
+    if (input && rg_session_append_text(s, 'u', NULL, input, len) != RG_OK) {
         goto failed;
     }
 

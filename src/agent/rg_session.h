@@ -144,8 +144,8 @@ const char *rg_session_state_name(rg_session_state_e state);
  * is called last, and may destroy it */
 void rg_session_finish(rg_session_t *s, rg_session_state_e state,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* appends a message of role 's', 'u' or 't' (a tool's, answering
- * tool_id) to the conversation */
+/* appends a message of role 's', 'u', 'a' (an answer given with the
+ * task) or 't' (a tool's, answering tool_id) to the conversation */
 rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,
     const char *tool_id, const char *text, size_t len);
 /* the next model call, or the session's end at its token budget */

@@ -15,6 +15,7 @@
 #include <rg_queue.h>
 #include <rg_queue_jsonl.h>
 #include <rg_session.h>
+#include <rg_run.h>
 #include <rg_core_conf.h>
 #include <jansson.h>
 #include <event2/event.h>
@@ -123,16 +124,59 @@ rg_batch_session_done(rg_session_t *s)
 
 /* tasks ----------------------------------------------------------------- */
 
+/* An id seen before in this input: 0 when it is new (and now known);
+ * otherwise the line that had it (-1: a line that was no task). */
+static json_int_t
+rg_batch_seen(rg_batch_t *b, const char *id, rg_uint_t line)
+{
+    json_t  *v;
+
+    if (b->ids == NULL) {
+        return 0;
+    }
+
+    v = json_object_get(b->ids, id);
+    if (v) {
+        return json_integer_value(v) ? json_integer_value(v) : -1;
+    }
+
+    /* out of memory: the id is not checked, the task still runs */
+    (void) json_object_set_new(b->ids, id, json_integer(line));
+
+    return 0;
+}
+
+
 /* a task the queue handed out: its session starts, unless the batch is
  * stopping or the task cannot run */
 static void
 rg_batch_task(void *data, rg_task_t *t)
 {
+    json_int_t        first;
     rg_batch_t       *b;
     rg_session_t     *s;
     rg_agent_conf_t  *agent;
 
     b = data;
+
+    /* every result names its task: two tasks with one id cannot both run */
+    first = rg_batch_seen(b, t->id, t->line);
+    if (first) {
+        if (first > 0) {
+            rg_batch_result(b, t->id, "invalid", "line %lu: duplicate id "
+                            "\"%.64s\": line %lld has it already (ids must "
+                            "be unique in one input)", (unsigned long) t->line,
+                            t->id, (long long) first);
+        } else {
+            rg_batch_result(b, t->id, "invalid", "line %lu: duplicate id "
+                            "\"%.64s\": an earlier line that was no task "
+                            "has it (ids must be unique in one input)",
+                            (unsigned long) t->line, t->id);
+        }
+        b->invalid++;
+        b->duplicates++;
+        return;
+    }
 
     if (b->stopping) {
         rg_batch_result(b, t->id, "cancelled", "not started: the batch was "
@@ -154,8 +198,8 @@ rg_batch_task(void *data, rg_task_t *t)
         return;
     }
 
-    s = rg_session_create(b->engine, agent, t->id, t->input, t->input_len,
-                          rg_batch_session_done, b);
+    s = rg_run_session(b->engine, agent, t->id, t->input, t->input_len,
+                       t->messages, rg_batch_session_done, b);
 
     if (s == NULL) {
         rg_batch_result(b, t->id, "invalid", "out of memory creating the "
@@ -189,6 +233,8 @@ rg_batch_invalid(void *data, const char *id, const char *why)
     rg_batch_t  *b;
 
     b = data;
+
+    (void) rg_batch_seen(b, id, 0);
 
     rg_batch_result(b, id, "invalid", "%s", why);
     b->invalid++;
@@ -361,6 +407,7 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
         return 1;
     }
 
+    b.ids = json_object();
     b.live = calloc(opts->concurrency, sizeof(rg_session_t *));
     b.sigint_ev = evsignal_new(e->base, SIGINT, rg_batch_signal_handler, &b);
     b.sigterm_ev = evsignal_new(e->base, SIGTERM, rg_batch_signal_handler,
@@ -430,6 +477,7 @@ done:
         rc = 2;
     }
 
+    json_decref(b.ids);
     free(b.live);
     free(b.times);
 

@@ -12,6 +12,7 @@
 #include <rg_queue.h>
 #include <rg_session.h>
 #include <event2/event.h>
+#include <jansson.h>
 
 typedef struct {
     const char         *input;        /* a file, or "-" */
@@ -46,6 +47,9 @@ typedef struct {
     uint32_t           *times;        /* ms per finished task */
     rg_uint_t           ntimes;
     rg_uint_t           times_cap;
+
+    json_t             *ids;          /* id: the line it came on */
+    rg_uint_t           duplicates;
 
     rg_session_t      **live;         /* for cancellation */
     rg_uint_t           nlive;

@@ -384,7 +384,7 @@ rg_batch_check() {
     rg_check "$batch: the malformed line" grep -Eq \
         '^\{"id":"line-5","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 5 is not valid JSON: [^"]+"\}$' "$out"
     rg_has "$batch: the line without input" "$out" \
-        '{"id":"t6","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 6: \"input\" is missing or not a non-empty string"}'
+        '{"id":"t6","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 6: \"input\" is missing or not a non-empty string (or a list of messages)"}'
     rg_has "$batch: the unknown agent" "$out" \
         '{"id":"t8","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 8: unknown agent \"nope\""}'
     rg_lacks "$batch: the key is not in the results" "$out" "SECRET"
