@@ -49,6 +49,7 @@ rg_batch_result(rg_batch_t *b, const char *id, const char *status,
     }
 
     b->tasks++;
+    rg_batch_progress_task(b);
 
     rg_log_error(RG_LOG_WARN, b->engine->log, 0, "task %s: %s", id, msg);
 }
@@ -119,6 +120,7 @@ rg_batch_session_done(rg_session_t *s)
     rg_session_destroy(s);
 
     rg_batch_pump(b);
+    rg_batch_progress_task(b);
 }
 
 

@@ -35,6 +35,7 @@ typedef struct {
     unsigned            failed:1;     /* results can no longer be written */
     unsigned            progress:1;
     struct event       *progress_ev;
+    rg_msec_t           progress_at;  /* last drawn */
     struct event       *sigint_ev;
     struct event       *sigterm_ev;
 
@@ -65,6 +66,8 @@ int rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts);
 
 /* rg_batch_progress.c */
 void rg_batch_show_progress(rg_batch_t *b, int final);
+/* a task ended */
+void rg_batch_progress_task(rg_batch_t *b);
 void rg_batch_progress_handler(evutil_socket_t fd, short what, void *arg);
 
 /* rg_batch_summary.c */

@@ -145,5 +145,49 @@ else
 fi
 
 
+# the progress bar, forced on: 10 tasks one at a time, 150 ms each
+
+i=1
+while [ $i -le 10 ]; do
+    echo "{\"id\":\"p$i\",\"input\":\"task $i\"}"
+    i=$((i + 1))
+done > "$tmp/ten.jsonl"
+
+"$R" -c "$tmp/slow.conf" batch --concurrency 1 --progress -o "$tmp/ten.out" \
+    "$tmp/ten.jsonl" 2> "$tmp/progress"
+tr '\r' '\n' < "$tmp/progress" > "$tmp/bars"
+
+rg_has "progress: a file's total is known from the start" "$tmp/bars" \
+    "] 1/10 done (0 not done), "
+if grep -Eq '^\[#+-+\] [1-9]/10 done \(0 not done\), [01] running, [0-9.]+/s, ETA [0-9.]+s  [0-9.]+s' "$tmp/bars"; then
+    rg_ok "progress: the bar fills, with the rate and ETA, as tasks end"
+else
+    rg_fail "progress: the bar fills, with the rate and ETA, as tasks end"
+    sed 's/^/#   got: /' "$tmp/bars"
+fi
+c=$(grep -Ec '^\[[#-]+\] [1-9]/10 done' "$tmp/bars")
+if [ "$c" -ge 5 ]; then
+    rg_ok "progress: redrawn as tasks end ($c of 9 states shown)"
+else
+    rg_fail "progress: redrawn as tasks end: $c lines"
+    sed 's/^/#   got: /' "$tmp/bars"
+fi
+rg_has "progress: the last line is full" "$tmp/bars" \
+    "[##############################] 10/10 done (0 not done), 0 running,"
+
+# from a pipe: no total until the input ends
+cat "$tmp/ten.jsonl" | "$R" -c "$tmp/slow.conf" batch --concurrency 1 \
+    --progress -o "$tmp/ten2.out" - 2> "$tmp/progress2"
+tr '\r' '\n' < "$tmp/progress2" > "$tmp/bars2"
+if grep -Eq '^[1-9] done \(0 not done\), [01] running, [0-9.]+/s  ' "$tmp/bars2"; then
+    rg_ok "progress from a pipe: done and rate before the total is known"
+else
+    rg_fail "progress from a pipe: done and rate before the total is known"
+    sed 's/^/#   got: /' "$tmp/bars2"
+fi
+rg_has "progress from a pipe: the total once the input ended" "$tmp/bars2" \
+    "] 10/10 done (0 not done), 0 running,"
+
+
 echo "# $n checks, $failed failed"
 [ $failed -eq 0 ]
