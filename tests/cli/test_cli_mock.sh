@@ -161,6 +161,30 @@ else
     echo "ok $n - run --mock without a mock model # skip one is installed in $prefix"
 fi
 
+# the demo: it says what it ran, keeps its files, says the answers are
+# canned, and the command it prints to run it again works
+DEMO_TASKS=4 DEMO_DIR=$tmp/demo B=$B sh tests/demo.sh > "$tmp/demo.out" 2>&1
+rc=$?
+rg_rc "the demo" $rc 0
+rg_has "the demo prints the command it ran" "$tmp/demo.out" \
+    "demo: running $B/reagent -c $tmp/demo/demo.conf batch --concurrency 240 -o $tmp/demo/results.jsonl $tmp/demo/tasks.jsonl"
+c=$(grep -c '"status":"done"' "$tmp/demo/results.jsonl" 2>/dev/null)
+if [ "${c:-0}" -eq 4 ]; then
+    rg_ok "the demo's results stay where it said (4 done)"
+else
+    rg_fail "the demo's results stay where it said: ${c:-no file}"
+fi
+rg_has "the demo says the mock's answers are canned" "$tmp/demo.out" \
+    "the mock model's answers are canned, not computed"
+again=$(sed -n 's/^demo:   \(.* batch --mock .*\)$/\1/p' "$tmp/demo.out")
+if [ -n "$again" ] && sh -c "$again" > /dev/null 2>&1 \
+   && [ "$(grep -c '"status":"done"' "$tmp/demo/again.jsonl")" -eq 4 ]
+then
+    rg_ok "the demo's command to run it again works: $again"
+else
+    rg_fail "the demo's command to run it again works: '$again'"
+fi
+
 # replay takes no --mock: its answers come from the transcript
 "$R" -c conf/reagent.conf replay --mock x.json > "$tmp/out" 2> "$tmp/err"
 rc=$?
