@@ -539,13 +539,27 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         names = ts->approve->elts;
 
         for (i = 0; i < ts->approve->nelts; i++) {
-            if (rg_toolset_find(ts, names[i].data, names[i].len) < 0) {
+            k = rg_toolset_find(ts, names[i].data, names[i].len);
+
+            if (k < 0) {
                 rg_cycle_error(cycle, agent->file, agent->line,
                                "agent \"%.*s\": \"approve\" names \"%.*s\", "
                                "which is not in its \"tools\"",
                                (int) agent->name.len, agent->name.data,
                                (int) names[i].len, names[i].data);
                 return RG_ERROR;
+            }
+
+            /* harmless, but the author meant something by it */
+            if (!(ts->tools[k]->tool->flags & RG_TOOL_DANGEROUS)) {
+                rg_log_error(RG_LOG_WARN, cycle->log, 0, "agent \"%.*s\": "
+                             "\"approve %.*s\" changes nothing: %.*s is not "
+                             "dangerous, and only dangerous tools wait for "
+                             "approval in %s:%lu", (int) agent->name.len,
+                             agent->name.data, (int) names[i].len,
+                             names[i].data, (int) names[i].len,
+                             names[i].data, agent->file,
+                             (unsigned long) agent->line);
             }
         }
     }

@@ -13,6 +13,7 @@
 #include <rg_run.h>
 #include <rg_tools.h>
 #include <rg_secret.h>
+#include <rg_core_conf.h>
 #include <signal.h>
 #include <event2/event.h>
 
@@ -51,7 +52,7 @@ rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
 
     a = argv[i];
 
-    if (strcmp(a, "-a") == 0 && i + 1 < argc) {
+    if ((which & RG_RUN_OPT_AGENT) && strcmp(a, "-a") == 0 && i + 1 < argc) {
         o->agent = argv[i + 1];
         return 2;
     }
@@ -87,8 +88,8 @@ rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
 static int
 rg_run_option_run(void *opts, int argc, char **argv, int i)
 {
-    return rg_run_option(opts, argc, argv, i,
-                         RG_RUN_OPT_TRANSCRIPT | RG_RUN_OPT_MOCK);
+    return rg_run_option(opts, argc, argv, i, RG_RUN_OPT_AGENT
+                         | RG_RUN_OPT_TRANSCRIPT | RG_RUN_OPT_MOCK);
 }
 
 
@@ -97,6 +98,14 @@ rg_run_engine(rg_cycle_t *cycle, rg_run_opts_t *o, const char *arg)
 {
     rg_engine_t    *e;
     rg_approval_e   approval;
+
+    /* until `serve` runs workers, a number of them is of no use here */
+    if (rg_core_conf(cycle)->worker_processes > 1) {
+        rg_log_error(RG_LOG_WARN, cycle->log, 0, "\"worker_processes %ld\" "
+                     "is not used: run, batch and replay work in one process "
+                     "(worker_processes is for reagent serve)",
+                     (long) rg_core_conf(cycle)->worker_processes);
+    }
 
     e = rg_engine_create(cycle, cycle->log);
     if (e == NULL) {

@@ -30,9 +30,10 @@ typedef struct {
 } rg_run_opts_t;
 
 
-/* which of the shared options a command takes, beyond -a and approval */
+/* which of the shared options a command takes, beyond approval */
 #define RG_RUN_OPT_TRANSCRIPT  0x01
 #define RG_RUN_OPT_MOCK        0x02
+#define RG_RUN_OPT_AGENT       0x04
 
 extern const rg_cli_t  rg_run_cli;
 extern const rg_cli_t  rg_replay_cli;

@@ -93,7 +93,8 @@ rg_batch_cli_option(void *opts, int argc, char **argv, int i)
         return 1;
     }
 
-    return rg_run_option(&o->run, argc, argv, i, RG_RUN_OPT_MOCK);
+    return rg_run_option(&o->run, argc, argv, i,
+                         RG_RUN_OPT_AGENT | RG_RUN_OPT_MOCK);
 }
 
 
