@@ -282,12 +282,20 @@ rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
         free(text);
     }
 
-    fprintf(stderr, "status: %s%s%s (rounds %lu, tool calls %lu, "
-            "tokens %lld, %llu ms)\n", rg_session_state_name(s->state),
-            s->reason ? ": " : "", s->reason ? s->reason : "",
-            (unsigned long) s->round, (unsigned long) s->tool_calls,
-            (long long) (s->prompt_tokens + s->completion_tokens),
-            (unsigned long long) (s->ended - s->started));
+    if (s->answers == 0) {
+        fprintf(stderr, "status: %s%s%s (before any answer from the model, "
+                "%llu ms)\n", rg_session_state_name(s->state),
+                s->reason ? ": " : "", s->reason ? s->reason : "",
+                (unsigned long long) (s->ended - s->started));
+
+    } else {
+        fprintf(stderr, "status: %s%s%s (rounds %lu, tool calls %lu, "
+                "tokens %lld, %llu ms)\n", rg_session_state_name(s->state),
+                s->reason ? ": " : "", s->reason ? s->reason : "",
+                (unsigned long) s->round, (unsigned long) s->tool_calls,
+                (long long) (s->prompt_tokens + s->completion_tokens),
+                (unsigned long long) (s->ended - s->started));
+    }
 
     rc = s->state == RG_SESSION_DONE ? 0 : 2;
 

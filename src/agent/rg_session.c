@@ -137,12 +137,22 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
     /* the body is not needed any more; give its memory back now */
     rg_buf_free(&s->body);
 
-    rg_log_error(state == RG_SESSION_DONE ? RG_LOG_INFO : RG_LOG_NOTICE,
-                 &s->log, 0, "session %s after %lu rounds, %lu tool calls, "
-                 "%llums%s%s", rg_session_state_name(state),
-                 (unsigned long) s->round, (unsigned long) s->tool_calls,
-                 (unsigned long long) (s->ended - s->started),
-                 s->reason ? ": " : "", s->reason ? s->reason : "");
+    if (s->answers == 0) {
+        rg_log_error(state == RG_SESSION_DONE ? RG_LOG_INFO : RG_LOG_NOTICE,
+                     &s->log, 0, "session %s before any answer from the "
+                     "model, %llums%s%s", rg_session_state_name(state),
+                     (unsigned long long) (s->ended - s->started),
+                     s->reason ? ": " : "", s->reason ? s->reason : "");
+    } else {
+        rg_log_error(state == RG_SESSION_DONE ? RG_LOG_INFO : RG_LOG_NOTICE,
+                     &s->log, 0, "session %s after %lu round%s, %lu tool "
+                     "call%s, %llums%s%s", rg_session_state_name(state),
+                     (unsigned long) s->round, s->round == 1 ? "" : "s",
+                     (unsigned long) s->tool_calls,
+                     s->tool_calls == 1 ? "" : "s",
+                     (unsigned long long) (s->ended - s->started),
+                     s->reason ? ": " : "", s->reason ? s->reason : "");
+    }
 
     if (s->handler && !s->handler_called) {
         s->handler_called = 1;
@@ -497,8 +507,10 @@ rg_session_use_fallback(rg_session_t *s)
 static void
 rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
 {
-    char  st[32];
+    char       st[32];
+    rg_uint_t  again;
 
+    again = s->context_retried;
     st[0] = '\0';
     if (r->http_status) {
         snprintf(st, sizeof(st), ", HTTP %ld", r->http_status);
@@ -523,6 +535,24 @@ rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
             }
             return;
         }
+    }
+
+    /* nothing more can go: say which knobs decide what stays */
+    if (resp->status == RG_LLM_ERR_CONTEXT) {
+        rg_session_finish(s, RG_SESSION_FAILED, "the conversation does not "
+                          "fit the model's context window%s: the system "
+                          "prompt, the task and the last %ld rounds "
+                          "(keep_rounds) always stay; lower keep_rounds, or "
+                          "set context_limit to the model's window so that "
+                          "compaction starts before the provider refuses "
+                          "(%s%s): %.*s",
+                          again ? ", even after compacting once"
+                                : ", and nothing more can be dropped",
+                          (long) s->agent->keep_rounds,
+                          rg_llm_status_name(resp->status), st,
+                          (int) rg_min(resp->error.len, 600),
+                          resp->error.data ? resp->error.data : "");
+        return;
     }
 
     if (rg_session_retryable(resp->status) && s->llm->fallback
@@ -603,6 +633,7 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
 
     m = rg_msgs_last(&s->msgs);
     m->ncalls = (uint32_t) resp->ncalls;     /* at most RG_LLM_MAX_CALLS + 1 */
+    s->answers++;
 
     if (resp->ncalls == 0) {
         if (resp->has_content) {

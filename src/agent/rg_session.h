@@ -95,6 +95,8 @@ struct rg_session_s {
     rg_uint_t           depth;        /* 0, or how deep a child session */
     rg_tool_run_t      *parent_run;   /* the run_agent call of a child */
     rg_uint_t           round;        /* model answers so far */
+    rg_uint_t           answers;      /* of them, those that came (a call
+                                         that failed counts in round) */
     rg_uint_t           model_calls;  /* including summaries */
     rg_uint_t           tool_calls;
     rg_uint_t           tool_errors;

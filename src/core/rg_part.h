@@ -51,6 +51,12 @@ struct rg_part_s {
     rg_int_t          (*init_worker)(rg_engine_t *e);
     void              (*exit_worker)(rg_engine_t *e);
 
+    /* the context bit of the block it owns (RG_LLM_CONF…), 0: none, and
+     * the block as a user writes it ("llm NAME { }"), for errors that
+     * say where a directive belongs */
+    rg_uint_t           conf_ctx;
+    const char         *conf_block;
+
     const rg_cli_t *const *cli;       /* its commands, NULL-ended, or NULL */
     const char         *help;         /* its paragraph of -h, or NULL */
     void              (*version)(FILE *f);  /* its lines for -V, or NULL */

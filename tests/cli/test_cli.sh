@@ -322,8 +322,10 @@ rg_same "replay of a file that is not a transcript: stderr" "$tmp/err" \
 "$R" -c "$tmp/fault.conf" run "hello" > "$tmp/out" 2> "$tmp/err"
 rg_rc "run against a provider answering 400" $? 2
 rg_has "run against a 400: \"status: failed\" with the provider's message" \
-    "$tmp/err" "status: failed: model call failed (fatal, HTTP 400): Invalid request (injected fault). (rounds "
+    "$tmp/err" "status: failed: model call failed (fatal, HTTP 400): Invalid request (injected fault). (before any answer from the model, "
 rg_check "run against a 400: no answer on stdout" test ! -s "$tmp/out"
+rg_has "run against a 400: the log says no answer came" "$tmp/err" \
+    "session failed before any answer from the model, "
 
 "$R" -c "$tmp/fault.conf" run --transcript "$tmp/tf.json" "hello" \
     > /dev/null 2> "$tmp/err"
