@@ -27,7 +27,21 @@
 static const char  *rg_session_states[] = {
     "queued", "model_wait", "tools_running", "awaiting_approval", "done",
     "failed", "max_rounds", "budget_exceeded", "deadline_exceeded",
-    "loop_detected", "cancelled"
+    "loop_detected", "cancelled", "filtered"
+};
+
+
+/* finish reasons of an answer that ended as it should */
+static const char  *rg_session_finish_ok[] = {
+    "stop", "tool_calls", "function_call", "eos", "end_turn",
+    "stop_sequence"
+};
+
+
+/* finish reasons of an answer a content or safety filter stopped */
+static const char  *rg_session_finish_filtered[] = {
+    "content_filter", "safety", "recitation", "prohibited_content",
+    "blocklist", "spii", "image_safety"
 };
 
 
@@ -504,6 +518,59 @@ rg_session_use_fallback(rg_session_t *s)
 }
 
 
+/* A 429 for a request larger than the provider's tokens-per-minute
+ * limit: the same body can never pass, so it is not sent again. With
+ * context management on (context_limit) it is compacted once first,
+ * when that brings the estimate under the limit. */
+static void
+rg_session_over_rate(rg_session_t *s, rg_llm_response_t *resp,
+    const char *st)
+{
+    size_t  target, before;
+
+    if (s->agent->context_limit && resp->rate_limit > 0
+        && !s->context_retried)
+    {
+        s->context_retried = 1;
+        before = s->msgs.bytes;
+        target = (size_t) ((double) resp->rate_limit * 0.9
+                           * s->bytes_per_token);
+        target = target > s->prefix_len ? target - s->prefix_len : 0;
+
+        if (target > 0 && target < before) {
+            rg_session_context_compact(s, target);
+        }
+
+        if (target > 0 && s->msgs.bytes <= target && s->msgs.bytes < before
+            && !s->summarizing)
+        {
+            rg_log_error(RG_LOG_NOTICE, &s->log, 0, "the request is over "
+                         "the provider's tokens-per-minute limit of %lld: "
+                         "compacted from %lu to %lu bytes, retrying once",
+                         (long long) resp->rate_limit,
+                         (unsigned long) before,
+                         (unsigned long) s->msgs.bytes);
+            s->round--;
+            if (rg_session_ask(s) != RG_OK) {
+                rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+            }
+            return;
+        }
+    }
+
+    rg_session_finish(s, RG_SESSION_FAILED, "the request is larger than "
+                      "the provider's tokens-per-minute limit, so it cannot "
+                      "pass however long it waits; not retried%s (%s%s): "
+                      "%.*s",
+                      s->agent->context_limit
+                      ? " (compacting could not bring it under)"
+                      : " (context_limit lets reagent compact it first)",
+                      rg_llm_status_name(resp->status), st,
+                      (int) rg_min(resp->error.len, 600),
+                      resp->error.data ? resp->error.data : "");
+}
+
+
 static void
 rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
 {
@@ -535,6 +602,11 @@ rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
             }
             return;
         }
+    }
+
+    if (resp->status == RG_LLM_ERR_OVER_RATE) {
+        rg_session_over_rate(s, resp, st);
+        return;
     }
 
     /* nothing more can go: say which knobs decide what stays */
@@ -582,6 +654,64 @@ rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
                       "retry_budget" : "",
                       (int) rg_min(resp->error.len, 600),
                       resp->error.data ? resp->error.data : "");
+}
+
+
+/* An answer that ended for a reason other than a plain stop, tool calls
+ * or its length is no plain done: a filter's is "filtered", any other
+ * one "failed"; both say the finish reason. True when it ended s. */
+static rg_uint_t
+rg_session_finish_in(const rg_str_t *f, const char **names, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (f->len == strlen(names[i])
+            && memcmp(f->data, names[i], f->len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+static rg_uint_t
+rg_session_finish_unusual(rg_session_t *s, rg_llm_response_t *resp)
+{
+    rg_str_t  *f;
+
+    f = &resp->finish_reason;
+
+    if (f->len == 0 || rg_str_eq(f, "length") || rg_str_eq(f, "max_tokens")) {
+        return 0;
+    }
+
+    if (rg_session_finish_in(f, rg_session_finish_ok,
+                             rg_nelems(rg_session_finish_ok)))
+    {
+        return 0;
+    }
+
+    if (rg_session_finish_in(f, rg_session_finish_filtered,
+                             rg_nelems(rg_session_finish_filtered)))
+    {
+        rg_session_finish(s, RG_SESSION_FILTERED, "the provider's content "
+                          "filter stopped the answer (finish_reason "
+                          "\"%.*s\")%s", (int) f->len, f->data,
+                          resp->has_content
+                          ? "; what came before it is the answer"
+                          : "; no answer came");
+        return 1;
+    }
+
+    rg_session_finish(s, RG_SESSION_FAILED, "the model's answer ended "
+                      "with finish_reason \"%.*s\", not a plain stop%s",
+                      (int) rg_min(f->len, 64), f->data,
+                      resp->has_content ? "; what came is the answer"
+                                        : "; no answer came");
+    return 1;
 }
 
 
@@ -642,7 +772,13 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
             s->answer = resp->refusal;
         }
 
-        if (rg_str_eq(&resp->finish_reason, "length")) {
+        if (rg_session_finish_unusual(s, resp)) {
+            return;
+        }
+
+        if (rg_str_eq(&resp->finish_reason, "length")
+            || rg_str_eq(&resp->finish_reason, "max_tokens"))
+        {
             rg_session_finish(s, RG_SESSION_DONE, "the answer was cut off: "
                               "the model reached its output token limit "
                               "(finish_reason \"length\")");

@@ -32,10 +32,11 @@ typedef enum {
     RG_SESSION_BUDGET_EXCEEDED,
     RG_SESSION_DEADLINE_EXCEEDED,
     RG_SESSION_LOOP_DETECTED,
-    RG_SESSION_CANCELLED
+    RG_SESSION_CANCELLED,
+    RG_SESSION_FILTERED           /* the provider's filter stopped it */
 } rg_session_state_e;
 
-#define RG_SESSION_NSTATES  (RG_SESSION_CANCELLED + 1)
+#define RG_SESSION_NSTATES  (RG_SESSION_FILTERED + 1)
 
 #define rg_session_final(s)  ((s)->state >= RG_SESSION_DONE)
 

@@ -101,6 +101,11 @@ rg_batch_session_done(rg_session_t *s)
         if (s->state == RG_SESSION_DONE && s->reason) {
             json_object_set_new(r, "note", json_string(s->reason));
         }
+        if (s->finish_reason.len) {
+            json_object_set_new(r, "finish_reason",
+                                json_stringn(s->finish_reason.data,
+                                             s->finish_reason.len));
+        }
         b->queue->result(b->queue, r);
         json_decref(r);
     }
