@@ -69,6 +69,7 @@ rg_child_start(rg_tool_run_t *run, const char *name,
 
     child->depth = parent->depth + 1;
     child->parent_run = run;
+    child->parent = parent;
     run->child = child;
 
     rg_log_error(RG_LOG_INFO, &parent->log, 0, "delegating to agent \"%s\" "

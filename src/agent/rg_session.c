@@ -397,22 +397,64 @@ rg_session_build_prefix(rg_session_t *s)
 }
 
 
-rg_int_t
-rg_session_ask(rg_session_t *s)
+/* the session, s or one that delegated to it, whose max_tokens its
+ * tokens (its children's included) have reached; NULL: none */
+static rg_session_t *
+rg_session_spent(rg_session_t *s)
 {
-    char       rid[64], *prefix;
-    size_t     budget, estimate;
-    rg_msg_t  *m;
+    rg_session_t  *p;
 
-    if (s->max_tokens
-        && s->prompt_tokens + s->completion_tokens >= s->max_tokens)
-    {
+    for (p = s; p; p = p->parent) {
+        if (p->max_tokens
+            && p->prompt_tokens + p->completion_tokens >= p->max_tokens)
+        {
+            return p;
+        }
+    }
+
+    return NULL;
+}
+
+
+/* ends s at the budget of p (s or an ancestor); still: what it was
+ * about to do */
+static void
+rg_session_budget_end(rg_session_t *s, rg_session_t *p, const char *still)
+{
+    if (p == s) {
         rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "used %lld of its "
-                          "%lld tokens (max_tokens) after %lu rounds",
+                          "%lld tokens (max_tokens) after %lu rounds%s%s",
                           (long long) (s->prompt_tokens
                                        + s->completion_tokens),
                           (long long) s->max_tokens,
-                          (unsigned long) s->round);
+                          (unsigned long) s->round,
+                          s->child_tokens ? ", its child agents' included"
+                                          : "", still);
+        return;
+    }
+
+    rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "the task's budget is "
+                      "spent: agent \"%.*s\", which delegated to this one, "
+                      "used %lld of its %lld tokens (max_tokens), this "
+                      "agent's included, after %lu rounds here%s",
+                      (int) p->agent->name.len, p->agent->name.data,
+                      (long long) (p->prompt_tokens + p->completion_tokens),
+                      (long long) p->max_tokens, (unsigned long) s->round,
+                      still);
+}
+
+
+rg_int_t
+rg_session_ask(rg_session_t *s)
+{
+    char           rid[64], *prefix;
+    size_t         budget, estimate;
+    rg_msg_t      *m;
+    rg_session_t  *spent;
+
+    spent = rg_session_spent(s);
+    if (spent) {
+        rg_session_budget_end(s, spent, "");
         return RG_OK;
     }
 
@@ -718,7 +760,7 @@ rg_session_finish_unusual(rg_session_t *s, rg_llm_response_t *resp)
 static void
 rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
 {
-    rg_session_t  *s;
+    rg_session_t  *s, *p, *spent;
     rg_msg_t      *m;
 
     s = r->data;
@@ -727,6 +769,16 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     rg_agent_ctx(s->engine)->stats.model_calls++;
     s->prompt_tokens += resp->prompt_tokens;
     s->completion_tokens += resp->completion_tokens;
+
+    /* the task's: every session that delegated to this one counts them */
+    for (p = s->parent; p; p = p->parent) {
+        p->model_calls++;
+        p->child_model_calls++;
+        p->prompt_tokens += resp->prompt_tokens;
+        p->completion_tokens += resp->completion_tokens;
+        p->child_tokens += resp->prompt_tokens + resp->completion_tokens;
+    }
+
     rg_agent_ctx(s->engine)->stats.prompt_tokens += resp->prompt_tokens;
     rg_agent_ctx(s->engine)->stats.completion_tokens += resp->completion_tokens;
 
@@ -806,16 +858,9 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
         return;
     }
 
-    if (s->max_tokens
-        && s->prompt_tokens + s->completion_tokens >= s->max_tokens)
-    {
-        rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "used %lld of its "
-                          "%lld tokens (max_tokens) after %lu rounds; the "
-                          "model still asked for tools",
-                          (long long) (s->prompt_tokens
-                                       + s->completion_tokens),
-                          (long long) s->max_tokens,
-                          (unsigned long) s->round);
+    spent = rg_session_spent(s);
+    if (spent) {
+        rg_session_budget_end(s, spent, "; the model still asked for tools");
         return;
     }
 

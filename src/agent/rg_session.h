@@ -95,16 +95,21 @@ struct rg_session_s {
 
     rg_uint_t           depth;        /* 0, or how deep a child session */
     rg_tool_run_t      *parent_run;   /* the run_agent call of a child */
+    rg_session_t       *parent;       /* its session, which outlives it */
     rg_uint_t           round;        /* model answers so far */
     rg_uint_t           answers;      /* of them, those that came (a call
                                          that failed counts in round) */
+    /* model calls and tokens count those of the child sessions too:
+     * they are the task's, and its max_tokens bounds them all */
     rg_uint_t           model_calls;  /* including summaries */
+    rg_uint_t           child_model_calls;
     rg_uint_t           tool_calls;
     rg_uint_t           tool_errors;
     rg_uint_t           dedupe_hits;
     rg_uint_t           repeats;
     int64_t             prompt_tokens;
     int64_t             completion_tokens;
+    int64_t             child_tokens;   /* of them, the children's */
     rg_str_t            answer;
     rg_str_t            finish_reason;
     double              bytes_per_token;

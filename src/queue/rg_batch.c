@@ -88,13 +88,15 @@ rg_batch_session_done(rg_session_t *s)
     answer = s->answer.data ? json_stringn(s->answer.data, s->answer.len)
                             : json_null();
 
-    r = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:s?}",
+    /* tokens and model calls are the task's: its child agents' too */
+    r = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:s?}",
                   "id", s->task_id ? s->task_id : s->id,
                   "status", rg_session_state_name(s->state),
                   "answer", answer ? answer : json_null(),
                   "rounds", (json_int_t) s->round,
                   "tokens", (json_int_t) (s->prompt_tokens
                                           + s->completion_tokens),
+                  "model_calls", (json_int_t) s->model_calls,
                   "ms", (json_int_t) ms,
                   "error", s->state == RG_SESSION_DONE ? NULL : s->reason);
     if (r) {
