@@ -129,6 +129,7 @@ struct rg_session_s {
     void               *data;
 
     json_t             *transcript;   /* when recording */
+    const char         *transcript_file;  /* batch --transcripts: where */
     unsigned            handler_called:1;
     unsigned            deadline_set:1;
     unsigned            context_retried:1;

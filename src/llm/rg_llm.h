@@ -26,6 +26,10 @@ typedef struct rg_llm_req_s       rg_llm_req_t;
 
 typedef void (*rg_llm_handler_pt)(rg_llm_req_t *r, rg_llm_response_t *resp);
 
+/* the response headers that carry a provider's own request id */
+#define RG_LLM_PROVIDER_IDS  3
+extern const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS];
+
 /* a response recorded in a transcript, for `reagent replay` */
 typedef struct {
     long                status;       /* 0: the call failed in transport */
@@ -96,6 +100,10 @@ struct rg_llm_req_s {
     struct curl_slist   rid;          /* X-Request-ID, chained to shared */
     char                rid_header[96];
     char                errbuf[256];  /* CURL_ERROR_SIZE */
+
+    /* the provider's own id of the last response, from its x-request-id,
+     * request-id or cf-ray header ("" where absent) */
+    char                provider_id[RG_LLM_PROVIDER_IDS][96];
 
     size_t              estimate;     /* tokens, for tokens_per_minute */
     unsigned            budget_spent:1; /* gave up: retry_budget */

@@ -23,6 +23,10 @@
 /* sessions per lane, at most: the driver's per_cache may be lower */
 #define RG_LLM_LANE_SESSIONS   16
 
+const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS] = {
+    "x-request-id", "request-id", "cf-ray"
+};
+
 
 static void rg_llm_start(rg_llm_req_t *r);
 static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
@@ -699,6 +703,56 @@ rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms, time_t now)
 }
 
 
+/* a header with the provider's id of the response: its value, made
+ * printable and cut at 95 bytes, goes to r->provider_id */
+static rg_uint_t
+rg_llm_provider_id(rg_llm_req_t *r, const char *p, size_t len)
+{
+    char        *dst;
+    size_t       i, k, n;
+    const char  *name;
+
+    for (k = 0; k < RG_LLM_PROVIDER_IDS; k++) {
+        name = rg_llm_provider_id_headers[k];
+        n = strlen(name);
+
+        if (len > n && p[n] == ':' && rg_str_casecmp_prefix(p, len, name) == 0)
+        {
+            break;
+        }
+    }
+
+    if (k == RG_LLM_PROVIDER_IDS) {
+        return 0;
+    }
+
+    p += n + 1;
+    len -= n + 1;
+
+    while (len && (*p == ' ' || *p == '\t')) {
+        p++;
+        len--;
+    }
+
+    while (len && (p[len - 1] == '\r' || p[len - 1] == '\n'
+                   || p[len - 1] == ' '))
+    {
+        len--;
+    }
+
+    dst = r->provider_id[k];
+    len = rg_min(len, sizeof(r->provider_id[k]) - 1);
+
+    for (i = 0; i < len; i++) {
+        dst[i] = (p[i] > ' ' && p[i] < 0x7f) ? p[i] : '_';
+    }
+
+    dst[len] = '\0';
+
+    return 1;
+}
+
+
 static size_t
 rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
 {
@@ -723,6 +777,9 @@ rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
                && r->retry_after == 0)
     {
         r->retry_after = rg_llm_retry_after(p + 12, len - 12, 0, time(NULL));
+
+    } else if (rg_llm_provider_id(r, p, len)) {
+        /* kept for the transcript */
 
     } else if (rg_str_casecmp_prefix(p, len, "content-length:") == 0) {
         /* a body over the cap is refused before it is downloaded */
@@ -867,6 +924,7 @@ rg_llm_start(rg_llm_req_t *r)
     r->nomem = 0;
     r->connected = 0;
     r->idle_on = 0;
+    memset(r->provider_id, 0, sizeof(r->provider_id));
 
     if (up->conf->stream && !up->replay) {
         if (r->sse) {

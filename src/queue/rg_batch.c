@@ -16,7 +16,10 @@
 #include <rg_queue_jsonl.h>
 #include <rg_session.h>
 #include <rg_run.h>
+#include <rg_transcript.h>
 #include <rg_core_conf.h>
+#include <ctype.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <event2/event.h>
 #include <signal.h>
@@ -74,6 +77,88 @@ rg_batch_time(rg_batch_t *b, rg_msec_t ms)
 }
 
 
+/* transcripts ----------------------------------------------------------- */
+
+/* DIR/ID.json: the id as it is when it is a plain file name, else made
+ * one (other bytes become '_') and told apart by its input line */
+static char *
+rg_batch_transcript_file(rg_batch_t *b, rg_session_t *s, const char *id,
+    rg_uint_t line)
+{
+    char    *path;
+    size_t   i, len, dlen, size;
+    int      plain;
+
+    len = rg_min(strlen(id), 100);
+    dlen = strlen(b->opts->transcripts);
+    size = dlen + len + 40;
+
+    path = rg_palloc(s->pool, size);
+    if (path == NULL) {
+        return NULL;
+    }
+
+    memcpy(path, b->opts->transcripts, dlen);
+    path[dlen] = '/';
+
+    plain = len == strlen(id) && id[0] != '.';
+
+    for (i = 0; i < len; i++) {
+        if (isalnum((unsigned char) id[i]) || id[i] == '-' || id[i] == '_'
+            || id[i] == '.')
+        {
+            path[dlen + 1 + i] = id[i];
+        } else {
+            path[dlen + 1 + i] = '_';
+            plain = 0;
+        }
+    }
+
+    if (plain) {
+        snprintf(path + dlen + 1 + len, size - dlen - 1 - len, ".json");
+    } else {
+        snprintf(path + dlen + 1 + len, size - dlen - 1 - len,
+                 "-line%lu.json", (unsigned long) line);
+    }
+
+    return path;
+}
+
+
+/* A task ended: its transcript, its children's nested, goes to its file.
+ * A plain write to a regular file, as the results are written. */
+static void
+rg_batch_transcript_write(rg_batch_t *b, rg_session_t *s)
+{
+    int      fd;
+    char    *text;
+    size_t   len;
+    ssize_t  n;
+
+    text = rg_transcript_text(s);
+
+    fd = text ? open(s->transcript_file, O_WRONLY | O_CREAT | O_TRUNC
+                                         | O_CLOEXEC | O_NOFOLLOW, 0644)
+              : -1;
+
+    len = text ? strlen(text) : 0;
+    n = fd == -1 ? -1 : write(fd, text, len);
+
+    if (fd == -1 || n != (ssize_t) len) {
+        b->transcript_errors++;
+        rg_log_error(RG_LOG_ERR, b->engine->log, text ? errno : 0,
+                     "cannot write the transcript \"%s\"%s",
+                     s->transcript_file, text ? "" : " (out of memory)");
+    }
+
+    if (fd != -1) {
+        close(fd);
+    }
+
+    free(text);
+}
+
+
 static void
 rg_batch_session_done(rg_session_t *s)
 {
@@ -110,6 +195,10 @@ rg_batch_session_done(rg_session_t *s)
         }
         b->queue->result(b->queue, r);
         json_decref(r);
+    }
+
+    if (s->transcript_file) {
+        rg_batch_transcript_write(b, s);
     }
 
     b->by_state[s->state]++;
@@ -226,6 +315,17 @@ rg_batch_task(void *data, rg_task_t *t)
     }
     if (t->deadline != RG_CONF_UNSET_MSEC) {
         s->deadline = t->deadline;
+    }
+
+    if (b->opts->transcripts) {
+        s->transcript_file = rg_batch_transcript_file(b, s, t->id, t->line);
+
+        if (s->transcript_file == NULL || rg_transcript_start(s) != RG_OK) {
+            s->transcript_file = NULL;
+            b->transcript_errors++;
+            rg_log_error(RG_LOG_ERR, b->engine->log, 0, "task %s: out of "
+                         "memory: its transcript is not written", t->id);
+        }
     }
 
     b->live[b->nlive++] = s;
@@ -416,6 +516,15 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
         return 1;
     }
 
+    if (opts->transcripts
+        && mkdir(opts->transcripts, 0755) == -1 && errno != EEXIST)
+    {
+        fprintf(stderr, "reagent: cannot create the transcripts folder "
+                "\"%s\": %s\n", opts->transcripts, strerror(errno));
+        b.queue->close(b.queue);
+        return 1;
+    }
+
     b.ids = json_object();
     b.live = calloc(opts->concurrency, sizeof(rg_session_t *));
     b.sigint_ev = evsignal_new(e->base, SIGINT, rg_batch_signal_handler, &b);
@@ -464,7 +573,14 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
     }
 
     rc = (b.tasks == b.by_state[RG_SESSION_DONE]
-          && b.queue->stats.write_errors == 0) ? 0 : 2;
+          && b.queue->stats.write_errors == 0
+          && b.transcript_errors == 0) ? 0 : 2;
+
+    if (opts->transcripts && !opts->quiet) {
+        fprintf(stderr, "  transcripts in %s/%s\n", opts->transcripts,
+                b.transcript_errors ? " (some could not be written: see the "
+                                      "log)" : "");
+    }
 
     if (b.stopping && !b.failed) {
         rc = 130;

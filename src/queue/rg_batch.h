@@ -22,6 +22,7 @@ typedef struct {
     rg_int_t            concurrency;
     rg_int_t            progress;     /* -1: when stderr is a terminal */
     rg_uint_t           quiet;
+    const char         *transcripts;  /* a folder: one per task, or NULL */
 } rg_batch_opts_t;
 
 
@@ -54,6 +55,8 @@ typedef struct {
 
     rg_session_t      **live;         /* for cancellation */
     rg_uint_t           nlive;
+
+    rg_uint_t           transcript_errors;
 
     rg_msec_t           started;
     uint64_t            cpu_started;

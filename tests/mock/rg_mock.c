@@ -107,6 +107,7 @@ typedef struct {
     int                       stream_no_done;
     int                       stream_interleave;
     int                       quiet;
+    const char               *request_id;       /* header name, or NULL */
 } rg_mock_conf_t;
 
 typedef struct {
@@ -2844,6 +2845,15 @@ rg_mock_chat(struct evhttp_request *req)
     evhttp_add_header(evhttp_request_get_output_headers(req),
                       "Content-Type", "application/json");
 
+    /* the provider's own id of the response */
+    if (rg_mock.conf.request_id != NULL) {
+        char  rid[48];
+
+        snprintf(rid, sizeof(rid), "req-mock-%" PRIu64, r.number);
+        evhttp_add_header(evhttp_request_get_output_headers(req),
+                          rg_mock.conf.request_id, rid);
+    }
+
     if (rg_mock_validate(root, &err) != RG_OK) {
         r.status = 400;
         r.kind = RG_MOCK_REJECTED;
@@ -3103,6 +3113,11 @@ rg_mock_usage(FILE *f)
         "  --stream-no-done      do not end streams with data: [DONE]\n"
         "  --quiet               log nothing but errors and the listen"
         " line\n"
+        "  --request-id NAME     send header NAME: req-mock-<arrival"
+        " number> with every\n"
+        "                        chat reply, as providers send x-request-id,"
+        " request-id\n"
+        "                        or cf-ray\n"
         "  --help\n");
 }
 
@@ -3159,6 +3174,7 @@ rg_mock_options(int argc, char **argv)
         { "stream-comments", no_argument,      NULL, 'm' },
         { "stream-no-done", no_argument,       NULL, 'D' },
         { "quiet",          no_argument,       NULL, 'q' },
+        { "request-id",     required_argument, NULL, 'R' },
         { "help",           no_argument,       NULL, '?' + 256 },
         { NULL, 0, NULL, 0 }
     };
@@ -3272,6 +3288,14 @@ rg_mock_options(int argc, char **argv)
             break;
         case 'q':
             conf->quiet = 1;
+            break;
+        case 'R':
+            if (optarg[0] == '\0' || strpbrk(optarg, "\r\n: ") != NULL) {
+                fprintf(stderr, "rg_mock: invalid --request-id header name "
+                        "\"%s\"\n", optarg);
+                return RG_ERROR;
+            }
+            conf->request_id = optarg;
             break;
         case '?' + 256:
             rg_mock_usage(stdout);
