@@ -3,13 +3,15 @@
  * another agent on the same engine, one level deeper (up to
  * max_agent_depth), and hands its answer, or the reason it ended, back
  * to the call that asked. A child is recorded (its transcript nested in
- * its parent's) as its parent is; its tokens count toward its parent's (rg_session.c). */
+ * its parent's) and replayed (from its own part of the recording) as its
+ * parent is; its tokens count toward its parent's (rg_session.c). */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_child.h>
 #include <rg_transcript.h>
+#include <rg_replay.h>
 #include <rg_agent_conf.h>
 
 
@@ -79,10 +81,14 @@ rg_child_start(rg_tool_run_t *run, const char *name,
     child->parent = parent;
     run->child = child;
 
-    /* recorded as its parent is */
+    /* recorded and replayed as its parent is */
     if (parent->transcript && rg_transcript_start(child) != RG_OK) {
         rg_log_error(RG_LOG_WARN, &parent->log, 0, "out of memory: the "
                      "child session is not recorded");
+    }
+
+    if (parent->replay) {
+        rg_replay_child(parent, child, run->call.id);
     }
 
     rg_log_error(RG_LOG_INFO, &parent->log, 0, "delegating to agent \"%s\" "

@@ -10,6 +10,7 @@
 #include <rg_engine.h>
 #include <rg_session.h>
 #include <rg_transcript.h>
+#include <rg_replay.h>
 #include <rg_run.h>
 #include <rg_tools.h>
 #include <rg_secret.h>
@@ -217,6 +218,14 @@ int
 rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
     const char *task)
 {
+    return rg_run_task_replay(e, agent_name, transcript, task, NULL);
+}
+
+
+int
+rg_run_task_replay(rg_engine_t *e, const char *agent_name,
+    const char *transcript, const char *task, rg_replay_t *replay)
+{
     int               rc, fd;
     char             *text;
     size_t            len;
@@ -266,7 +275,15 @@ rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
         rg_transcript_start(s);
     }
 
-    if (rg_session_start(s) == RG_OK || !rg_session_final(s)) {
+    if (replay) {
+        rg_replay_attach(s, replay);
+    }
+
+    /* a session that ended within its start (a replay that diverged at
+     * once) broke a loop that was not running yet */
+    rg_session_start(s);
+
+    if (!rg_session_final(s)) {
         event_base_dispatch(e->base);
     }
 

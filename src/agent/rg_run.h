@@ -68,5 +68,8 @@ rg_session_t *rg_run_session(rg_engine_t *e, rg_agent_conf_t *agent,
 /* one task on agent_name, to its end; the exit code */
 int rg_run_task(rg_engine_t *e, const char *agent_name,
     const char *transcript, const char *task);
+/* the same, replaying a recording (rg_replay.h) */
+int rg_run_task_replay(rg_engine_t *e, const char *agent_name,
+    const char *transcript, const char *task, rg_replay_t *replay);
 
 #endif /* RG_RUN_H */

@@ -16,6 +16,7 @@
 #include <rg_turn.h>
 #include <rg_transcript.h>
 #include <rg_session_context.h>
+#include <rg_replay.h>
 #include <rg_module.h>
 #include <rg_store_conf.h>
 #include <rg_llm_request.h>
@@ -518,6 +519,18 @@ send:
     s->call_started = rg_monotonic_msec();
     s->req.max_calls = (rg_uint_t) s->agent->max_tool_calls;
     s->req.keep_body = s->transcript != NULL;
+
+    /* replayed: the request is checked, the recorded answer given */
+    if (s->replay) {
+        switch (rg_replay_ask(s)) {
+        case RG_OK:
+            break;
+        case RG_DECLINED:
+            return RG_OK;          /* s ended, and may be gone */
+        default:
+            return RG_ERROR;
+        }
+    }
 
     return rg_llm_send(&s->req, s->body.data, s->body.len, rid, s->pool,
                        prefix);

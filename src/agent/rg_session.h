@@ -18,6 +18,7 @@
 #include <rg_store.h>
 
 typedef struct rg_session_s  rg_session_t;
+typedef struct rg_replay_s   rg_replay_t;        /* rg_replay.h */
 
 typedef void (*rg_session_handler_pt)(rg_session_t *s);
 
@@ -129,6 +130,7 @@ struct rg_session_s {
     void               *data;
 
     json_t             *transcript;   /* when recording */
+    rg_replay_t        *replay;       /* when replaying: its recording */
     const char         *transcript_file;  /* batch --transcripts: where */
     unsigned            handler_called:1;
     unsigned            deadline_set:1;

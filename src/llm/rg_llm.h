@@ -101,6 +101,10 @@ struct rg_llm_req_s {
     char                rid_header[96];
     char                errbuf[256];  /* CURL_ERROR_SIZE */
 
+    /* the answer to this call, recorded (reagent replay): it is given
+     * instead of asking the network; set by the caller before each send */
+    rg_llm_recorded_t  *recorded;
+
     /* the provider's own id of the last response, from its x-request-id,
      * request-id or cf-ray header ("" where absent) */
     char                provider_id[RG_LLM_PROVIDER_IDS][96];
@@ -153,10 +157,6 @@ struct rg_llm_upstream_s {
     struct event        rate_timer;
     unsigned            rate_timer_set:1;
 
-    rg_llm_recorded_t  *replay;       /* answers come from here */
-    rg_uint_t           nreplay;
-    rg_uint_t           replayed;
-
     rg_llm_stats_t      stats;
 };
 
@@ -193,9 +193,6 @@ rg_int_t rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     const char *request_id, rg_pool_t *pool, const char *id_prefix);
 void rg_llm_cancel(rg_llm_req_t *r);
 void rg_llm_req_free(rg_llm_req_t *r);
-/* answer every request from recorded responses instead of the network */
-void rg_llm_upstream_replay(rg_llm_upstream_t *up, rg_llm_recorded_t *recs,
-    rg_uint_t n);
 
 /* The budget of response bytes for the engine (0: the default,
  * RG_LLM_MEMORY_DEFAULT); peak and stopped start again. When a byte would

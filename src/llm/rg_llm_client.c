@@ -23,6 +23,7 @@
 /* sessions per lane, at most: the driver's per_cache may be lower */
 #define RG_LLM_LANE_SESSIONS   16
 
+
 const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS] = {
     "x-request-id", "request-id", "cf-ray"
 };
@@ -926,7 +927,7 @@ rg_llm_start(rg_llm_req_t *r)
     r->idle_on = 0;
     memset(r->provider_id, 0, sizeof(r->provider_id));
 
-    if (up->conf->stream && !up->replay) {
+    if (up->conf->stream && !r->recorded) {
         if (r->sse) {
             rg_llm_sse_destroy(r->sse);
         }
@@ -940,7 +941,7 @@ rg_llm_start(rg_llm_req_t *r)
     r->errbuf[0] = '\0';
     r->attempt_started = rg_monotonic_msec();
 
-    if (up->replay) {
+    if (r->recorded) {
         /* answered from the loop, like a real response */
         evtimer_assign(&r->backoff, up->base, rg_llm_replay_handler, r);
         event_active(&r->backoff, EV_TIMEOUT, 1);
@@ -1193,36 +1194,15 @@ rg_llm_retryable(rg_llm_status_e s)
 }
 
 
-void
-rg_llm_upstream_replay(rg_llm_upstream_t *up, rg_llm_recorded_t *recs,
-    rg_uint_t n)
-{
-    up->replay = recs;
-    up->nreplay = n;
-    up->replayed = 0;
-}
-
-
 static void
 rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg)
 {
     rg_llm_req_t       *r;
-    rg_llm_upstream_t  *up;
     rg_llm_recorded_t  *rec;
 
     r = arg;
     r->waiting = 0;
-    up = r->up;
-
-    if (up->replayed == up->nreplay) {
-        snprintf(r->errbuf, sizeof(r->errbuf), "the transcript has no more "
-                 "recorded responses: the replayed run went further than "
-                 "the recorded one");
-        rg_llm_complete(r, CURLE_COULDNT_CONNECT, 0);
-        return;
-    }
-
-    rec = &up->replay[up->replayed++];
+    rec = r->recorded;
 
     if (rec->status == 0) {
         snprintf(r->errbuf, sizeof(r->errbuf), "%.*s",
@@ -1335,7 +1315,7 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
                      (double) up->conf->retry_budget / 1000);
     }
 
-    if (rg_llm_retryable(resp.status) && !r->budget_spent && !up->replay
+    if (rg_llm_retryable(resp.status) && !r->budget_spent && !r->recorded
         && r->attempt < (rg_uint_t) up->conf->max_retries)
     {
         r->attempt++;
@@ -1393,7 +1373,7 @@ rg_llm_cancel(rg_llm_req_t *r)
         event_del(&r->backoff);
         r->waiting = 0;
 
-        if (r->up->replay) {
+        if (r->recorded) {
             r->up->stats.active--;       /* a replayed answer was due */
         }
     }

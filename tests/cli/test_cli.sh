@@ -309,8 +309,8 @@ sed "s/:$mock_port\//:1\//" "$tmp/good.conf" > "$tmp/dead.conf"
 "$R" -c "$tmp/dead.conf" replay "$tmp/t.json" > "$tmp/out" 2> "$tmp/err"
 rg_rc "replay of the transcript" $? 0
 rg_same "replay: the same answer" "$tmp/out" "Final answer after 1 rounds: 14"
-rg_has "replay: every recorded answer used" "$tmp/err" \
-    "replay: 2 of 2 recorded answers used"
+rg_has "replay: every recorded answer used, as recorded" "$tmp/err" \
+    "replay: the run matched the recording (2 model calls)"
 rg_lacks "replay: the key is not in the output" "$tmp/err" "SECRET"
 
 echo '{"id":"t1","input":"one"}' > "$tmp/task.json"
