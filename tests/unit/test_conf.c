@@ -1766,15 +1766,20 @@ rg_test_cycle_not_allowed_here(void **state)
 
     static const rg_test_case_t  cases[] = {
         { "model m;\n",
-          "\"model\" directive is not allowed here in test.conf:1" },
+          "\"model\" directive is not allowed here; it belongs inside "
+          "llm NAME { } in test.conf:1" },
         { RG_TEST_LLM "agent x {\n    base_url http://h;\n}\n",
-          "\"base_url\" directive is not allowed here in test.conf:3" },
+          "\"base_url\" directive is not allowed here; it belongs inside "
+          "llm NAME { } in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    concurrency 2;\n}\n",
-          "\"concurrency\" directive is not allowed here in test.conf:3" },
+          "\"concurrency\" directive is not allowed here; it belongs at the "
+          "top level in test.conf:3" },
         { "llm a {\n    max_rounds 2;\n}\n",
-          "\"max_rounds\" directive is not allowed here in test.conf:2" },
+          "\"max_rounds\" directive is not allowed here; it belongs inside "
+          "agent NAME { } in test.conf:2" },
         { "llm a {\n    agent x { }\n}\n",
-          "\"agent\" directive is not allowed here in test.conf:2" },
+          "\"agent\" directive is not allowed here; it belongs at the top "
+          "level in test.conf:2" },
     };
 
     failed = 0;
