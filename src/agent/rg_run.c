@@ -235,7 +235,7 @@ rg_run_report(rg_session_t *s)
         free(text);
     }
 
-    if (s->answers == 0 && s->round == 0) {
+    if (s->answers == 0 && !s->resumed) {
         fprintf(stderr, "status: %s%s%s (before any answer from the model, "
                 "%llu ms)\n", rg_session_state_name(s->state),
                 s->reason ? ": " : "", s->reason ? s->reason : "",
