@@ -160,6 +160,8 @@ static const rg_cli_t  *rg_agent_cli[] = {
 rg_part_t  rg_agent_part = {
     .name = "agent",
     .commands = rg_agent_commands,
+    .conf_ctx = RG_AGENT_CONF,
+    .conf_block = "agent NAME { }",
     .create_conf = rg_agent_create_conf,
     .init_conf = rg_agent_init_conf,
     .init_worker = rg_agent_init_worker,
@@ -704,9 +706,10 @@ rg_agent_tools_build(rg_cycle_t *cycle, rg_pool_t *pool,
         names = ts->approve->elts;
 
         for (i = 0; i < ts->approve->nelts; i++) {
-            if (rg_toolset_find(ts, names[i].data, names[i].len) < 0
-                && !rg_agent_provided_match(agent, names[i].data,
-                                            names[i].len))
+            k = rg_toolset_find(ts, names[i].data, names[i].len);
+
+            if (k < 0 && !rg_agent_provided_match(agent, names[i].data,
+                                                  names[i].len))
             {
                 rg_cycle_error(cycle, agent->file, agent->line,
                                "agent \"%.*s\": \"approve\" names \"%.*s\", "
@@ -714,6 +717,18 @@ rg_agent_tools_build(rg_cycle_t *cycle, rg_pool_t *pool,
                                (int) agent->name.len, agent->name.data,
                                (int) names[i].len, names[i].data);
                 return RG_ERROR;
+            }
+
+            /* harmless, but the author meant something by it */
+            if (k >= 0 && !(ts->tools[k]->tool->flags & RG_TOOL_DANGEROUS)) {
+                rg_log_error(RG_LOG_WARN, cycle->log, 0, "agent \"%.*s\": "
+                             "\"approve %.*s\" changes nothing: %.*s is not "
+                             "dangerous, and only dangerous tools wait for "
+                             "approval in %s:%lu", (int) agent->name.len,
+                             agent->name.data, (int) names[i].len,
+                             names[i].data, (int) names[i].len,
+                             names[i].data, agent->file,
+                             (unsigned long) agent->line);
             }
         }
     }

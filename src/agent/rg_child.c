@@ -2,12 +2,16 @@
  * runner the agent part gives the tools part, which starts a session of
  * another agent on the same engine, one level deeper (up to
  * max_agent_depth), and hands its answer, or the reason it ended, back
- * to the call that asked. */
+ * to the call that asked. A child is recorded (its transcript nested in
+ * its parent's) and replayed (from its own part of the recording) as its
+ * parent is; its tokens count toward its parent's (rg_session.c). */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_child.h>
+#include <rg_transcript.h>
+#include <rg_replay.h>
 #include <rg_agent_conf.h>
 #include <rg_durable.h>
 #include <rg_digest.h>
@@ -22,6 +26,11 @@ rg_child_done(rg_session_t *child)
     size_t          len;
 
     run = child->data;
+
+    /* nested in the parent's transcript, before the parent goes on */
+    if (run->turn) {
+        rg_transcript_child(run->turn->data, child, run->call.id);
+    }
 
     if (child->state == RG_SESSION_DONE && child->answer.data) {
         text = child->answer.data;
@@ -97,7 +106,18 @@ rg_child_start(rg_tool_run_t *run, const char *name,
     child->depth = parent->depth + 1;
     child->tenant = parent->tenant;    /* its tokens are the tenant's */
     child->parent_run = run;
+    child->parent = parent;
     run->child = child;
+
+    /* recorded and replayed as its parent is */
+    if (parent->transcript && rg_transcript_start(child) != RG_OK) {
+        rg_log_error(RG_LOG_WARN, &parent->log, 0, "out of memory: the "
+                     "child session is not recorded");
+    }
+
+    if (parent->replay) {
+        rg_replay_child(parent, child, run->call.id);
+    }
 
     rg_log_error(RG_LOG_INFO, &parent->log, 0, "delegating to agent \"%s\" "
                  "as session \"%s\"", name, child->id);

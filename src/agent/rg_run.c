@@ -10,9 +10,11 @@
 #include <rg_engine.h>
 #include <rg_session.h>
 #include <rg_transcript.h>
+#include <rg_replay.h>
 #include <rg_run.h>
 #include <rg_tools.h>
 #include <rg_secret.h>
+#include <rg_core_conf.h>
 #include <signal.h>
 #include <event2/event.h>
 
@@ -24,9 +26,11 @@ static int rg_run_main(rg_cycle_t *cycle, void *opts, const char *arg);
 const rg_cli_t  rg_run_cli = {
     "run",
     "  run [-a AGENT] [--transcript FILE] [--approve-all|--deny-dangerous]\n"
-    "      \"task\"\n"
+    "      [--mock] \"task\"\n"
     "      run one task: the answer goes to stdout, the status to stderr;\n"
-    "      the exit code is 0 when the status is done\n",
+    "      the exit code is 0 when the status is done; --mock starts the\n"
+    "      bundled mock model for the run and sends every llm's requests\n"
+    "      to it (canned answers, no key needed)\n",
     "a task: reagent run \"what is 2+2?\"",
     sizeof(rg_run_opts_t),
     rg_run_option_run,
@@ -43,18 +47,20 @@ const char  rg_run_help[] =
 
 int
 rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
-    rg_uint_t transcript)
+    rg_uint_t which)
 {
     const char  *a;
 
     a = argv[i];
 
-    if (strcmp(a, "-a") == 0 && i + 1 < argc) {
+    if ((which & RG_RUN_OPT_AGENT) && strcmp(a, "-a") == 0 && i + 1 < argc) {
         o->agent = argv[i + 1];
         return 2;
     }
 
-    if (transcript && strcmp(a, "--transcript") == 0 && i + 1 < argc) {
+    if ((which & RG_RUN_OPT_TRANSCRIPT) && strcmp(a, "--transcript") == 0
+        && i + 1 < argc)
+    {
         o->transcript = argv[i + 1];
         return 2;
     }
@@ -71,6 +77,11 @@ rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
         return 1;
     }
 
+    if ((which & RG_RUN_OPT_MOCK) && strcmp(a, "--mock") == 0) {
+        o->mock = 1;
+        return 1;
+    }
+
     return 0;
 }
 
@@ -78,7 +89,8 @@ rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
 static int
 rg_run_option_run(void *opts, int argc, char **argv, int i)
 {
-    return rg_run_option(opts, argc, argv, i, 1);
+    return rg_run_option(opts, argc, argv, i, RG_RUN_OPT_AGENT
+                         | RG_RUN_OPT_TRANSCRIPT | RG_RUN_OPT_MOCK);
 }
 
 
@@ -87,6 +99,14 @@ rg_run_engine(rg_cycle_t *cycle, rg_run_opts_t *o, const char *arg)
 {
     rg_engine_t    *e;
     rg_approval_e   approval;
+
+    /* until `serve` runs workers, a number of them is of no use here */
+    if (rg_core_conf(cycle)->worker_processes > 1) {
+        rg_log_error(RG_LOG_WARN, cycle->log, 0, "\"worker_processes %ld\" "
+                     "is not used: run, batch and replay work in one process "
+                     "(worker_processes is for reagent serve)",
+                     (long) rg_core_conf(cycle)->worker_processes);
+    }
 
     e = rg_engine_create(cycle, cycle->log);
     if (e == NULL) {
@@ -108,7 +128,60 @@ rg_run_engine(rg_cycle_t *cycle, rg_run_opts_t *o, const char *arg)
 
     rg_tools_set_approval(rg_tools_ctx(e), approval);
 
+    o->mock_model.pid = -1;
+
+    if (o->mock && rg_run_mock_start(e, &o->mock_model) != RG_OK) {
+        rg_engine_destroy(e);
+        return NULL;
+    }
+
     return e;
+}
+
+
+void
+rg_run_engine_destroy(rg_engine_t *e, rg_run_opts_t *o)
+{
+    rg_engine_destroy(e);
+    rg_run_mock_stop(&o->mock_model);
+}
+
+
+rg_session_t *
+rg_run_session(rg_engine_t *e, rg_agent_conf_t *agent, const char *task_id,
+    const char *text, size_t len, json_t *messages,
+    rg_session_handler_pt handler, void *data)
+{
+    size_t         i;
+    json_t        *m, *content;
+    const char    *role;
+    rg_session_t  *s;
+
+    s = rg_session_create(e, agent, task_id, messages ? NULL : text, len,
+                          handler, data);
+
+    if (s == NULL || messages == NULL) {
+        return s;
+    }
+
+    json_array_foreach(messages, i, m) {
+        role = json_string_value(json_object_get(m, "role"));
+        content = json_object_get(m, "content");
+
+        if (role == NULL || !json_is_string(content)
+            || rg_session_append_text(s, role[0] == 'u' ? 'u'
+                                         : role[0] == 'a' ? 'a' : 's',
+                                      NULL, json_string_value(content),
+                                      json_string_length(content))
+               != RG_OK)
+        {
+            s->handler = NULL;
+            rg_session_destroy(s);
+            return NULL;
+        }
+    }
+
+    return s;
 }
 
 
@@ -162,6 +235,14 @@ rg_run_report(rg_session_t *s)
         free(text);
     }
 
+    if (s->answers == 0 && !s->resumed) {
+        fprintf(stderr, "status: %s%s%s (before any answer from the model, "
+                "%llu ms)\n", rg_session_state_name(s->state),
+                s->reason ? ": " : "", s->reason ? s->reason : "",
+                (unsigned long long) (s->elapsed + s->ended - s->started));
+        return;
+    }
+
     fprintf(stderr, "status: %s%s%s (rounds %lu, tool calls %lu, "
             "tokens %lld, %llu ms)\n", rg_session_state_name(s->state),
             s->reason ? ": " : "", s->reason ? s->reason : "",
@@ -174,6 +255,14 @@ rg_run_report(rg_session_t *s)
 int
 rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
     const char *task)
+{
+    return rg_run_task_replay(e, agent_name, transcript, task, NULL);
+}
+
+
+int
+rg_run_task_replay(rg_engine_t *e, const char *agent_name,
+    const char *transcript, const char *task, rg_replay_t *replay)
 {
     int               rc, fd;
     char             *text;
@@ -229,10 +318,14 @@ rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
         rg_transcript_start(s);
     }
 
+    if (replay) {
+        rg_replay_attach(s, replay);
+    }
+
     rg_session_start(s);
 
     /* the end is heard once its status is stored, when the store keeps
-     * sessions */
+     * sessions (and at once for one that ended within its start) */
     while (!ctx.done && event_base_dispatch(e->base) == 0) {
         /* a loopbreak of another kind: go on */
     }
@@ -283,7 +376,7 @@ rg_run_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     rc = rg_run_task(e, o->agent, o->transcript, arg);
 
-    rg_engine_destroy(e);
+    rg_run_engine_destroy(e, o);
 
     return rc;
 }

@@ -20,6 +20,7 @@
 #include <rg_lease.h>
 #include <rg_transcript.h>
 #include <rg_session_context.h>
+#include <rg_replay.h>
 #include <rg_module.h>
 #include <rg_store_conf.h>
 #include <rg_llm_request.h>
@@ -31,7 +32,21 @@
 static const char  *rg_session_states[] = {
     "queued", "model_wait", "tools_running", "awaiting_approval", "done",
     "failed", "max_rounds", "budget_exceeded", "deadline_exceeded",
-    "loop_detected", "cancelled"
+    "loop_detected", "cancelled", "filtered"
+};
+
+
+/* finish reasons of an answer that ended as it should */
+static const char  *rg_session_finish_ok[] = {
+    "stop", "tool_calls", "function_call", "eos", "end_turn",
+    "stop_sequence"
+};
+
+
+/* finish reasons of an answer a content or safety filter stopped */
+static const char  *rg_session_finish_filtered[] = {
+    "content_filter", "safety", "recitation", "prohibited_content",
+    "blocklist", "spii", "image_safety"
 };
 
 
@@ -85,8 +100,9 @@ rg_session_append_text(rg_session_t *s, uint8_t role, const char *tool_id,
     if (role == 't') {
         rc = rg_llm_tool_result(&b, tool_id, text, len);
     } else {
-        rc = rg_llm_message(&b, role == 'u' ? RG_LLM_USER : RG_LLM_SYSTEM,
-                            text, len);
+        rc = rg_llm_message(&b, role == 'u' ? RG_LLM_USER
+                                : role == 'a' ? RG_LLM_ASSISTANT
+                                : RG_LLM_SYSTEM, text, len);
     }
 
     rg_json_arena_end();
@@ -143,12 +159,22 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
     /* the body is not needed any more; give its memory back now */
     rg_buf_free(&s->body);
 
-    rg_log_error(state == RG_SESSION_DONE ? RG_LOG_INFO : RG_LOG_NOTICE,
-                 &s->log, 0, "session %s after %lu rounds, %lu tool calls, "
-                 "%llums%s%s", rg_session_state_name(state),
-                 (unsigned long) s->round, (unsigned long) s->tool_calls,
-                 (unsigned long long) (s->ended - s->started),
-                 s->reason ? ": " : "", s->reason ? s->reason : "");
+    if (s->answers == 0) {
+        rg_log_error(state == RG_SESSION_DONE ? RG_LOG_INFO : RG_LOG_NOTICE,
+                     &s->log, 0, "session %s before any answer from the "
+                     "model, %llums%s%s", rg_session_state_name(state),
+                     (unsigned long long) (s->ended - s->started),
+                     s->reason ? ": " : "", s->reason ? s->reason : "");
+    } else {
+        rg_log_error(state == RG_SESSION_DONE ? RG_LOG_INFO : RG_LOG_NOTICE,
+                     &s->log, 0, "session %s after %lu round%s, %lu tool "
+                     "call%s, %llums%s%s", rg_session_state_name(state),
+                     (unsigned long) s->round, s->round == 1 ? "" : "s",
+                     (unsigned long) s->tool_calls,
+                     s->tool_calls == 1 ? "" : "s",
+                     (unsigned long long) (s->ended - s->started),
+                     s->reason ? ": " : "", s->reason ? s->reason : "");
+    }
 
     /* the final status goes to the store first; the owner hears of the
      * end once it is there */
@@ -287,7 +313,8 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
         return NULL;
     }
 
-    if (rg_session_append_text(s, 'u', NULL, input, len) != RG_OK) {
+    /* no input: the caller appends a conversation */
+    if (input && rg_session_append_text(s, 'u', NULL, input, len) != RG_OK) {
         rg_session_destroy(s);
         return NULL;
     }
@@ -494,22 +521,64 @@ rg_session_build_prefix(rg_session_t *s)
 }
 
 
-rg_int_t
-rg_session_ask(rg_session_t *s)
+/* the session, s or one that delegated to it, whose max_tokens its
+ * tokens (its children's included) have reached; NULL: none */
+static rg_session_t *
+rg_session_spent(rg_session_t *s)
 {
-    char       rid[64], *prefix;
-    size_t     budget, estimate;
-    rg_msg_t  *m;
+    rg_session_t  *p;
 
-    if (s->max_tokens
-        && s->prompt_tokens + s->completion_tokens >= s->max_tokens)
-    {
+    for (p = s; p; p = p->parent) {
+        if (p->max_tokens
+            && p->prompt_tokens + p->completion_tokens >= p->max_tokens)
+        {
+            return p;
+        }
+    }
+
+    return NULL;
+}
+
+
+/* ends s at the budget of p (s or an ancestor); still: what it was
+ * about to do */
+static void
+rg_session_budget_end(rg_session_t *s, rg_session_t *p, const char *still)
+{
+    if (p == s) {
         rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "used %lld of its "
-                          "%lld tokens (max_tokens) after %lu rounds",
+                          "%lld tokens (max_tokens) after %lu rounds%s%s",
                           (long long) (s->prompt_tokens
                                        + s->completion_tokens),
                           (long long) s->max_tokens,
-                          (unsigned long) s->round);
+                          (unsigned long) s->round,
+                          s->child_tokens ? ", its child agents' included"
+                                          : "", still);
+        return;
+    }
+
+    rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "the task's budget is "
+                      "spent: agent \"%.*s\", which delegated to this one, "
+                      "used %lld of its %lld tokens (max_tokens), this "
+                      "agent's included, after %lu rounds here%s",
+                      (int) p->agent->name.len, p->agent->name.data,
+                      (long long) (p->prompt_tokens + p->completion_tokens),
+                      (long long) p->max_tokens, (unsigned long) s->round,
+                      still);
+}
+
+
+rg_int_t
+rg_session_ask(rg_session_t *s)
+{
+    char           rid[64], *prefix;
+    size_t         budget, estimate;
+    rg_msg_t      *m;
+    rg_session_t  *spent;
+
+    spent = rg_session_spent(s);
+    if (spent) {
+        rg_session_budget_end(s, spent, "");
         return RG_OK;
     }
 
@@ -584,6 +653,18 @@ send:
     s->req.max_calls = (rg_uint_t) s->agent->max_tool_calls;
     s->req.keep_body = s->transcript != NULL;
 
+    /* replayed: the request is checked, the recorded answer given */
+    if (s->replay) {
+        switch (rg_replay_ask(s)) {
+        case RG_OK:
+            break;
+        case RG_DECLINED:
+            return RG_OK;          /* s ended, and may be gone */
+        default:
+            return RG_ERROR;
+        }
+    }
+
     return rg_llm_send(&s->req, s->body.data, s->body.len, rid, s->pool,
                        prefix);
 }
@@ -632,11 +713,66 @@ rg_session_use_fallback(rg_session_t *s)
 }
 
 
+/* A 429 for a request larger than the provider's tokens-per-minute
+ * limit: the same body can never pass, so it is not sent again. With
+ * context management on (context_limit) it is compacted once first,
+ * when that brings the estimate under the limit. */
+static void
+rg_session_over_rate(rg_session_t *s, rg_llm_response_t *resp,
+    const char *st)
+{
+    size_t  target, before;
+
+    if (s->agent->context_limit && resp->rate_limit > 0
+        && !s->context_retried)
+    {
+        s->context_retried = 1;
+        before = s->msgs.bytes;
+        target = (size_t) ((double) resp->rate_limit * 0.9
+                           * s->bytes_per_token);
+        target = target > s->prefix_len ? target - s->prefix_len : 0;
+
+        if (target > 0 && target < before) {
+            rg_session_context_compact(s, target);
+        }
+
+        if (target > 0 && s->msgs.bytes <= target && s->msgs.bytes < before
+            && !s->summarizing)
+        {
+            rg_log_error(RG_LOG_NOTICE, &s->log, 0, "the request is over "
+                         "the provider's tokens-per-minute limit of %lld: "
+                         "compacted from %lu to %lu bytes, retrying once",
+                         (long long) resp->rate_limit,
+                         (unsigned long) before,
+                         (unsigned long) s->msgs.bytes);
+            s->round--;
+            if (rg_session_ask(s) != RG_OK) {
+                rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+            }
+            return;
+        }
+    }
+
+    rg_session_finish(s, RG_SESSION_FAILED, "the request is larger than "
+                      "the provider's tokens-per-minute limit, so it cannot "
+                      "pass however long it waits; not retried%s (%s%s): "
+                      "%.*s",
+                      s->agent->context_limit
+                      ? " (compacting could not bring it under)"
+                      : " (context_limit lets reagent compact it first)",
+                      rg_llm_status_name(resp->status), st,
+                      (int) rg_min(resp->error.len, 600),
+                      resp->error.data ? resp->error.data : "");
+}
+
+
 static void
 rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
 {
-    char  st[32];
+    char       st[32];
+    rg_uint_t  again;
 
+    again = s->context_retried;
     st[0] = '\0';
     if (r->http_status) {
         snprintf(st, sizeof(st), ", HTTP %ld", r->http_status);
@@ -661,6 +797,29 @@ rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
             }
             return;
         }
+    }
+
+    if (resp->status == RG_LLM_ERR_OVER_RATE) {
+        rg_session_over_rate(s, resp, st);
+        return;
+    }
+
+    /* nothing more can go: say which knobs decide what stays */
+    if (resp->status == RG_LLM_ERR_CONTEXT) {
+        rg_session_finish(s, RG_SESSION_FAILED, "the conversation does not "
+                          "fit the model's context window%s: the system "
+                          "prompt, the task and the last %ld rounds "
+                          "(keep_rounds) always stay; lower keep_rounds, or "
+                          "set context_limit to the model's window so that "
+                          "compaction starts before the provider refuses "
+                          "(%s%s): %.*s",
+                          again ? ", even after compacting once"
+                                : ", and nothing more can be dropped",
+                          (long) s->agent->keep_rounds,
+                          rg_llm_status_name(resp->status), st,
+                          (int) rg_min(resp->error.len, 600),
+                          resp->error.data ? resp->error.data : "");
+        return;
     }
 
     if (rg_session_retryable(resp->status) && s->llm->fallback
@@ -693,10 +852,68 @@ rg_session_failed(rg_session_t *s, rg_llm_req_t *r, rg_llm_response_t *resp)
 }
 
 
+/* An answer that ended for a reason other than a plain stop, tool calls
+ * or its length is no plain done: a filter's is "filtered", any other
+ * one "failed"; both say the finish reason. True when it ended s. */
+static rg_uint_t
+rg_session_finish_in(const rg_str_t *f, const char **names, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (f->len == strlen(names[i])
+            && memcmp(f->data, names[i], f->len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+static rg_uint_t
+rg_session_finish_unusual(rg_session_t *s, rg_llm_response_t *resp)
+{
+    rg_str_t  *f;
+
+    f = &resp->finish_reason;
+
+    if (f->len == 0 || rg_str_eq(f, "length") || rg_str_eq(f, "max_tokens")) {
+        return 0;
+    }
+
+    if (rg_session_finish_in(f, rg_session_finish_ok,
+                             rg_nelems(rg_session_finish_ok)))
+    {
+        return 0;
+    }
+
+    if (rg_session_finish_in(f, rg_session_finish_filtered,
+                             rg_nelems(rg_session_finish_filtered)))
+    {
+        rg_session_finish(s, RG_SESSION_FILTERED, "the provider's content "
+                          "filter stopped the answer (finish_reason "
+                          "\"%.*s\")%s", (int) f->len, f->data,
+                          resp->has_content
+                          ? "; what came before it is the answer"
+                          : "; no answer came");
+        return 1;
+    }
+
+    rg_session_finish(s, RG_SESSION_FAILED, "the model's answer ended "
+                      "with finish_reason \"%.*s\", not a plain stop%s",
+                      (int) rg_min(f->len, 64), f->data,
+                      resp->has_content ? "; what came is the answer"
+                                        : "; no answer came");
+    return 1;
+}
+
+
 static void
 rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
 {
-    rg_session_t  *s;
+    rg_session_t  *s, *p, *spent;
     rg_msg_t      *m;
 
     s = r->data;
@@ -706,6 +923,16 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     s->prompt_tokens += resp->prompt_tokens;
     s->completion_tokens += resp->completion_tokens;
     rg_tenant_charge(s, resp->prompt_tokens + resp->completion_tokens);
+
+    /* the task's: every session that delegated to this one counts them */
+    for (p = s->parent; p; p = p->parent) {
+        p->model_calls++;
+        p->child_model_calls++;
+        p->prompt_tokens += resp->prompt_tokens;
+        p->completion_tokens += resp->completion_tokens;
+        p->child_tokens += resp->prompt_tokens + resp->completion_tokens;
+    }
+
     rg_agent_ctx(s->engine)->stats.prompt_tokens += resp->prompt_tokens;
     rg_agent_ctx(s->engine)->stats.completion_tokens += resp->completion_tokens;
 
@@ -742,6 +969,7 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
 
     m = rg_msgs_last(&s->msgs);
     m->ncalls = (uint32_t) resp->ncalls;     /* at most RG_LLM_MAX_CALLS + 1 */
+    s->answers++;
 
     if (resp->ncalls == 0) {
         if (resp->has_content) {
@@ -750,7 +978,13 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
             s->answer = resp->refusal;
         }
 
-        if (rg_str_eq(&resp->finish_reason, "length")) {
+        if (rg_session_finish_unusual(s, resp)) {
+            return;
+        }
+
+        if (rg_str_eq(&resp->finish_reason, "length")
+            || rg_str_eq(&resp->finish_reason, "max_tokens"))
+        {
             rg_session_finish(s, RG_SESSION_DONE, "the answer was cut off: "
                               "the model reached its output token limit "
                               "(finish_reason \"length\")");
@@ -778,16 +1012,9 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
         return;
     }
 
-    if (s->max_tokens
-        && s->prompt_tokens + s->completion_tokens >= s->max_tokens)
-    {
-        rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "used %lld of its "
-                          "%lld tokens (max_tokens) after %lu rounds; the "
-                          "model still asked for tools",
-                          (long long) (s->prompt_tokens
-                                       + s->completion_tokens),
-                          (long long) s->max_tokens,
-                          (unsigned long) s->round);
+    spent = rg_session_spent(s);
+    if (spent) {
+        rg_session_budget_end(s, spent, "; the model still asked for tools");
         return;
     }
 

@@ -18,6 +18,7 @@
 #include <rg_store.h>
 
 typedef struct rg_session_s  rg_session_t;
+typedef struct rg_replay_s   rg_replay_t;        /* rg_replay.h */
 
 typedef void (*rg_session_handler_pt)(rg_session_t *s);
 
@@ -32,10 +33,11 @@ typedef enum {
     RG_SESSION_BUDGET_EXCEEDED,
     RG_SESSION_DEADLINE_EXCEEDED,
     RG_SESSION_LOOP_DETECTED,
-    RG_SESSION_CANCELLED
+    RG_SESSION_CANCELLED,
+    RG_SESSION_FILTERED           /* the provider's filter stopped it */
 } rg_session_state_e;
 
-#define RG_SESSION_NSTATES  (RG_SESSION_CANCELLED + 1)
+#define RG_SESSION_NSTATES  (RG_SESSION_FILTERED + 1)
 
 #define rg_session_final(s)  ((s)->state >= RG_SESSION_DONE)
 
@@ -117,14 +119,21 @@ struct rg_session_s {
 
     rg_uint_t           depth;        /* 0, or how deep a child session */
     rg_tool_run_t      *parent_run;   /* the run_agent call of a child */
+    rg_session_t       *parent;       /* its session, which outlives it */
     rg_uint_t           round;        /* model answers so far */
+    rg_uint_t           answers;      /* of them, those that came (a call
+                                         that failed counts in round) */
+    /* model calls and tokens count those of the child sessions too:
+     * they are the task's, and its max_tokens bounds them all */
     rg_uint_t           model_calls;  /* including summaries */
+    rg_uint_t           child_model_calls;
     rg_uint_t           tool_calls;
     rg_uint_t           tool_errors;
     rg_uint_t           dedupe_hits;
     rg_uint_t           repeats;
     int64_t             prompt_tokens;
     int64_t             completion_tokens;
+    int64_t             child_tokens;   /* of them, the children's */
     rg_str_t            answer;
     rg_str_t            finish_reason;
     double              bytes_per_token;
@@ -171,6 +180,8 @@ struct rg_session_s {
     unsigned            lease_waited:1;
     unsigned            fenced:1;     /* another worker owns it now */
     unsigned            resumed:1;
+    rg_replay_t        *replay;       /* when replaying: its recording */
+    const char         *transcript_file;  /* batch --transcripts: where */
     unsigned            handler_called:1;
     unsigned            deadline_set:1;
     unsigned            tenant_ok:1;  /* its budget allows the next call */
@@ -200,8 +211,8 @@ const char *rg_session_state_name(rg_session_state_e state);
  * is called last, and may destroy it */
 void rg_session_finish(rg_session_t *s, rg_session_state_e state,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* appends a message of role 's', 'u' or 't' (a tool's, answering
- * tool_id) to the conversation */
+/* appends a message of role 's', 'u', 'a' (an answer given with the
+ * task) or 't' (a tool's, answering tool_id) to the conversation */
 rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,
     const char *tool_id, const char *text, size_t len);
 /* the next model call, or the session's end at its token budget */

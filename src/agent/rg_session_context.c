@@ -141,10 +141,20 @@ rg_session_context_summary(rg_session_t *s, rg_llm_response_t *resp)
 
         rg_buf_free(&b);
 
+    } else if (resp->status == RG_LLM_OK) {
+        rg_log_error(RG_LOG_WARN, &s->log, 0, "the model's summary of the "
+                     "rounds dropped to save context came back empty; going "
+                     "on without it (those rounds are gone; "
+                     "\"context_summarize off\" skips the summary call)");
+
     } else {
-        rg_log_error(RG_LOG_WARN, &s->log, 0, "the context summary failed "
-                     "(%s); going on without it",
-                     rg_llm_status_name(resp->status));
+        rg_log_error(RG_LOG_WARN, &s->log, 0, "the call for a summary of the "
+                     "rounds dropped to save context failed (%s: %.*s); going "
+                     "on without it (those rounds are gone; "
+                     "\"context_summarize off\" skips the summary call)",
+                     rg_llm_status_name(resp->status),
+                     (int) rg_min(resp->error.len, 300),
+                     resp->error.data ? resp->error.data : "");
     }
 
     if (rg_session_ask(s) != RG_OK) {

@@ -1,14 +1,18 @@
-/* rg_transcript.c: a session's transcript, for `run --transcript` and
- * `replay`: the events of a session while it is recorded (each model
- * call with the exact request and response, each turn and tool call),
- * and the whole conversation as JSON when it is written. A secret never
- * reaches it. */
+/* rg_transcript.c: a session's transcript, for `run --transcript`,
+ * `batch --transcripts` and `replay`: the events of a session while it is
+ * recorded (each model call with the exact request and response and the
+ * provider's own id of the response, each turn and tool call with the
+ * result the model saw, each child session's whole transcript, nested
+ * where it ended), and the whole conversation as JSON when it is written.
+ * A secret never reaches it. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_transcript.h>
 #include <rg_secret.h>
+#include <rg_tools_conf.h>
+#include <rg_tool_args.h>
 #include <jansson.h>
 
 
@@ -24,12 +28,15 @@ rg_transcript_start(rg_session_t *s)
 void
 rg_transcript_model_call(rg_session_t *s, rg_llm_response_t *resp)
 {
-    char     rid[64];
-    json_t  *ev, *raw;
+    char       rid[64];
+    json_t    *ev, *raw, *ids;
+    rg_uint_t  i;
 
     if (s->transcript == NULL) {
         return;
     }
+
+    ids = NULL;
 
     /* the request id the call carried (rounds count after this) */
     if (s->summarizing) {
@@ -66,6 +73,21 @@ rg_transcript_model_call(rg_session_t *s, rg_llm_response_t *resp)
                                        JSON_ALLOW_NUL, NULL));
     }
 
+    /* the provider's own ids of the response, to find it in their logs */
+    for (i = 0; i < RG_LLM_PROVIDER_IDS; i++) {
+        if (s->req.provider_id[i][0] == '\0') {
+            continue;
+        }
+
+        if (ids == NULL) {
+            ids = json_object();
+            json_object_set_new(ev, "provider_request_id", ids);
+        }
+
+        json_object_set_new(ids, rg_llm_provider_id_headers[i],
+                            json_string(s->req.provider_id[i]));
+    }
+
     if (s->req.http_status == 0 && resp->error.len) {
         json_object_set_new(ev, "error", json_stringn(resp->error.data,
                                                       resp->error.len));
@@ -85,13 +107,19 @@ rg_transcript_model_call(rg_session_t *s, rg_llm_response_t *resp)
 void
 rg_transcript_turn(rg_session_t *s, rg_tool_turn_t *turn)
 {
-    json_t         *ev;
+    size_t          limit, len;
+    json_t         *ev, *res;
+    rg_buf_t        b;
     rg_uint_t       i;
+    const char     *text;
     rg_tool_run_t  *run;
 
     if (s->transcript == NULL) {
         return;
     }
+
+    limit = rg_tools_conf(s->engine->cycle)->tool_result_limit;
+    memset(&b, 0, sizeof(b));
 
     /* the turn as a whole: as long as its slowest call, if all ran at once */
     ev = json_pack("{s:s, s:I, s:I, s:I}", "type", "turn",
@@ -105,26 +133,73 @@ rg_transcript_turn(rg_session_t *s, rg_tool_turn_t *turn)
     for (i = 0; i < turn->n; i++) {
         run = turn->runs[i];
 
-        ev = json_pack("{s:s, s:I, s:s, s:s, s:I, s:b, s:b}",
+        /* the result as the model saw it: trimmed, as rg_turn.c does */
+        text = run->result ? run->result : "";
+        len = run->result ? run->result_len : 0;
+
+        if (len > limit) {
+            rg_buf_reset(&b);
+            rg_tool_trim(text, len, limit, &b);
+            text = b.data ? b.data : "";
+            len = b.data ? b.len : 0;
+        }
+
+        ev = json_pack("{s:s, s:I, s:s, s:s, s:I, s:b, s:b, s:b}",
                        "type", "tool_call",
                        "round", (json_int_t) s->round,
                        "tool_call_id", run->call.id ? run->call.id : "",
                        "name", run->name,
                        "ms", (json_int_t) run->ms,
                        "ok", !run->failed,
-                       "cached", s->calls[i].has_preset);
+                       "cached", s->calls[i].has_preset,
+                       "denied", run->denied);
         if (ev) {
+            /* null when it is no text JSON can hold (bytes that are not
+             * UTF-8): replay compares no such one */
+            res = json_stringn(text, len);
+            json_object_set_new(ev, "result", res ? res : json_null());
             json_array_append_new(json_object_get(s->transcript, "events"),
                                   ev);
         }
     }
+
+    rg_buf_free(&b);
 }
 
 
-char *
-rg_transcript_text(rg_session_t *s)
+void
+rg_transcript_child(rg_session_t *parent, rg_session_t *child,
+    const char *tool_call_id)
 {
-    char      *out;
+    json_t  *ev, *t;
+
+    if (parent->transcript == NULL || child->transcript == NULL) {
+        return;
+    }
+
+    t = rg_transcript_json(child);
+    if (t == NULL) {
+        return;
+    }
+
+    /* where it ended in the parent's time: its calls happened before */
+    ev = json_pack("{s:s, s:I, s:s, s:s%, s:s, s:o}",
+                   "type", "child",
+                   "round", (json_int_t) parent->round,
+                   "tool_call_id", tool_call_id ? tool_call_id : "",
+                   "agent", child->agent->name.data, child->agent->name.len,
+                   "session", child->id,
+                   "transcript", t);
+    if (ev) {
+        json_array_append_new(json_object_get(parent->transcript, "events"),
+                              ev);
+    }
+}
+
+
+json_t *
+rg_transcript_json(rg_session_t *s)
+{
     json_t    *t, *msgs, *m;
     rg_msg_t  *msg;
 
@@ -141,14 +216,15 @@ rg_transcript_text(rg_session_t *s)
         }
     }
 
-    t = json_pack("{s:s, s:s%, s:s%, s:s, s:s?, s:I, s:I, s:I, "
-                  "s:{s:I, s:I, s:I}, s:I, s:o, s:O?}",
+    t = json_pack("{s:s, s:s%, s:s%, s:s, s:s?, s:I, s:I, s:I, s:I, "
+                  "s:{s:I, s:I, s:I, s:I}, s:s%, s:I, s:o, s:O?}",
                   "session", s->id,
                   "agent", s->agent->name.data, s->agent->name.len,
                   "model", s->llm->model.data, s->llm->model.len,
                   "status", rg_session_state_name(s->state),
                   "reason", s->reason,
                   "rounds", (json_int_t) s->round,
+                  "model_calls", (json_int_t) s->model_calls,
                   "tool_calls", (json_int_t) s->tool_calls,
                   "dedupe_hits", (json_int_t) s->dedupe_hits,
                   "tokens",
@@ -156,6 +232,10 @@ rg_transcript_text(rg_session_t *s)
                   "completion", (json_int_t) s->completion_tokens,
                   "total", (json_int_t) (s->prompt_tokens
                                          + s->completion_tokens),
+                  "children", (json_int_t) s->child_tokens,
+                  "finish_reason",
+                  s->finish_reason.data ? s->finish_reason.data : "",
+                  s->finish_reason.len,
                   "ms", (json_int_t) ((s->ended ? s->ended
                                                : rg_monotonic_msec())
                                       - s->started),
@@ -163,6 +243,18 @@ rg_transcript_text(rg_session_t *s)
                   "events", s->transcript
                             ? json_object_get(s->transcript, "events")
                             : NULL);
+
+    return t;
+}
+
+
+char *
+rg_transcript_text(rg_session_t *s)
+{
+    char    *out;
+    json_t  *t;
+
+    t = rg_transcript_json(s);
     if (t == NULL) {
         return NULL;
     }

@@ -6,6 +6,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_session.h>
+#include <jansson.h>
 
 /* records the session from now on */
 rg_int_t rg_transcript_start(rg_session_t *s);
@@ -13,7 +14,13 @@ rg_int_t rg_transcript_start(rg_session_t *s);
 void rg_transcript_model_call(rg_session_t *s, rg_llm_response_t *resp);
 /* a turn and each of its tool calls */
 void rg_transcript_turn(rg_session_t *s, rg_tool_turn_t *turn);
-/* the whole conversation as JSON text (malloc'ed), for --transcript */
+/* a child session of parent, recorded, ended: its transcript nested as
+ * an event of the parent's, naming the run_agent call that started it */
+void rg_transcript_child(rg_session_t *parent, rg_session_t *child,
+    const char *tool_call_id);
+/* the whole conversation as JSON (a new reference) */
+json_t *rg_transcript_json(rg_session_t *s);
+/* the same as text (malloc'ed, secrets scrubbed), for --transcript */
 char *rg_transcript_text(rg_session_t *s);
 
 #endif /* RG_TRANSCRIPT_H */

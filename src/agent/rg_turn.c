@@ -20,6 +20,7 @@
 #include <rg_codec.h>
 #include <rg_agent.h>
 #include <rg_transcript.h>
+#include <rg_replay.h>
 #include <rg_module.h>
 #include <rg_tools_conf.h>
 #include <rg_store_conf.h>
@@ -478,6 +479,11 @@ rg_turn_done(rg_tool_turn_t *turn)
     rg_transcript_turn(s, turn);
 
     limit = rg_tools_conf(s->engine->cycle)->tool_result_limit;
+
+    /* replayed: each result must be the recorded one */
+    if (s->replay && rg_replay_turn(s, turn, limit) != RG_OK) {
+        return;                    /* s ended, and may be gone */
+    }
     memset(&b, 0, sizeof(b));
 
     for (i = 0; i < turn->n; i++) {

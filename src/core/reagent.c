@@ -24,15 +24,18 @@ rg_usage(FILE *f)
     const rg_cli_t *const *c;
 
     fprintf(f,
-"usage: reagent [-c FILE] [-t] [-V] [-h] COMMAND [ARGS]\n"
+"usage: reagent [-c FILE] [-t] [-V] [-q] [-h] [-s SIGNAL] COMMAND [ARGS]\n"
 "\n"
-"  -c FILE             configuration file (default: " RG_CONF_PATH ",\n"
-"                      then conf/reagent.conf)\n"
+"  -c FILE             configuration file (default: the first that exists\n"
+"                      of " RG_CONF_PATH " and\n"
+"                      conf/reagent.conf; -V and -t say which was used)\n"
 "  -t                  test the configuration and exit\n"
-"  -V                  print the version and build options\n"
+"  -V, --version       print the version, build options and the\n"
+"                      configuration file in use\n"
 "  -q                  log only errors on stderr\n"
 "  -s SIGNAL           signal the master of reagent serve: reload, reopen,\n"
 "                      stop or quit (through its pid file)\n"
+"  -h, --help          print this\n"
 "\n"
 "commands:\n");
 
@@ -79,6 +82,28 @@ rg_default_conf(void)
     }
 
     return "conf/reagent.conf";
+}
+
+
+/* which configuration a command would read, for -V */
+static void
+rg_show_conf(const char *conf)
+{
+    if (conf) {
+        printf("configuration file: %s (-c)\n", conf);
+        return;
+    }
+
+    conf = rg_default_conf();
+
+    if (access(conf, R_OK) != 0) {
+        printf("configuration file: none found (looked for %s, then "
+               "conf/reagent.conf; -c FILE names one)\n", RG_CONF_PATH);
+        return;
+    }
+
+    printf("configuration file: %s (the first found of %s and "
+           "conf/reagent.conf)\n", conf, RG_CONF_PATH);
 }
 
 
@@ -164,7 +189,16 @@ main(int argc, char **argv)
             test = 1;
 
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+            /* the file it would read, also when -c comes after -V */
+            for (n = i + 1; n + 1 < argc; n++) {
+                if (strcmp(argv[n], "-c") == 0) {
+                    conf = argv[n + 1];
+                    break;
+                }
+            }
+
             rg_show_version();
+            rg_show_conf(conf);
             rc = 0;
             goto done;
 

@@ -305,8 +305,9 @@ rg_conf_parse_string(rg_conf_t *cf, const char *name, const char *text)
 
 
 /* The directive called name that the context allows, and the conf it
- * sets: at the main level its part's, in a block the block's. *known is
- * set when some part has a directive of that name, allowed or not. */
+ * sets: at the main level its part's, in a block the block's. *known gets
+ * the contexts any part allows a directive of that name in (0: none has
+ * one), for the error that says where it belongs. */
 static rg_command_t *
 rg_conf_find(rg_conf_t *cf, rg_str_t *name, void **conf, rg_uint_t *known)
 {
@@ -323,7 +324,7 @@ rg_conf_find(rg_conf_t *cf, rg_str_t *name, void **conf, rg_uint_t *known)
                 continue;
             }
 
-            *known = 1;
+            *known |= cmd->type & RG_ANY_CONF;
 
             if (!(cmd->type & cf->ctx_type)) {
                 continue;
@@ -337,6 +338,30 @@ rg_conf_find(rg_conf_t *cf, rg_str_t *name, void **conf, rg_uint_t *known)
     }
 
     return NULL;
+}
+
+
+/* where a directive of the contexts ctx goes: "at the top level or
+ * inside agent NAME { }"; empty when no part names them */
+static void
+rg_conf_places(rg_conf_t *cf, rg_uint_t ctx, char *buf, size_t len)
+{
+    size_t        n;
+    rg_part_t   **p;
+
+    n = 0;
+    buf[0] = '\0';
+
+    if (ctx & RG_MAIN_CONF) {
+        n = snprintf(buf, len, "at the top level");
+    }
+
+    for (p = cf->parts; p && *p && n < len; p++) {
+        if ((*p)->conf_ctx && (ctx & (*p)->conf_ctx) && (*p)->conf_block) {
+            n += snprintf(buf + n, len - n, "%sinside %s", n ? " or " : "",
+                          (*p)->conf_block);
+        }
+    }
 }
 
 
@@ -385,9 +410,14 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
         }
 
         if (known) {
+            char  places[256];
+
+            rg_conf_places(cf, known, places, sizeof(places));
+
             rg_conf_log_error(RG_LOG_EMERG, cf, 0,
-                              "\"%.*s\" directive is not allowed here",
-                              (int) name->len, name->data);
+                              "\"%.*s\" directive is not allowed here%s%s",
+                              (int) name->len, name->data,
+                              places[0] ? "; it belongs " : "", places);
             return RG_CONF_ERROR;
         }
 

@@ -55,6 +55,12 @@ struct rg_part_s {
      * reachable): RG_OK, or RG_ERROR after saying why on stderr */
     rg_int_t          (*check)(rg_cycle_t *cycle);
 
+    /* the context bit of the block it owns (RG_LLM_CONF…), 0: none, and
+     * the block as a user writes it ("llm NAME { }"), for errors that
+     * say where a directive belongs */
+    rg_uint_t           conf_ctx;
+    const char         *conf_block;
+
     const rg_cli_t *const *cli;       /* its commands, NULL-ended, or NULL */
     const char         *help;         /* its paragraph of -h, or NULL */
     void              (*version)(FILE *f);  /* its lines for -V, or NULL */

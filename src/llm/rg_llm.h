@@ -26,6 +26,10 @@ typedef struct rg_llm_req_s       rg_llm_req_t;
 
 typedef void (*rg_llm_handler_pt)(rg_llm_req_t *r, rg_llm_response_t *resp);
 
+/* the response headers that carry a provider's own request id */
+#define RG_LLM_PROVIDER_IDS  3
+extern const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS];
+
 /* a response recorded in a transcript, for `reagent replay` */
 typedef struct {
     long                status;       /* 0: the call failed in transport */
@@ -97,6 +101,14 @@ struct rg_llm_req_s {
     char                rid_header[96];
     char                errbuf[256];  /* CURL_ERROR_SIZE */
 
+    /* the answer to this call, recorded (reagent replay): it is given
+     * instead of asking the network; set by the caller before each send */
+    rg_llm_recorded_t  *recorded;
+
+    /* the provider's own id of the last response, from its x-request-id,
+     * request-id or cf-ray header ("" where absent) */
+    char                provider_id[RG_LLM_PROVIDER_IDS][96];
+
     size_t              estimate;     /* tokens, for tokens_per_minute */
     size_t              shared_taken; /* of them, from the shared bucket */
     uint64_t            shared_slot;  /* its max_connections shared slot */
@@ -131,6 +143,7 @@ struct rg_llm_upstream_s {
     rg_log_t           *log;
 
     struct curl_slist  *headers;      /* shared by every request */
+    char               *url;          /* NULL: the conf's; see redirect */
 
     rg_llm_req_t       *queue_head;
     rg_llm_req_t      **queue_tail;
@@ -148,10 +161,6 @@ struct rg_llm_upstream_s {
 
     struct rg_llm_shared_s *shared;   /* limits held with other
                                          processes, NULL: none */
-
-    rg_llm_recorded_t  *replay;       /* answers come from here */
-    rg_uint_t           nreplay;
-    rg_uint_t           replayed;
 
     rg_llm_stats_t      stats;
 };
@@ -176,6 +185,11 @@ void rg_llm_upstream_destroy(rg_llm_upstream_t *up);
 /* a slot or a rate allows it: the oldest waiting requests start */
 void rg_llm_next(rg_llm_upstream_t *up);
 
+/* Every upstream of the engine sends to base_url (…/v1) from now on,
+ * without its key: `run --mock` points them at the bundled mock model.
+ * Before the first request; RG_ERROR when memory ran out. */
+rg_int_t rg_llm_redirect(rg_engine_t *e, const char *base_url);
+
 /* a group of sessions shares one connection cache (see STYLE.md) */
 rg_int_t rg_llm_lane_acquire(rg_llm_upstream_t *up);
 void rg_llm_lane_release(rg_llm_upstream_t *up, rg_int_t lane);
@@ -186,9 +200,6 @@ rg_int_t rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     const char *request_id, rg_pool_t *pool, const char *id_prefix);
 void rg_llm_cancel(rg_llm_req_t *r);
 void rg_llm_req_free(rg_llm_req_t *r);
-/* answer every request from recorded responses instead of the network */
-void rg_llm_upstream_replay(rg_llm_upstream_t *up, rg_llm_recorded_t *recs,
-    rg_uint_t n);
 
 /* The budget of response bytes for the engine (0: the default,
  * RG_LLM_MEMORY_DEFAULT); peak and stopped start again. When a byte would

@@ -26,6 +26,11 @@
 #define RG_LLM_LANE_SESSIONS   16
 
 
+const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS] = {
+    "x-request-id", "request-id", "cf-ray"
+};
+
+
 static void rg_llm_start(rg_llm_req_t *r);
 static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
 static void rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg);
@@ -274,12 +279,12 @@ rg_llm_headers_free(struct curl_slist *h)
 }
 
 
-rg_llm_upstream_t *
-rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
-    rg_curl_t *curl, struct event_base *base, rg_log_t *log)
+/* the headers every request of up carries; the key's unless no_key */
+static struct curl_slist *
+rg_llm_headers(rg_llm_conf_t *conf, rg_uint_t no_key)
 {
     struct curl_slist  *h, *n;
-    rg_llm_upstream_t  *up;
+    const char        **p;
     const char         *fixed[] = {
         "Content-Type: application/json",
         "Accept: application/json, text/event-stream",
@@ -287,7 +292,36 @@ rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
         "User-Agent: reagent/" RG_VERSION,
         NULL
     };
-    const char        **p;
+
+    h = NULL;
+
+    for (p = fixed; *p; p++) {
+        n = curl_slist_append(h, *p);
+        if (n == NULL) {
+            rg_llm_headers_free(h);
+            return NULL;
+        }
+        h = n;
+    }
+
+    if (conf->auth && !no_key) {
+        n = curl_slist_append(h, conf->auth);
+        if (n == NULL) {
+            rg_llm_headers_free(h);
+            return NULL;
+        }
+        h = n;
+    }
+
+    return h;
+}
+
+
+rg_llm_upstream_t *
+rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
+    rg_curl_t *curl, struct event_base *base, rg_log_t *log)
+{
+    rg_llm_upstream_t  *up;
 
     up = calloc(1, sizeof(rg_llm_upstream_t));
     if (up == NULL) {
@@ -301,37 +335,56 @@ rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
     up->log = log;
     up->queue_tail = &up->queue_head;
 
-    h = NULL;
-
-    for (p = fixed; *p; p++) {
-        n = curl_slist_append(h, *p);
-        if (n == NULL) {
-            goto failed;
-        }
-        h = n;
+    up->headers = rg_llm_headers(conf, 0);
+    if (up->headers == NULL) {
+        free(up);
+        return NULL;
     }
 
-    if (conf->auth) {
-        n = curl_slist_append(h, conf->auth);
-        if (n == NULL) {
-            goto failed;
-        }
-        h = n;
-    }
-
-    up->headers = h;
     /* paced, not bursty: one request, or a second's tokens, at a time */
     up->rpm_left = conf->requests_per_minute ? 1 : 0;
     up->tpm_left = rg_max(conf->tokens_per_minute / 60.0, 1);
     up->rate_at = rg_monotonic_msec();
 
     return up;
+}
 
-failed:
 
-    rg_llm_headers_free(h);
-    free(up);
-    return NULL;
+rg_int_t
+rg_llm_redirect(rg_engine_t *e, const char *base_url)
+{
+    size_t              n;
+    rg_uint_t           i;
+    rg_llm_ctx_t       *ctx;
+    rg_llm_upstream_t  *up;
+    struct curl_slist  *h;
+
+    ctx = rg_llm_ctx(e);
+
+    for (i = 0; i < ctx->n; i++) {
+        up = ctx->upstreams[i];
+
+        h = rg_llm_headers(up->conf, 1);
+        if (h == NULL) {
+            return RG_ERROR;
+        }
+
+        n = strlen(base_url);
+        free(up->url);
+        up->url = malloc(n + sizeof("/chat/completions"));
+        if (up->url == NULL) {
+            rg_llm_headers_free(h);
+            return RG_ERROR;
+        }
+
+        memcpy(up->url, base_url, n);
+        memcpy(up->url + n, "/chat/completions", sizeof("/chat/completions"));
+
+        rg_llm_headers_free(up->headers);
+        up->headers = h;
+    }
+
+    return RG_OK;
 }
 
 
@@ -357,6 +410,7 @@ rg_llm_upstream_destroy(rg_llm_upstream_t *up)
     free(up->shares);
     free(up->lane_users);
     rg_llm_headers_free(up->headers);
+    free(up->url);
     free(up);
 }
 
@@ -667,6 +721,56 @@ rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms, time_t now)
 }
 
 
+/* a header with the provider's id of the response: its value, made
+ * printable and cut at 95 bytes, goes to r->provider_id */
+static rg_uint_t
+rg_llm_provider_id(rg_llm_req_t *r, const char *p, size_t len)
+{
+    char        *dst;
+    size_t       i, k, n;
+    const char  *name;
+
+    for (k = 0; k < RG_LLM_PROVIDER_IDS; k++) {
+        name = rg_llm_provider_id_headers[k];
+        n = strlen(name);
+
+        if (len > n && p[n] == ':' && rg_str_casecmp_prefix(p, len, name) == 0)
+        {
+            break;
+        }
+    }
+
+    if (k == RG_LLM_PROVIDER_IDS) {
+        return 0;
+    }
+
+    p += n + 1;
+    len -= n + 1;
+
+    while (len && (*p == ' ' || *p == '\t')) {
+        p++;
+        len--;
+    }
+
+    while (len && (p[len - 1] == '\r' || p[len - 1] == '\n'
+                   || p[len - 1] == ' '))
+    {
+        len--;
+    }
+
+    dst = r->provider_id[k];
+    len = rg_min(len, sizeof(r->provider_id[k]) - 1);
+
+    for (i = 0; i < len; i++) {
+        dst[i] = (p[i] > ' ' && p[i] < 0x7f) ? p[i] : '_';
+    }
+
+    dst[len] = '\0';
+
+    return 1;
+}
+
+
 static size_t
 rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
 {
@@ -691,6 +795,9 @@ rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
                && r->retry_after == 0)
     {
         r->retry_after = rg_llm_retry_after(p + 12, len - 12, 0, time(NULL));
+
+    } else if (rg_llm_provider_id(r, p, len)) {
+        /* kept for the transcript */
 
     } else if (rg_str_casecmp_prefix(p, len, "content-length:") == 0) {
         /* a body over the cap is refused before it is downloaded */
@@ -726,7 +833,7 @@ rg_llm_easy(rg_llm_req_t *r)
 
     /* no CURLOPT_TIMEOUT_MS, CONNECTTIMEOUT_MS or LOW_SPEED_*: the
      * request's own timer keeps those clocks (rg_llm_timer_arm) */
-    curl_easy_setopt(e, CURLOPT_URL, c->url);
+    curl_easy_setopt(e, CURLOPT_URL, r->up->url ? r->up->url : c->url);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, &r->rid);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, rg_llm_write_cb);
@@ -835,8 +942,9 @@ rg_llm_start(rg_llm_req_t *r)
     r->nomem = 0;
     r->connected = 0;
     r->idle_on = 0;
+    memset(r->provider_id, 0, sizeof(r->provider_id));
 
-    if (up->conf->stream && !up->replay) {
+    if (up->conf->stream && !r->recorded) {
         if (r->sse) {
             rg_llm_sse_destroy(r->sse);
         }
@@ -850,7 +958,7 @@ rg_llm_start(rg_llm_req_t *r)
     r->errbuf[0] = '\0';
     r->attempt_started = rg_monotonic_msec();
 
-    if (up->replay) {
+    if (r->recorded) {
         /* answered from the loop, like a real response */
         evtimer_assign(&r->backoff, up->base, rg_llm_replay_handler, r);
         event_active(&r->backoff, EV_TIMEOUT, 1);
@@ -1117,36 +1225,15 @@ rg_llm_retryable(rg_llm_status_e s)
 }
 
 
-void
-rg_llm_upstream_replay(rg_llm_upstream_t *up, rg_llm_recorded_t *recs,
-    rg_uint_t n)
-{
-    up->replay = recs;
-    up->nreplay = n;
-    up->replayed = 0;
-}
-
-
 static void
 rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg)
 {
     rg_llm_req_t       *r;
-    rg_llm_upstream_t  *up;
     rg_llm_recorded_t  *rec;
 
     r = arg;
     r->waiting = 0;
-    up = r->up;
-
-    if (up->replayed == up->nreplay) {
-        snprintf(r->errbuf, sizeof(r->errbuf), "the transcript has no more "
-                 "recorded responses: the replayed run went further than "
-                 "the recorded one");
-        rg_llm_complete(r, CURLE_COULDNT_CONNECT, 0);
-        return;
-    }
-
-    rec = &up->replay[up->replayed++];
+    rec = r->recorded;
 
     if (rec->status == 0) {
         snprintf(r->errbuf, sizeof(r->errbuf), "%.*s",
@@ -1269,7 +1356,7 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
                      (double) up->conf->retry_budget / 1000);
     }
 
-    if (rg_llm_retryable(resp.status) && !r->budget_spent && !up->replay
+    if (rg_llm_retryable(resp.status) && !r->budget_spent && !r->recorded
         && r->attempt < (rg_uint_t) up->conf->max_retries)
     {
         r->attempt++;
@@ -1327,7 +1414,7 @@ rg_llm_cancel(rg_llm_req_t *r)
         event_del(&r->backoff);
         r->waiting = 0;
 
-        if (r->up->replay) {
+        if (r->recorded) {
             r->up->stats.active--;       /* a replayed answer was due */
         }
     }

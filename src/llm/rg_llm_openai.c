@@ -12,6 +12,7 @@
 #include <rg_json.h>
 
 #include <ctype.h>
+#include <strings.h>
 #include <jansson.h>
 
 
@@ -34,16 +35,49 @@ static const char  *rg_llm_status_names[] = {
     "bad_response",
     "context_length_exceeded",
     "fatal",
-    "response_too_large"
+    "response_too_large",
+    "request_over_rate_limit"
 };
 
 
-/* phrases of a 400 that mean the conversation no longer fits */
+/* phrases of an error that mean the conversation no longer fits: OpenAI
+ * and vLLM ("maximum context length is N tokens"), Ollama ("input
+ * exceeds context length"), llama.cpp ("exceeds the available context
+ * size", type exceed_context_size_error), Anthropic-style proxies
+ * ("prompt is too long") */
 static const char  *rg_llm_openai_context_phrases[] = {
     "context length",
     "maximum context",
     "context window",
-    "too many tokens"
+    "context size",
+    "exceed_context_size",
+    "too many tokens",
+    "prompt is too long"
+};
+
+
+/* an error's code or type that says the key was refused */
+static const char  *rg_llm_openai_auth_words[] = {
+    "invalid_api_key",
+    "authentication",
+    "unauthorized",
+    "permission_denied",
+    "permission_error",
+    "incorrect_api_key",
+    "invalid_key"
+};
+
+
+/* a 429 that waiting cannot cure: the account has no quota or money */
+static const char  *rg_llm_openai_quota_phrases[] = {
+    "insufficient_quota",
+    "exceeded your current quota",
+    "insufficient balance",
+    "insufficient_balance",
+    "no balance",
+    "billing",
+    "out of credits",
+    "insufficient credits"
 };
 
 
@@ -82,11 +116,48 @@ rg_llm_openai_contains(const char *s, size_t len, const char *needle)
 }
 
 
+static rg_uint_t
+rg_llm_openai_any(const rg_str_t *s, const char **phrases, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; s != NULL && s->data != NULL && i < n; i++) {
+        if (rg_llm_openai_contains(s->data, s->len, phrases[i])) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* OpenAI's "Request too large for gpt-4o … on tokens per min (TPM):
+ * Limit 30000, Requested 45000": the body alone is over the limit */
+static rg_uint_t
+rg_llm_openai_over_rate(const rg_str_t *message)
+{
+    if (message == NULL || message->data == NULL) {
+        return 0;
+    }
+
+    return rg_llm_openai_contains(message->data, message->len,
+                                  "request too large")
+           || (rg_llm_openai_contains(message->data, message->len,
+                                      "requested")
+               && rg_llm_openai_contains(message->data, message->len,
+                                         "limit")
+               && (rg_llm_openai_contains(message->data, message->len,
+                                          "tokens per min")
+                   || rg_llm_openai_contains(message->data, message->len,
+                                             "tpm")));
+}
+
+
 rg_llm_status_e
 rg_llm_openai_classify(int http_status, const rg_str_t *code,
     const rg_str_t *message)
 {
-    size_t  i;
+    size_t  n;
 
     if (http_status >= 200 && http_status <= 299) {
         return RG_LLM_OK;
@@ -96,13 +167,32 @@ rg_llm_openai_classify(int http_status, const rg_str_t *code,
         return RG_LLM_ERR_CONNECT;       /* no HTTP answer at all */
     }
 
+    n = rg_nelems(rg_llm_openai_quota_phrases);
+
     if (http_status == 429) {
-        /* OpenAI says 429 for an exhausted quota too: waiting won't help */
-        if (code != NULL && rg_str_eq(code, "insufficient_quota")) {
+        /* 429 for an exhausted quota too: waiting won't help */
+        if (rg_llm_openai_any(code, rg_llm_openai_quota_phrases, n)
+            || rg_llm_openai_any(message, rg_llm_openai_quota_phrases, n))
+        {
             return RG_LLM_ERR_FATAL;
         }
 
+        if (rg_llm_openai_over_rate(message)) {
+            return RG_LLM_ERR_OVER_RATE;
+        }
+
         return RG_LLM_ERR_RATE;
+    }
+
+    n = rg_nelems(rg_llm_openai_context_phrases);
+
+    if ((http_status == 400 || http_status == 413 || http_status == 422
+         || http_status == 500)
+        && (rg_llm_openai_any(code, rg_llm_openai_context_phrases, n)
+            || (code != NULL && rg_str_eq(code, "context_length_exceeded"))
+            || rg_llm_openai_any(message, rg_llm_openai_context_phrases, n)))
+    {
+        return RG_LLM_ERR_CONTEXT;
     }
 
     if (http_status == 408 || http_status == 409 || http_status == 425
@@ -111,23 +201,43 @@ rg_llm_openai_classify(int http_status, const rg_str_t *code,
         return RG_LLM_ERR_SERVER;
     }
 
-    if (http_status == 400) {
-        if (code != NULL && rg_str_eq(code, "context_length_exceeded")) {
-            return RG_LLM_ERR_CONTEXT;
-        }
+    return RG_LLM_ERR_FATAL;
+}
 
-        for (i = 0; message != NULL
-                    && i < rg_nelems(rg_llm_openai_context_phrases); i++)
-        {
-            if (rg_llm_openai_contains(message->data, message->len,
-                                       rg_llm_openai_context_phrases[i]))
-            {
-                return RG_LLM_ERR_CONTEXT;
+
+/* the numbers of "Limit 30000, Requested 45000" (either order) */
+static void
+rg_llm_openai_rate_numbers(rg_llm_response_t *r)
+{
+    char        *p, *end;
+    const char  *word[2] = { "limit", "requested" };
+    int64_t     *dst[2];
+    size_t       i, k, n;
+    long long    v;
+
+    dst[0] = &r->rate_limit;
+    dst[1] = &r->rate_requested;
+
+    for (k = 0; k < 2; k++) {
+        n = strlen(word[k]);
+
+        for (i = 0; i + n <= r->error.len; i++) {
+            if (strncasecmp(r->error.data + i, word[k], n) != 0) {
+                continue;
+            }
+
+            p = r->error.data + i + n;
+            while (*p == ' ' || *p == ':' || *p == '=') {
+                p++;
+            }
+
+            v = strtoll(p, &end, 10);
+            if (end != p && v > 0) {
+                *dst[k] = v;
+                break;
             }
         }
     }
-
-    return RG_LLM_ERR_FATAL;
 }
 
 
@@ -518,16 +628,35 @@ rg_llm_openai_embedded_status(rg_llm_response_t *r, json_int_t status)
                                       &r->error);
     }
 
+    /* a key that is refused will be refused again: like a 401 */
+    if (rg_llm_openai_any(&r->error_code, rg_llm_openai_auth_words,
+                          rg_nelems(rg_llm_openai_auth_words))
+        || rg_llm_openai_any(&r->error_type, rg_llm_openai_auth_words,
+                             rg_nelems(rg_llm_openai_auth_words)))
+    {
+        return rg_llm_openai_classify(401, &r->error_code, &r->error);
+    }
+
     if (rg_llm_openai_contains(r->error_code.data, r->error_code.len,
                                "rate_limit")
         || rg_llm_openai_contains(r->error_type.data, r->error_type.len,
                                   "rate_limit"))
     {
-        return RG_LLM_ERR_RATE;
+        return rg_llm_openai_classify(429, &r->error_code, &r->error);
+    }
+
+    if (rg_llm_openai_any(&r->error_code, rg_llm_openai_quota_phrases,
+                          rg_nelems(rg_llm_openai_quota_phrases))
+        || rg_llm_openai_any(&r->error_type, rg_llm_openai_quota_phrases,
+                             rg_nelems(rg_llm_openai_quota_phrases)))
+    {
+        return RG_LLM_ERR_FATAL;
     }
 
     if (rg_str_eq(&r->error_code, "context_length_exceeded")
-        || rg_str_eq(&r->error_type, "invalid_request_error"))
+        || rg_str_eq(&r->error_type, "invalid_request_error")
+        || rg_llm_openai_any(&r->error_type, rg_llm_openai_context_phrases,
+                             rg_nelems(rg_llm_openai_context_phrases)))
     {
         return rg_llm_openai_classify(400, &r->error_code, &r->error);
     }
@@ -1083,6 +1212,10 @@ rg_llm_openai_completion(rg_pool_t *pool, json_t *root, int http_status,
 
         r->status = rg_llm_openai_embedded_status(r, status);
 
+        if (r->status == RG_LLM_ERR_OVER_RATE) {
+            rg_llm_openai_rate_numbers(r);
+        }
+
         return RG_OK;
     }
 
@@ -1149,6 +1282,21 @@ rg_llm_openai_parse(rg_pool_t *pool, int http_status, const char *body,
                                  &status);
         r->status = rg_llm_openai_classify(http_status, &r->error_code,
                                            &r->error);
+
+        if (r->status == RG_LLM_ERR_CONTEXT || r->status == RG_LLM_ERR_FATAL) {
+            /* llama.cpp names it only in the type */
+            if (http_status == 400
+                && rg_llm_openai_any(&r->error_type,
+                                     rg_llm_openai_context_phrases,
+                                     rg_nelems(rg_llm_openai_context_phrases)))
+            {
+                r->status = RG_LLM_ERR_CONTEXT;
+            }
+        }
+
+        if (r->status == RG_LLM_ERR_OVER_RATE) {
+            rg_llm_openai_rate_numbers(r);
+        }
 
     } else if (root == NULL) {
         rc = rg_llm_openai_bad(pool, r, "malformed response from the model: ",

@@ -27,7 +27,10 @@ typedef enum {
     RG_LLM_ERR_BAD_RESPONSE,  /* 200 with a body we cannot use: retry */
     RG_LLM_ERR_CONTEXT,       /* context_length_exceeded */
     RG_LLM_ERR_FATAL,         /* 400/401/403/404…: end the session */
-    RG_LLM_ERR_TOO_LARGE      /* over the size cap: asking again won't help */
+    RG_LLM_ERR_TOO_LARGE,     /* over the size cap: asking again won't help */
+    RG_LLM_ERR_OVER_RATE      /* 429 for a request larger than the
+                                 tokens-per-minute limit: the same body
+                                 can never pass */
 } rg_llm_status_e;
 
 
@@ -76,6 +79,11 @@ typedef struct rg_llm_response_s {
     rg_str_t            error_code;  /* a numeric code is printed */
     rg_str_t            error_param;
 
+    /* RG_LLM_ERR_OVER_RATE: "Requested N, Limit M" when the message
+     * says so, 0 otherwise */
+    int64_t             rate_requested;
+    int64_t             rate_limit;
+
     rg_msec_t           retry_after; /* from headers, set by the client */
 } rg_llm_response_t;
 
@@ -97,9 +105,14 @@ rg_int_t rg_llm_openai_parse(rg_pool_t *pool, int http_status,
     rg_llm_response_t *r);
 
 /* Classifies an HTTP status with the error's code and message (either
- * may be NULL): 429 → RATE (but code "insufficient_quota" → FATAL);
- * 408, 409, 425, 5xx → SERVER; 400 with code context_length_exceeded or
- * a message about the context length → CONTEXT; 2xx → OK; below 100 (no
+ * may be NULL): 429 → RATE, but an exhausted quota or balance (code
+ * insufficient_quota, "exceeded your current quota", "insufficient
+ * balance"…) → FATAL and a request larger than the tokens-per-minute
+ * limit ("Request too large", "Requested N, Limit M") → OVER_RATE;
+ * 400, 413, 422 and 5xx whose code or message says the conversation
+ * does not fit the context (OpenAI's context_length_exceeded, llama.cpp's
+ * exceed_context_size_error, vLLM's, Ollama's and Anthropic's wordings)
+ * → CONTEXT; 408, 409, 425, other 5xx → SERVER; 2xx → OK; below 100 (no
  * HTTP answer) → CONNECT; any other status → FATAL. */
 rg_llm_status_e rg_llm_openai_classify(int http_status, const rg_str_t *code,
     const rg_str_t *message);

@@ -63,7 +63,9 @@ rg_int_t
 rg_llm_message(rg_buf_t *out, rg_llm_role_e role, const char *text,
     size_t len)
 {
-    return rg_llm_openai_msg(out, role == RG_LLM_USER ? "user" : "system",
+    return rg_llm_openai_msg(out, role == RG_LLM_USER ? "user"
+                                  : role == RG_LLM_ASSISTANT ? "assistant"
+                                  : "system",
                              text, len);
 }
 

@@ -15,7 +15,8 @@
 
 typedef enum {
     RG_LLM_SYSTEM = 0,
-    RG_LLM_USER
+    RG_LLM_USER,
+    RG_LLM_ASSISTANT              /* a text answer of a given history */
 } rg_llm_role_e;
 
 

@@ -97,7 +97,9 @@ rg_part_t  rg_mcp_part = {
     .init_worker = rg_mcp_init_worker,
     .exit_worker = rg_mcp_exit_worker,
     .cli = rg_mcp_cli,
-    .version = rg_mcp_version
+    .version = rg_mcp_version,
+    .conf_ctx = RG_MCP_CONF,
+    .conf_block = "mcp NAME { }"
 };
 
 

@@ -15,7 +15,11 @@
 #include <rg_queue.h>
 #include <rg_queue_jsonl.h>
 #include <rg_session.h>
+#include <rg_run.h>
+#include <rg_transcript.h>
 #include <rg_core_conf.h>
+#include <ctype.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include <event2/event.h>
 #include <signal.h>
@@ -48,6 +52,7 @@ rg_batch_result(rg_batch_t *b, const char *id, const char *status,
     }
 
     b->tasks++;
+    rg_batch_progress_task(b);
 
     rg_log_error(RG_LOG_WARN, b->engine->log, 0, "task %s: %s", id, msg);
 }
@@ -72,6 +77,88 @@ rg_batch_time(rg_batch_t *b, rg_msec_t ms)
 }
 
 
+/* transcripts ----------------------------------------------------------- */
+
+/* DIR/ID.json: the id as it is when it is a plain file name, else made
+ * one (other bytes become '_') and told apart by its input line */
+static char *
+rg_batch_transcript_file(rg_batch_t *b, rg_session_t *s, const char *id,
+    rg_uint_t line)
+{
+    char    *path;
+    size_t   i, len, dlen, size;
+    int      plain;
+
+    len = rg_min(strlen(id), 100);
+    dlen = strlen(b->opts->transcripts);
+    size = dlen + len + 40;
+
+    path = rg_palloc(s->pool, size);
+    if (path == NULL) {
+        return NULL;
+    }
+
+    memcpy(path, b->opts->transcripts, dlen);
+    path[dlen] = '/';
+
+    plain = len == strlen(id) && id[0] != '.';
+
+    for (i = 0; i < len; i++) {
+        if (isalnum((unsigned char) id[i]) || id[i] == '-' || id[i] == '_'
+            || id[i] == '.')
+        {
+            path[dlen + 1 + i] = id[i];
+        } else {
+            path[dlen + 1 + i] = '_';
+            plain = 0;
+        }
+    }
+
+    if (plain) {
+        snprintf(path + dlen + 1 + len, size - dlen - 1 - len, ".json");
+    } else {
+        snprintf(path + dlen + 1 + len, size - dlen - 1 - len,
+                 "-line%lu.json", (unsigned long) line);
+    }
+
+    return path;
+}
+
+
+/* A task ended: its transcript, its children's nested, goes to its file.
+ * A plain write to a regular file, as the results are written. */
+static void
+rg_batch_transcript_write(rg_batch_t *b, rg_session_t *s)
+{
+    int      fd;
+    char    *text;
+    size_t   len;
+    ssize_t  n;
+
+    text = rg_transcript_text(s);
+
+    fd = text ? open(s->transcript_file, O_WRONLY | O_CREAT | O_TRUNC
+                                         | O_CLOEXEC | O_NOFOLLOW, 0644)
+              : -1;
+
+    len = text ? strlen(text) : 0;
+    n = fd == -1 ? -1 : write(fd, text, len);
+
+    if (fd == -1 || n != (ssize_t) len) {
+        b->transcript_errors++;
+        rg_log_error(RG_LOG_ERR, b->engine->log, text ? errno : 0,
+                     "cannot write the transcript \"%s\"%s",
+                     s->transcript_file, text ? "" : " (out of memory)");
+    }
+
+    if (fd != -1) {
+        close(fd);
+    }
+
+    free(text);
+}
+
+
 static void
 rg_batch_session_done(rg_session_t *s)
 {
@@ -86,21 +173,32 @@ rg_batch_session_done(rg_session_t *s)
     answer = s->answer.data ? json_stringn(s->answer.data, s->answer.len)
                             : json_null();
 
-    r = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:s?}",
+    /* tokens and model calls are the task's: its child agents' too */
+    r = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:s?}",
                   "id", s->task_id ? s->task_id : s->id,
                   "status", rg_session_state_name(s->state),
                   "answer", answer ? answer : json_null(),
                   "rounds", (json_int_t) s->round,
                   "tokens", (json_int_t) (s->prompt_tokens
                                           + s->completion_tokens),
+                  "model_calls", (json_int_t) s->model_calls,
                   "ms", (json_int_t) ms,
                   "error", s->state == RG_SESSION_DONE ? NULL : s->reason);
     if (r) {
         if (s->state == RG_SESSION_DONE && s->reason) {
             json_object_set_new(r, "note", json_string(s->reason));
         }
+        if (s->finish_reason.len) {
+            json_object_set_new(r, "finish_reason",
+                                json_stringn(s->finish_reason.data,
+                                             s->finish_reason.len));
+        }
         b->queue->result(b->queue, r);
         json_decref(r);
+    }
+
+    if (s->transcript_file) {
+        rg_batch_transcript_write(b, s);
     }
 
     b->by_state[s->state]++;
@@ -118,21 +216,65 @@ rg_batch_session_done(rg_session_t *s)
     rg_session_destroy(s);
 
     rg_batch_pump(b);
+    rg_batch_progress_task(b);
 }
 
 
 /* tasks ----------------------------------------------------------------- */
+
+/* An id seen before in this input: 0 when it is new (and now known);
+ * otherwise the line that had it (-1: a line that was no task). */
+static json_int_t
+rg_batch_seen(rg_batch_t *b, const char *id, rg_uint_t line)
+{
+    json_t  *v;
+
+    if (b->ids == NULL) {
+        return 0;
+    }
+
+    v = json_object_get(b->ids, id);
+    if (v) {
+        return json_integer_value(v) ? json_integer_value(v) : -1;
+    }
+
+    /* out of memory: the id is not checked, the task still runs */
+    (void) json_object_set_new(b->ids, id, json_integer(line));
+
+    return 0;
+}
+
 
 /* a task the queue handed out: its session starts, unless the batch is
  * stopping or the task cannot run */
 static void
 rg_batch_task(void *data, rg_task_t *t)
 {
+    json_int_t        first;
     rg_batch_t       *b;
     rg_session_t     *s;
     rg_agent_conf_t  *agent;
 
     b = data;
+
+    /* every result names its task: two tasks with one id cannot both run */
+    first = rg_batch_seen(b, t->id, t->line);
+    if (first) {
+        if (first > 0) {
+            rg_batch_result(b, t->id, "invalid", "line %lu: duplicate id "
+                            "\"%.64s\": line %lld has it already (ids must "
+                            "be unique in one input)", (unsigned long) t->line,
+                            t->id, (long long) first);
+        } else {
+            rg_batch_result(b, t->id, "invalid", "line %lu: duplicate id "
+                            "\"%.64s\": an earlier line that was no task "
+                            "has it (ids must be unique in one input)",
+                            (unsigned long) t->line, t->id);
+        }
+        b->invalid++;
+        b->duplicates++;
+        return;
+    }
 
     if (b->stopping) {
         rg_batch_result(b, t->id, "cancelled", "not started: the batch was "
@@ -154,8 +296,8 @@ rg_batch_task(void *data, rg_task_t *t)
         return;
     }
 
-    s = rg_session_create(b->engine, agent, t->id, t->input, t->input_len,
-                          rg_batch_session_done, b);
+    s = rg_run_session(b->engine, agent, t->id, t->input, t->input_len,
+                       t->messages, rg_batch_session_done, b);
 
     if (s == NULL) {
         rg_batch_result(b, t->id, "invalid", "out of memory creating the "
@@ -178,6 +320,17 @@ rg_batch_task(void *data, rg_task_t *t)
         s->tenant = rg_pstrdup(s->pool, t->tenant, strlen(t->tenant));
     }
 
+    if (b->opts->transcripts) {
+        s->transcript_file = rg_batch_transcript_file(b, s, t->id, t->line);
+
+        if (s->transcript_file == NULL || rg_transcript_start(s) != RG_OK) {
+            s->transcript_file = NULL;
+            b->transcript_errors++;
+            rg_log_error(RG_LOG_ERR, b->engine->log, 0, "task %s: out of "
+                         "memory: its transcript is not written", t->id);
+        }
+    }
+
     b->live[b->nlive++] = s;
     b->running++;
 
@@ -192,6 +345,8 @@ rg_batch_invalid(void *data, const char *id, const char *why)
     rg_batch_t  *b;
 
     b = data;
+
+    (void) rg_batch_seen(b, id, 0);
 
     rg_batch_result(b, id, "invalid", "%s", why);
     b->invalid++;
@@ -364,6 +519,16 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
         return 1;
     }
 
+    if (opts->transcripts
+        && mkdir(opts->transcripts, 0755) == -1 && errno != EEXIST)
+    {
+        fprintf(stderr, "reagent: cannot create the transcripts folder "
+                "\"%s\": %s\n", opts->transcripts, strerror(errno));
+        b.queue->close(b.queue);
+        return 1;
+    }
+
+    b.ids = json_object();
     b.live = calloc(opts->concurrency, sizeof(rg_session_t *));
     b.sigint_ev = evsignal_new(e->base, SIGINT, rg_batch_signal_handler, &b);
     b.sigterm_ev = evsignal_new(e->base, SIGTERM, rg_batch_signal_handler,
@@ -411,7 +576,14 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
     }
 
     rc = (b.tasks == b.by_state[RG_SESSION_DONE]
-          && b.queue->stats.write_errors == 0) ? 0 : 2;
+          && b.queue->stats.write_errors == 0
+          && b.transcript_errors == 0) ? 0 : 2;
+
+    if (opts->transcripts && !opts->quiet) {
+        fprintf(stderr, "  transcripts in %s/%s\n", opts->transcripts,
+                b.transcript_errors ? " (some could not be written: see the "
+                                      "log)" : "");
+    }
 
     if (b.stopping && !b.failed) {
         rc = 130;
@@ -433,6 +605,7 @@ done:
         rc = 2;
     }
 
+    json_decref(b.ids);
     free(b.live);
     free(b.times);
 

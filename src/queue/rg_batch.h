@@ -12,6 +12,7 @@
 #include <rg_queue.h>
 #include <rg_session.h>
 #include <event2/event.h>
+#include <jansson.h>
 
 typedef struct {
     const char         *input;        /* a file, or "-" */
@@ -21,6 +22,7 @@ typedef struct {
     rg_int_t            concurrency;
     rg_int_t            progress;     /* -1: when stderr is a terminal */
     rg_uint_t           quiet;
+    const char         *transcripts;  /* a folder: one per task, or NULL */
 } rg_batch_opts_t;
 
 
@@ -34,6 +36,7 @@ typedef struct {
     unsigned            failed:1;     /* results can no longer be written */
     unsigned            progress:1;
     struct event       *progress_ev;
+    rg_msec_t           progress_at;  /* last drawn */
     struct event       *sigint_ev;
     struct event       *sigterm_ev;
 
@@ -47,8 +50,13 @@ typedef struct {
     rg_uint_t           ntimes;
     rg_uint_t           times_cap;
 
+    json_t             *ids;          /* id: the line it came on */
+    rg_uint_t           duplicates;
+
     rg_session_t      **live;         /* for cancellation */
     rg_uint_t           nlive;
+
+    rg_uint_t           transcript_errors;
 
     rg_msec_t           started;
     uint64_t            cpu_started;
@@ -61,6 +69,8 @@ int rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts);
 
 /* rg_batch_progress.c */
 void rg_batch_show_progress(rg_batch_t *b, int final);
+/* a task ended */
+void rg_batch_progress_task(rg_batch_t *b);
 void rg_batch_progress_handler(evutil_socket_t fd, short what, void *arg);
 
 /* rg_batch_summary.c */

@@ -19,6 +19,7 @@ typedef struct {
     rg_uint_t           resume;
     rg_uint_t           progress;     /* 0: when stderr is a terminal,
                                          1: --progress, 2: --no-progress */
+    const char         *transcripts;  /* --transcripts DIR */
 } rg_batch_cli_opts_t;
 
 
@@ -30,12 +31,13 @@ static const rg_cli_t  rg_batch_cli = {
     "batch",
     "  batch [-a AGENT] [--concurrency N] [-o results.jsonl [--resume]]\n"
     "        [--progress|--no-progress] [--approve-all|--deny-dangerous]\n"
-    "        tasks.jsonl|-\n"
+    "        [--transcripts DIR] [--mock] tasks.jsonl|-\n"
     "      run JSONL tasks {\"id\",\"agent\",\"input\"}, up to N at once;\n"
     "      results {\"id\",\"status\",\"answer\",\"rounds\",\"tokens\",\"ms\","
     "\"error\"}\n"
     "      appended to -o FILE, which must be empty unless --resume: then\n"
-    "      the tasks it holds results for are skipped\n",
+    "      the tasks it holds results for are skipped; --transcripts DIR\n"
+    "      writes each task's transcript to DIR/ID.json (for replay)\n",
     "a tasks file, or - for stdin",
     sizeof(rg_batch_cli_opts_t),
     rg_batch_cli_option,
@@ -89,6 +91,11 @@ rg_batch_cli_option(void *opts, int argc, char **argv, int i)
         return 2;
     }
 
+    if (strcmp(a, "--transcripts") == 0 && i + 1 < argc) {
+        o->transcripts = argv[i + 1];
+        return 2;
+    }
+
     if (strcmp(a, "--resume") == 0) {
         o->resume = 1;
         return 1;
@@ -104,7 +111,8 @@ rg_batch_cli_option(void *opts, int argc, char **argv, int i)
         return 1;
     }
 
-    return rg_run_option(&o->run, argc, argv, i, 0);
+    return rg_run_option(&o->run, argc, argv, i,
+                         RG_RUN_OPT_AGENT | RG_RUN_OPT_MOCK);
 }
 
 
@@ -131,10 +139,11 @@ rg_batch_cli_main(rg_cycle_t *cycle, void *opts, const char *arg)
     bopts.concurrency = o->concurrency;
     bopts.progress = o->progress == 0 ? -1 : o->progress == 1;
     bopts.quiet = 0;
+    bopts.transcripts = o->transcripts;
 
     rc = rg_batch_run(e, &bopts);
 
-    rg_engine_destroy(e);
+    rg_run_engine_destroy(e, &o->run);
 
     return rc;
 }

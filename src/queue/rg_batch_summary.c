@@ -72,6 +72,11 @@ rg_batch_summary(rg_batch_t *b)
                         (unsigned long) b->invalid);
     }
 
+    if (b->duplicates && len < sizeof(states)) {
+        len += snprintf(states + len, sizeof(states) - len, " (%lu with an "
+                        "id used before)", (unsigned long) b->duplicates);
+    }
+
     if (b->queue->stats.skipped && len < sizeof(states)) {
         snprintf(states + len, sizeof(states) - len, "; %lu skipped (their "
                  "results were there)",

@@ -37,6 +37,9 @@ typedef struct {
 typedef struct {
     rg_uint_t           skipped;      /* their results were there */
     rg_uint_t           write_errors; /* results that could not be written */
+    rg_uint_t           total;        /* tasks and lines that are no task
+                                         the input holds, skipped ones
+                                         included; 0: not known (yet) */
 } rg_queue_stats_t;
 
 

@@ -61,6 +61,7 @@ typedef struct {
     rg_buf_t               in;            /* bytes read, not yet a task */
     size_t                 in_pos;
     rg_uint_t              lineno;
+    rg_uint_t              lines;         /* not blank, handed out */
 
     json_t                *done_ids;      /* resume: ids with a result */
 } rg_queue_jsonl_t;
@@ -440,6 +441,58 @@ rg_queue_jsonl_out_open(rg_queue_jsonl_t *q)
 
 /* input ---------------------------------------------------------------- */
 
+/* The lines of a tasks file that are not blank, for the progress bar's
+ * total: read once at the start, before any session runs (a file on disk
+ * is read without waiting on anything else). 0 when it cannot be read. */
+static rg_uint_t
+rg_queue_jsonl_count(int fd)
+{
+    char       buf[RG_QUEUE_JSONL_CHUNK];
+    off_t      off;
+    ssize_t    n, i;
+    rg_uint_t  lines, text;
+
+    lines = 0;
+    text = 0;
+
+    /* from where the tasks will be read: a shared stdin may be past 0 */
+    off = lseek(fd, 0, SEEK_CUR);
+    if (off < 0) {
+        return 0;
+    }
+
+    for ( ;; ) {
+        n = pread(fd, buf, sizeof(buf), off);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+
+        if (n < 0) {
+            return 0;
+        }
+
+        if (n == 0) {
+            break;
+        }
+
+        for (i = 0; i < n; i++) {
+            if (buf[i] == '\n') {
+                lines += text;
+                text = 0;
+
+            } else if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r') {
+                text = 1;
+            }
+        }
+
+        off += n;
+    }
+
+    return lines + text;
+}
+
+
 /* reads more input; RG_AGAIN when a pipe has nothing yet */
 static rg_int_t
 rg_queue_jsonl_read(rg_queue_jsonl_t *q)
@@ -510,6 +563,9 @@ rg_queue_jsonl_line(rg_queue_jsonl_t *q, char **line, size_t *len)
 
             if (q->in_eof) {
                 q->skipping = 0;
+                if (q->queue.stats.total == 0) {
+                    q->queue.stats.total = q->lines;
+                }
                 return RG_DONE;
             }
 
@@ -534,13 +590,19 @@ rg_queue_jsonl_line(rg_queue_jsonl_t *q, char **line, size_t *len)
 
             *line = p;
             *len = end - p;
+            q->lines++;
             return RG_OK;
 
         } else if (q->in_eof) {
+            /* now the whole input is known */
+            if (q->queue.stats.total == 0) {
+                q->queue.stats.total = q->lines;
+            }
             return RG_DONE;
 
         } else if (n > RG_QUEUE_JSONL_MAX_LINE) {
             q->lineno++;
+            q->lines++;
             q->in_pos = q->in.len;
             q->skipping = 1;
             return RG_DECLINED;
@@ -774,6 +836,7 @@ rg_queue_jsonl_open(const rg_queue_jsonl_opts_t *opts,
 
     if (fstat(q->in_fd, &st) == 0 && S_ISREG(st.st_mode)) {
         q->in_regular = 1;
+        q->queue.stats.total = rg_queue_jsonl_count(q->in_fd);
 
     } else {
         flags = fcntl(q->in_fd, F_GETFL);

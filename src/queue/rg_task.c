@@ -97,6 +97,190 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
 }
 
 
+/* the keys a task may have */
+static const char  *rg_task_keys[] = {
+    "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant"
+};
+
+
+/* the edit distance of a and b, when it is at most 2; 3 otherwise */
+static size_t
+rg_task_distance(const char *a, const char *b)
+{
+    size_t  i, j, la, lb, d[34][34];
+
+    la = strlen(a);
+    lb = strlen(b);
+
+    if (la > 32 || lb > 32 || (la > lb ? la - lb : lb - la) > 2) {
+        return 3;
+    }
+
+    for (i = 0; i <= la; i++) {
+        d[i][0] = i;
+    }
+
+    for (j = 0; j <= lb; j++) {
+        d[0][j] = j;
+    }
+
+    for (i = 1; i <= la; i++) {
+        for (j = 1; j <= lb; j++) {
+            d[i][j] = rg_min(rg_min(d[i - 1][j] + 1, d[i][j - 1] + 1),
+                             d[i - 1][j - 1] + (a[i - 1] != b[j - 1]));
+        }
+    }
+
+    return rg_min(d[la][lb], 3);
+}
+
+
+/* a key that is no task's is a mistake to report, not to run past */
+static rg_int_t
+rg_task_keys_check(rg_task_t *t, json_t *task, rg_uint_t lineno)
+{
+    size_t       i, best, d;
+    json_t      *v;
+    const char  *key, *near;
+
+    json_object_foreach(task, key, v) {
+        near = NULL;
+        best = 3;
+
+        for (i = 0; i < rg_nelems(rg_task_keys); i++) {
+            if (strcmp(key, rg_task_keys[i]) == 0) {
+                break;
+            }
+
+            d = rg_task_distance(key, rg_task_keys[i]);
+            if (d < best) {
+                best = d;
+                near = rg_task_keys[i];
+            }
+        }
+
+        if (i < rg_nelems(rg_task_keys)) {
+            continue;
+        }
+
+        if (near) {
+            return rg_task_invalid(t, "line %lu: unknown key \"%.64s\"; "
+                                   "did you mean \"%s\"?",
+                                   (unsigned long) lineno, key, near);
+        }
+
+        return rg_task_invalid(t, "line %lu: unknown key \"%.64s\" (a task "
+                               "has id, agent, input, max_rounds, max_tokens "
+                               "and deadline)", (unsigned long) lineno, key);
+    }
+
+    return RG_OK;
+}
+
+
+/* "input" as messages: each a system, user or assistant message whose
+ * content is a string or text parts (joined into a string in place), the
+ * last one the user's */
+static rg_int_t
+rg_task_messages(rg_task_t *t, json_t *msgs, rg_uint_t lineno)
+{
+    size_t       i, k;
+    json_t      *m, *role, *content, *part, *text;
+    rg_buf_t     b;
+    const char  *r, *type;
+
+    if (json_array_size(msgs) == 0) {
+        return rg_task_invalid(t, "line %lu: \"input\" is an empty list of "
+                               "messages", (unsigned long) lineno);
+    }
+
+    r = NULL;
+    content = NULL;
+
+    json_array_foreach(msgs, i, m) {
+        role = json_object_get(m, "role");
+        content = json_object_get(m, "content");
+        r = json_string_value(role);
+
+        if (!json_is_object(m)) {
+            return rg_task_invalid(t, "line %lu: \"input\"[%lu] is not a "
+                                   "message {\"role\", \"content\"}",
+                                   (unsigned long) lineno, (unsigned long) i);
+        }
+
+        if (r == NULL || (strcmp(r, "system") != 0 && strcmp(r, "user") != 0
+                          && strcmp(r, "assistant") != 0))
+        {
+            return rg_task_invalid(t, "line %lu: \"input\"[%lu]: \"role\" "
+                                   "must be \"system\", \"user\" or "
+                                   "\"assistant\" (a task's messages hold no "
+                                   "tool calls)", (unsigned long) lineno,
+                                   (unsigned long) i);
+        }
+
+        if (json_is_array(content)) {
+            memset(&b, 0, sizeof(b));
+
+            json_array_foreach(content, k, part) {
+                text = json_object_get(part, "text");
+                type = json_string_value(json_object_get(part, "type"));
+
+                if (type == NULL || strcmp(type, "text") != 0
+                    || !json_is_string(text))
+                {
+                    rg_buf_free(&b);
+                    return rg_task_invalid(t, "line %lu: \"input\"[%lu]: "
+                                           "only text parts "
+                                           "{\"type\": \"text\", \"text\"} "
+                                           "may make its content",
+                                           (unsigned long) lineno,
+                                           (unsigned long) i);
+                }
+
+                if (rg_buf_append(&b, json_string_value(text),
+                                  json_string_length(text)) != RG_OK)
+                {
+                    rg_buf_free(&b);
+                    return RG_ERROR;
+                }
+            }
+
+            content = json_stringn(b.data ? b.data : "", b.len);
+            rg_buf_free(&b);
+
+            if (content == NULL || json_object_set_new(m, "content", content)
+                                   != 0)
+            {
+                return RG_ERROR;
+            }
+        }
+
+        if (!json_is_string(content)
+            || (json_string_length(content) == 0 && strcmp(r, "user") == 0))
+        {
+            return rg_task_invalid(t, "line %lu: \"input\"[%lu]: "
+                                   "\"content\" must be a string%s",
+                                   (unsigned long) lineno, (unsigned long) i,
+                                   strcmp(r, "user") == 0
+                                   ? ", not empty" : "");
+        }
+    }
+
+    if (r == NULL || strcmp(r, "user") != 0) {
+        return rg_task_invalid(t, "line %lu: the last message of \"input\" "
+                               "is the %s's: it must be the user's, for the "
+                               "model to answer", (unsigned long) lineno,
+                               r ? r : "?");
+    }
+
+    t->messages = msgs;
+    t->input = json_string_value(content);
+    t->input_len = json_string_length(content);
+
+    return RG_OK;
+}
+
+
 rg_int_t
 rg_task_parse(rg_task_t *t, const char *line, size_t len, rg_uint_t lineno)
 {
@@ -142,13 +326,26 @@ rg_task_parse(rg_task_t *t, const char *line, size_t len, rg_uint_t lineno)
                  (long long) json_integer_value(jid));
     }
 
-    if (!json_is_string(jinput) || json_string_length(jinput) == 0) {
-        return rg_task_invalid(t, "line %lu: \"input\" is missing or not a "
-                               "non-empty string", (unsigned long) lineno);
+    rc = rg_task_keys_check(t, task, lineno);
+    if (rc != RG_OK) {
+        return rc;
     }
 
-    t->input = json_string_value(jinput);
-    t->input_len = json_string_length(jinput);
+    if (json_is_array(jinput)) {
+        rc = rg_task_messages(t, jinput, lineno);
+        if (rc != RG_OK) {
+            return rc;
+        }
+
+    } else if (!json_is_string(jinput) || json_string_length(jinput) == 0) {
+        return rg_task_invalid(t, "line %lu: \"input\" is missing or not a "
+                               "non-empty string (or a list of messages)",
+                               (unsigned long) lineno);
+
+    } else {
+        t->input = json_string_value(jinput);
+        t->input_len = json_string_length(jinput);
+    }
 
     if (jagent && !json_is_null(jagent)) {
         if (!json_is_string(jagent)) {

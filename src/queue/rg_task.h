@@ -1,8 +1,10 @@
 /* rg_task.h: one task of `reagent batch`, as a line of JSONL reads:
  * {"id", "agent", "input", "max_rounds", "max_tokens", "deadline",
- * "tenant"}. The
- * parser checks the line and its fields; it knows no agent and starts
- * nothing. A line that is not a task says why, with its line number. */
+ * "tenant"}, no other key. "input" is a string, or the messages of a
+ * conversation as providers' batch APIs take them: [{"role": "user",
+ * "content": …}, …]. The parser checks the line and its fields; it knows
+ * no agent and starts nothing. A line that is not a task says why, with
+ * its line number. */
 
 #ifndef RG_TASK_H
 #define RG_TASK_H
@@ -15,8 +17,13 @@ typedef struct {
     const char         *id;           /* the task's, or "line-N" */
     const char         *agent;        /* NULL: the default agent */
     size_t              agent_len;
-    const char         *input;        /* never empty */
+    const char         *input;        /* never empty: the text, or the
+                                         last user message's */
     size_t              input_len;
+    json_t             *messages;     /* the conversation, or NULL: each
+                                         {"role": system|user|assistant,
+                                         "content": a string}, the last
+                                         one the user's */
 
     rg_uint_t           max_rounds;   /* 0: the agent's */
     int64_t             max_tokens;   /* -1: the agent's */

@@ -92,7 +92,9 @@ rg_part_t  rg_store_part = {
     .init_conf = rg_store_init_conf,
     .init_worker = rg_store_init_worker,
     .exit_worker = rg_store_exit_worker,
-    .check = rg_store_check
+    .check = rg_store_check,
+    .conf_ctx = RG_STORE_REDIS_CONF,
+    .conf_block = "store redis { }"
 };
 
 

@@ -87,6 +87,7 @@ typedef struct rg_mock_pending_s  rg_mock_pending_t;
 typedef struct {
     const char               *host;
     long                      port;
+    long                      listen_fd;        /* inherited, -1: none */
     const char               *port_file;
     long                      rounds;
     long                      calls;
@@ -107,6 +108,7 @@ typedef struct {
     int                       stream_interleave;
     int                       quiet;
     const char               *request_log;      /* one line per request */
+    const char               *request_id;       /* header name, or NULL */
 } rg_mock_conf_t;
 
 typedef struct {
@@ -2867,6 +2869,15 @@ rg_mock_chat(struct evhttp_request *req)
     evhttp_add_header(evhttp_request_get_output_headers(req),
                       "Content-Type", "application/json");
 
+    /* the provider's own id of the response */
+    if (rg_mock.conf.request_id != NULL) {
+        char  rid[48];
+
+        snprintf(rid, sizeof(rid), "req-mock-%" PRIu64, r.number);
+        evhttp_add_header(evhttp_request_get_output_headers(req),
+                          rg_mock.conf.request_id, rid);
+    }
+
     if (rg_mock_validate(root, &err) != RG_OK) {
         r.status = 400;
         r.kind = RG_MOCK_REJECTED;
@@ -3095,6 +3106,8 @@ rg_mock_usage(FILE *f)
         "  --host ADDR           listen address (127.0.0.1)\n"
         "  --port N              listen port, 0 picks a free one (0)\n"
         "  --port-file FILE      write the bound port + \"\\n\" to FILE\n"
+        "  --listen-fd N         accept on the listening socket N it was\n"
+        "                        given (instead of --host and --port)\n"
         "  --rounds R            generic mode: tool rounds before the final"
         " answer (1)\n"
         "  --calls K             generic mode: parallel tool calls per round"
@@ -3125,6 +3138,11 @@ rg_mock_usage(FILE *f)
         "  --request-log FILE    append each request (id, body) as a JSON line\n"
         "  --quiet               log nothing but errors and the listen"
         " line\n"
+        "  --request-id NAME     send header NAME: req-mock-<arrival"
+        " number> with every\n"
+        "                        chat reply, as providers send x-request-id,"
+        " request-id\n"
+        "                        or cf-ray\n"
         "  --help\n");
 }
 
@@ -3161,6 +3179,7 @@ rg_mock_options(int argc, char **argv)
         { "host",           required_argument, NULL, 'h' },
         { "port",           required_argument, NULL, 'p' },
         { "port-file",      required_argument, NULL, 'P' },
+        { "listen-fd",      required_argument, NULL, 'F' },
         { "rounds",         required_argument, NULL, 'r' },
         { "calls",          required_argument, NULL, 'k' },
         { "latency",        required_argument, NULL, 'l' },
@@ -3180,7 +3199,8 @@ rg_mock_options(int argc, char **argv)
         { "stream-comments", no_argument,      NULL, 'm' },
         { "stream-no-done", no_argument,       NULL, 'D' },
         { "quiet",          no_argument,       NULL, 'q' },
-        { "request-log",    required_argument, NULL, 'R' },
+        { "request-log",    required_argument, NULL, 'L' },
+        { "request-id",     required_argument, NULL, 'R' },
         { "help",           no_argument,       NULL, '?' + 256 },
         { NULL, 0, NULL, 0 }
     };
@@ -3188,6 +3208,7 @@ rg_mock_options(int argc, char **argv)
     conf = &rg_mock.conf;
 
     conf->host = "127.0.0.1";
+    conf->listen_fd = -1;
     conf->rounds = 1;
     conf->calls = 1;
     conf->fault_count = 1;
@@ -3213,6 +3234,10 @@ rg_mock_options(int argc, char **argv)
             break;
         case 'P':
             conf->port_file = optarg;
+            break;
+        case 'F':
+            rc = rg_mock_number("listen-fd", optarg, 0, INT_MAX,
+                                &conf->listen_fd);
             break;
         case 'r':
             rc = rg_mock_number("rounds", optarg, 0, 1000000, &conf->rounds);
@@ -3287,11 +3312,19 @@ rg_mock_options(int argc, char **argv)
         case 'D':
             conf->stream_no_done = 1;
             break;
-        case 'R':
+        case 'L':
             conf->request_log = optarg;
             break;
         case 'q':
             conf->quiet = 1;
+            break;
+        case 'R':
+            if (optarg[0] == '\0' || strpbrk(optarg, "\r\n: ") != NULL) {
+                fprintf(stderr, "rg_mock: invalid --request-id header name "
+                        "\"%s\"\n", optarg);
+                return RG_ERROR;
+            }
+            conf->request_id = optarg;
             break;
         case '?' + 256:
             rg_mock_usage(stdout);
@@ -3402,6 +3435,23 @@ rg_mock_listen(void)
 
     lev = NULL;
 
+    /* a socket its parent bound and listens on: its port is known before
+     * the mock runs, and no connection is refused meanwhile */
+    if (rg_mock.conf.listen_fd >= 0) {
+        freeaddrinfo(res);
+        res = NULL;
+
+        if (evutil_make_socket_nonblocking((evutil_socket_t)
+                                           rg_mock.conf.listen_fd) == 0
+            && evutil_make_socket_closeonexec((evutil_socket_t)
+                                              rg_mock.conf.listen_fd) == 0)
+        {
+            lev = evconnlistener_new(rg_mock.base, NULL, NULL,
+                                     LEV_OPT_CLOSE_ON_FREE, 0,
+                                     (evutil_socket_t) rg_mock.conf.listen_fd);
+        }
+    }
+
     for (ai = res; ai != NULL; ai = ai->ai_next) {
         lev = evconnlistener_new_bind(rg_mock.base, NULL, NULL,
                                       LEV_OPT_CLOSE_ON_FREE
@@ -3414,7 +3464,15 @@ rg_mock_listen(void)
         }
     }
 
-    freeaddrinfo(res);
+    if (res != NULL) {
+        freeaddrinfo(res);
+    }
+
+    if (lev == NULL && rg_mock.conf.listen_fd >= 0) {
+        fprintf(stderr, "rg_mock: cannot accept on descriptor %ld (%d: %s)\n",
+                rg_mock.conf.listen_fd, errno, strerror(errno));
+        return -1;
+    }
 
     if (lev == NULL) {
         fprintf(stderr, "rg_mock: cannot listen on %s:%ld (%d: %s)\n",

@@ -1766,21 +1766,28 @@ rg_test_cycle_not_allowed_here(void **state)
 
     static const rg_test_case_t  cases[] = {
         { "model m;\n",
-          "\"model\" directive is not allowed here in test.conf:1" },
+          "\"model\" directive is not allowed here; it belongs inside "
+          "llm NAME { } in test.conf:1" },
         { RG_TEST_LLM "agent x {\n    base_url http://h;\n}\n",
-          "\"base_url\" directive is not allowed here in test.conf:3" },
+          "\"base_url\" directive is not allowed here; it belongs inside "
+          "llm NAME { } in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    concurrency 2;\n}\n",
-          "\"concurrency\" directive is not allowed here in test.conf:3" },
+          "\"concurrency\" directive is not allowed here; it belongs at the "
+          "top level in test.conf:3" },
         { "llm a {\n    max_rounds 2;\n}\n",
-          "\"max_rounds\" directive is not allowed here in test.conf:2" },
+          "\"max_rounds\" directive is not allowed here; it belongs inside "
+          "agent NAME { } in test.conf:2" },
         { "llm a {\n    agent x { }\n}\n",
-          "\"agent\" directive is not allowed here in test.conf:2" },
+          "\"agent\" directive is not allowed here; it belongs at the top "
+          "level in test.conf:2" },
         /* each block its own context bit: an mcp block's directive in
          * store redis { } was taken, and wrote into the wrong struct */
         { "store redis {\n    server 127.0.0.1:1;\n    command npx;\n}\n",
-          "\"command\" directive is not allowed here in test.conf:3" },
+          "\"command\" directive is not allowed here; it belongs inside "
+          "mcp NAME { } in test.conf:3" },
         { "mcp fs {\n    command npx;\n    server 127.0.0.1:1;\n}\n",
-          "\"server\" directive is not allowed here in test.conf:3" },
+          "\"server\" directive is not allowed here; it belongs inside "
+          "store redis { } in test.conf:3" },
     };
 
     failed = 0;

@@ -22,6 +22,7 @@
 #include <rg_core.h>
 #include <rg_test.h>
 #include <rg_transcript.h>
+#include <rg_test_fixtures.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -774,15 +775,18 @@ rg_test_fs_root(rg_test_ctx_t *t, size_t size)
 
 
 /* a cycle and an engine: modules calc and fs (rooted at t->dir), llm
- * "mock" at the mock's port, agent "a" made of `agent` */
+ * "mock" at the mock's port (with `llm` in its block), agent "a" made of
+ * `agent`, and `main` at the top */
 static void
-rg_test_engine(rg_test_ctx_t *t, const char *agent)
+rg_test_engine_ex(rg_test_ctx_t *t, const char *main, const char *llm,
+    const char *agent)
 {
     const char  *b;
 
     b = rg_test_build_dir();
 
     t->cycle = rg_test_cycle(t->err, sizeof(t->err),
+        "%s\n"
         "load_module %s/modules/calc.so;\n"
         "load_module %s/modules/fs.so;\n"
         "module fs { root %s; }\n"
@@ -790,12 +794,13 @@ rg_test_engine(rg_test_ctx_t *t, const char *agent)
         "    base_url http://127.0.0.1:%d/v1;\n"
         "    model mock-1;\n"
         "    retry_base 20ms;\n"
+        "    %s\n"
         "}\n"
         "agent a {\n"
         "    system_prompt \"You are a test.\";\n"
         "    %s\n"
         "}\n",
-        b, b, t->dir[0] ? t->dir : "/tmp", t->mock->port, agent);
+        main, b, b, t->dir[0] ? t->dir : "/tmp", t->mock->port, llm, agent);
 
     if (t->cycle == NULL) {
         print_error("configuration: %s\n", t->err);
@@ -804,6 +809,13 @@ rg_test_engine(rg_test_ctx_t *t, const char *agent)
 
     t->engine = rg_engine_create(t->cycle, t->cycle->log);
     assert_non_null(t->engine);
+}
+
+
+static void
+rg_test_engine(rg_test_ctx_t *t, const char *agent)
+{
+    rg_test_engine_ex(t, "", "", agent);
 }
 
 
@@ -1161,6 +1173,56 @@ rg_test_summary_ends(void **state)
 }
 
 
+/* the summary call failed: the log says what failed and what it means
+ * (the rounds are gone) and which directive skips the call */
+static void
+rg_test_summary_failed(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    char            log[128], main[160], *text;
+    size_t          len;
+    rg_session_t   *s;
+
+    /* as rg_test_summarize: request 3 is the summary; it fails, and is
+     * not retried */
+    rg_test_fs_root(t, 1500);
+
+    snprintf(log, sizeof(log), "%s/error.log", t->dir);
+    snprintf(main, sizeof(main), "error_log %s warn;", log);
+
+    rg_test_mock(t, "--rounds", "100", "--fault", "500", "--fault-every",
+                 "3");
+    rg_test_engine_ex(t, main, "max_retries 0;",
+                      "tools read_file; tool_max_calls read_file 2;"
+                      "repeat_limit 1000; dedupe off;"
+                      "context_limit 800; keep_rounds 1;"
+                      "context_summarize on; deadline 5s;");
+
+    s = rg_test_session(t, "read and summarize");
+
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    text = rg_test_read(log, &len);
+    assert_non_null(text);
+    text = realloc(text, len + 1);
+    assert_non_null(text);
+    text[len] = '\0';
+
+    if (strstr(text, "the call for a summary of the rounds dropped to save "
+                     "context failed (server_error: ") == NULL
+        || strstr(text, "going on without it (those rounds are gone; "
+                        "\"context_summarize off\" skips the summary "
+                        "call)") == NULL)
+    {
+        print_error("the log:\n%s\n", text);
+        fail();
+    }
+
+    unlink(log);
+    free(text);
+}
+
+
 static void
 rg_test_context_exceeded_retry(void **state)
 {
@@ -1228,8 +1290,14 @@ rg_test_context_exceeded_twice(void **state)
     assert_int_equal(s->state, RG_SESSION_FAILED);
     assert_non_null(s->reason);
 
+    /* the provider's words, and what to change */
     if (strstr(s->reason, "maximum context length is 8192 tokens") == NULL
-        || strstr(s->reason, "context_length_exceeded") == NULL)
+        || strstr(s->reason, "context_length_exceeded") == NULL
+        || strstr(s->reason, "does not fit the model's context window, "
+                             "even after compacting once") == NULL
+        || strstr(s->reason, "the last 1 rounds (keep_rounds) always stay; "
+                             "lower keep_rounds, or set context_limit")
+           == NULL)
     {
         print_error("reason: %s\n", s->reason);
         fail();
@@ -1265,6 +1333,14 @@ rg_test_context_exceeded_nothing_to_drop(void **state)
 
     assert_int_equal(s->state, RG_SESSION_FAILED);
     assert_non_null(strstr(s->reason, "maximum context length"));
+    if (strstr(s->reason, "and nothing more can be dropped: the system "
+                          "prompt, the task and the last 2 rounds "
+                          "(keep_rounds) always stay; lower keep_rounds, or "
+                          "set context_limit to the model's window") == NULL)
+    {
+        print_error("reason: %s\n", s->reason);
+        fail();
+    }
     assert_int_equal(rg_test_stat(t, "requests"), 3);
     assert_int_equal(rg_test_stat(t, "faults"), 1);
 }
@@ -1279,6 +1355,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_compact_before_call,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_summarize,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_summary_failed,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_summary_ends,
                                         rg_test_setup, rg_test_teardown),

@@ -750,6 +750,27 @@ rg_test_error_inside_200(void **state)
         "8192 tokens\",\"type\":\"invalid_request_error\"}}", &r);
     assert_int_equal(r.status, RG_LLM_ERR_CONTEXT);
 
+    /* a refused key is refused again: fatal, like a 401 */
+    rg_test_parse(*state, 200,
+        "{\"error\":{\"message\":\"Incorrect API key provided\","
+        "\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}",
+        &r);
+    assert_int_equal(r.status, RG_LLM_ERR_FATAL);
+
+    rg_test_parse(*state, 200,
+        "{\"type\":\"error\",\"error\":{\"type\":"
+        "\"authentication_error\",\"message\":\"invalid x-api-key\"}}", &r);
+    assert_int_equal(r.status, RG_LLM_ERR_FATAL);
+
+    /* over the tokens-per-minute limit: the numbers are read */
+    rg_test_parse(*state, 429,
+        "{\"error\":{\"message\":\"Request too large for gpt-4o on tokens "
+        "per min (TPM): Limit 30000, Requested 45210.\",\"type\":\"tokens\","
+        "\"code\":\"rate_limit_exceeded\"}}", &r);
+    assert_int_equal(r.status, RG_LLM_ERR_OVER_RATE);
+    assert_int_equal(r.rate_limit, 30000);
+    assert_int_equal(r.rate_requested, 45210);
+
     rg_test_parse(*state, 200, "{\"error\":\"overloaded\"}", &r);
     assert_int_equal(r.status, RG_LLM_ERR_SERVER);
     rg_test_str(&r.error, "overloaded");
@@ -775,6 +796,21 @@ rg_test_classify(void **state)
     rg_str_t  m3 = rg_string("exceeds the CONTEXT WINDOW");
     rg_str_t  m4 = rg_string("Context length exceeded");
     rg_str_t  m5 = rg_string("bad value");
+    rg_str_t  cpp = rg_string("exceed_context_size_error");
+    rg_str_t  cppm = rg_string("the request exceeds the available context "
+                               "size, try increasing it");
+    rg_str_t  vllm = rg_string("This model's maximum context length is "
+                               "4096 tokens. However, you requested 4410");
+    rg_str_t  ollama = rg_string("input exceeds context length");
+    rg_str_t  anth = rg_string("prompt is too long: 215021 tokens > 200000");
+    rg_str_t  rate = rg_string("rate_limit_exceeded");
+    rg_str_t  tpm = rg_string("Request too large for gpt-4o on tokens per "
+                              "min (TPM): Limit 30000, Requested 45210.");
+    rg_str_t  rpm = rg_string("Rate limit reached for gpt-4o on requests "
+                              "per min (RPM): Limit 500, Used 500");
+    rg_str_t  nomoney = rg_string("Insufficient Balance");
+    rg_str_t  billing = rg_string("You exceeded your current quota, please "
+                                  "check your plan and billing details.");
 
     RG_UNUSED(state);
 
@@ -809,7 +845,32 @@ rg_test_classify(void **state)
                      RG_LLM_ERR_FATAL);
     assert_int_equal(rg_llm_openai_classify(400, &none, &none),
                      RG_LLM_ERR_FATAL);
+    /* a body too large for the server is one compaction can cure */
     assert_int_equal(rg_llm_openai_classify(413, &ctx, &m1),
+                     RG_LLM_ERR_CONTEXT);
+    assert_int_equal(rg_llm_openai_classify(413, &other, &m5),
+                     RG_LLM_ERR_FATAL);
+    assert_int_equal(rg_llm_openai_classify(400, &cpp, &cppm),
+                     RG_LLM_ERR_CONTEXT);
+    assert_int_equal(rg_llm_openai_classify(400, NULL, &cppm),
+                     RG_LLM_ERR_CONTEXT);
+    assert_int_equal(rg_llm_openai_classify(400, NULL, &vllm),
+                     RG_LLM_ERR_CONTEXT);
+    assert_int_equal(rg_llm_openai_classify(500, NULL, &ollama),
+                     RG_LLM_ERR_CONTEXT);
+    assert_int_equal(rg_llm_openai_classify(400, NULL, &anth),
+                     RG_LLM_ERR_CONTEXT);
+    assert_int_equal(rg_llm_openai_classify(502, NULL, &m5),
+                     RG_LLM_ERR_SERVER);
+
+    /* 429s that waiting cannot cure */
+    assert_int_equal(rg_llm_openai_classify(429, &rate, &tpm),
+                     RG_LLM_ERR_OVER_RATE);
+    assert_int_equal(rg_llm_openai_classify(429, &rate, &rpm),
+                     RG_LLM_ERR_RATE);
+    assert_int_equal(rg_llm_openai_classify(429, &other, &nomoney),
+                     RG_LLM_ERR_FATAL);
+    assert_int_equal(rg_llm_openai_classify(429, &rate, &billing),
                      RG_LLM_ERR_FATAL);
     assert_int_equal(rg_llm_openai_classify(401, NULL, NULL),
                      RG_LLM_ERR_FATAL);

@@ -218,6 +218,16 @@ rg_test_run_agent(void **state)
     assert_int_equal(rg_test_mock_stat(child, "requests"), 1);
     assert_int_equal(rg_agent_ctx(e)->live, 1);      /* the child is gone */
 
+    /* the child's call and tokens are the task's: the parent's result
+     * counts them, as the engine does */
+    assert_int_equal(s->model_calls, 3);
+    assert_int_equal(s->child_model_calls, 1);
+    assert_int_equal(s->model_calls, rg_agent_ctx(e)->stats.model_calls);
+    assert_true(s->child_tokens > 0);
+    assert_int_equal(s->prompt_tokens + s->completion_tokens,
+                     rg_agent_ctx(e)->stats.prompt_tokens
+                     + rg_agent_ctx(e)->stats.completion_tokens);
+
     rg_session_destroy(s);
     rg_engine_destroy(e);
     rg_cycle_destroy(cycle);
@@ -246,6 +256,86 @@ rg_test_run_agent(void **state)
     rg_engine_destroy(e);
     rg_cycle_destroy(cycle);
 
+    rg_test_mock_stop(parent);
+    rg_test_mock_stop(child);
+}
+
+
+/* The parent's max_tokens bounds its children: a child that would go on
+ * calling tools (the child's model never stops) ends when the task's
+ * tokens reach the parent's budget, and says whose budget it was; the
+ * parent then ends budget_exceeded, its children's tokens counted. */
+static void
+rg_test_run_agent_budget(void **state)
+{
+    char            err[1024], mods[512], *path, *t;
+    rg_cycle_t     *cycle;
+    rg_engine_t    *e;
+    rg_session_t   *s;
+    rg_test_mock_t *parent, *child;
+
+    (void) state;
+
+    path = rg_test_write_file("agent_budget.json",
+        "[{\"message\":{\"tool_calls\":["
+        "{\"name\":\"run_agent\",\"arguments\":{\"agent\":\"helper\","
+        "\"input\":\"the subtask\"}}]}},"
+        "{\"message\":{\"content\":\"parent done\"}}]");
+    parent = rg_test_mock_start("--script", path, NULL);
+    child = rg_test_mock_start("--rounds", "40", NULL);
+    assert_non_null(parent);
+    assert_non_null(child);
+    free(path);
+
+    snprintf(mods, sizeof(mods), "load_module %s/modules/agent.so;\n"
+             "load_module %s/modules/calc.so;", rg_test_build_dir(),
+             rg_test_build_dir());
+
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "%s\n"
+                          "llm p { base_url http://127.0.0.1:%d/v1; "
+                          "model mock-1; }\n"
+                          "llm c { base_url http://127.0.0.1:%d/v1; "
+                          "model mock-1; }\n"
+                          "agent a { llm p; tools run_agent; agents helper; "
+                          "max_tokens 2000; }\n"
+                          "agent helper { llm c; tools calc; max_rounds 40; "
+                          "repeat_limit 100; }\n",
+                          mods, parent->port, child->port);
+    if (cycle == NULL) {
+        fail_msg("configuration: %s", err);
+    }
+
+    e = rg_engine_create(cycle, cycle->log);
+    assert_non_null(e);
+
+    s = rg_test_run(e, "a", "the task");
+    assert_non_null(s);
+
+    t = rg_test_tool_msg(s, 0);
+    assert_non_null(t);
+    if (strstr(t, "the task's budget is spent") == NULL) {
+        fail_msg("the child's answer: %s", t);
+    }
+    assert_non_null(strstr(t, "agent \"a\""));
+    assert_non_null(strstr(t, "of its 2000 tokens"));
+    free(t);
+
+    /* stopped long before its 40 rounds */
+    assert_true(rg_test_mock_stat(child, "requests") < 20);
+
+    assert_int_equal(s->state, RG_SESSION_BUDGET_EXCEEDED);
+    assert_non_null(strstr(s->reason, "its child agents' included"));
+    assert_int_equal(rg_test_mock_stat(parent, "requests"), 1);
+    assert_true(s->prompt_tokens + s->completion_tokens >= 2000);
+    assert_int_equal(s->prompt_tokens + s->completion_tokens,
+                     rg_agent_ctx(e)->stats.prompt_tokens
+                     + rg_agent_ctx(e)->stats.completion_tokens);
+    assert_int_equal(s->model_calls, rg_agent_ctx(e)->stats.model_calls);
+
+    rg_session_destroy(s);
+    rg_engine_destroy(e);
+    rg_cycle_destroy(cycle);
     rg_test_mock_stop(parent);
     rg_test_mock_stop(child);
 }
@@ -443,6 +533,7 @@ main(void)
         cmocka_unit_test(rg_test_http_get),
         cmocka_unit_test(rg_test_run_agent),
         cmocka_unit_test(rg_test_run_agent_at_once),
+        cmocka_unit_test(rg_test_run_agent_budget),
         cmocka_unit_test(rg_test_exec_approval),
         cmocka_unit_test(rg_test_fs_pool),
     };

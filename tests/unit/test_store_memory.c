@@ -299,8 +299,8 @@ rg_test_directive(void **state)
                              "which is not set in test.conf:1");
 
     assert_null(rg_test_cycle(err, sizeof(err), "server a:1;\n"));
-    assert_string_equal(err, "\"server\" directive is not allowed here in "
-                             "test.conf:1");
+    assert_string_equal(err, "\"server\" directive is not allowed here; it "
+                             "belongs inside store redis { } in test.conf:1");
 
     assert_null(rg_test_cycle(err, sizeof(err),
                               "store memory max_bytes=100;\n"));

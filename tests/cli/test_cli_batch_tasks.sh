@@ -1,0 +1,193 @@
+#!/bin/sh
+# test_cli_batch_tasks.sh: what `reagent batch` makes of its task lines
+# (src/queue/rg_task.c, rg_batch.c) and how it shows its progress
+# (rg_batch_progress.c), against the mock model: a key no task has is an
+# invalid result that names it, a second task with an id already used is
+# an invalid result that names the first line, "input" as a list of
+# messages reaches the model as that conversation; the progress bar
+# counts done/total, rate and ETA, and moves as tasks end.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
+# check failed. Temporary files live in one mktemp -d folder, removed at
+# the end with the mock models it started.
+
+B=${B:-objs}
+R=$B/reagent
+
+n=0
+failed=0
+pids=
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-cli-tasks-XXXXXX") || exit 1
+
+rg_cleanup() {
+    for p in $pids; do
+        kill "$p" 2>/dev/null
+    done
+    for p in $pids; do
+        wait "$p" 2>/dev/null
+    done
+    rm -rf "$tmp"
+}
+
+trap rg_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+
+rg_ok() {
+    n=$((n + 1))
+    echo "ok $n - $1"
+}
+
+rg_fail() {
+    n=$((n + 1))
+    failed=$((failed + 1))
+    echo "not ok $n - $1"
+}
+
+# rg_has WHAT FILE TEXT: FILE has a line containing TEXT
+rg_has() {
+    if grep -qF -- "$3" "$2"; then
+        rg_ok "$1"
+    else
+        rg_fail "$1"
+        echo "#   no line with: $3"
+        sed 's/^/#   got: /' "$2"
+    fi
+}
+
+# rg_count WHAT FILE TEXT N: exactly N lines contain TEXT
+rg_count() {
+    c=$(grep -cF -- "$3" "$2")
+    if [ "$c" -eq "$4" ]; then
+        rg_ok "$1"
+    else
+        rg_fail "$1: $c lines, expected $4"
+        sed 's/^/#   got: /' "$2"
+    fi
+}
+
+# rg_mock_start NAME ARGS...: a mock; its pid in $started, port in $port
+rg_mock_start() {
+    pf=$tmp/$1.port
+    shift
+    "$B/rg_mock" --port 0 --port-file "$pf" --quiet "$@" \
+        2>>"$tmp/mock.log" &
+    started=$!
+    pids="$pids $started"
+    i=0
+    while [ ! -s "$pf" ] && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    port=$(cat "$pf" 2>/dev/null)
+}
+
+
+rg_mock_start plain
+plain=$port
+rg_mock_start slow --latency 150
+slow=$port
+
+if [ -z "$plain" ] || [ -z "$slow" ]; then
+    echo "not ok 1 - the mock models start"
+    cat "$tmp/mock.log"
+    exit 1
+fi
+
+cat > "$tmp/a.conf" <<CONF
+llm mock { base_url http://127.0.0.1:$plain/v1; model mock-1; }
+agent a { system_prompt "You are terse."; }
+CONF
+
+cat > "$tmp/slow.conf" <<CONF
+llm mock { base_url http://127.0.0.1:$slow/v1; model mock-1; }
+agent a { }
+CONF
+
+
+# task lines
+
+cat > "$tmp/tasks.jsonl" <<'TASKS'
+{"id":"a","input":"one"}
+{"id":"b","input":"two","max_rouns":3}
+{"id":"a","input":"again"}
+{"id":"h","input":[{"role":"system","content":"Talk like a pirate."},{"role":"user","content":"hello"},{"role":"assistant","content":"ahoy"},{"role":"user","content":[{"type":"text","text":"what "},{"type":"text","text":"now?"}]}]}
+{"id":"bad","input":[{"role":"user","content":"q"},{"role":"tool","content":"x"}]}
+TASKS
+
+"$R" -c "$tmp/a.conf" batch --concurrency 1 --no-progress "$tmp/tasks.jsonl" \
+    > "$tmp/out" 2> "$tmp/err"
+
+rg_count "5 lines, 5 results" "$tmp/out" '"id"' 5
+rg_has "the first a runs" "$tmp/out" \
+    '{"id":"a","status":"done","answer":"Final answer: one"'
+rg_has "an unknown key is invalid, named, with the key meant" "$tmp/out" \
+    '{"id":"b","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 2: unknown key \"max_rouns\"; did you mean \"max_rounds\"?"}'
+rg_has "a second id a is invalid and names the line that had it" "$tmp/out" \
+    '{"id":"a","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 3: duplicate id \"a\": line 1 has it already (ids must be unique in one input)"}'
+rg_has "messages as input: the model answers the last user message" \
+    "$tmp/out" '{"id":"h","status":"done","answer":"Final answer: what now?"'
+rg_has "messages with a tool message are invalid, with the index" \
+    "$tmp/out" '"error":"line 5: \"input\"[1]: \"role\" must be'
+rg_has "the summary counts the duplicate" "$tmp/err" \
+    "3 invalid (1 with an id used before)"
+
+# the conversation as the model got it: the agent's prompt, then the task's
+if command -v curl >/dev/null 2>&1; then
+    curl -s "http://127.0.0.1:$plain/last_request" > "$tmp/last"
+    rg_has "the model got the agent's prompt, then the task's messages" \
+        "$tmp/last" '"messages":[{"role":"system","content":"You are terse."},{"role":"system","content":"Talk like a pirate."},{"role":"user","content":"hello"},{"role":"assistant","content":"ahoy"},{"role":"user","content":"what now?"}]'
+else
+    n=$((n + 1))
+    echo "ok $n - the model got the conversation # skip no curl"
+fi
+
+
+# the progress bar, forced on: 10 tasks one at a time, 150 ms each
+
+i=1
+while [ $i -le 10 ]; do
+    echo "{\"id\":\"p$i\",\"input\":\"task $i\"}"
+    i=$((i + 1))
+done > "$tmp/ten.jsonl"
+
+"$R" -c "$tmp/slow.conf" batch --concurrency 1 --progress -o "$tmp/ten.out" \
+    "$tmp/ten.jsonl" 2> "$tmp/progress"
+tr '\r' '\n' < "$tmp/progress" > "$tmp/bars"
+
+rg_has "progress: a file's total is known from the start" "$tmp/bars" \
+    "] 1/10 done (0 not done), "
+if grep -Eq '^\[#+-+\] [1-9]/10 done \(0 not done\), [01] running, [0-9.]+/s, ETA [0-9.]+s  [0-9.]+s' "$tmp/bars"; then
+    rg_ok "progress: the bar fills, with the rate and ETA, as tasks end"
+else
+    rg_fail "progress: the bar fills, with the rate and ETA, as tasks end"
+    sed 's/^/#   got: /' "$tmp/bars"
+fi
+c=$(grep -Ec '^\[[#-]+\] [1-9]/10 done' "$tmp/bars")
+if [ "$c" -ge 5 ]; then
+    rg_ok "progress: redrawn as tasks end ($c of 9 states shown)"
+else
+    rg_fail "progress: redrawn as tasks end: $c lines"
+    sed 's/^/#   got: /' "$tmp/bars"
+fi
+rg_has "progress: the last line is full" "$tmp/bars" \
+    "[##############################] 10/10 done (0 not done), 0 running,"
+
+# from a pipe: no total until the input ends
+cat "$tmp/ten.jsonl" | "$R" -c "$tmp/slow.conf" batch --concurrency 1 \
+    --progress -o "$tmp/ten2.out" - 2> "$tmp/progress2"
+tr '\r' '\n' < "$tmp/progress2" > "$tmp/bars2"
+if grep -Eq '^[1-9] done \(0 not done\), [01] running, [0-9.]+/s  ' "$tmp/bars2"; then
+    rg_ok "progress from a pipe: done and rate before the total is known"
+else
+    rg_fail "progress from a pipe: done and rate before the total is known"
+    sed 's/^/#   got: /' "$tmp/bars2"
+fi
+rg_has "progress from a pipe: the total once the input ended" "$tmp/bars2" \
+    "] 10/10 done (0 not done), 0 running,"
+
+
+echo "# $n checks, $failed failed"
+[ $failed -eq 0 ]

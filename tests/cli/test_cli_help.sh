@@ -1,0 +1,137 @@
+#!/bin/sh
+# test_cli_help.sh: what reagent tells a user before anything runs: -h
+# lists every option the command line accepts (each option string of the
+# sources is looked for in it), -V and -t name the configuration file in
+# use, and a configuration that says something reagent will not do is
+# warned about: worker_processes in run and batch (one process), approve
+# for a tool that is not dangerous.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
+# check failed. Temporary files live in one mktemp -d folder.
+
+B=${B:-objs}
+R=$B/reagent
+
+n=0
+failed=0
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-cli-help-XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP
+
+
+rg_ok() {
+    n=$((n + 1))
+    echo "ok $n - $1"
+}
+
+rg_fail() {
+    n=$((n + 1))
+    failed=$((failed + 1))
+    echo "not ok $n - $1"
+}
+
+# rg_has WHAT FILE TEXT: FILE has a line containing TEXT
+rg_has() {
+    if grep -qF -- "$3" "$2"; then
+        rg_ok "$1"
+    else
+        rg_fail "$1"
+        echo "#   no line with: $3"
+        sed 's/^/#   got: /' "$2"
+    fi
+}
+
+# rg_lacks WHAT FILE TEXT
+rg_lacks() {
+    if grep -qF -- "$3" "$2"; then
+        rg_fail "$1"
+        grep -F -- "$3" "$2" | sed 's/^/#   found: /'
+    else
+        rg_ok "$1"
+    fi
+}
+
+
+# -h: every option the sources compare a word with is in it
+
+"$R" -h > "$tmp/help" 2>&1
+opts=$(grep -ho 'strcmp(a, "-[^"]*")' src/*/*.c | sed 's/.*"\(-[^"]*\)".*/\1/' \
+       | sort -u)
+if [ -z "$opts" ]; then
+    rg_fail "the options are found in src/"
+fi
+missing=
+for o in $opts; do
+    if ! grep -Eq -- "(^|[^a-z-])$o([^a-z-]|$)" "$tmp/help"; then
+        missing="$missing $o"
+    fi
+done
+if [ -z "$missing" ]; then
+    rg_ok "-h lists every option: $(echo $opts)"
+else
+    rg_fail "-h lists every option; missing:$missing"
+fi
+
+
+# -V and -t: which configuration
+
+"$R" -V > "$tmp/v" 2>&1
+rg_has "-V names the configuration file found" "$tmp/v" \
+    "configuration file: conf/reagent.conf (the first found of "
+"$R" -V -c "$tmp/x.conf" > "$tmp/v" 2>&1
+rg_has "-V names the one -c gives" "$tmp/v" \
+    "configuration file: $tmp/x.conf (-c)"
+(cd "$tmp" && "$OLDPWD/$R" -V > "$tmp/v" 2>&1)
+rg_has "-V says when none is found" "$tmp/v" \
+    "configuration file: none found (looked for "
+"$R" -t > "$tmp/t" 2>&1
+rg_has "-t names the file it tested" "$tmp/t" \
+    "configuration file conf/reagent.conf test is successful"
+
+
+# worker_processes: run and batch work in one process
+
+cat > "$tmp/workers.conf" <<'CONF'
+worker_processes 4;
+llm m { base_url http://127.0.0.1:9/v1; model mock-1; }
+agent a { }
+CONF
+
+"$R" -c "$tmp/workers.conf" run --mock "hi" > /dev/null 2> "$tmp/w.err"
+rg_has "worker_processes 4 with run: a warning says it is not used" \
+    "$tmp/w.err" '[warn]'
+rg_has "... and why" "$tmp/w.err" \
+    '"worker_processes 4" is not used: run, batch and replay work in one process (worker_processes is for reagent serve)'
+echo '{"input":"x"}' | "$R" -c "$tmp/workers.conf" batch --mock - \
+    > /dev/null 2> "$tmp/w.err"
+rg_has "worker_processes 4 with batch: the same warning" "$tmp/w.err" \
+    '"worker_processes 4" is not used'
+"$R" -c "$tmp/workers.conf" -t > /dev/null 2> "$tmp/w.err"
+rg_lacks "worker_processes 4 with -t: no warning (serve will use it)" \
+    "$tmp/w.err" 'worker_processes'
+
+
+# approve names a tool that is not dangerous
+
+mkdir "$tmp/root"
+cat > "$tmp/approve.conf" <<CONF
+load_module calc.so;
+load_module exec.so;
+module exec { root $tmp/root; }
+llm m { base_url http://127.0.0.1:9/v1; model mock-1; }
+agent a {
+    tools    calc exec;
+    approve  exec calc;
+}
+CONF
+
+"$R" -c "$tmp/approve.conf" -t > /dev/null 2> "$tmp/a.err"
+rg_has "approve calc: a warning that it changes nothing" "$tmp/a.err" \
+    'agent "a": "approve calc" changes nothing: calc is not dangerous, and only dangerous tools wait for approval in '"$tmp"'/approve.conf:5'
+rg_lacks "approve exec: no warning" "$tmp/a.err" '"approve exec"'
+
+
+echo "# $n checks, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,195 @@
+#!/bin/sh
+# test_cli_mock.sh: the first run after set-up, `reagent run --mock`
+# (src/agent/rg_run_mock.c) and `make run`: the bundled mock model is
+# started for the run on a free loopback port and answers every llm of
+# the shipped configuration (whose base_url names a port nothing listens
+# on); the run says that the answers are canned; the mock is gone when
+# the run ends, and also when reagent is killed; batch takes --mock too;
+# without a mock beside the binary the error says what to do.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
+# check failed. Temporary files live in one mktemp -d folder.
+
+B=${B:-objs}
+R=$B/reagent
+
+n=0
+failed=0
+bpid=
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-cli-mock-XXXXXX") || exit 1
+
+rg_cleanup() {
+    [ -n "$bpid" ] && kill "$bpid" 2>/dev/null
+    rm -rf "$tmp"
+}
+
+trap rg_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+
+rg_ok() {
+    n=$((n + 1))
+    echo "ok $n - $1"
+}
+
+rg_fail() {
+    n=$((n + 1))
+    failed=$((failed + 1))
+    echo "not ok $n - $1"
+}
+
+# rg_has WHAT FILE TEXT: FILE has a line containing TEXT
+rg_has() {
+    if grep -qF -- "$3" "$2"; then
+        rg_ok "$1"
+    else
+        rg_fail "$1"
+        echo "#   no line with: $3"
+        sed 's/^/#   got: /' "$2"
+    fi
+}
+
+# rg_rc WHAT GOT EXPECTED
+rg_rc() {
+    if [ "$2" -eq "$3" ]; then
+        rg_ok "$1: exit code $3"
+    else
+        rg_fail "$1: exit code $2, expected $3"
+        [ -s "$tmp/err" ] && sed 's/^/#   stderr: /' "$tmp/err"
+    fi
+}
+
+# rg_gone WHAT PID: the process ends within 10 s
+rg_gone() {
+    i=0
+    while kill -0 "$2" 2>/dev/null && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    if kill -0 "$2" 2>/dev/null; then
+        rg_fail "$1 (pid $2 still runs)"
+    else
+        rg_ok "$1"
+    fi
+}
+
+
+# the shipped configuration points at 127.0.0.1:8088; --mock must not
+# depend on what listens there
+"$R" -c conf/reagent.conf run --mock "What is 17 * 23 + 4?" \
+    > "$tmp/out" 2> "$tmp/err"
+rc=$?
+rg_rc "run --mock on the shipped configuration" $rc 0
+rg_has "run --mock: the mock's answer on stdout" "$tmp/out" \
+    "Final answer after 1 rounds: 14"
+rg_has "run --mock: status done" "$tmp/err" "status: done (rounds 2, tool calls 1"
+rg_has "run --mock: it says the answers are canned" "$tmp/err" \
+    "its answers are canned, not computed"
+
+port=$(sed -n 's|.*answers every llm on http://127.0.0.1:\([0-9]*\)/v1.*|\1|p' "$tmp/err")
+if [ -n "$port" ] && [ "$port" != 8088 ]; then
+    rg_ok "run --mock: a port of its own ($port)"
+else
+    rg_fail "run --mock: a port of its own (got '$port')"
+fi
+
+if command -v curl >/dev/null 2>&1; then
+    if curl -s -m 5 "http://127.0.0.1:$port/stats" > /dev/null 2>&1; then
+        rg_fail "run --mock: the mock is gone after the run"
+    else
+        rg_ok "run --mock: the mock is gone after the run"
+    fi
+else
+    n=$((n + 1))
+    echo "ok $n - run --mock: the mock is gone after the run # skip no curl"
+fi
+
+# make run TASK=…
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+    make -s -f "$B/Makefile" run TASK="What is 2 + 2?" \
+    > "$tmp/make.out" 2> "$tmp/make.err"
+rc=$?
+rg_rc "make run TASK=…" $rc 0
+rg_has "make run: the answer" "$tmp/make.out" "Final answer after 1 rounds: 14"
+rg_has "make run: the status" "$tmp/make.err" "status: done"
+
+# batch --mock, reading a FIFO that stays open; then reagent is killed
+# hard: the mock goes with it
+mkfifo "$tmp/fifo"
+"$R" -c conf/reagent.conf batch --mock --no-progress "$tmp/fifo" \
+    > "$tmp/bout" 2> "$tmp/berr" &
+bpid=$!
+exec 7> "$tmp/fifo"
+echo '{"id":"t1","input":"hello"}' >&7
+
+i=0
+while ! grep -q '"id":"t1"' "$tmp/bout" 2>/dev/null && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+rg_has "batch --mock: a task answered by the mock" "$tmp/bout" \
+    '"id":"t1","status":"done"'
+
+mock=$(ps -o pid= --ppid "$bpid" 2>/dev/null | tr -d ' ' | head -n 1)
+if [ -n "$mock" ]; then
+    rg_ok "batch --mock: the mock is a child of reagent ($mock)"
+    kill -9 "$bpid"
+    wait "$bpid" 2>/dev/null
+    bpid=
+    rg_gone "reagent killed with SIGKILL: its mock goes too" "$mock"
+else
+    rg_fail "batch --mock: the mock is a child of reagent"
+fi
+exec 7>&-
+
+# no mock beside the binary (nor installed): the error says what to do
+prefix=$(sed -n 's/^PREFIX *= *//p' "$B/Makefile")
+if [ ! -e "$prefix/bin/reagent-mock" ]; then
+    mkdir "$tmp/alone"
+    cp "$R" "$tmp/alone/reagent"
+    ln -s "$(cd "$B" && pwd)/modules" "$tmp/alone/modules"
+    "$tmp/alone/reagent" -c conf/reagent.conf run --mock "hi" \
+        > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    rg_rc "run --mock without a mock model" $rc 1
+    rg_has "... the error names where it looked and how to get one" \
+        "$tmp/err" "make builds it as rg_mock, make install installs it as reagent-mock"
+else
+    n=$((n + 1))
+    echo "ok $n - run --mock without a mock model # skip one is installed in $prefix"
+fi
+
+# the demo: it says what it ran, keeps its files, says the answers are
+# canned, and the command it prints to run it again works
+DEMO_TASKS=4 DEMO_DIR=$tmp/demo B=$B sh tests/demo.sh > "$tmp/demo.out" 2>&1
+rc=$?
+rg_rc "the demo" $rc 0
+rg_has "the demo prints the command it ran" "$tmp/demo.out" \
+    "demo: running $B/reagent -c $tmp/demo/demo.conf batch --concurrency 240 -o $tmp/demo/results.jsonl $tmp/demo/tasks.jsonl"
+c=$(grep -c '"status":"done"' "$tmp/demo/results.jsonl" 2>/dev/null)
+if [ "${c:-0}" -eq 4 ]; then
+    rg_ok "the demo's results stay where it said (4 done)"
+else
+    rg_fail "the demo's results stay where it said: ${c:-no file}"
+fi
+rg_has "the demo says the mock's answers are canned" "$tmp/demo.out" \
+    "the mock model's answers are canned, not computed"
+again=$(sed -n 's/^demo:   \(.* batch --mock .*\)$/\1/p' "$tmp/demo.out")
+if [ -n "$again" ] && sh -c "$again" > /dev/null 2>&1 \
+   && [ "$(grep -c '"status":"done"' "$tmp/demo/again.jsonl")" -eq 4 ]
+then
+    rg_ok "the demo's command to run it again works: $again"
+else
+    rg_fail "the demo's command to run it again works: '$again'"
+fi
+
+# replay takes no --mock: its answers come from the transcript
+"$R" -c conf/reagent.conf replay --mock x.json > "$tmp/out" 2> "$tmp/err"
+rc=$?
+rg_rc "replay --mock is refused" $rc 1
+
+
+echo "# $n checks, $failed failed"
+[ $failed -eq 0 ]

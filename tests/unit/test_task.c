@@ -1,0 +1,161 @@
+/* test_task.c: the task lines of `reagent batch` (src/queue/rg_task.c):
+ * a key that is no task's is an error that names it (with the key it was
+ * probably meant to be), "input" may be a list of messages as providers'
+ * batch APIs take them (text parts joined, the last one the user's), and
+ * every way such a list can be wrong is reported with its index. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_task.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+
+/* the line is no task, and the reason is exactly want */
+static void
+rg_test_refused(const char *line, const char *want)
+{
+    rg_int_t   rc;
+    rg_task_t  t;
+
+    rc = rg_task_parse(&t, line, strlen(line), 7);
+
+    if (rc != RG_DECLINED || strcmp(t.error, want) != 0) {
+        print_error("line: %s\n  rc %ld, error: %s\n  want: %s\n", line,
+                    (long) rc, rc == RG_DECLINED ? t.error : "-", want);
+    }
+
+    assert_int_equal(rc, RG_DECLINED);
+    assert_string_equal(t.error, want);
+
+    rg_task_free(&t);
+}
+
+
+static void
+test_unknown_key(void **state)
+{
+    rg_int_t     rc;
+    rg_task_t    t;
+    const char  *line;
+    const char  *ok = "{\"id\":\"t1\",\"agent\":\"a\",\"input\":\"hi\","
+                     "\"max_rounds\":3,\"max_tokens\":10,\"deadline\":\"1s\"}";
+
+    (void) state;
+
+    /* every key a task has */
+    rc = rg_task_parse(&t, ok, strlen(ok), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_int_equal(t.max_rounds, 3);
+    assert_null(t.messages);
+    rg_task_free(&t);
+
+    rg_test_refused("{\"id\":\"t1\",\"input\":\"hi\",\"max_rouns\":4}",
+                    "line 7: unknown key \"max_rouns\"; did you mean "
+                    "\"max_rounds\"?");
+    rg_test_refused("{\"id\":\"t1\",\"imput\":\"hi\"}",
+                    "line 7: unknown key \"imput\"; did you mean \"input\"?");
+    rg_test_refused("{\"id\":\"t1\",\"input\":\"hi\",\"priority\":1}",
+                    "line 7: unknown key \"priority\" (a task has id, agent, "
+                    "input, max_rounds, max_tokens and deadline)");
+
+    /* the id is kept for the result, whatever the error */
+    line = "{\"id\":\"t9\",\"x\":1}";
+    rc = rg_task_parse(&t, line, strlen(line), 2);
+    assert_int_equal(rc, RG_DECLINED);
+    assert_string_equal(t.id, "t9");
+    rg_task_free(&t);
+}
+
+
+static void
+test_messages(void **state)
+{
+    rg_int_t     rc;
+    rg_task_t    t;
+    const char  *line;
+
+    (void) state;
+
+    line = "{\"id\":\"m1\",\"input\":[{\"role\":\"system\",\"content\":\"be "
+           "brief\"},{\"role\":\"user\",\"content\":\"2+2?\"},{\"role\":"
+           "\"assistant\",\"content\":\"4\"},{\"role\":\"user\",\"content\":"
+           "[{\"type\":\"text\",\"text\":\"and \"},{\"type\":\"text\","
+           "\"text\":\"3+3?\"}]}]}";
+
+    rc = rg_task_parse(&t, line, strlen(line), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_non_null(t.messages);
+    assert_int_equal(json_array_size(t.messages), 4);
+
+    /* the input is the last user message; its parts were joined */
+    assert_int_equal(t.input_len, 8);
+    assert_memory_equal(t.input, "and 3+3?", 8);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(t.messages, 3), "content")),
+                        "and 3+3?");
+    rg_task_free(&t);
+
+    /* one message is enough */
+    line = "{\"input\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    rc = rg_task_parse(&t, line, strlen(line), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_memory_equal(t.input, "hi", 2);
+    rg_task_free(&t);
+}
+
+
+static void
+test_messages_refused(void **state)
+{
+    (void) state;
+
+    rg_test_refused("{\"input\":[]}",
+                    "line 7: \"input\" is an empty list of messages");
+    rg_test_refused("{\"input\":[\"hi\"]}",
+                    "line 7: \"input\"[0] is not a message {\"role\", "
+                    "\"content\"}");
+    rg_test_refused("{\"input\":[{\"role\":\"tool\",\"content\":\"x\"}]}",
+                    "line 7: \"input\"[0]: \"role\" must be \"system\", "
+                    "\"user\" or \"assistant\" (a task's messages hold no "
+                    "tool calls)");
+    rg_test_refused("{\"input\":[{\"content\":\"x\"}]}",
+                    "line 7: \"input\"[0]: \"role\" must be \"system\", "
+                    "\"user\" or \"assistant\" (a task's messages hold no "
+                    "tool calls)");
+    rg_test_refused("{\"input\":[{\"role\":\"user\",\"content\":\"a\"},"
+                    "{\"role\":\"user\",\"content\":7}]}",
+                    "line 7: \"input\"[1]: \"content\" must be a string, "
+                    "not empty");
+    rg_test_refused("{\"input\":[{\"role\":\"user\",\"content\":\"\"}]}",
+                    "line 7: \"input\"[0]: \"content\" must be a string, "
+                    "not empty");
+    rg_test_refused("{\"input\":[{\"role\":\"user\",\"content\":[{\"type\":"
+                    "\"image_url\",\"image_url\":{}}]}]}",
+                    "line 7: \"input\"[0]: only text parts {\"type\": "
+                    "\"text\", \"text\"} may make its content");
+    rg_test_refused("{\"input\":[{\"role\":\"user\",\"content\":\"q\"},"
+                    "{\"role\":\"assistant\",\"content\":\"a\"}]}",
+                    "line 7: the last message of \"input\" is the "
+                    "assistant's: it must be the user's, for the model to "
+                    "answer");
+    rg_test_refused("{\"input\":{\"role\":\"user\"}}",
+                    "line 7: \"input\" is missing or not a non-empty string "
+                    "(or a list of messages)");
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest  tests[] = {
+        cmocka_unit_test(test_unknown_key),
+        cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_messages_refused),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
