@@ -100,7 +100,7 @@ rg_run_engine(rg_cycle_t *cycle, rg_run_opts_t *o, const char *arg)
     rg_engine_t    *e;
     rg_approval_e   approval;
 
-    /* until `serve` runs workers, a number of them is of no use here */
+    /* run, batch and replay are one process: workers are serve's */
     if (rg_core_conf(cycle)->worker_processes > 1) {
         rg_log_error(RG_LOG_WARN, cycle->log, 0, "\"worker_processes %ld\" "
                      "is not used: run, batch and replay work in one process "

@@ -15,6 +15,9 @@
 #include <rg_queue.h>
 #include <rg_queue_jsonl.h>
 #include <rg_session.h>
+#include <rg_durable.h>
+#include <rg_digest.h>
+#include <rg_store_conf.h>
 #include <rg_run.h>
 #include <rg_transcript.h>
 #include <rg_core_conf.h>
@@ -220,6 +223,23 @@ rg_batch_session_done(rg_session_t *s)
 }
 
 
+/* "b-" and 128 bits of the SHA-256 of the output file and the task id */
+static void
+rg_batch_session_id(rg_batch_t *b, const char *id, char *buf, size_t size)
+{
+    char  digest[RG_SHA256_HEX];
+
+    if (rg_sha256_hex(digest, b->store_key, strlen(b->store_key) + 1, id,
+                      strlen(id)) != RG_OK)
+    {
+        snprintf(buf, size, "b-unknown");
+        return;
+    }
+
+    snprintf(buf, size, "b-%.32s", digest);
+}
+
+
 /* tasks ----------------------------------------------------------------- */
 
 /* An id seen before in this input: 0 when it is new (and now known);
@@ -251,6 +271,7 @@ static void
 rg_batch_task(void *data, rg_task_t *t)
 {
     json_int_t        first;
+    rg_uint_t         opened;
     rg_batch_t       *b;
     rg_session_t     *s;
     rg_agent_conf_t  *agent;
@@ -296,8 +317,23 @@ rg_batch_task(void *data, rg_task_t *t)
         return;
     }
 
-    s = rg_run_session(b->engine, agent, t->id, t->input, t->input_len,
-                       t->messages, rg_batch_session_done, b);
+    opened = 0;
+
+    if (b->store_key && t->messages == NULL) {
+        char  sid[48];
+
+        /* named after its output file and its id: a batch run again
+         * with --resume finds the sessions it left, to go on with them */
+        rg_batch_session_id(b, t->id, sid, sizeof(sid));
+        s = rg_session_open(b->engine, agent, sid, strlen(sid), t->id,
+                            t->input, t->input_len, rg_batch_session_done,
+                            b);
+        opened = 1;
+
+    } else {
+        s = rg_run_session(b->engine, agent, t->id, t->input, t->input_len,
+                           t->messages, rg_batch_session_done, b);
+    }
 
     if (s == NULL) {
         rg_batch_result(b, t->id, "invalid", "out of memory creating the "
@@ -334,7 +370,9 @@ rg_batch_task(void *data, rg_task_t *t)
     b->live[b->nlive++] = s;
     b->running++;
 
-    rg_session_start(s);
+    if (!opened) {
+        rg_session_start(s);           /* an opened one starts from the store */
+    }
 }
 
 
@@ -528,6 +566,11 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
         return 1;
     }
 
+    /* the output file (opened by now) names the sessions */
+    if (rg_store_ctx(e)->durable && opts->output) {
+        b.store_key = realpath(opts->output, NULL);
+    }
+
     b.ids = json_object();
     b.live = calloc(opts->concurrency, sizeof(rg_session_t *));
     b.sigint_ev = evsignal_new(e->base, SIGINT, rg_batch_signal_handler, &b);
@@ -590,6 +633,8 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
     }
 
 done:
+
+    free(b.store_key);
 
     if (b.progress_ev) {
         event_free(b.progress_ev);

@@ -30,6 +30,9 @@ typedef struct {
     rg_engine_t        *engine;
     rg_batch_opts_t    *opts;
     rg_queue_t         *queue;
+    char               *store_key;    /* with store redis and -o: the
+                                         output's path, which names the
+                                         tasks' sessions; NULL: none */
 
     unsigned            stopping:1;
     unsigned            finished:1;

@@ -5,9 +5,10 @@
  * as it has free session slots, on connections of its own (a read
  * blocks, at most `block`); it acknowledges an entry (XACK) once the
  * task's final result is written: kept under its session
- * ("P{t-…}:result", set only when absent: of two workers that both ended
- * a session the first announces it), and added to the results stream
- * ("P{q:tasks}:results", trimmed with MAXLEN ~). Entries idle longer than `claim_idle` are taken
+ * ("P{t-…}:result") and announced once on the results stream
+ * ("P{q:tasks}:results", trimmed with MAXLEN ~; a mark in its slot makes
+ * a second announcement of a task, by a worker that took it over, none).
+ * Entries idle longer than `claim_idle` are taken
  * over with XAUTOCLAIM (whose list of entries deleted meanwhile is
  * logged); a live worker keeps its entries fresh with XCLAIM … JUSTID, so
  * they are never taken while it works; one delivered more than
@@ -709,17 +710,26 @@ rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
 
 /* results ------------------------------------------------------------- */
 
-/* a result on its way: the session's key first, set only when absent, so
- * that of two workers that both ended a session (one stopped past its
- * lease, the other resumed it) one announces it; then the entry is
- * acknowledged */
+/* KEYS: the task's mark, the results stream (one slot: {q:NAME}). ARGV:
+ * ttl, maxlen, task id, result. The first to mark a task announces its
+ * result; a second (a worker stopped past its lease, or the one that
+ * took over a task whose worker died between the two) does not */
+static rg_redis_script_t  rg_stream_announce_lua = { "announce",
+    "if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then\n"
+    "  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', "
+    "'id', ARGV[3], 'result', ARGV[4])\n"
+    "  return 1\n"
+    "end\n"
+    "return 0\n", ""
+};
+
+
+/* a result on its way: kept under its session, announced once, then its
+ * entry acknowledged */
 typedef struct {
     rg_stream_t        *q;
     rg_uint_t           shard;
     char               *entry;
-    char               *task_id;
-    char               *result;
-    size_t              len;
     rg_stream_done_pt   done;
     void               *data;
 } rg_stream_res_t;
@@ -729,8 +739,6 @@ static void
 rg_stream_res_free(rg_stream_res_t *r)
 {
     free(r->entry);
-    free(r->task_id);
-    free(r->result);
     free(r);
 }
 
@@ -751,53 +759,23 @@ rg_stream_acked(void *data, redisReply *reply, const char *err)
 
 
 static void
-rg_stream_kept(void *data, redisReply *reply, const char *err)
+rg_stream_announced(void *data, redisReply *reply, const char *err)
 {
-    char              max[24];
-    size_t            lens[10];
     rg_stream_t      *q;
     rg_stream_res_t  *r;
-    const char       *argv[10];
+    const char       *argv[4];
 
     r = data;
     q = r->q;
 
     if (err) {
-        /* not acknowledged: the entry is taken over, its session ended,
-         * and the result comes again */
+        /* not acknowledged: the entry is taken over, its session, ended,
+         * gives the result again, and it is announced then */
         if (r->done) {
             r->done(r->data, err);
         }
         rg_stream_res_free(r);
         return;
-    }
-
-    /* nil: another worker kept it first, and announced it */
-    if (reply && reply->type != REDIS_REPLY_NIL) {
-        snprintf(max, sizeof(max), "%ld", (long) q->conf->results_max);
-
-        argv[0] = "XADD";
-        argv[1] = q->results;
-        argv[2] = "MAXLEN";
-        argv[3] = "~";
-        argv[4] = max;
-        argv[5] = "*";
-        argv[6] = "id";
-        argv[7] = r->task_id;
-        argv[8] = "result";
-        argv[9] = r->result;
-        lens[0] = 4;
-        lens[1] = strlen(q->results);
-        lens[2] = 6;
-        lens[3] = 1;
-        lens[4] = strlen(max);
-        lens[5] = 1;
-        lens[6] = 2;
-        lens[7] = strlen(r->task_id);
-        lens[8] = 6;
-        lens[9] = r->len;
-        rg_redis_command(q->redis, &q->rtag, 0, rg_stream_ignore, NULL, 10,
-                         argv, lens);
     }
 
     argv[0] = "XACK";
@@ -821,7 +799,7 @@ rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
     const char *task_id, const char *sid, const char *result, size_t len,
     rg_stream_done_pt cb, void *data)
 {
-    char              ttl[24], *key;
+    char              ttl[24], max[24], *key, *mark;
     size_t            lens[6];
     rg_str_t          tag;
     rg_stream_res_t  *r;
@@ -829,52 +807,66 @@ rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
 
     r = calloc(1, sizeof(rg_stream_res_t));
     key = rg_stream_sprintf("%s{%s}:result", q->prefix, sid);
+    mark = rg_stream_sprintf("%s{q:%s}:done:%s", q->prefix,
+                             q->conf->stream.data, sid);
 
     if (r) {
         r->entry = strdup(entry);
-        r->task_id = strdup(task_id);
-        r->result = malloc(len + 1);
     }
 
-    if (r == NULL || key == NULL || r->entry == NULL || r->task_id == NULL
-        || r->result == NULL)
+    if (r == NULL || r->entry == NULL || key == NULL || mark == NULL
+        || (rg_stream_announce_lua.sha[0] == '\0'
+            && rg_redis_script_init(&rg_stream_announce_lua) != RG_OK))
     {
         if (r) {
             rg_stream_res_free(r);
         }
         free(key);
+        free(mark);
         if (cb) {
             cb(data, "out of memory");
         }
         return;
     }
 
-    memcpy(r->result, result, len);
-    r->result[len] = '\0';
-    r->len = len;
     r->q = q;
     r->shard = shard;
     r->done = cb;
     r->data = data;
 
     snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long) q->session_ttl);
+    snprintf(max, sizeof(max), "%ld", (long) q->conf->results_max);
 
+    /* kept with the session: the same value whoever writes it */
     tag = rg_stream_tag(key);
     argv[0] = "SET";
     argv[1] = key;
     argv[2] = result;
-    argv[3] = "NX";
-    argv[4] = "PX";
-    argv[5] = ttl;
+    argv[3] = "PX";
+    argv[4] = ttl;
     lens[0] = 3;
     lens[1] = strlen(key);
     lens[2] = len;
     lens[3] = 2;
-    lens[4] = 2;
-    lens[5] = strlen(ttl);
+    lens[4] = strlen(ttl);
+    rg_redis_command(q->redis, &tag, 0, rg_stream_ignore, NULL, 5, argv,
+                     lens);
 
-    if (rg_redis_command(q->redis, &tag, 0, rg_stream_kept, r, 6, argv, lens)
-        == NULL)
+    argv[0] = mark;
+    argv[1] = q->results;
+    argv[2] = ttl;
+    argv[3] = max;
+    argv[4] = task_id;
+    argv[5] = result;
+    lens[0] = strlen(mark);
+    lens[1] = strlen(q->results);
+    lens[2] = strlen(ttl);
+    lens[3] = strlen(max);
+    lens[4] = strlen(task_id);
+    lens[5] = len;
+
+    if (rg_redis_eval(q->redis, &q->rtag, &rg_stream_announce_lua,
+                      rg_stream_announced, r, 2, 6, argv, lens) == NULL)
     {
         rg_stream_res_free(r);
         if (cb) {
@@ -883,6 +875,7 @@ rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
     }
 
     free(key);
+    free(mark);
 }
 
 

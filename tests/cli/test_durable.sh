@@ -133,4 +133,35 @@ rg_expect "and says it is reachable when it is" "$tmp/t2.out" \
 rg_equal "run exits 1 when redis is down at start" "$?" 1
 rg_expect "and says why" "$tmp/dr.err" 'redis 127.0.0.1:1 is not reachable'
 
+# a batch killed in the middle, run again with --resume: the tasks it
+# had started go on from their sessions, none starts over
+i=0
+while [ $i -lt 20 ]; do
+    echo "{\"id\":\"b$i\",\"input\":\"do the sums $i\"}"
+    i=$((i + 1))
+done > "$tmp/b.jsonl"
+: > "$tmp/requests.log"
+: > "$tmp/b.out"
+"$R" -c "$tmp/d.conf" batch --no-progress --concurrency 20 -o "$tmp/b.out" \
+    "$tmp/b.jsonl" > /dev/null 2> "$tmp/b1.err" &
+bpid=$!
+pids="$pids $bpid"
+rg_wait_for "$tmp/requests.log" '"n":' 30
+sleep 0.1
+kill -9 $bpid
+wait $bpid 2>/dev/null
+first=$(grep -c '"n":' "$tmp/requests.log")
+rg_check "the batch was killed with rounds still to go ($first model calls)" \
+    test "$first" -ge 30 -a "$first" -lt 60
+"$R" -c "$tmp/d.conf" batch --no-progress --concurrency 20 --resume \
+    -o "$tmp/b.out" "$tmp/b.jsonl" > /dev/null 2> "$tmp/b2.err"
+rg_equal "batch --resume ends" "$?" 0
+rg_equal "every task has one result, done" \
+    "$(jq -r 'select(.status == "done") | .id' "$tmp/b.out" | sort -u |
+       wc -l) $(grep -c . "$tmp/b.out")" "20 20"
+total=$(grep -c '"n":' "$tmp/requests.log")
+rg_check "the resumed tasks went on: $total model calls for 60, at most \
+one repeated per task" test "$total" -ge 60 -a "$total" -le 80
+rg_expect "they were resumed" "$tmp/b2.err" "resumed (after|in) round"
+
 rg_done
