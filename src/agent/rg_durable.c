@@ -415,11 +415,9 @@ rg_durable_done(void *data, const rg_store_res_t *res)
         /* another worker has it now ("fenced"), or wrote it behind our
          * back ("diverged"): this one writes nothing more and lets go */
         snprintf(why, sizeof(why), "%s", res->err ? res->err : "refused");
-        s->fenced = 1;
         rg_log_error(RG_LOG_WARN, &s->log, 0, "the store refused the "
                      "session's checkpoint (%s): dropping it here", why);
-        rg_session_finish(s, RG_SESSION_CANCELLED, "dropped by this worker: "
-                          "%s", why);
+        rg_session_drop(s, why);
         return;
     }
 

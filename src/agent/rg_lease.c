@@ -6,7 +6,10 @@
  * the lease's ("fenced"). A worker whose renewal comes back "lost"
  * (paused, partitioned, too slow: another worker took the session over)
  * writes nothing more for it, drops it and says so; the other worker
- * finishes it. Without a durable store there is nothing to lease. */
+ * finishes it. A lease that expired while the store was away and that
+ * nobody took meanwhile is still its holder's (the fence still holds its
+ * token): the session goes on when the store is back. Without a durable
+ * store there is nothing to lease. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -112,6 +115,7 @@ rg_lease_taken(void *data, const rg_store_res_t *res)
         s->lease = res->num;
         s->lease_next = NULL;
         rg_lease_arm(s, ttl / 3);
+
         next(s, RG_OK, NULL);
         return;
     }
@@ -167,13 +171,11 @@ rg_lease_renewed(void *data, const rg_store_res_t *res)
 
     if (res->rc == RG_DECLINED) {
         /* another worker took it over: nothing more is written here */
-        s->fenced = 1;
         rg_log_error(RG_LOG_WARN, &s->log, 0, "the session's lease was "
                      "lost (%s): another worker runs it now, so this one "
                      "writes nothing more for it and drops it",
                      res->err ? res->err : "refused");
-        rg_session_finish(s, RG_SESSION_CANCELLED, "dropped by this worker: "
-                          "its lease passed to another");
+        rg_session_drop(s, "its lease passed to another worker");
         return;
     }
 

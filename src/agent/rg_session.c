@@ -462,6 +462,26 @@ rg_session_start(rg_session_t *s)
 }
 
 
+/* Another worker owns the session now: nothing more is written for it
+ * here. One still running ends cancelled; one that had ended and waited
+ * for its last checkpoint is handed to its handler as it is. */
+void
+rg_session_drop(rg_session_t *s, const char *why)
+{
+    s->fenced = 1;
+
+    if (!rg_session_final(s)) {
+        rg_session_finish(s, RG_SESSION_CANCELLED, "dropped by this worker: "
+                          "%s", why);
+        return;
+    }
+
+    rg_durable_stop(s);
+    rg_lease_stop(s);
+    rg_session_handler(s);
+}
+
+
 void
 rg_session_cancel(rg_session_t *s, const char *reason)
 {

@@ -201,6 +201,8 @@ rg_session_t *rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent,
     rg_session_handler_pt handler, void *data);
 rg_int_t rg_session_start(rg_session_t *s);
 void rg_session_cancel(rg_session_t *s, const char *reason);
+/* another worker owns it: it writes nothing more, its handler is told */
+void rg_session_drop(rg_session_t *s, const char *why);
 void rg_session_destroy(rg_session_t *s);
 
 const char *rg_session_state_name(rg_session_state_e state);

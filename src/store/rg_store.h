@@ -126,8 +126,8 @@ struct rg_store_s {
 
     /* the session's lease for ttl: num is the fencing token (a new one
      * when taken, the same when renewed); RG_DECLINED "held" when another
-     * token holds it (value: its holder), "lost" on a renew that came
-     * too late */
+     * token holds it (value: its holder), on a renewal "lost" when
+     * another token holds it now, "expired" when none does */
     rg_store_op_t    *(*lease)(rg_store_t *st, const rg_str_t *id,
                                const rg_str_t *holder, int64_t token,
                                rg_msec_t ttl, rg_store_pt cb, void *data);

@@ -918,7 +918,32 @@ rg_mem_lease(rg_store_t *st, const rg_str_t *id, const rg_str_t *holder,
     now = e ? strtoll(e->value.data, NULL, 10) : 0;
 
     if (token) {
-        /* a renewal: only while it is still ours */
+        /* a renewal: while it is still ours, or ran out with nobody
+         * taking another (the fence still at its token) */
+        if (e == NULL) {
+            f = rg_mem_session(m, id, "fence", 5);
+            fence = 0;
+
+            if (f && f->value.len && rg_mem_number(f, &fence) == RG_OK
+                && fence == token)
+            {
+                e = rg_mem_session_create(m, id, "lease", 5, 0);
+                snprintf(buf, sizeof(buf), "%lld %.*s", (long long) token,
+                         (int) rg_min(holder->len, 300), holder->data);
+
+                if (e == NULL
+                    || rg_mem_set_value(m, e, buf, strlen(buf)) != RG_OK)
+                {
+                    rg_mem_refuse(op, RG_ERROR, "the memory store is full");
+                    return op;
+                }
+
+                rg_mem_expire(e, ttl);
+                op->res.num = token;
+                return op;
+            }
+        }
+
         if (now != token) {
             rg_mem_refuse(op, RG_DECLINED, "lost");
             return op;

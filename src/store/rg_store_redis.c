@@ -51,7 +51,9 @@ static rg_redis_script_t  rg_sr_checkpoint_lua = { "checkpoint",
     "local lease = tonumber(ARGV[1])\n"
     "if lease ~= 0 then\n"
     "  local cur = redis.call('GET', KEYS[3])\n"
-    "  if not cur or tonumber(string.match(cur, '^%d+')) ~= lease then\n"
+    "  if (cur and tonumber(string.match(cur, '^%d+')) ~= lease)\n"
+    "     or (not cur and tonumber(redis.call('GET', KEYS[4])) ~= lease)\n"
+    "  then\n"
     "    return redis.error_reply('FENCED the session\\'s lease is held by "
     "another worker')\n"
     "  end\n"
@@ -87,12 +89,16 @@ static rg_redis_script_t  rg_sr_load_lua = { "load",
     "redis.call('LRANGE', KEYS[2], 0, -1)}\n", ""
 };
 
-/* KEYS: the key, lease. ARGV: lease token, value, ttl, nx */
+/* KEYS: the key, lease, fence. ARGV: lease token, value, ttl, nx. A
+ * lease that expired while nobody took another (the fence still at its
+ * token) still lets its holder write, as in checkpoint */
 static rg_redis_script_t  rg_sr_put_lua = { "put",
     "local lease = tonumber(ARGV[1])\n"
     "if lease ~= 0 then\n"
     "  local cur = redis.call('GET', KEYS[2])\n"
-    "  if not cur or tonumber(string.match(cur, '^%d+')) ~= lease then\n"
+    "  if (cur and tonumber(string.match(cur, '^%d+')) ~= lease)\n"
+    "     or (not cur and tonumber(redis.call('GET', KEYS[3])) ~= lease)\n"
+    "  then\n"
     "    return redis.error_reply('FENCED the session\\'s lease is held by "
     "another worker')\n"
     "  end\n"
@@ -109,7 +115,9 @@ static rg_redis_script_t  rg_sr_put_lua = { "put",
     "return {1, 0}\n", ""
 };
 
-/* KEYS: lease, fence. ARGV: token (0: take), holder, ttl. The fencing
+/* KEYS: lease, fence. ARGV: token (0: take), holder, ttl. A renewal of a
+ * lease that expired (the store was away) while nobody took another
+ * succeeds: the fence still holds its token. The fencing
  * counter lives as long as the session's other keys (checkpoint sets its
  * expiry with theirs), so a token is never handed out twice */
 static rg_redis_script_t  rg_sr_lease_lua = { "lease",
@@ -118,6 +126,10 @@ static rg_redis_script_t  rg_sr_lease_lua = { "lease",
     "if token ~= 0 then\n"
     "  if cur and tonumber(string.match(cur, '^%d+')) == token then\n"
     "    redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
+    "    return {1, token}\n"
+    "  end\n"
+    "  if not cur and tonumber(redis.call('GET', KEYS[2])) == token then\n"
+    "    redis.call('SET', KEYS[1], token .. ' ' .. ARGV[2], 'PX', ARGV[3])\n"
     "    return {1, token}\n"
     "  end\n"
     "  return {0, 'lost'}\n"
@@ -721,6 +733,7 @@ rg_sr_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
 
     rg_sr_session_key(r, &a, &p->id, p->name.data, p->name.len);
     rg_sr_session_key(r, &a, &p->id, "lease", 5);
+    rg_sr_session_key(r, &a, &p->id, "fence", 5);
     rg_sr_argf(&a, "%lld", (long long) p->lease);
     rg_sr_arg(&a, p->value.data, p->value.len);
     rg_sr_argf(&a, "%llu", (unsigned long long) p->ttl);

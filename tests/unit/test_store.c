@@ -508,16 +508,30 @@ test_lease(void **state)
     assert_int_equal(c.rc, RG_DECLINED);
     assert_non_null(strstr(c.err, "fenced"));
 
-    /* a lease that is not renewed runs out */
+    /* a lease that ran out while nobody took another (the store was
+     * away) is still its holder's: renewed, and its writes accepted */
     t->st->lease(t->st, &id, &w2, t2, 80, rg_test_answer,
                  rg_test_ans(t, &a));
     rg_test_wait(t);
+    rg_test_sleep(t, 200);
+    t->st->lease(t->st, &id, &w2, t2, 80, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(a.num, t2);
+
+    /* once another took it, the old holder's renewal is lost */
     rg_test_sleep(t, 200);
     t->st->lease(t->st, &id, &w1, 0, 5000, rg_test_answer,
                  rg_test_ans(t, &a));
     rg_test_wait(t);
     assert_int_equal(a.rc, RG_OK);
     assert_true(a.num > t2);
+    t->st->lease(t->st, &id, &w2, t2, 5000, rg_test_answer,
+                 rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(b.rc, RG_DECLINED);
+    assert_string_equal(b.err, "lost");
 }
 
 
