@@ -22,6 +22,7 @@ static char *rg_serve_init_conf(rg_cycle_t *cycle, void *conf);
 static int rg_serve_main(rg_cycle_t *cycle, void *opts, const char *arg);
 static int rg_serve_option(void *opts, int argc, char **argv, int i);
 static int rg_signal_main(rg_cycle_t *cycle, void *opts, const char *arg);
+static int rg_workers_main(rg_cycle_t *cycle, void *opts, const char *arg);
 
 
 static rg_uint_t  rg_serve_foreground;    /* --foreground: daemon off */
@@ -73,9 +74,23 @@ static const rg_cli_t  rg_signal_cli = {
 };
 
 
+static const rg_cli_t  rg_workers_cli = {
+    "workers",
+    "  workers\n"
+    "      what the master of reagent serve says of itself and of each\n"
+    "      worker (its sessions, tasks started, done, taken over, dead),\n"
+    "      as JSON, from its status socket (beside the pid file)\n",
+    NULL,
+    0,
+    NULL,
+    rg_workers_main
+};
+
+
 static const rg_cli_t  *rg_serve_clis[] = {
     &rg_serve_cli,
     &rg_signal_cli,
+    &rg_workers_cli,
     NULL
 };
 
@@ -276,4 +291,20 @@ rg_signal_main(rg_cycle_t *cycle, void *opts, const char *arg)
     }
 
     return rg_process_signal(scf->pid.data, arg);
+}
+
+
+static int
+rg_workers_main(rg_cycle_t *cycle, void *opts, const char *arg)
+{
+    int               rc;
+    rg_serve_conf_t  *scf;
+
+    scf = rg_serve_conf(cycle);
+
+    rc = rg_process_status(scf->pid.len ? scf->pid.data : NULL,
+                           STDOUT_FILENO);
+    fflush(stdout);
+
+    return rc;
 }

@@ -160,7 +160,7 @@ rg_check "--version is -V" cmp -s "$tmp/out" "$tmp/out2"
 "$R" -h > "$tmp/out" 2> "$tmp/err"
 rg_rc "-h" $? 0
 rg_has "-h prints the usage on stdout" "$tmp/out" \
-    "usage: reagent [-c FILE] [-t] [-V] [-q] [-h] COMMAND [ARGS]"
+    "usage: reagent [-c FILE] [-t] [-V] [-q] [-h] [-s SIGNAL] COMMAND [ARGS]"
 
 
 # the mocks
@@ -502,12 +502,12 @@ rg_same "a batch option after run: stderr" "$tmp/err" \
 "$R" -c "$tmp/good.conf" frob "hello" > "$tmp/out" 2> "$tmp/err"
 rg_rc "an unknown command" $? 1
 rg_same "an unknown command: stderr" "$tmp/err" \
-    'reagent: unknown command "frob" (mcp, run, replay, resume, status or batch; see reagent -h)'
+    'reagent: unknown command "frob" (mcp, run, replay, resume, status, batch, submit, results, queue, serve, signal or workers; see reagent -h)'
 
 "$R" -c "$tmp/good.conf" > "$tmp/out" 2> "$tmp/err"
 rg_rc "no command" $? 1
 rg_has "no command: the usage on stderr" "$tmp/err" \
-    "usage: reagent [-c FILE] [-t] [-V] [-q] [-h] COMMAND [ARGS]"
+    "usage: reagent [-c FILE] [-t] [-V] [-q] [-h] [-s SIGNAL] COMMAND [ARGS]"
 
 
 echo "# $n checks, $failed failed"

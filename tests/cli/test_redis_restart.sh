@@ -96,7 +96,7 @@ rg_equal "no model call was made twice for a round" \
     "$(curl -s "http://127.0.0.1:$port/stats" | jq .requests)" 900
 
 done_in_store=0
-for k in $(redis-cli -p "$rport" --scan --pattern 'rg:{s-*}:meta'); do
+for k in $(redis-cli -p "$rport" --scan --pattern 'rg:{[bs]-*}:meta'); do
     [ "$(redis-cli -p "$rport" hget "$k" status)" = done ] &&
         done_in_store=$((done_in_store + 1))
 done

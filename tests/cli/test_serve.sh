@@ -139,6 +139,13 @@ rg_check "and started another" test "$(pgrep -P $master | wc -l)" -eq 2
 rg_expect "a worker took the dead one's tasks over" "$tmp/error.log" \
     "took over [0-9]+ tasks idle past claim_idle"
 
+"$R" -c "$tmp/s.conf" workers > "$tmp/workers.json" 2>&1
+rg_equal "reagent workers: the master and its two workers" \
+    "$(jq -r '[.master, (.workers | length)] | join(" ")' "$tmp/workers.json")" \
+    "$master 2"
+rg_check "with their reports" \
+    test "$(jq '[.workers[].report.done] | add' "$tmp/workers.json")" -gt 0
+
 # the same id again
 echo '{"id":"a1","input":"count again"}' > "$tmp/dup.jsonl"
 "$R" -c "$tmp/s.conf" submit "$tmp/dup.jsonl" > /dev/null 2> "$tmp/dup.err"

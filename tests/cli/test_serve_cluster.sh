@@ -1,0 +1,113 @@
+#!/bin/sh
+# test_serve_cluster.sh: `reagent serve` on a Redis Cluster
+# (src/store/rg_redis_cluster.c under src/queue/rg_stream.c): three
+# masters the test starts on free loopback ports, a queue of three shards
+# (their own hash tags, spread over the masters), two workers, 300 tasks
+# submitted and followed through the cluster: every task ends done, once,
+# and the shards live on more than one master.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+nodes=
+for k in 1 2 3; do
+    p=$(free_port)
+    mkdir -p "$tmp/n$p"
+    redis-server --port "$p" --bind 127.0.0.1 --dir "$tmp/n$p" \
+        --cluster-enabled yes --cluster-config-file nodes.conf \
+        --cluster-node-timeout 2000 --save "" --appendonly no \
+        --logfile "$tmp/n$p.log" &
+    pids="$pids $!"
+    nodes="$nodes $p"
+done
+
+for p in $nodes; do
+    i=0
+    while ! redis-cli -p "$p" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+done
+
+redis-cli --cluster create $(for p in $nodes; do printf '127.0.0.1:%s ' $p; done) \
+    --cluster-replicas 0 --cluster-yes > "$tmp/create.out" 2>&1
+first=$(echo $nodes | cut -d' ' -f1)
+i=0
+while ! redis-cli -p "$first" cluster info 2>/dev/null | grep -q cluster_state:ok \
+      && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+redis-cli -p "$first" cluster info | grep -q cluster_state:ok ||
+    rg_skip "the cluster did not form: $(tail -n 1 "$tmp/create.out")"
+
+echo '[{"message":{"content":"clustered"}}]' > "$tmp/script.json"
+rg_mock m --script "$tmp/script.json" --latency 20
+
+cat > "$tmp/s.conf" <<CONF
+worker_processes 2;
+concurrency 100;
+pid $tmp/reagent.pid;
+error_log $tmp/error.log info;
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; }
+store redis {
+    cluster on;
+$(for p in $nodes; do echo "    server 127.0.0.1:$p;"; done)
+}
+lease_ttl 2s;
+queue { shards 3; claim_idle 5s; block 500ms; }
+CONF
+
+"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "reading the queue" 2
+
+i=0
+while [ $i -lt 300 ]; do
+    echo "{\"id\":\"c$i\",\"input\":\"hello $i\"}"
+    i=$((i + 1))
+done > "$tmp/tasks.jsonl"
+
+timeout 120 "$R" -c "$tmp/s.conf" submit --wait "$tmp/tasks.jsonl" \
+    > "$tmp/res.jsonl" 2> "$tmp/submit.err"
+rg_equal "submit --wait through the cluster ends" "$?" 0
+rg_equal "every task ends done" \
+    "$(jq -r .status "$tmp/res.jsonl" | sort | uniq -c | tr -s ' ')" \
+    " 300 done"
+rg_equal "each once" "$(jq -r .id "$tmp/res.jsonl" | sort -u | wc -l)" 300
+
+owners=0
+for p in $nodes; do
+    held=0
+    for s in 0 1 2; do
+        k="rg:{q:tasks:$s}"
+        if redis-cli -p "$p" exists "$k" 2>/dev/null | grep -q '^1$'; then
+            held=$((held + 1))
+        fi
+    done
+    [ $held -gt 0 ] && owners=$((owners + 1))
+done
+rg_check "the three shards live on more than one master ($owners)" \
+    test "$owners" -ge 2
+
+kill -QUIT $master
+i=0
+while kill -0 $master 2>/dev/null && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+rg_check "the master quits" test ! -d /proc/$master
+
+rg_done
