@@ -19,25 +19,33 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-nodes=
-for k in 1 2 3; do
-    p=$(free_port)
-    mkdir -p "$tmp/n$p"
-    redis-server --port "$p" --bind 127.0.0.1 --dir "$tmp/n$p" \
-        --cluster-enabled yes --cluster-config-file nodes.conf \
-        --cluster-node-timeout 2000 --save "" --appendonly no \
-        --logfile "$tmp/n$p.log" &
-    pids="$pids $!"
-    nodes="$nodes $p"
-done
-
-for p in $nodes; do
-    i=0
-    while ! redis-cli -p "$p" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
+# a node on a free port; another port if that one was taken meanwhile
+start_node() {
+    for try in 1 2 3; do
+        p=$(free_port)
+        mkdir -p "$tmp/n$p"
+        redis-server --port "$p" --bind 127.0.0.1 --dir "$tmp/n$p" \
+            --cluster-enabled yes --cluster-config-file nodes.conf \
+            --cluster-node-timeout 2000 --save "" --appendonly no \
+            --logfile "$tmp/n$p.log" &
+        pids="$pids $!"
+        i=0
+        while ! redis-cli -p "$p" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
+            sleep 0.05
+            i=$((i + 1))
+        done
+        if redis-cli -p "$p" ping >/dev/null 2>&1; then
+            nodes="$nodes $p"
+            return 0
+        fi
     done
-done
+    rg_skip "a cluster node did not start: $(tail -n 1 "$tmp/n$p.log")"
+}
+
+nodes=
+start_node
+start_node
+start_node
 
 redis-cli --cluster create $(for p in $nodes; do printf '127.0.0.1:%s ' $p; done) \
     --cluster-replicas 0 --cluster-yes > "$tmp/create.out" 2>&1
