@@ -311,7 +311,10 @@ rg_master_exited(rg_master_t *m, rg_master_proc_t *p, int status)
     lived = rg_monotonic_msec() - p->started;
 
     if (WIFSIGNALED(status)) {
-        rg_log_error(p->exiting ? RG_LOG_NOTICE : RG_LOG_ALERT, m->log, 0,
+        /* only the signals a stop sends are expected of an exiting one */
+        rg_log_error(p->exiting && (WTERMSIG(status) == SIGTERM
+                                    || WTERMSIG(status) == SIGKILL)
+                     ? RG_LOG_NOTICE : RG_LOG_ALERT, m->log, 0,
                      "worker process %d exited on signal %d (%s)",
                      (int) p->pid, WTERMSIG(status),
                      strsignal(WTERMSIG(status)));
@@ -491,10 +494,11 @@ rg_master_terminate(rg_master_t *m)
         return;
     }
 
+    /* a QUIT before may have armed it: evtimer_add moves a pending timer,
+     * while assigning one that is pending breaks libevent's heap */
     m->kill_delay = 100;
     tv.tv_sec = 0;
     tv.tv_usec = 100 * 1000;
-    evtimer_assign(m->kill_ev, m->base, rg_master_kill_handler, m);
     evtimer_add(m->kill_ev, &tv);
 }
 
@@ -530,7 +534,6 @@ rg_master_quit(rg_master_t *m)
     m->kill_delay = 100;
     tv.tv_sec = t / 1000;
     tv.tv_usec = (t % 1000) * 1000;
-    evtimer_assign(m->kill_ev, m->base, rg_master_kill_handler, m);
     evtimer_add(m->kill_ev, &tv);
 }
 

@@ -101,7 +101,7 @@ rg_serve_written(void *data, const char *err)
     sv = data;
     sv->writing--;
 
-    if (err) {
+    if (err && !sv->exiting) {
         /* the entry stays pending: it is taken over, and its session,
          * ended, gives its result again */
         rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: a result was "
@@ -359,6 +359,10 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
     sv = data;
     sv->reading = 0;
 
+    if (sv->exiting) {
+        return;                        /* the queue is being taken down */
+    }
+
     if (err) {
         if (!sv->read_failed) {
             rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: reading "
@@ -422,6 +426,10 @@ rg_serve_prepared(void *data, const char *err)
 
     sv = data;
 
+    if (sv->exiting) {
+        return;
+    }
+
     if (err) {
         rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: the consumer "
                      "group cannot be made (%s); trying again", err);
@@ -477,7 +485,17 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
     sv = data;
     sv->reclaiming = 0;
 
-    if (err == NULL && n) {
+    if (sv->exiting) {
+        return;
+    }
+
+    if (err) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: taking over "
+                     "idle tasks failed (%s); trying again later", err);
+        return;
+    }
+
+    if (n) {
         rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: took over "
                      "%lu tasks idle past claim_idle (their worker stopped)",
                      (unsigned long) n);
@@ -705,6 +723,12 @@ rg_serve_worker_run(rg_worker_t *w)
 
 done:
 
+    /* the queue first: taking its connections down answers what was in
+     * flight, and those answers must find the timers still there */
+    sv.exiting = 1;
+    rg_stream_destroy(sv.queue);
+    sv.queue = NULL;
+
     if (sv.pump_ev) {
         event_free(sv.pump_ev);
     }
@@ -718,7 +742,6 @@ done:
         event_free(sv.drain_ev);
     }
 
-    rg_stream_destroy(sv.queue);
     rg_engine_destroy(sv.engine);
 
     return rc;

@@ -14,7 +14,8 @@
 #     sessions it lost, they end on the other worker, once;
 #   - a task its worker dies on every time lands in the dead letters
 #     after max_deliveries, its result failed;
-#   - reagent queue; reagent -s reopen, quit (drains) and stop.
+#   - reagent queue, reagent workers; reagent -s reopen, quit (drains,
+#     every worker exits cleanly) and stop after quit.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -44,6 +45,13 @@ rg_mock m --script "$tmp/script.json" --latency 30 \
 mport=$port
 rg_mock p --script "$tmp/poison.json"
 pport=$port
+cat > "$tmp/slow.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"w","name":"count","arguments":{"key":"slow","ms":3000}}]}},
+ {"message":{"content":"slow"}}]
+JSON
+rg_mock w --script "$tmp/slow.json"
+wport=$port
 
 P=$(cd "$B" && pwd)/tests/plugins
 
@@ -59,8 +67,10 @@ error_log $tmp/error.log info;
 drain_timeout 20s;
 llm m { base_url http://127.0.0.1:$mport/v1; model mock-1; }
 llm p { base_url http://127.0.0.1:$pport/v1; model mock-1; }
+llm w { base_url http://127.0.0.1:$wport/v1; model mock-1; }
 agent a { llm m; tools count; tool_timeout 30s; system_prompt "$1"; }
 agent poison { llm p; tools crash_now; }
+agent slow { llm w; tools count; tool_timeout 30s; }
 store redis { server unix:$redis_sock; }
 lease_ttl 1s;
 queue { claim_idle 2s; max_deliveries 2; block 500ms; }
@@ -181,11 +191,12 @@ rg_equal "later tasks see the new configuration" \
 
 workers=$(pgrep -P $master | sort | tr '\n' ' ')
 echo "this is not a directive;" >> "$tmp/s.conf"
+bad=$(wc -l < "$tmp/s.conf")
 kill -HUP $master             # reagent -s would refuse the file itself
 rg_wait_for "$tmp/error.log" "reload failed" 1
 grep "reload" "$tmp/error.log" > "$tmp/reload.log"
 rg_expect "a broken reload names file:line" "$tmp/reload.log" \
-    "reload failed.*unknown directive \"this\" in .*s.conf:16"
+    "reload failed.*unknown directive \"this\" in .*s.conf:$bad"
 rg_equal "and the old workers stay" "$(pgrep -P $master | sort |
     tr '\n' ' ')" "$workers"
 conf "version two" > "$tmp/s.conf"
@@ -245,17 +256,34 @@ rg_check "the master exits after the drain" test ! -d /proc/$master
 rg_equal "quit drains: nothing is left half-done" \
     "$(rg_rcli xpending 'rg:{q:tasks:0}' workers | head -n 1)" 0
 
+rg_lacks "the workers that drained exited cleanly" \
+    "$(sed -n "$(grep -n 'shutting down gracefully' "$tmp/error.log" |
+       tail -n 1 | cut -d: -f1),\$p" "$tmp/error.log" > "$tmp/quit.log";
+       echo "$tmp/quit.log")" \
+    "exited on signal|exited with code [1-9]"
+
+# QUIT, then TERM while a slow task drains: the master stops, at once
 "$R" -c "$tmp/s.conf" serve --foreground > /dev/null 2>&1 &
 master=$!
 pids="$pids $master"
 rg_wait_for "$tmp/error.log" "reading the queue" 12
+echo '{"id":"slow1","agent":"slow","input":"take your time"}' \
+    > "$tmp/slow.jsonl"
+"$R" -c "$tmp/s.conf" submit "$tmp/slow.jsonl" > /dev/null 2>&1
+i=0
+while [ "$(redis-cli -s "$csock" get count:slow)" != 1 ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+"$R" -c "$tmp/s.conf" -s quit
+sleep 0.5
 "$R" -c "$tmp/s.conf" -s stop
-rg_equal "reagent -s stop" "$?" 0
+rg_equal "reagent -s stop after quit" "$?" 0
 i=0
 while kill -0 $master 2>/dev/null && [ $i -lt 200 ]; do
     sleep 0.05
     i=$((i + 1))
 done
-rg_check "the master stops" test ! -d /proc/$master
+rg_check "the master stops (it does not spin on)" test ! -d /proc/$master
 
 rg_done
