@@ -7,7 +7,10 @@
 # BENCH_SIZES="1000 10000" and BENCH_LATENCIES="0 200" narrow a run.
 # Then: tool turns, streaming, the turn time of other sessions while one
 # answer carries 1,000 tool calls, deadlines while the results reader
-# stalls, CPU per MCP tool call over stdio, and context compaction.
+# stalls, CPU per MCP tool call over stdio, reagent serve on its Redis
+# queue (1 and 2 workers, Redis commands per task, the take-over after a
+# worker is killed; BENCH_QUEUE_TASKS=4000 sizes it), and context
+# compaction.
 
 B=${B:-objs}
 # a configuration's relative paths start at its own folder
@@ -20,6 +23,12 @@ mock=
 mocks=
 
 cleanup() {
+    # a serve master of the queue section, and its workers
+    if [ -s "$tmp/q.pid" ]; then
+        for p in $(pgrep -P "$(cat "$tmp/q.pid")") "$(cat "$tmp/q.pid")"; do
+            kill -9 "$p" 2>/dev/null
+        done
+    fi
     [ -n "$mock" ] && kill "$mock" 2>/dev/null && wait "$mock" 2>/dev/null
     for m in $mocks; do kill "$m" 2>/dev/null; wait "$m" 2>/dev/null; done
     rm -rf "$tmp"
@@ -436,6 +445,331 @@ echo "  with mcp.conf: llm mock { base_url http://127.0.0.1:8088/v1; model mock-
 echo "                 mcp b { command $B/tests/bench_mcp_server; }"
 echo "                 agent bench { tools b__echo; dedupe off; repeat_window 0; }"
 echo "  cpu per tool call = (cpu us per model call x model calls) / tool calls, from the batch summary"
+
+# --- serve: the queue ------------------------------------------------------
+# reagent serve with a redis-server of its own (unix socket). The same
+# tasks (R=3 K=2, calc, 0 ms) run three times each way, the ways in turn,
+# and each row is the median run by tasks/s: reagent batch at concurrency
+# 500 in one process with store memory and with store redis, then the
+# tasks queued first with reagent submit and run by reagent serve with 1
+# and with 2 workers of concurrency 500 each. serve's wall time: from its
+# start to the id (Redis's clock, ms) of the last entry of the results
+# stream. serve's CPU: it runs in a subshell, stopped with reagent -s quit
+# once every result is in, and the subshell's `times` gives its
+# children's CPU: the master's, which waits for its workers before it
+# exits, and the rusage of a waited-for child includes the children it
+# waited for, so it is the master's and every worker's CPU (not the
+# mock's or redis-server's: they are not its children), divided by the
+# model calls the mock counted. "cores busy": reagent's, the mock's and
+# redis-server's CPU over the wall time; the three share the cores (other
+# builds may use them too). "redis cmds/task": the commands Redis ran (INFO commandstats,
+# reset once the tasks are queued), those inside scripts included, not the
+# bench's INFO, CONFIG, FLUSHALL, XLEN, XRANGE and XREVRANGE. The round
+# trips (the commands reagent sent, a script one) are counted apart with
+# MONITOR, on untimed runs of 1,000 tasks.
+# Then the take-over: 200 tasks of one tool round with 2 s of model
+# latency on 2 workers (lease_ttl 1s, claim_idle 2s); once every task is
+# in its first model call, the worker holding the most is killed with
+# SIGKILL and a marker request is sent to the mock. The figure is the
+# time, on the mock's clock, from the marker to the first and to the last
+# of the killed worker's tasks calling the model again (a first-round
+# call, without a tool message, after the marker). An entry's idle time
+# counts from its last touch (every claim_idle/3) and reclaims come every
+# claim_idle/4 to /2, so it falls between 2/3 and 1.5 times claim_idle.
+echo
+if command -v redis-server >/dev/null && command -v jq >/dev/null \
+   && command -v curl >/dev/null
+then
+    QN=${BENCH_QUEUE_TASKS:-4000}
+    echo "serve: the queue ($QN tasks, R=3 K=2, 0 ms; redis-server on a unix socket; $(nproc) cores; median of 3 runs)"
+    mkdir -p "$tmp/q.d"
+    redis-server --port 0 --unixsocket "$tmp/q.sock" --dir "$tmp/q.d" \
+        --save "" --appendonly no --logfile "$tmp/q.redis.log" &
+    qredis=$!
+    mocks="$mocks $qredis"
+    i=0
+    while ! redis-cli -s "$tmp/q.sock" ping >/dev/null 2>&1 && [ $i -lt 100 ]; do
+        sleep 0.05; i=$((i + 1))
+    done
+    qcli() { redis-cli -s "$tmp/q.sock" "$@"; }
+    # the commands Redis ran since the last reset: "name calls" lines
+    qcmds() {
+        qcli info commandstats | tr -d '\r' | awk -F'[:=,]' '
+            /^cmdstat_/ && !/^cmdstat_(info|config|ping|flushall|xlen|xrange|xrevrange)[:|]/ {
+                sub(/^cmdstat_/, "", $1); print $1, $3 }'
+    }
+    # seconds of CPU: redis-server's, a process's from /proc
+    qrcpu() {
+        qcli info cpu | awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }'
+    }
+    qpcpu() {
+        awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"
+    }
+    qresults() { n=$(qcli xlen 'rg:{q:tasks}:results'); echo "${n:-0}"; }
+    # qstop PID WHAT: reagent -s quit, then PID (serve or its subshell) waited
+    # for; a master still there 10 s later is killed with its workers, and
+    # said so (SIGKILL: a TERM after QUIT can leave the master spinning)
+    qstop() {
+        qkilled=
+        qmaster=$(cat "$tmp/q.pid" 2>/dev/null)
+        "$B/reagent" -c "$tmp/q.conf" -s quit
+        i=0
+        while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do
+            sleep 0.1; i=$((i + 1))
+        done
+        if kill -0 "$1" 2>/dev/null && [ -n "$qmaster" ]; then
+            echo "  ($2: serve had not exited 10 s after reagent -s quit: killed)"
+            qkilled=1
+            for p in $(pgrep -P "$qmaster") "$qmaster"; do kill -9 "$p"; done
+        fi
+        wait "$1" 2>/dev/null
+    }
+    qstats() { n=$(curl -s "http://127.0.0.1:$1/stats" | jq .requests); echo "${n:-0}"; }
+    qsum() { awk '{ s += $2 } END { print s + 0 }' "$1"; }
+
+    bench_mock queue --rounds 3 --calls 2
+    qport=$port
+    qmock=$!
+    awk -v n="$QN" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"q%d\",\"input\":\"queue task %d\"}\n", i, i }' \
+        > "$tmp/q.jsonl"
+    # qconf WORKERS PORT MAIN-LINES QUEUE-LINES
+    qconf() {
+        cat <<CONF
+load_module $Babs/modules/calc.so;
+worker_processes $1;
+concurrency 500;
+pid $tmp/q.pid;
+error_log $tmp/q.err notice;
+llm mock { base_url http://127.0.0.1:$2/v1; model mock-1; max_connections 500; }
+agent bench { tools calc; max_rounds 8; }
+store redis { server unix:$tmp/q.sock; }
+$3
+queue { $4 }
+CONF
+    }
+
+    # a row: "tasks/s run label figures..." appended to q.rows.KEY
+    qrow() {
+        awk -v n="$QN" -v key="$1" -v run="$2" -v label="$3" -v s="$4" \
+            -v cpu="$5" -v c="$6" -v rc="$7" -v cores="$8" -v d="$9" 'BEGIN {
+            printf "%.0f %d %-26s %8.2f %9.0f %12.1f %15.2f %14.1f %11.2f %s\n",
+                   (s > 0 ? n / s : 0), run, label, s, (s > 0 ? n / s : 0),
+                   cpu, c / n, rc * 1e6 / n, cores, d }' >> "$tmp/q.rows.$1"
+    }
+    # qbatch STORE RUN: reagent batch, one process, store memory or redis
+    qbatch() {
+        {
+            echo "load_module $Babs/modules/calc.so;"
+            echo "llm mock { base_url http://127.0.0.1:$qport/v1; model mock-1; max_connections 500; }"
+            echo "agent bench { tools calc; max_rounds 8; }"
+            [ "$1" = redis ] && echo "store redis { server unix:$tmp/q.sock; }"
+        } > "$tmp/qb.conf"
+        qcli flushall > /dev/null
+        qcli config resetstat > /dev/null
+        rc0=$(qrcpu)
+        mc0=$(qpcpu "$qmock")
+        "$B/reagent" -q -c "$tmp/qb.conf" batch --concurrency 500 \
+            --no-progress -o /dev/null "$tmp/q.jsonl" 2> "$tmp/out"
+        rc1=$(qrcpu)
+        mc1=$(qpcpu "$qmock")
+        qcmds > "$tmp/q.cmds"
+        wall=$(sed -n 's/.* in \([0-9.]*\)s:.*/\1/p' "$tmp/out")
+        cpu=$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' "$tmp/out")
+        calls=$(sed -n 's/.*model calls \([0-9]*\).*/\1/p' "$tmp/out")
+        done=$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' "$tmp/out")
+        qrow "$1" "$2" "batch, store $1" "$wall" "$cpu" "$(qsum "$tmp/q.cmds")" \
+            "$(awk "BEGIN { print $rc1 - $rc0 }")" \
+            "$(awk "BEGIN { w = ${wall:-0}; print (w > 0 ? (${cpu:-0} * ${calls:-0} / 1e6 + $rc1 - $rc0 + $mc1 - $mc0) / w : 0) }")" \
+            "$done of $QN"
+    }
+    # qserve WORKERS RUN: the tasks queued, then reagent serve runs them;
+    # the subshell's times: its children's CPU, the master's and workers'
+    qserve() {
+        qconf "$1" "$qport" "" "" > "$tmp/q.conf"
+        qcli flushall > /dev/null
+        s0=$(date +%s%3N)
+        "$B/reagent" -c "$tmp/q.conf" submit "$tmp/q.jsonl" > /dev/null 2>&1
+        s1=$(date +%s%3N)
+        echo "$((s1 - s0))" >> "$tmp/q.submit.ms"
+        qcli config resetstat > /dev/null
+        rc0=$(qrcpu)
+        mc0=$(qpcpu "$qmock")
+        m0=$(qstats "$qport")
+        rm -f "$tmp/q.time"
+        t0=$(date +%s%3N)
+        ( "$B/reagent" -c "$tmp/q.conf" serve --foreground > /dev/null 2>&1
+          times > "$tmp/q.time" ) 2> /dev/null &
+        serve=$!
+        i=0
+        while [ "$(qresults)" -lt "$QN" ] && [ $i -lt 300 ]; do
+            sleep 0.2; i=$((i + 1))
+        done
+        last=$(qcli xrevrange 'rg:{q:tasks}:results' + - count 1 | head -n 1 | cut -d- -f1)
+        rc1=$(qrcpu)
+        mc1=$(qpcpu "$qmock")
+        qcmds > "$tmp/q.cmds.$1.$2"
+        m1=$(qstats "$qport")
+        done=$(qcli xrange 'rg:{q:tasks}:results' - + | grep -c '"status":"done"')
+        qstop "$serve" "$1 worker(s), run $2"
+        # "0m1.230000s 0m0.210000s", the second line: the children's
+        cpu=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, k, /[ms]/)
+                             print u[1] * 60 + u[2] + k[1] * 60 + k[2] }' "$tmp/q.time")
+        wall=$(awk "BEGIN { print (${last:-0} - $t0) / 1000 }")
+        [ "$((m1 - m0))" = "$((4 * QN))" ] || done="$done, $((m1 - m0)) model calls"
+        [ -z "$qkilled" ] || done="$done, killed at the end: no cpu"
+        qrow "$1" "$2" "serve, $1 worker$([ "$1" -gt 1 ] && echo s)" "$wall" \
+            "$(awk "BEGIN { c = $m1 - $m0; print (c > 0 ? ${cpu:-0} * 1e6 / c : 0) }")" \
+            "$(qsum "$tmp/q.cmds.$1.$2")" "$(awk "BEGIN { print $rc1 - $rc0 }")" \
+            "$(awk "BEGIN { w = $wall; print (w > 0 ? (${cpu:-0} + $rc1 - $rc0 + $mc1 - $mc0) / w : 0) }")" \
+            "$done of $QN"
+    }
+
+    printf "%-26s %8s %9s %12s %15s %14s %11s %s\n" run "wall s" "tasks/s" "cpu us/call" \
+        "redis cmds/task" "redis us/task" "cores busy" "done"
+    rm -f "$tmp"/q.rows.* "$tmp/q.submit.ms"
+    for run in 1 2 3; do
+        qbatch memory "$run"
+        qbatch redis "$run"
+        qserve 1 "$run"
+        qserve 2 "$run"
+    done
+    for key in memory redis 1 2; do
+        sort -n "$tmp/q.rows.$key" | sed -n 2p > "$tmp/q.median.$key"
+        cut -d' ' -f3- "$tmp/q.median.$key"
+    done
+    awk -v a="$(cut -d' ' -f1 "$tmp/q.median.1")" -v b="$(cut -d' ' -f1 "$tmp/q.median.2")" \
+        -v r1="$(sort -n "$tmp/q.rows.1" | cut -d' ' -f1 | paste -sd' ')" \
+        -v r2="$(sort -n "$tmp/q.rows.2" | cut -d' ' -f1 | paste -sd' ')" 'BEGIN {
+        printf "2 workers / 1 worker: %.2fx the tasks per second (tasks/s of the runs: 1 worker %s; 2 workers %s)\n",
+               (a > 0 ? b / a : 0), r1, r2 }'
+
+    # round trips: MONITOR shows the commands reagent sent ("[0 unix:…]")
+    # apart from those its scripts ran ("[0 lua]"); untimed runs of 1000
+    qmon_start() {
+        redis-cli -s "$tmp/q.sock" monitor > "$tmp/q.mon" &
+        qmon=$!
+        sleep 0.2
+    }
+    qmon_stop() {
+        sleep 0.2
+        kill "$qmon"
+        wait "$qmon" 2>/dev/null
+        awk '$3 != "lua]" && $4 ~ /^"/ {
+                gsub(/"/, "", $4)
+                $4 = toupper($4)
+                if ($4 !~ /^(INFO|CONFIG|FLUSHALL|XLEN|XRANGE|XREVRANGE)$/) c[$4]++ }
+             END { for (k in c) print k, c[k] }' "$tmp/q.mon" | sort -k 2nr > "$1"
+        rm -f "$tmp/q.mon"
+    }
+    qtrips() {
+        awk -v n="$2" -v what="$1" '
+            { t += $2; l = l sep $1 " " sprintf("%.2f", $2 / n); sep = ", " }
+            END { printf "  %-22s %6.2f  (%s)\n", what, t / n, l }' "$3"
+    }
+    head -n 1000 "$tmp/q.jsonl" > "$tmp/q1000.jsonl"
+    MN=$(grep -c . "$tmp/q1000.jsonl")
+    {
+        echo "load_module $Babs/modules/calc.so;"
+        echo "llm mock { base_url http://127.0.0.1:$qport/v1; model mock-1; max_connections 500; }"
+        echo "agent bench { tools calc; max_rounds 8; }"
+        echo "store redis { server unix:$tmp/q.sock; }"
+    } > "$tmp/qb.conf"
+    qcli flushall > /dev/null
+    qmon_start
+    "$B/reagent" -q -c "$tmp/qb.conf" batch --concurrency 500 \
+        --no-progress -o /dev/null "$tmp/q1000.jsonl" 2> /dev/null
+    qmon_stop "$tmp/q.rt.batch"
+    qconf 2 "$qport" "" "" > "$tmp/q.conf"
+    qcli flushall > /dev/null
+    qmon_start
+    "$B/reagent" -c "$tmp/q.conf" submit "$tmp/q1000.jsonl" > /dev/null 2>&1
+    qmon_stop "$tmp/q.rt.submit"
+    qmon_start
+    "$B/reagent" -c "$tmp/q.conf" serve --foreground > /dev/null 2>&1 &
+    serve=$!
+    i=0
+    while [ "$(qresults)" -lt "$MN" ] && [ $i -lt 300 ]; do
+        sleep 0.2; i=$((i + 1))
+    done
+    qmon_stop "$tmp/q.rt.serve"
+    qstop "$serve" "round trips"
+    echo "redis round trips per task (commands sent, not those run inside scripts; MONITOR, $MN tasks, untimed):"
+    qtrips "batch, store redis" "$MN" "$tmp/q.rt.batch"
+    qtrips "serve, 2 workers" "$MN" "$tmp/q.rt.serve"
+    qtrips "submit" "$MN" "$tmp/q.rt.submit"
+    awk -v n="$QN" -v ms="$(sort -n "$tmp/q.submit.ms" | sed -n 3p)" 'BEGIN {
+        printf "  submit queues one task at a time: %.0f tasks/s (%d tasks in %d ms, median of 6)\n",
+               (ms > 0 ? n * 1000 / ms : 0), n, ms }'
+
+    # the take-over after kill -9
+    bench_mock take --rounds 1 --latency 2000 --request-log "$tmp/k.log"
+    kport=$port
+    qconf 2 "$kport" "lease_ttl 1s;" "claim_idle 2s; block 500ms;" > "$tmp/k.conf"
+    qcli flushall > /dev/null
+    rm -f "$tmp/q.err"
+    awk 'BEGIN { for (i = 0; i < 200; i++) printf "{\"id\":\"k%d\",\"input\":\"take-over task %d\"}\n", i, i }' \
+        > "$tmp/k.jsonl"
+    "$B/reagent" -c "$tmp/k.conf" serve --foreground > /dev/null 2>&1 &
+    serve=$!
+    i=0
+    while [ "$(grep -c 'reading the queue' "$tmp/q.err" 2>/dev/null)" != 2 ] && [ $i -lt 100 ]; do
+        sleep 0.05; i=$((i + 1))
+    done
+    "$B/reagent" -c "$tmp/k.conf" submit "$tmp/k.jsonl" > /dev/null 2>&1
+    i=0
+    while [ "$(qstats "$kport")" -lt 200 ] && [ $i -lt 100 ]; do
+        sleep 0.05; i=$((i + 1))
+    done
+    sleep 0.3
+    # the consumer holding the most entries: "name" and "pending" lines
+    qcli xinfo consumers 'rg:{q:tasks:0}' workers | awk '
+        p == "name" { n = $0 }
+        p == "pending" && $0 + 0 > max { max = $0 + 0; v = n }
+        { p = $0 }
+        END { print v, max }' > "$tmp/k.victim"
+    read -r victim held < "$tmp/k.victim"
+    victim=${victim##*:}
+    # a worker of this master, or nothing is killed
+    pgrep -P "$(cat "$tmp/q.pid")" | grep -qx "$victim" && kill -9 "$victim" ||
+        echo "  (no worker of the master held entries: none killed; the figures below mean nothing)"
+    curl -s -m 0.2 -H 'Content-Type: application/json' \
+        -d '{"model":"mock-1","messages":[{"role":"user","content":"kill marker"}]}' \
+        "http://127.0.0.1:$kport/v1/chat/completions" > /dev/null
+    i=0
+    while [ "$(qresults)" -lt 200 ] && [ $i -lt 300 ]; do
+        sleep 0.1; i=$((i + 1))
+    done
+    curl -s "http://127.0.0.1:$kport/stats" | jq -c .times_ms > "$tmp/k.times"
+    qcli xrange 'rg:{q:tasks}:results' - + > "$tmp/k.results"
+    qstop "$serve" "take-over"
+    # request n: n, the roles of its messages, marker or not, its time
+    jq -r --slurpfile t "$tmp/k.times" '[.n,
+            (.body.messages | map(.role) | join(",")),
+            (any(.body.messages[]; .content == "kill marker") | tostring),
+            $t[0][.n - 1]] | @tsv' "$tmp/k.log" > "$tmp/k.tsv"
+    awk -F'\t' -v held="$held" -v took="$(sed -n 's/.*took over \([0-9]*\) tasks.*/\1/p' "$tmp/q.err" | paste -sd+)" '
+        $3 == "true" { m = $4; mn = $1; next }
+        mn && $1 > mn && $2 !~ /tool/ { if (!c) f = $4; l = $4; c++ }
+        END {
+            printf "kill -9 of a worker holding %d of 200 tasks (1 tool round, 2 s model latency; lease_ttl 1s, claim_idle 2s):\n", held
+            printf "  %d taken over (\"took over\" lines: %s); they called the model again %d ms (first) to %d ms (last) after the kill (claim_idle 2000 ms)\n",
+                   c, took, f - m, l - m }' "$tmp/k.tsv"
+    printf "  results: %s of 200 done, %s distinct ids in %s results; %s model calls (400 + those in flight again + 1 marker)\n" \
+        "$(grep -c '"status":"done"' "$tmp/k.results")" \
+        "$(grep '^k[0-9]*$' "$tmp/k.results" | sort -u | wc -l)" \
+        "$(grep -c '^k[0-9]*$' "$tmp/k.results")" \
+        "$(($(wc -l < "$tmp/k.log")))"
+    echo "reproduce: redis-server --port 0 --unixsocket /tmp/r.sock --save '' &  $B/rg_mock --port 8088 --rounds 3 --calls 2 &"
+    echo "  $B/reagent -c q.conf submit tasks.jsonl; ( $B/reagent -c q.conf serve --foreground; times ) &   (times' 2nd line: its CPU)"
+    echo "  then, once redis-cli -s /tmp/r.sock xlen 'rg:{q:tasks}:results' is $QN: $B/reagent -c q.conf -s quit"
+    echo "  with q.conf: bench.conf above plus worker_processes 2; concurrency 500; pid /tmp/q.pid;"
+    echo "               store redis { server unix:/tmp/r.sock; } queue { }"
+    echo "  take-over: $B/rg_mock --port 8089 --rounds 1 --latency 2000 &, q.conf on 8089 plus lease_ttl 1s;"
+    echo "  queue { claim_idle 2s; }, submit 200 tasks, kill -9 a worker (pgrep -P \$(cat /tmp/q.pid)) during the first calls,"
+    echo "  grep 'took over' in the error_log"
+else
+    echo "serve: skipped (needs redis-server, jq and curl; deploy/deps.sh installs them)"
+fi
 
 # --- context compaction ---------------------------------------------------
 echo
