@@ -17,6 +17,7 @@
 #include <rg_digest.h>
 #include <rg_task.h>
 #include <jansson.h>
+#include <sys/random.h>
 
 
 typedef struct {
@@ -135,6 +136,27 @@ rg_stream_cli_pause(rg_engine_t *e, rg_msec_t ms)
 
     while (!woke && event_base_loop(e->base, EVLOOP_ONCE) == 0) {
         /* the timer comes */
+    }
+}
+
+
+/* a command that may meet a Redis that restarts or a cluster that
+ * settles: asked again a few times before it counts as failed */
+static redisReply *
+rg_stream_cli_retry(rg_engine_t *e, rg_redis_t *r, const char *key,
+    char *err, size_t errlen, int argc, const char **argv,
+    const size_t *lens)
+{
+    rg_uint_t    i;
+    redisReply  *reply;
+
+    for (i = 0; ; i++) {
+        reply = rg_stream_cli_call(e, r, key, err, errlen, argc, argv, lens);
+        if (reply || i == 4) {
+            return reply;
+        }
+
+        rg_stream_cli_pause(e, 300 << i);
     }
 }
 
@@ -395,6 +417,7 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
     const char           *argv[8], *id;
     size_t                lens[8];
     char                  digest[RG_SHA256_HEX], idbuf[48];
+    char                  token[24], mark[48];
 
     o = opts;
 
@@ -412,6 +435,20 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     snprintf(ttl, sizeof(ttl), "%llu",
              (unsigned long long) rg_store_conf(cycle)->session_ttl);
+
+    /* this submit's own name, for its marks */
+    {
+        unsigned char  rnd[8];
+        size_t         k;
+
+        if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+            memset(rnd, 0, sizeof(rnd));
+            memcpy(rnd, &(pid_t) { getpid() }, sizeof(pid_t));
+        }
+        for (k = 0; k < sizeof(rnd); k++) {
+            snprintf(token + 2 * k, 3, "%02x", rnd[k]);
+        }
+    }
 
     want = json_object();
     queued = dup = bad = got = total = 0;
@@ -506,15 +543,34 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
         rg_stream_session_id(id, sid, sizeof(sid));
         snprintf(key, sizeof(key), "%s{%s}:task", c.prefix, sid);
 
+        /* the mark names this submit: one that was set but whose answer
+         * was lost is recognised as ours when it is asked again */
+        snprintf(mark, sizeof(mark), "%s %lu", token, (unsigned long) lineno);
+
         argv[0] = "SET";
         argv[1] = key;
-        argv[2] = text;
+        argv[2] = mark;
         argv[3] = "NX";
         argv[4] = "PX";
         argv[5] = ttl;
 
-        r = rg_stream_cli_call(c.engine, c.redis, key, err, sizeof(err), 6,
-                               argv, NULL);
+        r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err), 6,
+                                argv, NULL);
+
+        if (r && r->type == REDIS_REPLY_NIL) {
+            argv[0] = "GET";
+            freeReplyObject(r);
+            r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err),
+                                    2, argv, NULL);
+            if (r && r->type == REDIS_REPLY_STRING && r->len == strlen(mark)
+                && memcmp(r->str, mark, r->len) == 0)
+            {
+                r->type = REDIS_REPLY_STATUS;  /* ours: queue it */
+            } else if (r) {
+                r->type = REDIS_REPLY_NIL;
+            }
+        }
+
         if (r == NULL) {
             fprintf(stderr, "reagent: submitting %s: %s\n", id, err);
             free(text);
@@ -549,8 +605,8 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             lens[4] = strlen(text);
 
             freeReplyObject(r);
-            r = rg_stream_cli_call(c.engine, c.redis, shard_key, err,
-                                   sizeof(err), 5, argv, lens);
+            r = rg_stream_cli_retry(c.engine, c.redis, shard_key, err,
+                                    sizeof(err), 5, argv, lens);
             if (r == NULL) {
                 /* not queued: the next submit of it may try again */
                 argv[0] = "DEL";
