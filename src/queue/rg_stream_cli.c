@@ -278,6 +278,50 @@ rg_stream_slurp(const char *path, size_t *len)
 
 /* results ---------------------------------------------------------------- */
 
+/* the statuses of the results submit --wait saw, for its summary */
+static json_t  *rg_stream_cli_statuses;
+
+
+static void
+rg_stream_cli_count(const char *text, size_t len)
+{
+    json_t      *r, *n;
+    const char  *status;
+
+    if (rg_stream_cli_statuses == NULL) {
+        rg_stream_cli_statuses = json_object();
+    }
+
+    r = json_loadb(text, len, 0, NULL);
+    status = json_string_value(json_object_get(r, "status"));
+
+    if (status && rg_stream_cli_statuses) {
+        n = json_object_get(rg_stream_cli_statuses, status);
+        json_object_set_new(rg_stream_cli_statuses, status,
+                            json_integer(n ? json_integer_value(n) + 1 : 1));
+    }
+
+    json_decref(r);
+}
+
+
+/* "298 done, 2 failed" */
+static void
+rg_stream_cli_summary(FILE *f)
+{
+    const char  *k;
+    json_t      *v;
+    rg_uint_t    first;
+
+    first = 1;
+
+    json_object_foreach(rg_stream_cli_statuses, k, v) {
+        fprintf(f, "%s%lld %s", first ? ": " : ", ",
+                (long long) json_integer_value(v), k);
+        first = 0;
+    }
+}
+
 /* the entries of an XRANGE or XREAD page: id, result; the last id */
 static rg_uint_t
 rg_stream_cli_print(redisReply *list, FILE *out, json_t *want,
@@ -335,9 +379,19 @@ rg_stream_cli_print(redisReply *list, FILE *out, json_t *want,
 
         fprintf(out, "%.*s\n", (int) res->len, res->str);
         n++;
+
+        if (want) {
+            rg_stream_cli_count(res->str, res->len);
+        }
     }
 
     fflush(out);
+
+    /* on a terminal, how far the wait is */
+    if (want && isatty(STDERR_FILENO)) {
+        fprintf(stderr, "\r%lu results", (unsigned long) *got);
+        fflush(stderr);
+    }
 
     return n;
 }
@@ -418,8 +472,10 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
     size_t                lens[8];
     char                  digest[RG_SHA256_HEX], idbuf[48];
     char                  token[24], mark[48];
+    rg_msec_t             started;
 
     o = opts;
+    started = rg_monotonic_msec();
 
     if (rg_stream_client_open(cycle, &c, "submit") != RG_OK) {
         return 1;
@@ -662,6 +718,7 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
                                    2, argv, NULL);
             if (r && r->type == REDIS_REPLY_STRING) {
                 printf("%.*s\n", (int) r->len, r->str);
+                rg_stream_cli_count(r->str, r->len);
                 json_object_set_new(want, k, json_false());
                 got++;
             }
@@ -673,8 +730,16 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
         fflush(stdout);
         rc = rg_stream_follow(&c, stdout, want, &got, total, last,
                               sizeof(last));
-        fprintf(stderr, "reagent: %lu of %lu results\n", (unsigned long) got,
-                (unsigned long) total);
+        if (isatty(STDERR_FILENO)) {
+            fputc('\n', stderr);
+        }
+        fprintf(stderr, "reagent: %lu of %lu results in %.1f s",
+                (unsigned long) got, (unsigned long) total,
+                (double) (rg_monotonic_msec() - started) / 1000);
+        rg_stream_cli_summary(stderr);
+        fputc('\n', stderr);
+        json_decref(rg_stream_cli_statuses);
+        rg_stream_cli_statuses = NULL;
     }
 
     json_decref(want);

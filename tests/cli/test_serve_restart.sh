@@ -100,6 +100,8 @@ rg_equal "in the results stream too" \
     "$(redis-cli -p "$rport" xlen 'rg:{q:tasks}:results')" 300
 rg_equal "nothing is left pending" \
     "$(redis-cli -p "$rport" xpending 'rg:{q:tasks:0}' workers | head -n 1)" 0
+rg_expect "submit --wait sums the results up" "$tmp/submit.err" \
+    "300 of 300 results in [0-9.]+ s: 300 done"
 rg_expect "the workers said Redis was back" "$tmp/error.log" \
     "redis 127.0.0.1:$rport reachable again"
 
