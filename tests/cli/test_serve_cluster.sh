@@ -4,7 +4,8 @@
 # masters the test starts on free loopback ports, a queue of three shards
 # (their own hash tags, spread over the masters), two workers, 300 tasks
 # submitted and followed through the cluster: every task ends done, once,
-# and the shards live on more than one master.
+# and the shards live on more than one master; then a shard's slot is
+# migrated to another master while 600 more run: every one ends, once.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -102,6 +103,68 @@ rg_equal "every task ends done" \
     "$(jq -r .status "$tmp/res.jsonl" | sort | uniq -c | tr -s ' ')" \
     " 300 done"
 rg_equal "each once" "$(jq -r .id "$tmp/res.jsonl" | sort -u | wc -l)" 300
+
+# a shard's slot moves to another master while tasks run: its stream and
+# group go with it (MIGRATE), the workers follow ASK and MOVED
+key='rg:{q:tasks:0}'
+first=$(echo $nodes | cut -d' ' -f1)
+slot=$(redis-cli -p "$first" cluster keyslot "$key")
+owner=
+for p in $nodes; do
+    redis-cli -p "$p" exists "$key" | grep -q '^1$' && owner=$p
+done
+target=
+for p in $nodes; do
+    [ "$p" != "$owner" ] && [ -z "$target" ] && target=$p
+done
+oid=$(redis-cli -p "$owner" cluster myid)
+tid=$(redis-cli -p "$target" cluster myid)
+
+i=0
+while [ $i -lt 600 ]; do
+    echo "{\"id\":\"m$i\",\"input\":\"hello $i\"}"
+    i=$((i + 1))
+done > "$tmp/more.jsonl"
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/more.jsonl" > "$tmp/more.out" \
+    2> "$tmp/more.err" &
+sub=$!
+pids="$pids $sub"
+
+i=0
+while [ "$(grep -c . "$tmp/more.out" 2>/dev/null)" -lt 100 ] && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+
+at=$(grep -c . "$tmp/more.out")
+{
+    redis-cli -p "$target" cluster setslot "$slot" importing "$oid"
+    redis-cli -p "$owner" cluster setslot "$slot" migrating "$tid"
+    for k in $(redis-cli -p "$owner" cluster getkeysinslot "$slot" 1000); do
+        redis-cli -p "$owner" migrate 127.0.0.1 "$target" "$k" 0 5000
+    done
+    for p in $nodes; do
+        redis-cli -p "$p" cluster setslot "$slot" node "$tid"
+    done
+} > "$tmp/migrate.out" 2>&1
+
+i=0
+while kill -0 $sub 2>/dev/null && [ $i -lt 1200 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+wait $sub
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/#   /' "$tmp/more.err"
+rg_equal "the slot moved while tasks ran ($at of 600 had ended)" \
+    "$(redis-cli -p "$target" exists "$key")" 1
+[ "$(redis-cli -p "$target" exists "$key")" = 1 ] ||
+    sed 's/^/#   /' "$tmp/migrate.out"
+rg_equal "the tasks submitted across the migration end" "$rc" 0
+rg_equal "all done" \
+    "$(jq -r .status "$tmp/more.out" | sort | uniq -c | tr -s ' ')" \
+    " 600 done"
+rg_equal "each once" "$(jq -r .id "$tmp/more.out" | sort -u | wc -l)" 600
 
 owners=0
 for p in $nodes; do
