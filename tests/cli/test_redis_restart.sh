@@ -102,9 +102,13 @@ for k in $(redis-cli -p "$rport" --scan --pattern 'rg:{[bs]-*}:meta'); do
 done
 rg_equal "Redis holds each session's final status" "$done_in_store" 300
 
-lines=$(grep -c "127.0.0.1:$rport" "$tmp/b.err")
-rg_check "the outage is logged once, not per operation ($lines lines)" \
-    test "$lines" -ge 1 -a "$lines" -le 3
+# its start and its end; a Redis that answers "loading" for a moment once
+# back may add one more of each, on a slow machine: never one per session
+grep "127.0.0.1:$rport" "$tmp/b.err" > "$tmp/outage.log"
+lines=$(grep -c . "$tmp/outage.log")
+rg_check "the outage is logged once, not per operation ($lines lines for \
+300 sessions)" test "$lines" -ge 1 -a "$lines" -le 4
+[ "$lines" -le 4 ] || sed 's/^/#   /' "$tmp/outage.log" | head -n 10
 rg_expect "and its end" "$tmp/b.err" "redis 127.0.0.1:$rport reachable again"
 
 # a Redis that is not there
