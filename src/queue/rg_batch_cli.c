@@ -9,6 +9,7 @@
 #include <rg_run.h>
 #include <rg_batch.h>
 #include <rg_queue_conf.h>
+#include <rg_stream.h>
 
 
 /* the options of batch; zeroed means not given */
@@ -43,9 +44,6 @@ static const rg_cli_t  rg_batch_cli = {
     rg_batch_cli_option,
     rg_batch_cli_main
 };
-
-
-extern const rg_cli_t  rg_submit_cli, rg_results_cli, rg_queue_status_cli;
 
 
 static const rg_cli_t  *rg_queue_cli[] = {

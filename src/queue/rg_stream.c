@@ -43,7 +43,6 @@ struct rg_stream_s {
 typedef struct {
     rg_stream_t        *q;
     rg_uint_t           shard;
-    rg_uint_t           count;
     rg_uint_t           left;         /* prepare: shards still to answer */
     char                err[256];
     rg_stream_read_pt   read;

@@ -63,4 +63,9 @@ void rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e,
  * same in every process, so a task taken over resumes its session */
 void rg_stream_session_id(const char *task_id, char *buf, size_t size);
 
+/* the queue's commands (rg_stream_cli.c) */
+extern const rg_cli_t  rg_submit_cli;
+extern const rg_cli_t  rg_results_cli;
+extern const rg_cli_t  rg_queue_status_cli;
+
 #endif /* RG_STREAM_H */

@@ -19,24 +19,12 @@ command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
 command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
 command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
-rport=$(free_port)
+rport=$(rg_free_port)
 mkdir -p "$tmp/redis.d"
 
 start_redis() {
-    redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis.d" \
-        --appendonly yes --appendfsync always --save "" \
-        --logfile "$tmp/redis.log" &
-    redis_pid=$!
-    pids="$pids $redis_pid"
-    i=0
-    while ! redis-cli -p "$rport" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
+    rg_redis_tcp "$rport" "$tmp/redis.d"
 }
 
 start_redis
@@ -112,7 +100,7 @@ rg_check "the outage is logged once, not per operation ($lines lines for \
 rg_expect "and its end" "$tmp/b.err" "redis 127.0.0.1:$rport reachable again"
 
 # a Redis that is not there
-dead=$(free_port)
+dead=$(rg_free_port)
 sed "s/127.0.0.1:$rport/127.0.0.1:$dead/" "$tmp/r.conf" > "$tmp/dead.conf"
 "$R" -c "$tmp/dead.conf" -t > "$tmp/t.out" 2>&1
 rg_equal "reagent -t fails when Redis is unreachable" "$?" 1

@@ -16,14 +16,11 @@ command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
 command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
 command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # a node on a free port; another port if that one was taken meanwhile
 start_node() {
     for try in 1 2 3; do
-        p=$(free_port)
+        p=$(rg_free_port)
         mkdir -p "$tmp/n$p"
         redis-server --port "$p" --bind 127.0.0.1 --dir "$tmp/n$p" \
             --cluster-enabled yes --cluster-config-file nodes.conf \

@@ -15,20 +15,11 @@ command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
 command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
 command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
 
-rport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+rport=$(rg_free_port)
 mkdir -p "$tmp/redis.d"
 
 start_redis() {
-    redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis.d" \
-        --appendonly yes --appendfsync always --save "" \
-        --logfile "$tmp/redis.log" &
-    redis_pid=$!
-    pids="$pids $redis_pid"
-    i=0
-    while ! redis-cli -p "$rport" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
+    rg_redis_tcp "$rport" "$tmp/redis.d"
 }
 
 start_redis

@@ -124,6 +124,28 @@ rg_redis() {
     done
 }
 
+# rg_free_port: a loopback TCP port free now
+rg_free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# rg_redis_tcp PORT DIR: a redis-server on 127.0.0.1:PORT keeping its
+# data in DIR (appendonly, each write synced: it may be stopped and started
+# again with what it had), sets $redis_pid
+rg_redis_tcp() {
+    mkdir -p "$2"
+    redis-server --port "$1" --bind 127.0.0.1 --dir "$2" \
+        --appendonly yes --appendfsync always --save "" \
+        --logfile "$2/redis.log" &
+    redis_pid=$!
+    pids="$pids $redis_pid"
+    i=0
+    while ! redis-cli -p "$1" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
 # rg_rcli ARGS...: redis-cli on the test's server
 rg_rcli() {
     redis-cli -s "$redis_sock" "$@"
