@@ -908,3 +908,190 @@ rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e, const char *why)
     rg_redis_command(q->redis, &q->tags[e->shard], 0, rg_stream_ignore, NULL,
                      12, argv, lens);
 }
+
+
+/* submit -------------------------------------------------------------- */
+
+rg_uint_t
+rg_stream_shard_of(rg_uint_t shards, const char *task_id)
+{
+    char      digest[RG_SHA256_HEX], head[9];
+    uint64_t  h;
+
+    if (shards <= 1
+        || rg_sha256_hex(digest, task_id, strlen(task_id), NULL, 0) != RG_OK)
+    {
+        return 0;
+    }
+
+    memcpy(head, digest, 8);
+    head[8] = '\0';
+    h = strtoull(head, NULL, 16);
+
+    return (rg_uint_t) (h % shards);
+}
+
+
+typedef struct {
+    rg_stream_t          *q;
+    rg_uint_t             shard;
+    char                 *mark;       /* "P{SID}:task" */
+    char                 *text;
+    size_t                len;
+    rg_stream_submit_pt   cb;
+    void                 *data;
+} rg_stream_sub_t;
+
+
+static void
+rg_stream_sub_free(rg_stream_sub_t *sb)
+{
+    free(sb->mark);
+    free(sb->text);
+    free(sb);
+}
+
+
+static void
+rg_stream_sub_end(rg_stream_sub_t *sb, rg_int_t rc, const char *what)
+{
+    if (sb->cb) {
+        sb->cb(sb->data, rc, what);
+    }
+    rg_stream_sub_free(sb);
+}
+
+
+static void
+rg_stream_added(void *data, redisReply *reply, const char *err)
+{
+    char              id[64];
+    rg_str_t          tag;
+    rg_stream_sub_t  *sb;
+    const char       *argv[2];
+
+    sb = data;
+
+    if (err == NULL && reply && reply->type == REDIS_REPLY_STRING) {
+        snprintf(id, sizeof(id), "%.*s", (int) rg_min(reply->len, 60),
+                 reply->str);
+        rg_stream_sub_end(sb, RG_OK, id);
+        return;
+    }
+
+    /* not queued: its mark goes, so that a retry may queue it; an
+     * outcome unknown may have queued it, which its id makes harmless */
+    tag = rg_stream_tag(sb->mark);
+    argv[0] = "DEL";
+    argv[1] = sb->mark;
+    rg_stream_send(sb->q->redis, &tag, 0, rg_stream_ignore, NULL, 2, argv);
+
+    rg_stream_sub_end(sb, RG_ERROR, err ? err : "the queue refused it");
+}
+
+
+static void
+rg_stream_xadd(rg_stream_sub_t *sb)
+{
+    size_t           lens[5];
+    rg_stream_t     *q;
+    const char      *argv[5];
+
+    q = sb->q;
+
+    argv[0] = "XADD";
+    argv[1] = q->keys[sb->shard];
+    argv[2] = "*";
+    argv[3] = "task";
+    argv[4] = sb->text;
+    lens[0] = 4;
+    lens[1] = strlen(argv[1]);
+    lens[2] = 1;
+    lens[3] = 4;
+    lens[4] = sb->len;
+
+    if (rg_redis_command(q->redis, &q->tags[sb->shard], 0, rg_stream_added,
+                         sb, 5, argv, lens) == NULL)
+    {
+        rg_stream_sub_end(sb, RG_ERROR, "out of memory");
+    }
+}
+
+
+static void
+rg_stream_marked(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_sub_t  *sb;
+
+    sb = data;
+
+    if (err) {
+        rg_stream_sub_end(sb, RG_ERROR, err);
+        return;
+    }
+
+    if (reply == NULL || reply->type == REDIS_REPLY_NIL) {
+        rg_stream_sub_end(sb, RG_DECLINED, "exists");
+        return;
+    }
+
+    rg_stream_xadd(sb);
+}
+
+
+void
+rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
+    size_t len, rg_uint_t again, rg_stream_submit_pt cb, void *data)
+{
+    char              sid[48], ttl[24];
+    rg_str_t          tag;
+    rg_stream_sub_t  *sb;
+    const char       *argv[6];
+
+    rg_stream_session_id(task_id, sid, sizeof(sid));
+
+    sb = calloc(1, sizeof(rg_stream_sub_t));
+    if (sb) {
+        sb->mark = rg_stream_sprintf("%s{%s}:task", q->prefix, sid);
+        sb->text = malloc(len + 1);
+    }
+
+    if (sb == NULL || sb->mark == NULL || sb->text == NULL) {
+        if (sb) {
+            rg_stream_sub_free(sb);
+        }
+        if (cb) {
+            cb(data, RG_ERROR, "out of memory");
+        }
+        return;
+    }
+
+    memcpy(sb->text, text, len);
+    sb->text[len] = '\0';
+    sb->len = len;
+    sb->q = q;
+    sb->cb = cb;
+    sb->data = data;
+    sb->shard = rg_stream_shard_of((rg_uint_t) q->conf->shards, task_id);
+
+    if (again) {
+        rg_stream_xadd(sb);
+        return;
+    }
+
+    snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long) q->session_ttl);
+    tag = rg_stream_tag(sb->mark);
+
+    argv[0] = "SET";
+    argv[1] = sb->mark;
+    argv[2] = q->consumer;
+    argv[3] = "NX";
+    argv[4] = "PX";
+    argv[5] = ttl;
+
+    if (rg_stream_send(q->redis, &tag, 0, rg_stream_marked, sb, 6, argv)
+        != RG_OK)
+    {
+        rg_stream_sub_end(sb, RG_ERROR, "out of memory");
+    }
+}

@@ -59,6 +59,20 @@ void rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
 void rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e,
     const char *why);
 
+/* a task line onto the queue from a worker (the HTTP API, a parked
+ * session let go): its mark "{SID}:task" set when absent, then the entry
+ * added to the shard its id hashes to. A task whose mark is there already
+ * was submitted before: cb gets RG_DECLINED "exists" and nothing is
+ * queued; again set forces it onto the queue (a parked session's
+ * resumption). cb: RG_OK with the entry id, or RG_ERROR with why. */
+typedef void (*rg_stream_submit_pt)(void *data, rg_int_t rc,
+    const char *entry_or_err);
+
+void rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
+    size_t len, rg_uint_t again, rg_stream_submit_pt cb, void *data);
+/* the shard a task id goes to */
+rg_uint_t rg_stream_shard_of(rg_uint_t shards, const char *task_id);
+
 /* the session id of a task id: "t-" and 128 bits of its SHA-256, the
  * same in every process, so a task taken over resumes its session */
 void rg_stream_session_id(const char *task_id, char *buf, size_t size);

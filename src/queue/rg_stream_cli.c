@@ -462,7 +462,6 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
     char                  ttl[24], last[64], *buf, *line, *end, *text;
     size_t                len;
     int                   rc;
-    uint64_t              h;
     rg_uint_t             lineno, queued, dup, bad, got, total;
     json_t               *want, *task;
     redisReply           *r;
@@ -642,11 +641,8 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             dup++;
 
         } else {
-            rg_sha256_hex(digest, id, strlen(id), NULL, 0);
-            h = strtoull((char [17]) { digest[0], digest[1], digest[2],
-                         digest[3], digest[4], digest[5], digest[6],
-                         digest[7], 0 }, NULL, 16);
-            rg_stream_shard_key(&c, (rg_uint_t) (h % c.qcf->shards), "",
+            rg_stream_shard_key(&c, rg_stream_shard_of(
+                                    (rg_uint_t) c.qcf->shards, id), "",
                                 shard_key, sizeof(shard_key));
 
             argv[0] = "XADD";
