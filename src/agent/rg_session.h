@@ -206,6 +206,8 @@ void rg_session_drop(rg_session_t *s, const char *why);
 void rg_session_destroy(rg_session_t *s);
 
 const char *rg_session_state_name(rg_session_state_e state);
+/* its result as every command writes it (rg_result.c); NULL: no memory */
+json_t *rg_session_result(rg_session_t *s);
 /* within the agent part: what rg_turn.c, rg_session_context.c and
  * rg_child.c ask of the state machine */
 

@@ -207,3 +207,31 @@ rg_cycle_kept(void)
 
     return n;
 }
+
+
+rg_int_t
+rg_cycle_init_master(rg_cycle_t *cycle, char *err, size_t len)
+{
+    rg_int_t    rc, any;
+    rg_uint_t   i;
+
+    any = RG_DECLINED;
+
+    for (i = 0; rg_parts[i]; i++) {
+        if (rg_parts[i]->init_master == NULL) {
+            continue;
+        }
+
+        rc = rg_parts[i]->init_master(cycle, err, len);
+
+        if (rc == RG_ERROR) {
+            return RG_ERROR;
+        }
+
+        if (rc == RG_OK) {
+            any = RG_OK;
+        }
+    }
+
+    return any;
+}

@@ -46,6 +46,11 @@ rg_cycle_t *rg_cycle_create(const char *conf_file, const char *conf_text,
 void rg_cycle_destroy(rg_cycle_t *cycle);
 rg_uint_t rg_cycle_kept(void);
 
+/* In the master of `reagent serve`: every part's init_master. RG_OK
+ * when some part gives the workers work, RG_DECLINED when none does,
+ * RG_ERROR with err said. */
+rg_int_t rg_cycle_init_master(rg_cycle_t *cycle, char *err, size_t len);
+
 /* For a part's init_conf: the error of the configuration, logged and
  * kept in cycle->errmsg, " in FILE:LINE" (or " in FILE") added. */
 void rg_cycle_error(rg_cycle_t *cycle, const char *file, rg_uint_t line,

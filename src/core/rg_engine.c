@@ -92,3 +92,38 @@ rg_engine_destroy(rg_engine_t *e)
     free(e->ctx);
     free(e);
 }
+
+
+void
+rg_engine_drain(rg_engine_t *e)
+{
+    rg_uint_t  i;
+
+    if (e->draining) {
+        return;
+    }
+
+    e->draining = 1;
+
+    for (i = 0; i < e->started; i++) {
+        if (rg_parts[i]->drain_worker) {
+            rg_parts[i]->drain_worker(e);
+        }
+    }
+}
+
+
+void
+rg_engine_hold(rg_engine_t *e)
+{
+    e->holds++;
+}
+
+
+void
+rg_engine_release(rg_engine_t *e)
+{
+    if (e->holds && --e->holds == 0 && e->draining && e->released) {
+        e->released(e);
+    }
+}

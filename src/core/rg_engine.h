@@ -22,6 +22,13 @@ struct rg_engine_s {
     rg_uint_t           started;       /* parts whose init_worker ran */
     rg_uint_t           worker;        /* its number among the workers */
     char                tag[8];        /* makes its session ids unique */
+
+    /* work a drain waits for beyond the queue's (requests of the API):
+     * when it falls to 0 while draining, released is called */
+    rg_uint_t           holds;
+    void              (*released)(rg_engine_t *e);
+    void               *released_data;
+    unsigned            draining:1;
 };
 
 
@@ -33,5 +40,11 @@ struct rg_engine_s {
 rg_engine_t *rg_engine_create(rg_cycle_t *cycle, rg_log_t *log);
 /* every part's runtime in reverse order, then the event base */
 void rg_engine_destroy(rg_engine_t *e);
+
+/* the worker takes no new work: each part's drain_worker, in order */
+void rg_engine_drain(rg_engine_t *e);
+/* a part's work that a drain waits for: taken, and given back */
+void rg_engine_hold(rg_engine_t *e);
+void rg_engine_release(rg_engine_t *e);
 
 #endif /* RG_ENGINE_H */

@@ -51,6 +51,15 @@ struct rg_part_s {
     rg_int_t          (*init_worker)(rg_engine_t *e);
     void              (*exit_worker)(rg_engine_t *e);
 
+    /* in the master of `reagent serve`, once the configuration was read:
+     * what its workers inherit (listening sockets); RG_OK when it gives
+     * the workers work to do, RG_DECLINED when it has none, RG_ERROR
+     * with the reason in err (file:line) */
+    rg_int_t          (*init_master)(rg_cycle_t *cycle, char *err,
+                                     size_t len);
+    /* a worker stops taking work (QUIT, a reload): what runs finishes */
+    void              (*drain_worker)(rg_engine_t *e);
+
     /* what `reagent -t` checks beyond the file (a server that must be
      * reachable): RG_OK, or RG_ERROR after saying why on stderr */
     rg_int_t          (*check)(rg_cycle_t *cycle);

@@ -165,7 +165,7 @@ rg_batch_transcript_write(rg_batch_t *b, rg_session_t *s)
 static void
 rg_batch_session_done(rg_session_t *s)
 {
-    json_t      *r, *answer;
+    json_t      *r;
     rg_uint_t    i;
     rg_batch_t  *b;
     rg_msec_t    ms;
@@ -173,29 +173,8 @@ rg_batch_session_done(rg_session_t *s)
     b = s->data;
     ms = s->ended - s->started;
 
-    answer = s->answer.data ? json_stringn(s->answer.data, s->answer.len)
-                            : json_null();
-
-    /* tokens and model calls are the task's: its child agents' too */
-    r = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:s?}",
-                  "id", s->task_id ? s->task_id : s->id,
-                  "status", rg_session_state_name(s->state),
-                  "answer", answer ? answer : json_null(),
-                  "rounds", (json_int_t) s->round,
-                  "tokens", (json_int_t) (s->prompt_tokens
-                                          + s->completion_tokens),
-                  "model_calls", (json_int_t) s->model_calls,
-                  "ms", (json_int_t) ms,
-                  "error", s->state == RG_SESSION_DONE ? NULL : s->reason);
+    r = rg_session_result(s);
     if (r) {
-        if (s->state == RG_SESSION_DONE && s->reason) {
-            json_object_set_new(r, "note", json_string(s->reason));
-        }
-        if (s->finish_reason.len) {
-            json_object_set_new(r, "finish_reason",
-                                json_stringn(s->finish_reason.data,
-                                             s->finish_reason.len));
-        }
         b->queue->result(b->queue, r);
         json_decref(r);
     }

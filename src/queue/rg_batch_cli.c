@@ -60,6 +60,7 @@ rg_part_t  rg_queue_part = {
     .commands = rg_queue_commands,
     .create_conf = rg_queue_create_conf,
     .init_conf = rg_queue_init_conf,
+    .init_master = rg_queue_init_master,
     .cli = rg_queue_cli
 };
 

@@ -166,3 +166,10 @@ rg_queue_init_conf(rg_cycle_t *cycle, void *conf)
 
     return RG_CONF_OK;
 }
+
+
+rg_int_t
+rg_queue_init_master(rg_cycle_t *cycle, char *err, size_t len)
+{
+    return rg_queue_conf(cycle)->declared ? RG_OK : RG_DECLINED;
+}

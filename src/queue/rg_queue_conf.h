@@ -29,6 +29,8 @@ extern rg_command_t  rg_queue_commands[];
 
 void *rg_queue_create_conf(rg_cycle_t *cycle);
 char *rg_queue_init_conf(rg_cycle_t *cycle, void *conf);
+/* serve's workers read the queue when a queue { } block was read */
+rg_int_t rg_queue_init_master(rg_cycle_t *cycle, char *err, size_t len);
 
 #define rg_queue_conf(cycle)                                                 \
     ((rg_queue_conf_t *) rg_cycle_conf(cycle, &rg_queue_part))

@@ -1095,3 +1095,91 @@ rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
         rg_stream_sub_end(sb, RG_ERROR, "out of memory");
     }
 }
+
+
+/* cancels ------------------------------------------------------------- */
+
+/* KEYS: the cancel set ({q:NAME}:cancel). ARGV: a task id, the ttl */
+static rg_redis_script_t  rg_stream_cancel_lua = { "cancel",
+    "redis.call('SADD', KEYS[1], ARGV[1])\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "return 1\n", ""
+};
+
+
+rg_redis_cmd_t *
+rg_stream_cancel(rg_stream_t *q, const char *task_id, rg_redis_reply_pt cb,
+    void *data)
+{
+    char         ttl[24], *key;
+    size_t       lens[3];
+    const char  *argv[3];
+    rg_redis_cmd_t  *cmd;
+
+    if (rg_stream_cancel_lua.sha[0] == '\0'
+        && rg_redis_script_init(&rg_stream_cancel_lua) != RG_OK)
+    {
+        return NULL;
+    }
+
+    key = rg_stream_sprintf("%s{q:%s}:cancel", q->prefix,
+                            q->conf->stream.data);
+    if (key == NULL) {
+        return NULL;
+    }
+
+    snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long) q->session_ttl);
+
+    argv[0] = key;
+    argv[1] = task_id;
+    argv[2] = ttl;
+    lens[0] = strlen(key);
+    lens[1] = strlen(task_id);
+    lens[2] = strlen(ttl);
+
+    cmd = rg_redis_eval(q->redis, &q->rtag, &rg_stream_cancel_lua, cb, data,
+                        1, 3, argv, lens);
+    free(key);
+
+    return cmd;
+}
+
+
+rg_redis_cmd_t *
+rg_stream_cancelled(rg_stream_t *q, const char **task_ids, rg_uint_t n,
+    rg_uint_t forget, rg_redis_reply_pt cb, void *data)
+{
+    char            *key;
+    size_t          *lens;
+    rg_uint_t        i;
+    const char     **argv;
+    rg_redis_cmd_t  *cmd;
+
+    key = rg_stream_sprintf("%s{q:%s}:cancel", q->prefix,
+                            q->conf->stream.data);
+    argv = malloc((n + 2) * sizeof(char *));
+    lens = malloc((n + 2) * sizeof(size_t));
+
+    cmd = NULL;
+
+    if (key && argv && lens) {
+        argv[0] = forget ? "SREM" : "SMISMEMBER";
+        argv[1] = key;
+        for (i = 0; i < n; i++) {
+            argv[i + 2] = task_ids[i];
+        }
+        for (i = 0; i < n + 2; i++) {
+            lens[i] = strlen(argv[i]);
+        }
+
+        cmd = rg_redis_command(q->redis, &q->rtag, 0,
+                               cb ? cb : rg_stream_ignore, data,
+                               (int) n + 2, argv, lens);
+    }
+
+    free(key);
+    free(argv);
+    free(lens);
+
+    return cmd;
+}

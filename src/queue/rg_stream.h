@@ -70,6 +70,15 @@ typedef void (*rg_stream_submit_pt)(void *data, rg_int_t rc,
 
 void rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
     size_t len, rg_uint_t again, rg_stream_submit_pt cb, void *data);
+/* a task cancelled: its id into the queue's cancel set, which the
+ * worker that runs it (or takes it later) reads every second */
+rg_redis_cmd_t *rg_stream_cancel(rg_stream_t *q, const char *task_id,
+    rg_redis_reply_pt cb, void *data);
+/* which of these tasks were cancelled (SMISMEMBER: an array of 0 and 1),
+ * or, forget set, out of the set (cb may be NULL) */
+rg_redis_cmd_t *rg_stream_cancelled(rg_stream_t *q, const char **task_ids,
+    rg_uint_t n, rg_uint_t forget, rg_redis_reply_pt cb, void *data);
+
 /* the shard a task id goes to */
 rg_uint_t rg_stream_shard_of(rg_uint_t shards, const char *task_id);
 

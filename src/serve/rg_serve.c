@@ -3,9 +3,10 @@
  * workers and supervises them as nginx does (src/os/rg_master.c: HUP
  * reloads, QUIT drains, TERM stops, USR1 reopens the log, a dead worker
  * is respawned with backoff). Each worker runs the queue's tasks on its
- * own reactor (rg_serve_worker.c). Directives: `pid FILE;`, `daemon
- * on|off;`, `drain_timeout 30s;`; serve needs `queue { }` and
- * `store redis { }`. */
+ * own reactor (rg_serve_worker.c) and answers the HTTP API when one is
+ * configured. Directives: `pid FILE;`, `daemon on|off;`,
+ * `drain_timeout 30s;`; serve needs `queue { }` (with `store redis { }`)
+ * or `http { }`. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -54,8 +55,9 @@ static const rg_cli_t  rg_serve_cli = {
     "serve",
     "  serve [--foreground]\n"
     "      the daemon: a master and worker_processes workers that run the\n"
-    "      tasks of the queue (queue { }, store redis { }); HUP reloads,\n"
-    "      QUIT drains, TERM stops, USR1 reopens the log\n",
+    "      tasks of the queue (queue { }, store redis { }) and answer the\n"
+    "      HTTP API (http { }); HUP reloads, QUIT drains, TERM stops, USR1\n"
+    "      reopens the log\n",
     NULL,
     sizeof(rg_serve_opts_t),
     rg_serve_option,
@@ -172,10 +174,19 @@ rg_serve_load(const char *conf_file, char *err, size_t len)
         return NULL;
     }
 
-    if (!rg_queue_conf(cycle)->declared) {
-        snprintf(err, len, "serve needs a \"queue { }\" block (and \"store "
-                 "redis { }\"): the tasks come from its stream, in %s",
-                 conf_file);
+    /* the listening sockets are opened here, once, for every worker */
+    switch (rg_cycle_init_master(cycle, err, len)) {
+
+    case RG_OK:
+        break;
+
+    case RG_DECLINED:
+        snprintf(err, len, "serve has nothing to do: it needs a \"queue "
+                 "{ }\" block (with \"store redis { }\") or an \"http { }\" "
+                 "block, in %s", conf_file);
+        /* fall through */
+
+    default:
         rg_cycle_destroy(cycle);
         return NULL;
     }
@@ -253,13 +264,6 @@ rg_serve_main(rg_cycle_t *cycle, void *opts, const char *arg)
 {
     char  *conf;
     int    rc;
-
-    if (!rg_queue_conf(cycle)->declared) {
-        fprintf(stderr, "reagent: serve needs a \"queue { }\" block and "
-                "\"store redis { }\" in %s: the tasks come from its stream "
-                "(see README.md, reagent serve)\n", cycle->conf_file);
-        return 1;
-    }
 
     rg_serve_foreground = ((rg_serve_opts_t *) opts)->foreground;
 

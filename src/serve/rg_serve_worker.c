@@ -59,6 +59,9 @@ struct rg_serve_s {
     struct event       *keep_ev;
     struct event       *reclaim_ev;
     struct event       *drain_ev;
+    struct event       *cancel_ev;    /* the cancel set, every second */
+    char              **asked;        /* the ids it was asked about */
+    rg_uint_t           nasked;
     uint64_t            started;
     uint64_t            done;
     uint64_t            lost;
@@ -70,6 +73,7 @@ struct rg_serve_s {
     unsigned            draining:1;
     unsigned            exiting:1;
     unsigned            read_failed:1;
+    unsigned            asking:1;     /* the cancel set, asked */
 };
 
 
@@ -166,7 +170,7 @@ rg_serve_unlink(rg_serve_task_t *t)
 static void
 rg_serve_session_done(rg_session_t *s)
 {
-    json_t           *r, *answer;
+    json_t           *r;
     rg_serve_t       *sv;
     rg_serve_task_t  *t;
 
@@ -181,25 +185,10 @@ rg_serve_session_done(rg_session_t *s)
                      s->reason ? s->reason : "another worker runs it");
 
     } else {
-        answer = s->answer.data ? json_stringn(s->answer.data, s->answer.len)
-                                : json_null();
-
-        r = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:s?, s:s}",
-                      "id", t->task_id,
-                      "status", rg_session_state_name(s->state),
-                      "answer", answer ? answer : json_null(),
-                      "rounds", (json_int_t) s->round,
-                      "tokens", (json_int_t) (s->prompt_tokens
-                                              + s->completion_tokens),
-                      "ms", (json_int_t) (s->elapsed + s->ended
-                                          - s->started),
-                      "error", s->state == RG_SESSION_DONE ? NULL
-                                                           : s->reason,
-                      "session", t->sid);
+        r = rg_session_result(s);
         if (r) {
-            if (s->state == RG_SESSION_DONE && s->reason) {
-                json_object_set_new(r, "note", json_string(s->reason));
-            }
+            json_object_set_new(r, "id", json_string(t->task_id));
+            json_object_set_new(r, "session", json_string(t->sid));
             rg_serve_write(sv, t->shard, t->entry, t->task_id, t->sid, r);
             json_decref(r);
         }
@@ -393,6 +382,10 @@ rg_serve_pump(rg_serve_t *sv)
 {
     rg_uint_t  free_slots;
 
+    if (sv->queue == NULL) {
+        return;
+    }
+
     if (!sv->ready || sv->reading || sv->draining || sv->exiting
         || sv->running >= sv->concurrency)
     {
@@ -539,11 +532,129 @@ static void
 rg_serve_check_exit(rg_serve_t *sv)
 {
     if (sv->draining && sv->running == 0 && sv->writing == 0
-        && !sv->exiting)
+        && sv->engine->holds == 0 && !sv->exiting)
     {
         sv->exiting = 1;
         event_base_loopbreak(sv->engine->base);
     }
+}
+
+
+/* cancels ------------------------------------------------------------ */
+
+static void
+rg_serve_asked_free(rg_serve_t *sv)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < sv->nasked; i++) {
+        free(sv->asked[i]);
+    }
+    free(sv->asked);
+    sv->asked = NULL;
+    sv->nasked = 0;
+}
+
+
+static void
+rg_serve_cancels(void *data, redisReply *reply, const char *err)
+{
+    rg_uint_t         i, n;
+    rg_serve_t       *sv;
+    rg_serve_task_t  *t;
+    const char      **gone;
+
+    sv = data;
+    sv->asking = 0;
+
+    if (err || reply == NULL || reply->type != REDIS_REPLY_ARRAY
+        || reply->elements != sv->nasked)
+    {
+        rg_serve_asked_free(sv);
+        return;
+    }
+
+    gone = malloc(sv->nasked * sizeof(char *));
+    n = 0;
+
+    for (i = 0; i < reply->elements; i++) {
+        if (reply->element[i]->type != REDIS_REPLY_INTEGER
+            || reply->element[i]->integer != 1)
+        {
+            continue;
+        }
+
+        for (t = sv->head.next; t != &sv->head; t = t->next) {
+            if (strcmp(t->task_id, sv->asked[i]) == 0 && t->session
+                && !rg_session_final(t->session))
+            {
+                rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: "
+                             "task %s cancelled through the API",
+                             t->task_id);
+                rg_session_cancel(t->session, "cancelled through the API");
+                break;
+            }
+        }
+
+        if (gone) {
+            gone[n++] = sv->asked[i];
+        }
+    }
+
+    if (gone && n && sv->queue) {
+        rg_stream_cancelled(sv->queue, gone, n, 1, NULL, NULL);
+    }
+
+    free(gone);
+    rg_serve_asked_free(sv);
+}
+
+
+static void
+rg_serve_cancel_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_uint_t         n;
+    rg_serve_t       *sv;
+    rg_serve_task_t  *t;
+
+    sv = arg;
+
+    rg_serve_later(sv, sv->cancel_ev, 1000);
+
+    if (sv->asking || sv->running == 0 || sv->queue == NULL) {
+        return;
+    }
+
+    sv->asked = calloc(sv->running, sizeof(char *));
+    if (sv->asked == NULL) {
+        return;
+    }
+
+    n = 0;
+    for (t = sv->head.next; t != &sv->head && n < sv->running; t = t->next) {
+        sv->asked[n] = strdup(t->task_id);
+        if (sv->asked[n]) {
+            n++;
+        }
+    }
+    sv->nasked = n;
+
+    if (n == 0 || rg_stream_cancelled(sv->queue, (const char **) sv->asked,
+                                      n, 0, rg_serve_cancels, sv) == NULL)
+    {
+        rg_serve_asked_free(sv);
+        return;
+    }
+
+    sv->asking = 1;
+}
+
+
+/* the API's last request of a drain ended */
+static void
+rg_serve_released(rg_engine_t *e)
+{
+    rg_serve_check_exit(e->released_data);
 }
 
 
@@ -590,6 +701,8 @@ rg_serve_drain_expired(evutil_socket_t fd, short what, void *arg)
     }
 
     sv->writing = 0;
+    /* what the API still holds is cut with the engine */
+    sv->engine->holds = 0;
     rg_serve_check_exit(sv);
 }
 
@@ -602,7 +715,10 @@ rg_serve_drain(rg_worker_t *w, rg_msec_t timeout)
     sv = w->data;
     sv->draining = 1;
 
-    if (sv->running == 0) {
+    /* the API takes no new request */
+    rg_engine_drain(sv->engine);
+
+    if (sv->running == 0 && sv->engine->holds == 0) {
         rg_serve_check_exit(sv);
         return;
     }
@@ -674,15 +790,29 @@ rg_serve_worker_run(rg_worker_t *w)
 
     rc = 2;
 
-    sv.queue = rg_stream_create(sv.engine, rg_agent_ctx(sv.engine)->worker);
+    sv.engine->worker = w->slot;
+    sv.engine->released = rg_serve_released;
+    sv.engine->released_data = &sv;
+
+    /* without a queue (the API alone, store memory) nothing is read */
+    if (sv.qcf->declared) {
+        sv.queue = rg_stream_create(sv.engine,
+                                    rg_agent_ctx(sv.engine)->worker);
+        if (sv.queue == NULL) {
+            goto done;
+        }
+    }
+
     sv.pump_ev = evtimer_new(sv.engine->base, rg_serve_pump_handler, &sv);
     sv.keep_ev = evtimer_new(sv.engine->base, rg_serve_keep_handler, &sv);
     sv.reclaim_ev = evtimer_new(sv.engine->base, rg_serve_reclaim_handler,
                                 &sv);
     sv.drain_ev = evtimer_new(sv.engine->base, rg_serve_drain_expired, &sv);
+    sv.cancel_ev = evtimer_new(sv.engine->base, rg_serve_cancel_handler, &sv);
 
-    if (sv.queue == NULL || sv.pump_ev == NULL || sv.keep_ev == NULL
-        || sv.reclaim_ev == NULL || sv.drain_ev == NULL)
+    if (sv.pump_ev == NULL || sv.keep_ev == NULL
+        || sv.reclaim_ev == NULL || sv.drain_ev == NULL
+        || sv.cancel_ev == NULL)
     {
         goto done;
     }
@@ -696,14 +826,21 @@ rg_serve_worker_run(rg_worker_t *w)
         goto done;
     }
 
-    rg_log_error(RG_LOG_NOTICE, sv.engine->log, 0, "worker %d: reading the "
-                 "queue (%lu sessions at most)", (int) getpid(),
-                 (unsigned long) sv.concurrency);
+    if (sv.queue) {
+        rg_log_error(RG_LOG_NOTICE, sv.engine->log, 0, "worker %d: reading "
+                     "the queue (%lu sessions at most)", (int) getpid(),
+                     (unsigned long) sv.concurrency);
 
-    rg_stream_prepare(sv.queue, rg_serve_prepared, &sv);
-    rg_serve_later(&sv, sv.keep_ev, sv.qcf->claim_idle / 3);
-    /* tasks left by a worker that died: soon after the start */
-    rg_serve_later(&sv, sv.reclaim_ev, 200 + random() % 300);
+        rg_stream_prepare(sv.queue, rg_serve_prepared, &sv);
+        rg_serve_later(&sv, sv.keep_ev, sv.qcf->claim_idle / 3);
+        /* tasks left by a worker that died: soon after the start */
+        rg_serve_later(&sv, sv.reclaim_ev, 200 + random() % 300);
+        rg_serve_later(&sv, sv.cancel_ev, 1000);
+
+    } else {
+        rg_log_error(RG_LOG_NOTICE, sv.engine->log, 0, "worker %d: no "
+                     "queue: the API's tasks only", (int) getpid());
+    }
 
     event_base_dispatch(sv.engine->base);
 
@@ -741,6 +878,10 @@ done:
     if (sv.drain_ev) {
         event_free(sv.drain_ev);
     }
+    if (sv.cancel_ev) {
+        event_free(sv.cancel_ev);
+    }
+    rg_serve_asked_free(&sv);
 
     rg_engine_destroy(sv.engine);
 

@@ -1,0 +1,485 @@
+/* rg_http_openai.c: the OpenAI-compatible face. POST
+ * /v1/chat/completions with "model" an agent's name runs that agent on
+ * the messages in this worker and answers as a model would: a
+ * chat.completion, or with "stream": true Server-Sent Events of
+ * chat.completion.chunk objects (the answer, then its finish_reason, the
+ * usage when stream_options.include_usage asks, then [DONE]); what the
+ * agent does meanwhile goes as SSE comments, which clients skip. The
+ * agent's own tools run; tools in the request are not the agent's and
+ * are refused. GET /v1/models lists the agents. A client that leaves
+ * cancels its session. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_engine.h>
+#include <rg_agent_conf.h>
+#include <rg_session.h>
+#include <rg_http.h>
+#include <rg_http_tasks.h>
+#include <event2/buffer.h>
+
+
+typedef struct {
+    rg_http_req_t      *r;
+    rg_http_task_t     *task;
+    char               *model;
+    rg_uint_t           stream;
+    rg_uint_t           usage;            /* stream_options.include_usage */
+    rg_uint_t           streaming;        /* its headers went out */
+    struct event       *ping_ev;
+    char                id[64];
+    int64_t             created;
+} rg_http_chat_t;
+
+
+static void
+rg_http_chat_free(rg_http_chat_t *c)
+{
+    if (c->ping_ev) {
+        event_free(c->ping_ev);
+    }
+    free(c->model);
+    free(c);
+}
+
+
+/* one SSE line (data: JSON, or a ": comment") */
+static void
+rg_http_chat_event(rg_http_chat_t *c, const char *prefix, json_t *j)
+{
+    char             *text;
+    struct evbuffer  *b;
+
+    text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+
+    b = evbuffer_new();
+    if (b == NULL) {
+        free(text);
+        return;
+    }
+
+    evbuffer_add_printf(b, "%s%s\n\n", prefix, text ? text : "");
+    c->r->bytes += evbuffer_get_length(b);
+    evhttp_send_reply_chunk(c->r->req, b);
+    evbuffer_free(b);
+    free(text);
+}
+
+
+static json_t *
+rg_http_chunk(rg_http_chat_t *c, json_t *delta, const char *finish)
+{
+    return json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:o, s:o, s:n}]}",
+                     "id", c->id, "object", "chat.completion.chunk",
+                     "created", (json_int_t) c->created, "model", c->model,
+                     "choices", "index", 0, "delta", delta,
+                     "finish_reason", finish ? json_string(finish)
+                                             : json_null(),
+                     "logprobs");
+}
+
+
+static void
+rg_http_chat_ping(evutil_socket_t fd, short what, void *arg)
+{
+    rg_http_chat_t  *c;
+    struct timeval   tv = { 15, 0 };
+
+    c = arg;
+
+    /* proxies drop a quiet stream: a comment keeps it */
+    rg_http_chat_event(c, ": ping", NULL);
+    evtimer_add(c->ping_ev, &tv);
+}
+
+
+static void
+rg_http_chat_gone(rg_http_req_t *r)
+{
+    rg_http_chat_t  *c;
+
+    c = r->data;
+    c->r = NULL;
+
+    if (c->task) {
+        rg_http_task_cancel(c->task, "the API's client went away");
+        /* its done() frees c */
+        return;
+    }
+
+    rg_http_chat_free(c);
+}
+
+
+static void
+rg_http_chat_started(rg_http_task_t *t, rg_session_t *s)
+{
+    rg_http_chat_t  *c;
+    struct timeval   tv = { 15, 0 };
+
+    c = t->data;
+
+    snprintf(c->id, sizeof(c->id), "chatcmpl-%s", s->id);
+
+    if (c->stream && c->r) {
+        struct evkeyvalq  *h;
+
+        h = evhttp_request_get_output_headers(c->r->req);
+        evhttp_add_header(h, "Content-Type", "text/event-stream");
+        evhttp_add_header(h, "Cache-Control", "no-store");
+        evhttp_add_header(h, "X-Request-ID", c->r->id);
+        evhttp_send_reply_start(c->r->req, 200, "OK");
+        c->streaming = 1;
+        c->r->status = 200;
+
+        rg_http_chat_event(c, "data: ", rg_http_chunk(c, json_pack("{s:s, "
+                           "s:s}", "role", "assistant", "content", ""),
+                           NULL));
+
+        c->ping_ev = evtimer_new(c->r->http->engine->base, rg_http_chat_ping,
+                                 c);
+        if (c->ping_ev) {
+            evtimer_add(c->ping_ev, &tv);
+        }
+    }
+}
+
+
+static const char *
+rg_http_finish(rg_session_t *s)
+{
+    switch (s->state) {
+    case RG_SESSION_DONE:
+        return "stop";
+    case RG_SESSION_FILTERED:
+        return "content_filter";
+    case RG_SESSION_MAX_ROUNDS:
+    case RG_SESSION_BUDGET_EXCEEDED:
+        return "length";
+    default:
+        return NULL;
+    }
+}
+
+
+static json_t *
+rg_http_usage(rg_session_t *s)
+{
+    return json_pack("{s:I, s:I, s:I}",
+                     "prompt_tokens", (json_int_t) s->prompt_tokens,
+                     "completion_tokens", (json_int_t) s->completion_tokens,
+                     "total_tokens", (json_int_t) (s->prompt_tokens
+                                                   + s->completion_tokens));
+}
+
+
+static void
+rg_http_chat_done(rg_http_task_t *t, rg_session_t *s, json_t *result)
+{
+    json_t          *answer, *body, *info;
+    rg_http_req_t   *r;
+    rg_http_chat_t  *c;
+    const char      *finish;
+
+    c = t->data;
+    c->task = NULL;
+    r = c->r;
+
+    if (r == NULL) {
+        rg_http_chat_free(c);
+        return;
+    }
+
+    if (s == NULL) {
+        if (c->streaming) {
+            rg_http_chat_event(c, "data: ", json_pack("{s:{s:s, s:s, s:s}}",
+                               "error", "message", "the session was stopped",
+                               "type", "server_error", "code", "stopped"));
+            rg_http_chat_event(c, "data: [DONE]", NULL);
+            rg_http_stream_end(r);
+        } else {
+            rg_http_error(r, 503, "server_error", "stopped", "the session "
+                          "was stopped before it ended");
+        }
+        rg_http_chat_free(c);
+        return;
+    }
+
+    finish = rg_http_finish(s);
+    answer = s->answer.data ? json_stringn(s->answer.data, s->answer.len)
+                            : NULL;
+    info = json_pack("{s:s, s:s, s:I, s:I, s:s?}",
+                     "session", s->id,
+                     "status", rg_session_state_name(s->state),
+                     "rounds", (json_int_t) s->round,
+                     "tool_calls", (json_int_t) s->tool_calls,
+                     "error", s->state == RG_SESSION_DONE ? NULL : s->reason);
+
+    if (c->streaming) {
+        if (finish && answer) {
+            rg_http_chat_event(c, "data: ", rg_http_chunk(c, json_pack(
+                               "{s:O}", "content", answer), NULL));
+            body = rg_http_chunk(c, json_object(), finish);
+            if (body) {
+                json_object_set(body, "reagent", info);
+            }
+            rg_http_chat_event(c, "data: ", body);
+
+            if (c->usage) {
+                body = json_pack("{s:s, s:s, s:I, s:s, s:[], s:o}",
+                                 "id", c->id, "object",
+                                 "chat.completion.chunk", "created",
+                                 (json_int_t) c->created, "model", c->model,
+                                 "choices", "usage", rg_http_usage(s));
+                rg_http_chat_event(c, "data: ", body);
+            }
+
+        } else {
+            rg_http_chat_event(c, "data: ", json_pack("{s:{s:s?, s:s, s:s, "
+                               "s:O}}", "error", "message", s->reason,
+                               "type", "agent_error", "code",
+                               rg_session_state_name(s->state),
+                               "reagent", info));
+        }
+
+        rg_http_chat_event(c, "data: [DONE]", NULL);
+        rg_http_stream_end(r);
+
+    } else if (finish && answer) {
+        body = json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s, s:O, s:n}, "
+                         "s:n, s:s}], s:o, s:O}",
+                         "id", c->id, "object", "chat.completion",
+                         "created", (json_int_t) c->created,
+                         "model", c->model,
+                         "choices", "index", 0, "message", "role",
+                         "assistant", "content", answer, "refusal",
+                         "logprobs", "finish_reason", finish,
+                         "usage", rg_http_usage(s),
+                         "reagent", info);
+        rg_http_json(r, 200, body);
+
+    } else {
+        body = json_pack("{s:{s:s, s:s, s:s, s:O}}", "error", "message",
+                         s->reason ? s->reason : "the agent gave no answer",
+                         "type", "agent_error",
+                         "code", rg_session_state_name(s->state),
+                         "reagent", info);
+        rg_http_json(r, s->state == RG_SESSION_DEADLINE_EXCEEDED ? 504 : 502,
+                     body);
+    }
+
+    json_decref(answer);
+    json_decref(info);
+    rg_http_chat_free(c);
+    (void) result;
+}
+
+
+/* the messages as a task's input: roles system, user, assistant, with
+ * text content (a string, or text parts); the last one the user's */
+static json_t *
+rg_http_chat_messages(json_t *msgs, char *err, size_t len)
+{
+    size_t       i, j;
+    json_t      *out, *m, *content, *part, *text;
+    const char  *role;
+
+    if (!json_is_array(msgs) || json_array_size(msgs) == 0) {
+        snprintf(err, len, "\"messages\" must be a non-empty array");
+        return NULL;
+    }
+
+    out = json_array();
+
+    json_array_foreach(msgs, i, m) {
+        role = json_string_value(json_object_get(m, "role"));
+        content = json_object_get(m, "content");
+
+        if (role && strcmp(role, "developer") == 0) {
+            role = "system";
+        }
+
+        if (role == NULL || (strcmp(role, "system") != 0
+                             && strcmp(role, "user") != 0
+                             && strcmp(role, "assistant") != 0))
+        {
+            snprintf(err, len, "messages[%zu]: role must be system, "
+                     "developer, user or assistant (the agent runs its own "
+                     "tools)", i);
+            json_decref(out);
+            return NULL;
+        }
+
+        if (json_is_array(content)) {
+            rg_buf_t  b;
+
+            memset(&b, 0, sizeof(b));
+            json_array_foreach(content, j, part) {
+                text = json_object_get(part, "text");
+                if (!json_is_string(text)) {
+                    snprintf(err, len, "messages[%zu].content[%zu]: only "
+                             "text parts are taken", i, j);
+                    rg_buf_free(&b);
+                    json_decref(out);
+                    return NULL;
+                }
+                rg_buf_append(&b, json_string_value(text),
+                              json_string_length(text));
+            }
+            json_array_append_new(out, json_pack("{s:s, s:s%}", "role", role,
+                                                 "content",
+                                                 b.data ? b.data : "",
+                                                 b.len));
+            rg_buf_free(&b);
+
+        } else if (json_is_string(content)) {
+            json_array_append_new(out, json_pack("{s:s, s:O}", "role", role,
+                                                 "content", content));
+
+        } else {
+            snprintf(err, len, "messages[%zu]: content must be a string or "
+                     "text parts", i);
+            json_decref(out);
+            return NULL;
+        }
+    }
+
+    return out;
+}
+
+
+void
+rg_http_chat_handler(rg_http_req_t *r)
+{
+    char             *body, err[256];
+    size_t            len;
+    json_t           *j, *msgs, *task, *v;
+    json_error_t      jerr;
+    const char       *model;
+    rg_http_chat_t   *c;
+    rg_http_task_t   *t;
+    rg_agent_conf_t  *agent;
+
+    body = rg_http_body(r, &len);
+    if (body == NULL) {
+        return;
+    }
+
+    j = json_loadb(body, len, 0, &jerr);
+    free(body);
+
+    if (!json_is_object(j)) {
+        json_decref(j);
+        rg_http_error(r, 400, "invalid_request_error", "invalid_json",
+                      "the body is not a JSON object: %s", jerr.text);
+        return;
+    }
+
+    model = json_string_value(json_object_get(j, "model"));
+    if (model == NULL) {
+        json_decref(j);
+        rg_http_error(r, 400, "invalid_request_error", "missing_model",
+                      "\"model\" must name an agent (GET /v1/models)");
+        return;
+    }
+
+    agent = rg_agent_find(r->http->engine->cycle, model, strlen(model));
+    if (agent == NULL) {
+        rg_http_error(r, 404, "invalid_request_error", "model_not_found",
+                      "the model \"%.100s\" does not exist: a model is one of "
+                      "the agents (GET /v1/models)", model);
+        json_decref(j);
+        return;
+    }
+
+    v = json_object_get(j, "tools");
+    if (v && json_array_size(v)) {
+        json_decref(j);
+        rg_http_error(r, 400, "invalid_request_error", "tools_not_supported",
+                      "the agent runs its own tools: \"tools\" must be "
+                      "absent");
+        return;
+    }
+
+    v = json_object_get(j, "n");
+    if (v && json_integer_value(v) != 1) {
+        json_decref(j);
+        rg_http_error(r, 400, "invalid_request_error", "n_not_supported",
+                      "\"n\" must be 1: an agent gives one answer");
+        return;
+    }
+
+    msgs = rg_http_chat_messages(json_object_get(j, "messages"), err,
+                                 sizeof(err));
+    if (msgs == NULL) {
+        json_decref(j);
+        rg_http_error(r, 400, "invalid_request_error", "invalid_messages",
+                      "%s", err);
+        return;
+    }
+
+    task = json_pack("{s:s, s:o}", "agent", model, "input", msgs);
+
+    c = calloc(1, sizeof(rg_http_chat_t));
+    if (c) {
+        c->model = strdup(model);
+    }
+
+    t = (c && c->model && task) ? rg_http_task_run(r->http, NULL, task)
+                                : NULL;
+    json_decref(task);
+
+    if (t == NULL) {
+        if (c) {
+            rg_http_chat_free(c);
+        }
+        json_decref(j);
+        rg_http_error(r, 429, "rate_limit_error", "too_many_tasks",
+                      "this server holds max_tasks sessions already: ask "
+                      "again later");
+        return;
+    }
+
+    c->r = r;
+    c->task = t;
+    c->created = rg_wall_msec() / 1000;
+    c->stream = json_is_true(json_object_get(j, "stream"));
+    c->usage = json_is_true(json_object_get(json_object_get(j,
+                            "stream_options"), "include_usage"));
+    snprintf(c->id, sizeof(c->id), "chatcmpl-waiting");
+    json_decref(j);
+
+    t->data = c;
+    t->started_cb = rg_http_chat_started;
+    t->done = rg_http_chat_done;
+
+    rg_http_watch(r, rg_http_chat_gone, c);
+    rg_http_task_go(r->http);
+}
+
+
+/* GET /v1/models */
+void
+rg_http_models_handler(rg_http_req_t *r)
+{
+    json_t                *list;
+    rg_uint_t              i;
+    rg_agent_conf_t      **agents;
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = rg_agent_main_conf(r->http->engine->cycle);
+    agents = amcf->agents.elts;
+    list = json_array();
+
+    for (i = 0; list && i < amcf->agents.nelts; i++) {
+        json_array_append_new(list, json_pack("{s:s%, s:s, s:i, s:s}",
+                              "id", agents[i]->name.data,
+                              agents[i]->name.len,
+                              "object", "model", "created", 0,
+                              "owned_by", "reagent"));
+    }
+
+    rg_http_json(r, 200, json_pack("{s:s, s:o}", "object", "list", "data",
+                                   list ? list : json_array()));
+}

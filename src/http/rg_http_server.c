@@ -1,0 +1,678 @@
+/* rg_http_server.c: the API in one worker. An evhttp server on the
+ * worker's reactor accepts on the sockets the master opened (a second
+ * one on metrics_listen answers /metrics and the probes only). Each
+ * request is checked (a Bearer token compared in constant time, the
+ * body's size), routed by method and path, answered in JSON (errors as
+ * {"error": {"message", "type", "code"}}) with its X-Request-ID, and
+ * logged as one JSON line. A request whose answer comes later (a task
+ * submitted to Redis, a chat completion) holds its rg_http_req_t; when
+ * the client goes first, its gone() handler is told and it is freed. A
+ * drain closes the sockets and answers what still comes 503. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_engine.h>
+#include <rg_digest.h>
+#include <rg_secret.h>
+#include <rg_http.h>
+#include <event2/buffer.h>
+#include <event2/keyvalq_struct.h>
+#include <openssl/crypto.h>
+#include <fcntl.h>
+#include <stdarg.h>
+
+
+static int        rg_http_access_fd = -2;     /* -2: the error log's */
+static uint64_t   rg_http_req_seq;
+
+
+static void rg_http_request(struct evhttp_request *req, void *arg);
+static void rg_http_metrics_request(struct evhttp_request *req, void *arg);
+
+
+/* answering ------------------------------------------------------------ */
+
+static void
+rg_http_access(rg_http_req_t *r)
+{
+    int          fd;
+    char        *line;
+    json_t      *j;
+    const char  *m;
+
+    fd = rg_http_access_fd == -2 ? r->http->engine->log->fd
+                                 : rg_http_access_fd;
+    if (fd < 0) {
+        return;
+    }
+
+    switch (evhttp_request_get_command(r->req)) {
+    case EVHTTP_REQ_GET:     m = "GET"; break;
+    case EVHTTP_REQ_POST:    m = "POST"; break;
+    case EVHTTP_REQ_DELETE:  m = "DELETE"; break;
+    case EVHTTP_REQ_PUT:     m = "PUT"; break;
+    case EVHTTP_REQ_HEAD:    m = "HEAD"; break;
+    case EVHTTP_REQ_PATCH:   m = "PATCH"; break;
+    case EVHTTP_REQ_OPTIONS: m = "OPTIONS"; break;
+    default:                 m = "OTHER"; break;
+    }
+
+    j = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:I, s:I}",
+                  "ts", (json_int_t) rg_wall_msec(),
+                  "type", "access",
+                  "request_id", r->id,
+                  "method", m,
+                  "path", r->path ? r->path : "",
+                  "status", r->status,
+                  "bytes", (json_int_t) r->bytes,
+                  "ms", (json_int_t) (rg_monotonic_msec() - r->started));
+    if (j == NULL) {
+        return;
+    }
+
+    line = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+
+    if (line) {
+        size_t  len;
+
+        len = strlen(line);
+        line[len] = '\n';
+        /* a log line is not worth an error */
+        if (write(fd, line, len + 1) < 0) {
+        }
+        free(line);
+    }
+}
+
+
+static void
+rg_http_closed(struct evhttp_connection *evcon, void *arg)
+{
+    rg_http_req_t  *r;
+
+    r = arg;
+
+    /* the client went before its answer: whoever waits lets go */
+    r->status = 499;
+    rg_http_access(r);
+
+    if (r->gone) {
+        r->gone(r);
+    }
+
+    rg_http_req_free(r);
+}
+
+
+void
+rg_http_req_free(rg_http_req_t *r)
+{
+    if (r->held) {
+        rg_engine_release(r->http->engine);
+    }
+    free(r->path_buf);
+    free(r);
+}
+
+
+/* the answer is about to go: nobody waits for the close any more */
+static void
+rg_http_unwatch(rg_http_req_t *r)
+{
+    struct evhttp_connection  *evcon;
+
+    evcon = evhttp_request_get_connection(r->req);
+    if (evcon && r->watched) {
+        evhttp_connection_set_closecb(evcon, NULL, NULL);
+        r->watched = 0;
+    }
+}
+
+
+void
+rg_http_watch(rg_http_req_t *r, void (*gone)(rg_http_req_t *r), void *data)
+{
+    struct evhttp_connection  *evcon;
+
+    r->gone = gone;
+    r->data = data;
+
+    if (!r->held) {
+        r->held = 1;
+        rg_engine_hold(r->http->engine);
+    }
+
+    evcon = evhttp_request_get_connection(r->req);
+    if (evcon && !r->watched) {
+        evhttp_connection_set_closecb(evcon, rg_http_closed, r);
+        r->watched = 1;
+    }
+}
+
+
+static void
+rg_http_headers(rg_http_req_t *r, const char *type)
+{
+    struct evkeyvalq  *h;
+
+    h = evhttp_request_get_output_headers(r->req);
+    evhttp_add_header(h, "Content-Type", type);
+    evhttp_add_header(h, "X-Request-ID", r->id);
+    evhttp_add_header(h, "Cache-Control", "no-store");
+
+    if (r->http->draining) {
+        evhttp_add_header(h, "Connection", "close");
+    }
+}
+
+
+void
+rg_http_send(rg_http_req_t *r, int status, const char *type,
+    const char *body, size_t len)
+{
+    struct evbuffer  *b;
+
+    rg_http_unwatch(r);
+    rg_http_headers(r, type);
+
+    b = evbuffer_new();
+    if (b && len) {
+        evbuffer_add(b, body, len);
+    }
+
+    r->status = status;
+    r->bytes = len;
+
+    evhttp_send_reply(r->req, status, NULL, b);
+
+    if (b) {
+        evbuffer_free(b);
+    }
+
+    rg_http_access(r);
+    rg_http_req_free(r);
+}
+
+
+void
+rg_http_json(rg_http_req_t *r, int status, json_t *body)
+{
+    char    *text;
+    size_t   len;
+
+    text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+
+    if (text == NULL) {
+        static const char  oom[] = "{\"error\":{\"message\":\"out of memory\","
+                                   "\"type\":\"server_error\",\"code\":"
+                                   "\"out_of_memory\"}}";
+
+        rg_http_send(r, 500, "application/json", oom, sizeof(oom) - 1);
+        return;
+    }
+
+    /* no secret leaves in an answer, whatever a model or a tool said */
+    len = rg_secret_scrub(text, strlen(text));
+
+    rg_http_send(r, status, "application/json", text, len);
+    free(text);
+}
+
+
+void
+rg_http_error(rg_http_req_t *r, int status, const char *type,
+    const char *code, const char *fmt, ...)
+{
+    char     msg[512];
+    va_list  ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+
+    rg_http_json(r, status, json_pack("{s:{s:s, s:s, s:s}}", "error",
+                                      "message", msg, "type", type,
+                                      "code", code));
+}
+
+
+char *
+rg_http_body(rg_http_req_t *r, size_t *len)
+{
+    char             *buf;
+    size_t            n;
+    struct evbuffer  *in;
+
+    in = evhttp_request_get_input_buffer(r->req);
+    n = evbuffer_get_length(in);
+
+    if (n > r->http->conf->max_body) {
+        rg_http_error(r, 413, "invalid_request_error", "body_too_large",
+                      "the body is %zu bytes, more than max_body %zu", n,
+                      r->http->conf->max_body);
+        return NULL;
+    }
+
+    buf = malloc(n + 1);
+    if (buf == NULL) {
+        rg_http_error(r, 500, "server_error", "out_of_memory",
+                      "out of memory");
+        return NULL;
+    }
+
+    evbuffer_remove(in, buf, n);
+    buf[n] = '\0';
+    *len = n;
+
+    return buf;
+}
+
+
+const char *
+rg_http_header(rg_http_req_t *r, const char *name)
+{
+    return evhttp_find_header(evhttp_request_get_input_headers(r->req),
+                              name);
+}
+
+
+/* checking and routing ----------------------------------------------- */
+
+/* "Bearer TOKEN", compared in constant time through their digests (so
+ * the length tells nothing either) */
+static rg_uint_t
+rg_http_authorized(rg_http_req_t *r)
+{
+    char         want[RG_SHA256_HEX], got[RG_SHA256_HEX];
+    size_t       n;
+    const char  *h;
+
+    if (r->http->conf->token == NULL) {
+        return 1;
+    }
+
+    h = rg_http_header(r, "Authorization");
+    if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0) {
+        return 0;
+    }
+
+    h += 7;
+    n = strlen(h);
+
+    if (rg_sha256_hex(got, "api", 3, h, n) != RG_OK
+        || rg_sha256_hex(want, "api", 3, r->http->conf->token,
+                         r->http->conf->token_len) != RG_OK)
+    {
+        return 0;
+    }
+
+    return CRYPTO_memcmp(got, want, RG_SHA256_HEX) == 0;
+}
+
+
+/* a client's X-Request-ID when it is a plain token, else ours */
+static void
+rg_http_request_id(rg_http_req_t *r)
+{
+    size_t       n;
+    const char  *h;
+
+    h = rg_http_header(r, "X-Request-ID");
+
+    if (h) {
+        n = strlen(h);
+        if (n > 0 && n < sizeof(r->id)
+            && strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW"
+                         "XYZ0123456789._-") == n)
+        {
+            memcpy(r->id, h, n + 1);
+            return;
+        }
+    }
+
+    snprintf(r->id, sizeof(r->id), "r-%s-%llu", r->http->engine->tag,
+             (unsigned long long) ++rg_http_req_seq);
+}
+
+
+typedef struct {
+    const char         *path;             /* exact, or a prefix with '*' */
+    int                 methods;
+    void              (*handler)(rg_http_req_t *r);
+    rg_uint_t           open;             /* no token asked */
+    rg_uint_t           metrics;          /* also on metrics_listen */
+} rg_http_route_t;
+
+
+static const rg_http_route_t  rg_http_routes[] = {
+    { "/healthz", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD,
+      rg_http_healthz_handler, 1, 1 },
+    { "/readyz", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD,
+      rg_http_readyz_handler, 1, 1 },
+    { "/metrics", EVHTTP_REQ_GET, rg_http_metrics_handler, 0, 1 },
+    { "/v1/tasks", EVHTTP_REQ_POST, rg_http_tasks_handler, 0, 0 },
+    { "/v1/tasks/*", EVHTTP_REQ_GET | EVHTTP_REQ_DELETE | EVHTTP_REQ_POST,
+      rg_http_tasks_handler, 0, 0 },
+    { "/v1/agents", EVHTTP_REQ_GET, rg_http_agents_handler, 0, 0 },
+    { "/v1/models", EVHTTP_REQ_GET, rg_http_models_handler, 0, 0 },
+    { "/v1/chat/completions", EVHTTP_REQ_POST, rg_http_chat_handler, 0, 0 },
+    { NULL, 0, NULL, 0, 0 }
+};
+
+
+static void
+rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
+    rg_uint_t metrics_only)
+{
+    char                     *path;
+    size_t                    n;
+    rg_http_req_t            *r;
+    const char               *p;
+    const struct evhttp_uri  *uri;
+    const rg_http_route_t    *rt, *found;
+
+    r = calloc(1, sizeof(rg_http_req_t));
+    if (r == NULL) {
+        evhttp_send_error(req, 500, "out of memory");
+        return;
+    }
+
+    r->http = h;
+    r->req = req;
+    r->started = rg_monotonic_msec();
+    r->metrics_only = metrics_only;
+    h->requests++;
+    rg_http_request_id(r);
+
+    uri = evhttp_request_get_evhttp_uri(req);
+    p = uri ? evhttp_uri_get_path(uri) : NULL;
+    path = p ? evhttp_uridecode(p, 0, &n) : NULL;
+
+    if (path == NULL || memchr(path, 0, n) != NULL) {
+        free(path);
+        r->path = "";
+        rg_http_error(r, 400, "invalid_request_error", "bad_path",
+                      "the request's path cannot be read");
+        return;
+    }
+
+    r->path_buf = path;
+    r->path = path;
+    r->query = uri ? evhttp_uri_get_query(uri) : NULL;
+
+    if (h->draining && strcmp(path, "/healthz") != 0) {
+        rg_http_error(r, 503, "unavailable", "draining", "this worker is "
+                      "shutting down: ask again (another one answers)");
+        return;
+    }
+
+    found = NULL;
+
+    for (rt = rg_http_routes; rt->path; rt++) {
+        n = strlen(rt->path);
+
+        if (rt->path[n - 1] == '*') {
+            if (strncmp(path, rt->path, n - 1) == 0 && path[n - 1] != '\0') {
+                found = rt;
+                r->rest = path + n - 1;
+                break;
+            }
+
+        } else if (strcmp(path, rt->path) == 0) {
+            found = rt;
+            r->rest = "";
+            break;
+        }
+    }
+
+    if (found == NULL || (metrics_only && !found->metrics)) {
+        rg_http_error(r, 404, "invalid_request_error", "not_found",
+                      "no such endpoint: %.200s", path);
+        return;
+    }
+
+    if (!(evhttp_request_get_command(req) & found->methods)) {
+        char  allow[64];
+
+        allow[0] = '\0';
+        if (found->methods & EVHTTP_REQ_GET) {
+            strcat(allow, "GET, ");
+        }
+        if (found->methods & EVHTTP_REQ_POST) {
+            strcat(allow, "POST, ");
+        }
+        if (found->methods & EVHTTP_REQ_DELETE) {
+            strcat(allow, "DELETE, ");
+        }
+        allow[strlen(allow) - 2] = '\0';
+
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+                          allow);
+        rg_http_error(r, 405, "invalid_request_error", "method_not_allowed",
+                      "%s takes %s", found->path, allow);
+        return;
+    }
+
+    if (!found->open && !(metrics_only && found->metrics)
+        && !rg_http_authorized(r))
+    {
+        evhttp_add_header(evhttp_request_get_output_headers(req),
+                          "WWW-Authenticate", "Bearer");
+        rg_http_error(r, 401, "authentication_error", "unauthorized",
+                      "a valid \"Authorization: Bearer TOKEN\" is needed");
+        return;
+    }
+
+    found->handler(r);
+}
+
+
+static void
+rg_http_request(struct evhttp_request *req, void *arg)
+{
+    rg_http_dispatch(req, arg, 0);
+}
+
+
+static void
+rg_http_metrics_request(struct evhttp_request *req, void *arg)
+{
+    rg_http_dispatch(req, arg, 1);
+}
+
+
+/* the worker's server -------------------------------------------------- */
+
+static struct evhttp *
+rg_http_server(rg_http_t *h, void (*cb)(struct evhttp_request *, void *))
+{
+    struct evhttp   *eh;
+    struct timeval   tv;
+    rg_http_conf_t  *hcf;
+
+    hcf = h->conf;
+
+    eh = evhttp_new(h->engine->base);
+    if (eh == NULL) {
+        return NULL;
+    }
+
+    /* libevent's own limit only guards memory (its 413 is not JSON):
+     * past max_body the answer is ours, rg_http_body() */
+    evhttp_set_max_body_size(eh, (ev_ssize_t) (2 * hcf->max_body + 65536));
+    evhttp_set_max_headers_size(eh, (ev_ssize_t) hcf->max_header);
+    tv.tv_sec = hcf->client_timeout / 1000;
+    tv.tv_usec = (hcf->client_timeout % 1000) * 1000;
+    evhttp_set_timeout_tv(eh, &tv);
+    evhttp_set_allowed_methods(eh, EVHTTP_REQ_GET | EVHTTP_REQ_POST
+                                   | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT
+                                   | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH
+                                   | EVHTTP_REQ_OPTIONS);
+    evhttp_set_gencb(eh, cb, h);
+
+    return eh;
+}
+
+
+rg_int_t
+rg_http_init_worker(rg_engine_t *e)
+{
+    int                fd;
+    rg_uint_t          i, any;
+    rg_http_t         *h;
+    struct evhttp     *eh;
+    rg_http_conf_t    *hcf;
+    rg_http_listen_t  *l;
+
+    hcf = rg_http_conf(e->cycle);
+
+    if (!hcf->declared) {
+        return RG_OK;
+    }
+
+    /* the sockets are the master's: a run or a batch has none */
+    l = hcf->listens->elts;
+    any = 0;
+    for (i = 0; i < hcf->listens->nelts; i++) {
+        any |= l[i].fd != -1;
+    }
+    if (!any) {
+        return RG_OK;
+    }
+
+    h = calloc(1, sizeof(rg_http_t));
+    if (h == NULL) {
+        return RG_ERROR;
+    }
+
+    rg_engine_ctx(e, &rg_http_part) = h;
+    h->engine = e;
+    h->conf = hcf;
+    h->bound = calloc(hcf->listens->nelts, sizeof(*h->bound));
+    h->servers = calloc(hcf->listens->nelts, sizeof(*h->servers));
+
+    if (h->bound == NULL || h->servers == NULL) {
+        return RG_ERROR;
+    }
+
+    if (hcf->access_log.len) {
+        if (strcmp(hcf->access_log.data, "off") == 0) {
+            rg_http_access_fd = -1;
+
+        } else {
+            rg_http_access_fd = open(hcf->access_log.data, O_WRONLY | O_APPEND
+                                     | O_CREAT | O_CLOEXEC, 0644);
+            if (rg_http_access_fd == -1) {
+                rg_log_error(RG_LOG_ALERT, e->log, errno, "http: cannot "
+                             "open the access log \"%s\"",
+                             hcf->access_log.data);
+            }
+        }
+    }
+
+    if (rg_http_tasks_init(h) != RG_OK) {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < hcf->listens->nelts; i++) {
+        if (l[i].fd == -1) {
+            continue;
+        }
+
+        eh = rg_http_server(h, l[i].metrics ? rg_http_metrics_request
+                                            : rg_http_request);
+        if (eh == NULL) {
+            return RG_ERROR;
+        }
+        h->servers[h->nbound] = eh;
+
+        /* the worker's own copy: evhttp closes it when done with it */
+        fd = fcntl(l[i].fd, F_DUPFD_CLOEXEC, 0);
+        h->bound[h->nbound] = fd == -1 ? NULL
+                              : evhttp_accept_socket_with_handle(eh, fd);
+        h->nbound++;
+
+        if (h->bound[h->nbound - 1] == NULL) {
+            rg_log_error(RG_LOG_EMERG, e->log, errno, "http: cannot accept "
+                         "on %s", l[i].text.data);
+            if (fd != -1) {
+                close(fd);
+            }
+            return RG_ERROR;
+        }
+    }
+
+    rg_log_error(RG_LOG_NOTICE, e->log, 0, "http: worker %d answers on %s%s",
+                 (int) getpid(), l[0].text.data,
+                 hcf->listens->nelts > 1 ? " and more" : "");
+
+    return RG_OK;
+}
+
+
+void
+rg_http_drain_worker(rg_engine_t *e)
+{
+    rg_uint_t   i;
+    rg_http_t  *h;
+
+    h = rg_engine_ctx(e, &rg_http_part);
+    if (h == NULL || h->draining) {
+        return;
+    }
+
+    h->draining = 1;
+
+    /* no new connection: the next workers take them */
+    for (i = 0; i < h->nbound; i++) {
+        if (h->bound[i]) {
+            evhttp_del_accept_socket(h->servers[i], h->bound[i]);
+            h->bound[i] = NULL;
+        }
+    }
+}
+
+
+void
+rg_http_exit_worker(rg_engine_t *e)
+{
+    rg_uint_t   i;
+    rg_http_t  *h;
+
+    h = rg_engine_ctx(e, &rg_http_part);
+    if (h == NULL) {
+        return;
+    }
+
+    rg_http_tasks_exit(h);
+
+    /* the connections left are closed: their gone() handlers run */
+    for (i = 0; h->servers && i < h->nbound; i++) {
+        if (h->servers[i]) {
+            evhttp_free(h->servers[i]);
+        }
+    }
+
+    if (rg_http_access_fd >= 0) {
+        close(rg_http_access_fd);
+    }
+    rg_http_access_fd = -2;
+
+    free(h->bound);
+    free(h->servers);
+    free(h);
+    rg_engine_ctx(e, &rg_http_part) = NULL;
+}
+
+
+/* a streamed answer (evhttp_send_reply_start by the handler) ends */
+void
+rg_http_stream_end(rg_http_req_t *r)
+{
+    rg_http_unwatch(r);
+    evhttp_send_reply_end(r->req);
+    rg_http_access(r);
+    rg_http_req_free(r);
+}
