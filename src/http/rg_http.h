@@ -70,6 +70,7 @@ struct rg_http_req_s {
     char               *path_buf;
     void              (*gone)(rg_http_req_t *r);  /* the client left */
     void               *data;             /* the handler's */
+    struct event       *peer_ev;          /* did the client leave? */
     rg_msec_t           started;
     size_t              bytes;            /* of the answer's body */
     int                 status;

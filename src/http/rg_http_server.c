@@ -16,6 +16,7 @@
 #include <rg_secret.h>
 #include <rg_http.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
 #include <openssl/crypto.h>
 #include <fcntl.h>
@@ -93,6 +94,11 @@ rg_http_closed(struct evhttp_connection *evcon, void *arg)
 
     r = arg;
 
+    if (r->peer_ev) {
+        event_free(r->peer_ev);
+        r->peer_ev = NULL;
+    }
+
     /* the client went before its answer: whoever waits lets go */
     r->status = 499;
     rg_http_access(r);
@@ -116,11 +122,46 @@ rg_http_req_free(rg_http_req_t *r)
 }
 
 
+/* evhttp reads nothing while a request is answered, so a client that
+ * left is seen only when its answer is written: its socket is watched
+ * meanwhile (a peek that reads 0 bytes: it closed) */
+static void
+rg_http_peer(evutil_socket_t fd, short what, void *arg)
+{
+    char                       c;
+    ssize_t                    n;
+    rg_http_req_t             *r;
+    struct evhttp_connection  *evcon;
+
+    r = arg;
+
+    n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) {
+        /* it sends more (a pipelined request): alive; evhttp reads it
+         * after this answer */
+        event_del(r->peer_ev);
+        return;
+    }
+
+    /* closed: freeing the connection calls rg_http_closed() */
+    evcon = evhttp_request_get_connection(r->req);
+    if (evcon) {
+        evhttp_connection_free(evcon);
+    }
+}
+
+
 /* the answer is about to go: nobody waits for the close any more */
 static void
 rg_http_unwatch(rg_http_req_t *r)
 {
     struct evhttp_connection  *evcon;
+
+    if (r->peer_ev) {
+        event_free(r->peer_ev);
+        r->peer_ev = NULL;
+    }
 
     evcon = evhttp_request_get_connection(r->req);
     if (evcon && r->watched) {
@@ -145,8 +186,40 @@ rg_http_watch(rg_http_req_t *r, void (*gone)(rg_http_req_t *r), void *data)
 
     evcon = evhttp_request_get_connection(r->req);
     if (evcon && !r->watched) {
+        struct bufferevent  *bev;
+
         evhttp_connection_set_closecb(evcon, rg_http_closed, r);
         r->watched = 1;
+
+        bev = evhttp_connection_get_bufferevent(evcon);
+        if (bev && bufferevent_getfd(bev) != -1) {
+            r->peer_ev = event_new(r->http->engine->base,
+                                   bufferevent_getfd(bev),
+                                   EV_READ | EV_PERSIST, rg_http_peer, r);
+            if (r->peer_ev) {
+                event_add(r->peer_ev, NULL);
+            }
+        }
+    }
+}
+
+
+/* an answer a drain waited for is out of the socket: the worker may go */
+static void
+rg_http_sent(struct evhttp_request *req, void *arg)
+{
+    rg_engine_release(arg);
+}
+
+
+/* the hold of r is given back once its answer is written, not queued */
+static void
+rg_http_release_when_sent(rg_http_req_t *r)
+{
+    if (r->held) {
+        evhttp_request_set_on_complete_cb(r->req, rg_http_sent,
+                                          r->http->engine);
+        r->held = 0;
     }
 }
 
@@ -184,6 +257,7 @@ rg_http_send(rg_http_req_t *r, int status, const char *type,
     r->status = status;
     r->bytes = len;
 
+    rg_http_release_when_sent(r);
     evhttp_send_reply(r->req, status, NULL, b);
 
     if (b) {
@@ -672,6 +746,7 @@ void
 rg_http_stream_end(rg_http_req_t *r)
 {
     rg_http_unwatch(r);
+    rg_http_release_when_sent(r);
     evhttp_send_reply_end(r->req);
     rg_http_access(r);
     rg_http_req_free(r);
