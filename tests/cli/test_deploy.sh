@@ -298,7 +298,7 @@ if tracked:
           not lost, lost[:10])
 else:
     print("skip|Dockerfile.dockerignore leaves out no file of the "
-          "repository|not a git checkout")
+          "repository|git ls-files gave nothing (not a git checkout?)")
 PY
 if [ $? -ne 0 ] && ! grep -q '^not ok|' "$tmp/checks.out"; then
     rg_fail "the checks of deploy/ ran"
