@@ -6,7 +6,8 @@ set -e
 pkgs="build-essential pkg-config
       libevent-dev libcurl4-openssl-dev libmsgpack-dev libhiredis-dev
       libjansson-dev libcmocka-dev libglib2.0-dev libssl-dev libpcre2-dev
-      redis-server clang curl jq python3 tzdata bsdutils"
+      redis-server clang curl jq python3 tzdata bsdutils
+      python3-yaml logrotate"
 
 if [ "$(id -u)" -ne 0 ]; then
     sudo=sudo
