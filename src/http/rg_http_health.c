@@ -20,10 +20,50 @@ rg_http_healthz_handler(rg_http_req_t *r)
 }
 
 
+static void
+rg_http_ready(rg_http_req_t *r)
+{
+    rg_http_json(r, 200, json_pack("{s:s, s:s, s:I}", "status", "ready",
+                                   "store", r->http->tasks->store->name,
+                                   "sessions",
+                                   (json_int_t) rg_http_tasks_running(
+                                       r->http)));
+}
+
+
+static void
+rg_http_pong(void *data, redisReply *reply, const char *err)
+{
+    rg_http_req_t  *r;
+
+    r = data;
+    r->data = NULL;
+
+    if (err) {
+        rg_http_error(r, 503, "unavailable", "store_unavailable",
+                      "Redis is not reachable from this worker: %s", err);
+        return;
+    }
+
+    rg_http_ready(r);
+}
+
+
+static void
+rg_http_ping_gone(rg_http_req_t *r)
+{
+    if (r->data) {
+        rg_redis_cancel(r->data);
+    }
+}
+
+
 void
 rg_http_readyz_handler(rg_http_req_t *r)
 {
     rg_http_tasks_t  *ts;
+    const char       *argv[1] = { "PING" };
+    size_t            lens[1] = { 4 };
 
     ts = r->http->tasks;
 
@@ -33,17 +73,19 @@ rg_http_readyz_handler(rg_http_req_t *r)
         return;
     }
 
-    if (ts->redis && !rg_redis_connected(ts->redis)) {
-        rg_http_error(r, 503, "unavailable", "store_unavailable",
-                      "Redis is not reachable from this worker");
+    if (ts->redis == NULL) {
+        rg_http_ready(r);
         return;
     }
 
-    rg_http_json(r, 200, json_pack("{s:s, s:s, s:I}", "status", "ready",
-                                   "store", ts->store->name,
-                                   "sessions",
-                                   (json_int_t) rg_http_tasks_running(
-                                       r->http)));
+    /* reachable now, not when last used: a PING of its own */
+    rg_http_watch(r, rg_http_ping_gone, NULL);
+    r->data = rg_redis_command(ts->redis, NULL, 1000, rg_http_pong, r, 1,
+                               argv, lens);
+    if (r->data == NULL) {
+        rg_http_error(r, 500, "server_error", "out_of_memory",
+                      "out of memory");
+    }
 }
 
 

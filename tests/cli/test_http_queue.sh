@@ -1,0 +1,162 @@
+#!/bin/sh
+# test_http_queue.sh: the HTTP API across workers with store redis and the
+# queue: a task submitted to one worker runs on any and is read from any
+# (its state while it runs, its result once done), a task id and an
+# Idempotency-Key are the same for every worker, DELETE cancels a task
+# wherever it runs, a chat completion runs in the worker that took it,
+# /readyz says 503 while Redis is away and 200 once it is back.
+#
+# Run from the repository root by tests/run.sh; B names the build folder.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+
+rg_mock m --rounds 1 --calls 1
+mport=$port
+rg_mock s --rounds 1 --calls 1 --latency 2000
+sport=$port
+
+rport=$(rg_free_port)
+rg_redis_tcp "$rport" "$tmp/redis"
+
+hport=$(rg_free_port)
+M=$(cd "$B" && pwd)/modules
+
+cat > "$tmp/q.conf" <<CONF
+load_module $M/calc.so;
+worker_processes 2;
+concurrency 100;
+pid $tmp/reagent.pid;
+error_log $tmp/error.log info;
+llm m { base_url http://127.0.0.1:$mport/v1; model mock-1; }
+llm s { base_url http://127.0.0.1:$sport/v1; model mock-1; }
+agent a { llm m; tools calc; }
+agent slow { llm s; tools calc; }
+store redis { server 127.0.0.1:$rport; connect_timeout 300ms; }
+lease_ttl 1s;
+queue { claim_idle 2s; block 500ms; }
+http { listen 127.0.0.1:$hport; }
+CONF
+
+"$R" -c "$tmp/q.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
+rg_wait_for "$tmp/error.log" "reading the queue" 2
+
+U=http://127.0.0.1:$hport
+
+req() {
+    m=$1
+    p=$2
+    shift 2
+    curl -s -o "$tmp/body" -w '%{http_code}' -X "$m" "$U$p" "$@"
+}
+
+# wait_status ID STATUS: up to 10 s until GET says it
+wait_status() {
+    i=0
+    while [ $i -lt 100 ]; do
+        req GET "/v1/tasks/$1" > /dev/null
+        jq -e ".status == \"$2\"" "$tmp/body" > /dev/null && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+rg_equal "/readyz: ready, on Redis" "$(req GET /readyz)" 200
+rg_expect "  the store is redis" "$tmp/body" '"store":"redis"'
+
+rg_equal "a task onto the queue: 202 queued" \
+    "$(req POST /v1/tasks -d '{"id":"q1","input":"x"}'; jq -r .status "$tmp/body")" \
+    "202queued"
+rg_check "it runs on a worker and its result is read back" wait_status q1 done
+rg_check "  with the answer, rounds, tokens, the session" \
+    jq -e '(.answer | test("Final answer")) and .rounds == 2 and
+           .tokens > 0 and (.session | test("^t-"))' "$tmp/body"
+rg_equal "  the result is the one on the results stream" \
+    "$(redis-cli -p "$rport" xrange 'rg:{q:tasks}:results' - + | grep -c '"id":"q1"')" 1
+
+# every worker answers the same: ask many times (connections spread)
+ok=0
+for i in 1 2 3 4 5 6 7 8; do
+    curl -s -H 'Connection: close' "$U/v1/tasks/q1" | jq -e '.status == "done"' \
+        > /dev/null && ok=$((ok + 1))
+done
+rg_equal "every worker reads the same result" "$ok" 8
+
+rg_equal "the same id again: 409 on any worker" \
+    "$(req POST /v1/tasks -d '{"id":"q1","input":"x"}')" 409
+
+rg_equal "a slow task: 202" \
+    "$(req POST /v1/tasks -d '{"id":"q2","agent":"slow","input":"x"}')" 202
+i=0
+while [ $i -lt 50 ]; do
+    req GET /v1/tasks/q2 > /dev/null
+    jq -e '.status == "model_wait" or .status == "tools_running"' \
+        "$tmp/body" > /dev/null && break
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_check "while it runs, GET says where it is (from its session)" \
+    jq -e '(.status == "model_wait" or .status == "tools_running") and
+           .agent == "slow" and (.created | type) == "number"' "$tmp/body"
+rg_check "  and then done" wait_status q2 done
+
+# cancel: the worker that runs it sees the mark within a second
+req POST /v1/tasks -d '{"id":"q3","agent":"slow","input":"x"}' > /dev/null
+sleep 0.5
+rg_equal "DELETE on the queue: 202 cancelling" \
+    "$(req DELETE /v1/tasks/q3; jq -r .status "$tmp/body")" "202cancelling"
+rg_check "  it ends cancelled" wait_status q3 cancelled
+rg_check "  saying it was the API" jq -e '.error | test("API")' "$tmp/body"
+
+# Idempotency-Key in Redis: the first answer, whichever worker answers
+k1=$(curl -s -H 'Connection: close' -H 'Idempotency-Key: same' "$U/v1/tasks" \
+     -d '{"input":"idem"}' | jq -r .id)
+k2=$(curl -s -H 'Connection: close' -H 'Idempotency-Key: same' "$U/v1/tasks" \
+     -d '{"input":"idem"}' | jq -r .id)
+rg_check "an Idempotency-Key's retry gets the first answer" \
+    test -n "$k1" -a "$k1" = "$k2"
+rg_equal "  and only one task was queued" \
+    "$(redis-cli -p "$rport" --scan --pattern 'rg:{api:idem:*}' | wc -l)" 1
+
+rg_equal "a chat completion on the queue server: 200" \
+    "$(req POST /v1/chat/completions -d '{"model":"a","messages":[{"role":"user","content":"hi"}]}')" 200
+rg_check "  a chat.completion" \
+    jq -e '.object == "chat.completion" and
+           (.choices[0].message.content | test("Final"))' "$tmp/body"
+
+# Redis away: not ready; back: ready
+redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
+sleep 0.5
+rg_equal "/readyz while Redis is away: 503" "$(req GET /readyz)" 503
+rg_check "  saying why" jq -e '.error.code == "store_unavailable"' "$tmp/body"
+rg_equal "a submit while Redis is away: 503, a JSON error" \
+    "$(req POST /v1/tasks -d '{"id":"q9","input":"x"}'; jq -r .error.code "$tmp/body")" \
+    "503queue_unavailable"
+rg_redis_tcp "$rport" "$tmp/redis"
+i=0
+while [ "$(req GET /readyz)" != 200 ] && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_equal "/readyz once Redis is back: 200" "$(req GET /readyz)" 200
+rg_equal "  and a submit goes through" \
+    "$(req POST /v1/tasks -d '{"id":"q10","input":"x"}')" 202
+rg_check "  and runs" wait_status q10 done
+
+kill -QUIT $master
+i=0
+while kill -0 $master 2>/dev/null && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_check "QUIT stops the server" sh -c "! kill -0 $master 2>/dev/null"
+
+rg_done
