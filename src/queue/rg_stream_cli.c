@@ -463,7 +463,7 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
     size_t                len;
     int                   rc;
     uint64_t              h;
-    rg_uint_t             lineno, queued, dup, bad, got, total;
+    rg_uint_t             lineno, queued, dup, bad, got, total, seen;
     json_t               *want, *task;
     redisReply           *r;
     rg_stream_client_t    c;
@@ -613,18 +613,18 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
         r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err), 6,
                                 argv, NULL);
 
+        seen = 0;
+
         if (r && r->type == REDIS_REPLY_NIL) {
             argv[0] = "GET";
             freeReplyObject(r);
             r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err),
                                     2, argv, NULL);
-            if (r && r->type == REDIS_REPLY_STRING && r->len == strlen(mark)
-                && memcmp(r->str, mark, r->len) == 0)
-            {
-                r->type = REDIS_REPLY_STATUS;  /* ours: queue it */
-            } else if (r) {
-                r->type = REDIS_REPLY_NIL;
-            }
+
+            /* a mark not ours: another submit's */
+            seen = !(r && r->type == REDIS_REPLY_STRING
+                     && r->len == strlen(mark)
+                     && memcmp(r->str, mark, r->len) == 0);
         }
 
         if (r == NULL) {
@@ -635,7 +635,7 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             break;
         }
 
-        if (r->type == REDIS_REPLY_NIL) {
+        if (seen) {
             /* its first submit stands */
             fprintf(stderr, "reagent: task %s was submitted before: not "
                     "queued again\n", id);
