@@ -1,7 +1,8 @@
 /* rg_batch.h: `reagent batch`: tasks from a queue (rg_queue.h), up to N
  * sessions at once on one reactor, a result for every task, a progress
- * bar and a summary. The dispatcher is rg_batch.c; what it shares with
- * rg_batch_progress.c and rg_batch_summary.c is rg_batch_t. */
+ * bar (rg_progress.h) and a summary. The dispatcher is rg_batch.c; what
+ * it shares with rg_batch_progress.c and rg_batch_summary.c is
+ * rg_batch_t. */
 
 #ifndef RG_BATCH_H
 #define RG_BATCH_H
@@ -11,6 +12,7 @@
 #include <rg_engine.h>
 #include <rg_queue.h>
 #include <rg_session.h>
+#include <rg_progress.h>
 #include <event2/event.h>
 #include <jansson.h>
 
@@ -39,7 +41,7 @@ typedef struct {
     unsigned            failed:1;     /* results can no longer be written */
     unsigned            progress:1;
     struct event       *progress_ev;
-    rg_msec_t           progress_at;  /* last drawn */
+    rg_progress_t       bar;          /* filled as it is drawn */
     struct event       *sigint_ev;
     struct event       *sigterm_ev;
 

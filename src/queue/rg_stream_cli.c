@@ -1,9 +1,9 @@
 /* rg_stream_cli.c: the queue's commands. `reagent submit` puts JSONL
  * tasks on the queue (an id is the task's key: a second submit of it is
- * reported, not queued again), `--wait` follows their results; `reagent
- * results [--follow]` prints the results stream; `reagent queue` shows
- * each shard's depth, pending entries per consumer, dead letters and the
- * workers reading. They are short-lived clients, not workers: each waits
+ * reported, not queued again), `--wait` follows their results under a
+ * progress bar (rg_progress.h); `reagent results [--follow]` prints the
+ * results stream; `reagent queue` shows each shard's depth, pending
+ * entries per consumer, dead letters and the workers reading. They are short-lived clients, not workers: each waits
  * for one Redis answer at a time on a reactor of its own that runs
  * nothing else. */
 
@@ -16,6 +16,7 @@
 #include <rg_stream.h>
 #include <rg_digest.h>
 #include <rg_task.h>
+#include <rg_progress.h>
 #include <jansson.h>
 #include <sys/random.h>
 
@@ -25,6 +26,8 @@ typedef struct {
     const char         *output;       /* -o */
     rg_uint_t           wait;         /* --wait */
     rg_uint_t           follow;       /* --follow */
+    rg_uint_t           progress;     /* 0: when stderr is a terminal,
+                                         1: --progress, 2: --no-progress */
 } rg_stream_cli_opts_t;
 
 
@@ -305,20 +308,96 @@ rg_stream_cli_count(const char *text, size_t len)
 }
 
 
-/* "298 done, 2 failed" */
+static rg_uint_t
+rg_stream_cli_status_count(const char *status)
+{
+    json_t  *n;
+
+    n = json_object_get(rg_stream_cli_statuses, status);
+
+    return n ? (rg_uint_t) json_integer_value(n) : 0;
+}
+
+
+/* "298 done, 0 failed, 2 max_rounds": done and failed always, as batch
+ * says them, then the other statuses in the order they came */
 static void
 rg_stream_cli_summary(FILE *f)
 {
     const char  *k;
     json_t      *v;
-    rg_uint_t    first;
 
-    first = 1;
+    fprintf(f, "%lu done, %lu failed",
+            (unsigned long) rg_stream_cli_status_count("done"),
+            (unsigned long) rg_stream_cli_status_count("failed"));
 
     json_object_foreach(rg_stream_cli_statuses, k, v) {
-        fprintf(f, "%s%lld %s", first ? ": " : ", ",
-                (long long) json_integer_value(v), k);
-        first = 0;
+        if (strcmp(k, "done") != 0 && strcmp(k, "failed") != 0) {
+            fprintf(f, ", %lld %s", (long long) json_integer_value(v), k);
+        }
+    }
+}
+
+
+/* the bar of submit --wait (NULL: not shown): redrawn as results come,
+ * at most ten times a second, and by rg_stream_cli_tick while none does;
+ * those not ended are "waiting": queued or running, submit cannot tell
+ * which */
+static void
+rg_stream_cli_progress(rg_progress_t *bar, rg_uint_t got, rg_uint_t total,
+    rg_uint_t came, int final)
+{
+    if (bar == NULL) {
+        return;
+    }
+
+    bar->done = got;
+    bar->total = total;
+    bar->failed = got - rg_min(got, rg_stream_cli_status_count("done"));
+    bar->running = total - rg_min(got, total);
+    bar->running_name = "waiting";
+    bar->rated = got;
+
+    if (final || (came && rg_progress_due(bar, 100))) {
+        rg_progress_draw(bar, final, STDERR_FILENO);
+    }
+}
+
+
+/* every 200 ms of the wait, whatever the loop waits for (a read blocked
+ * in XREAD, a Redis away): the bar's time and rate move on */
+static void
+rg_stream_cli_tick(evutil_socket_t fd, short what, void *arg)
+{
+    rg_progress_t  *bar;
+
+    bar = arg;
+
+    if (rg_progress_due(bar, 200)) {
+        rg_progress_draw(bar, 0, STDERR_FILENO);
+    }
+}
+
+
+/* a line said while the bar is shown replaces it; the bar is drawn
+ * again under it at once */
+static void
+rg_stream_cli_say_clear(rg_progress_t *bar)
+{
+    if (bar && bar->drawn_at) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        bar->drawn_at = 0;
+    }
+}
+
+
+/* results for a terminal that shows the bar too: printed over it */
+static void
+rg_stream_cli_out_clear(rg_progress_t *bar, FILE *out)
+{
+    if (bar && bar->drawn_at && isatty(fileno(out))) {
+        rg_stream_cli_say_clear(bar);
     }
 }
 
@@ -387,24 +466,19 @@ rg_stream_cli_print(redisReply *list, FILE *out, json_t *want,
 
     fflush(out);
 
-    /* on a terminal, how far the wait is */
-    if (want && isatty(STDERR_FILENO)) {
-        fprintf(stderr, "\r%lu results", (unsigned long) *got);
-        fflush(stderr);
-    }
-
     return n;
 }
 
 
 /* follows the results stream from last until want is all seen (want
- * NULL: for ever, --follow) */
+ * NULL: for ever, --follow), bar (or NULL) counting them */
 static int
 rg_stream_follow(rg_stream_client_t *c, FILE *out, json_t *want,
-    rg_uint_t *got, rg_uint_t total, char *last, size_t lastlen)
+    rg_uint_t *got, rg_uint_t total, char *last, size_t lastlen,
+    rg_progress_t *bar)
 {
     char         err[256], block[24];
-    rg_uint_t    failing;
+    rg_uint_t    failing, n;
     redisReply  *r, *list;
     const char  *argv[8];
 
@@ -427,6 +501,7 @@ rg_stream_follow(rg_stream_client_t *c, FILE *out, json_t *want,
         if (r == NULL) {
             /* Redis away: the tasks go on; so does the wait, said once */
             if (!failing) {
+                rg_stream_cli_say_clear(bar);
                 fprintf(stderr, "reagent: the results cannot be read (%s): "
                         "waiting for Redis\n", err);
             }
@@ -436,6 +511,7 @@ rg_stream_follow(rg_stream_client_t *c, FILE *out, json_t *want,
         }
 
         if (failing) {
+            rg_stream_cli_say_clear(bar);
             fprintf(stderr, "reagent: reading the results again\n");
             failing = 0;
         }
@@ -445,8 +521,16 @@ rg_stream_follow(rg_stream_client_t *c, FILE *out, json_t *want,
                && r->element[0]->elements == 2
                ? r->element[0]->element[1] : NULL;
 
-        rg_stream_cli_print(list, out, want, got, last, lastlen);
+        if (list && list->elements) {
+            rg_stream_cli_out_clear(bar, out);
+        }
+
+        n = rg_stream_cli_print(list, out, want, got, last, lastlen);
         freeReplyObject(r);
+
+        if (want) {
+            rg_stream_cli_progress(bar, *got, total, n, 0);
+        }
     }
 
     return 0;
@@ -462,7 +546,8 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
     char                  ttl[24], last[64], *buf, *line, *end, *text;
     size_t                len;
     int                   rc;
-    rg_uint_t             lineno, queued, dup, bad, got, total;
+    rg_uint_t             lineno, queued, dup, bad, got, total, before,
+                          seen;
     json_t               *want, *task;
     redisReply           *r;
     rg_stream_client_t    c;
@@ -471,10 +556,24 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
     size_t                lens[8];
     char                  digest[RG_SHA256_HEX], idbuf[48];
     char                  token[24], mark[48];
+    double                secs;
     rg_msec_t             started;
+    rg_progress_t         bar, *shown;
+    struct event         *tick;
 
     o = opts;
     started = rg_monotonic_msec();
+
+    memset(&bar, 0, sizeof(bar));
+    bar.started = started;
+    shown = NULL;
+    tick = NULL;
+
+    if (o->wait && (o->progress == 0 ? isatty(STDERR_FILENO)
+                                     : o->progress == 1))
+    {
+        shown = &bar;
+    }
 
     if (rg_stream_client_open(cycle, &c, "submit") != RG_OK) {
         return 1;
@@ -612,18 +711,18 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
         r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err), 6,
                                 argv, NULL);
 
+        seen = 0;
+
         if (r && r->type == REDIS_REPLY_NIL) {
             argv[0] = "GET";
             freeReplyObject(r);
             r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err),
                                     2, argv, NULL);
-            if (r && r->type == REDIS_REPLY_STRING && r->len == strlen(mark)
-                && memcmp(r->str, mark, r->len) == 0)
-            {
-                r->type = REDIS_REPLY_STATUS;  /* ours: queue it */
-            } else if (r) {
-                r->type = REDIS_REPLY_NIL;
-            }
+
+            /* a mark not ours: another submit's */
+            seen = !(r && r->type == REDIS_REPLY_STRING
+                     && r->len == strlen(mark)
+                     && memcmp(r->str, mark, r->len) == 0);
         }
 
         if (r == NULL) {
@@ -634,7 +733,7 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             break;
         }
 
-        if (r->type == REDIS_REPLY_NIL) {
+        if (seen) {
             /* its first submit stands */
             fprintf(stderr, "reagent: task %s was submitted before: not "
                     "queued again\n", id);
@@ -700,11 +799,27 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             (unsigned long) bad);
 
     if (rc == 0 && o->wait && total) {
-        /* those that ended before we looked: their results are kept */
-        const char  *k;
-        json_t      *v;
-        void        *tmp;
+        const char      *k;
+        json_t          *v;
+        void            *tmp;
+        rg_uint_t        came;
+        struct timeval   tv;
 
+        if (shown) {
+            rg_stream_cli_progress(shown, got, total, 0, 0);
+            rg_progress_draw(shown, 0, STDERR_FILENO);
+
+            tick = event_new(c.engine->base, -1, EV_PERSIST,
+                             rg_stream_cli_tick, shown);
+            tv.tv_sec = 0;
+            tv.tv_usec = 200000;
+            if (tick && event_add(tick, &tv) != 0) {
+                event_free(tick);
+                tick = NULL;          /* drawn as results come only */
+            }
+        }
+
+        /* those that ended before we looked: their results are kept */
         json_object_foreach_safe(want, tmp, k, v) {
             rg_stream_session_id(k, sid, sizeof(sid));
             snprintf(key, sizeof(key), "%s{%s}:result", c.prefix, sid);
@@ -712,7 +827,9 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             argv[1] = key;
             r = rg_stream_cli_call(c.engine, c.redis, key, err, sizeof(err),
                                    2, argv, NULL);
-            if (r && r->type == REDIS_REPLY_STRING) {
+            came = r && r->type == REDIS_REPLY_STRING;
+            if (came) {
+                rg_stream_cli_out_clear(shown, stdout);
                 printf("%.*s\n", (int) r->len, r->str);
                 rg_stream_cli_count(r->str, r->len);
                 json_object_set_new(want, k, json_false());
@@ -721,19 +838,37 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             if (r) {
                 freeReplyObject(r);
             }
+
+            if (shown) {
+                fflush(stdout);
+                rg_stream_cli_progress(shown, got, total, came, 0);
+            }
         }
+
+        before = got;
 
         fflush(stdout);
         rc = rg_stream_follow(&c, stdout, want, &got, total, last,
-                              sizeof(last));
-        if (isatty(STDERR_FILENO)) {
-            fputc('\n', stderr);
+                              sizeof(last), shown);
+
+        if (tick) {
+            event_free(tick);
         }
-        fprintf(stderr, "reagent: %lu of %lu results in %.1f s",
-                (unsigned long) got, (unsigned long) total,
-                (double) (rg_monotonic_msec() - started) / 1000);
+
+        rg_stream_cli_progress(shown, got, total, 0, 1);
+
+        /* batch's line, then how the results came */
+        secs = (double) (rg_monotonic_msec() - started) / 1000;
+        fprintf(stderr, "reagent: %lu tasks in %.1f s: ",
+                (unsigned long) total, secs);
         rg_stream_cli_summary(stderr);
-        fputc('\n', stderr);
+        fprintf(stderr, " (%lu of %lu results, %.1f/s", (unsigned long) got,
+                (unsigned long) total, secs > 0 ? got / secs : 0);
+        if (before) {
+            fprintf(stderr, "; %lu had ended before the wait",
+                    (unsigned long) before);
+        }
+        fputs(")\n", stderr);
         json_decref(rg_stream_cli_statuses);
         rg_stream_cli_statuses = NULL;
     }
@@ -803,7 +938,8 @@ rg_results_main(rg_cycle_t *cycle, void *opts, const char *arg)
     }
 
     if (rc == 0 && o->follow) {
-        rc = rg_stream_follow(&c, out, NULL, NULL, 0, last, sizeof(last));
+        rc = rg_stream_follow(&c, out, NULL, NULL, 0, last, sizeof(last),
+                              NULL);
     }
 
     if (out != stdout) {
@@ -973,6 +1109,16 @@ rg_stream_cli_option(void *opts, int argc, char **argv, int i)
         return 1;
     }
 
+    if (strcmp(argv[i], "--progress") == 0) {
+        o->progress = 1;
+        return 1;
+    }
+
+    if (strcmp(argv[i], "--no-progress") == 0) {
+        o->progress = 2;
+        return 1;
+    }
+
     if ((strcmp(argv[i], "-a") == 0 || strcmp(argv[i], "-o") == 0)
         && i + 1 < argc)
     {
@@ -990,10 +1136,12 @@ rg_stream_cli_option(void *opts, int argc, char **argv, int i)
 
 const rg_cli_t  rg_submit_cli = {
     "submit",
-    "  submit [-a AGENT] [--wait] tasks.jsonl|-\n"
+    "  submit [-a AGENT] [--wait [--progress|--no-progress]] tasks.jsonl|-\n"
     "      puts the JSONL tasks on the queue (queue { }) and prints their\n"
     "      ids; an id submitted before is not queued again; --wait prints\n"
-    "      their results as JSONL as they end\n",
+    "      their results as JSONL as they end, a progress bar on stderr\n"
+    "      when it is a terminal (--progress/--no-progress force it) and\n"
+    "      a summary by status\n",
     "a tasks file, or - for stdin",
     sizeof(rg_stream_cli_opts_t),
     rg_stream_cli_option,
