@@ -149,6 +149,7 @@ rg_dedupe_hit(rg_session_call_t *x, const char *text, size_t len,
         x->key = NULL;                 /* a hit is not stored again */
         s->dedupe_hits++;
         rg_agent_ctx(s->engine)->stats.dedupe_hits++;
+        rg_metrics_dedupe_hit();
     }
 }
 
@@ -239,6 +240,7 @@ rg_dedupe_twin(rg_session_call_t *x, rg_session_call_t *w)
 
     s->dedupe_hits++;
     rg_agent_ctx(s->engine)->stats.dedupe_hits++;
+    rg_metrics_dedupe_hit();
 
     rg_dedupe_wake(w);
 }

@@ -1025,7 +1025,7 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
     final = rg_durable_state(rg_durable_meta_get(res, "status"));
 
     if (final != RG_SESSION_QUEUED) {
-        s->state = final;
+        rg_session_set_state(s, final);
         s->reason = rg_durable_meta_str(s, res, "reason");
         v = rg_durable_meta_get(res, "answer");
         if (v && v->len) {
@@ -1055,7 +1055,7 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
         goto nomem;
     }
 
-    s->state = RG_SESSION_MODEL_WAIT;
+    rg_session_set_state(s, RG_SESSION_MODEL_WAIT);
     rg_lease_take(s, rg_durable_leased);
     return;
 

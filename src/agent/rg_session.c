@@ -29,6 +29,12 @@
 #include <jansson.h>
 
 
+/* the metrics name the states as these do (test_metrics) */
+_Static_assert(RG_SESSION_NSTATES == RG_METRICS_STATES
+               && RG_SESSION_DONE == RG_METRICS_FINAL,
+               "the metrics' session states");
+
+
 static const char  *rg_session_states[] = {
     "queued", "model_wait", "tools_running", "awaiting_approval", "done",
     "failed", "max_rounds", "budget_exceeded", "deadline_exceeded",
@@ -128,7 +134,7 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
         return;
     }
 
-    s->state = state;
+    rg_session_set_state(s, state);
     s->ended = rg_monotonic_msec();
 
     if (fmt) {
@@ -287,6 +293,7 @@ rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
 
     rg_agent_ctx(e)->live++;
     rg_agent_ctx(e)->stats.sessions++;
+    rg_metrics_session_state(-1, RG_SESSION_QUEUED);
 
     return s;
 }
@@ -330,6 +337,7 @@ rg_session_destroy(rg_session_t *s)
         return;
     }
 
+    rg_metrics_session_state((int) s->state, -1);
     rg_llm_cancel(&s->req);
 
     if (s->turn) {
@@ -390,7 +398,7 @@ rg_session_ask_next(rg_session_t *s)
 void
 rg_session_continue(rg_session_t *s)
 {
-    s->state = RG_SESSION_MODEL_WAIT;
+    rg_session_set_state(s, RG_SESSION_MODEL_WAIT);
 
     if (s->durable) {
         s->cp_partial = 0;
@@ -606,7 +614,7 @@ rg_session_ask(rg_session_t *s)
     case RG_OK:
         break;
     case RG_AGAIN:
-        s->state = RG_SESSION_MODEL_WAIT;
+        rg_session_set_state(s, RG_SESSION_MODEL_WAIT);
         return RG_OK;                  /* asked again with the answer */
     default:
         return RG_ERROR;
@@ -668,7 +676,7 @@ send:
     }
     snprintf(prefix, strlen(rid) + 8, "call_%s", rid);
 
-    s->state = RG_SESSION_MODEL_WAIT;
+    rg_session_set_state(s, RG_SESSION_MODEL_WAIT);
     s->call_started = rg_monotonic_msec();
     s->req.max_calls = (rg_uint_t) s->agent->max_tool_calls;
     s->req.keep_body = s->transcript != NULL;

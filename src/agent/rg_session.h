@@ -16,6 +16,7 @@
 #include <rg_tools.h>
 #include <rg_context.h>
 #include <rg_store.h>
+#include <rg_metrics.h>
 
 typedef struct rg_session_s  rg_session_t;
 typedef struct rg_replay_s   rg_replay_t;        /* rg_replay.h */
@@ -208,6 +209,17 @@ void rg_session_destroy(rg_session_t *s);
 const char *rg_session_state_name(rg_session_state_e state);
 /* its result as every command writes it (rg_result.c); NULL: no memory */
 json_t *rg_session_result(rg_session_t *s);
+
+
+/* every change of state goes through here: the metrics count the
+ * sessions in each state */
+static inline void
+rg_session_set_state(rg_session_t *s, rg_session_state_e state)
+{
+    rg_metrics_session_state((int) s->state, (int) state);
+    s->state = state;
+}
+
 /* within the agent part: what rg_turn.c, rg_session_context.c and
  * rg_child.c ask of the state machine */
 

@@ -313,6 +313,7 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
                 s->extra[i].sig = NULL;
                 s->dedupe_hits++;
                 rg_agent_ctx(s->engine)->stats.dedupe_hits++;
+                rg_metrics_dedupe_hit();
                 continue;
             }
         }
@@ -352,7 +353,7 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
         return;
     }
 
-    s->state = RG_SESSION_TOOLS_RUNNING;
+    rg_session_set_state(s, RG_SESSION_TOOLS_RUNNING);
     s->lookups = 0;
 
     for (i = 0; i < s->ncalls; i++) {
@@ -394,8 +395,9 @@ rg_turn_approval_handler(rg_tool_turn_t *turn)
     s = turn->data;
 
     if (!rg_session_final(s)) {
-        s->state = turn->awaiting ? RG_SESSION_AWAITING_APPROVAL
-                                  : RG_SESSION_TOOLS_RUNNING;
+        rg_session_set_state(s, turn->awaiting
+                                ? RG_SESSION_AWAITING_APPROVAL
+                                : RG_SESSION_TOOLS_RUNNING);
     }
 }
 
@@ -417,12 +419,12 @@ rg_turn_run(rg_session_t *s)
     s->turn->approval = rg_turn_approval_handler;
     s->turn->call_done = rg_turn_call_done;
     s->turn->parent = s->parent_run;   /* its approval caps this one's */
-    s->state = RG_SESSION_TOOLS_RUNNING;
+    rg_session_set_state(s, RG_SESSION_TOOLS_RUNNING);
 
     rg_tools_turn_start(s->turn);
 
     if (s->turn && s->turn->awaiting) {
-        s->state = RG_SESSION_AWAITING_APPROVAL;
+        rg_session_set_state(s, RG_SESSION_AWAITING_APPROVAL);
     }
 }
 
@@ -679,7 +681,7 @@ rg_turn_claim(rg_session_t *s)
     rg_codec_writer_t w;
 
     st = rg_store_ctx(s->engine);
-    s->state = RG_SESSION_TOOLS_RUNNING;
+    rg_session_set_state(s, RG_SESSION_TOOLS_RUNNING);
 
     rg_codec_begin(&w, 4);
     rg_codec_str(&w, "k", "c", 1);

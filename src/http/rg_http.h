@@ -65,6 +65,7 @@ struct rg_http_req_s {
     struct evhttp_request *req;
     const char         *path;             /* decoded, no query */
     const char         *rest;             /* after the route's prefix */
+    const char         *route;            /* its pattern, for metrics */
     const char         *query;            /* or NULL */
     char                id[72];           /* the request id */
     char               *path_buf;

@@ -10,6 +10,7 @@
 #include <rg_redis.h>
 #include <rg_http.h>
 #include <rg_http_tasks.h>
+#include <rg_metrics.h>
 
 
 void
@@ -92,6 +93,18 @@ rg_http_readyz_handler(rg_http_req_t *r)
 void
 rg_http_metrics_handler(rg_http_req_t *r)
 {
-    rg_http_error(r, 501, "server_error", "not_implemented",
-                  "metrics are not built yet");
+    rg_buf_t  b;
+
+    memset(&b, 0, sizeof(b));
+
+    if (rg_metrics_render(r->http->engine->cycle, &b) != RG_OK) {
+        rg_buf_free(&b);
+        rg_http_error(r, 500, "server_error", "out_of_memory",
+                      "out of memory");
+        return;
+    }
+
+    rg_http_send(r, 200, "text/plain; version=0.0.4; charset=utf-8",
+                 b.data ? b.data : "", b.len);
+    rg_buf_free(&b);
 }

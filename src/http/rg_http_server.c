@@ -15,6 +15,7 @@
 #include <rg_digest.h>
 #include <rg_secret.h>
 #include <rg_http.h>
+#include <rg_metrics.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
@@ -43,9 +44,6 @@ rg_http_access(rg_http_req_t *r)
 
     fd = rg_http_access_fd == -2 ? r->http->engine->log->fd
                                  : rg_http_access_fd;
-    if (fd < 0) {
-        return;
-    }
 
     switch (evhttp_request_get_command(r->req)) {
     case EVHTTP_REQ_GET:     m = "GET"; break;
@@ -71,7 +69,11 @@ rg_http_access(rg_http_req_t *r)
         return;
     }
 
-    line = json_dumps(j, JSON_COMPACT);
+    rg_metrics_http(r->http->engine, m, r->route ? r->route : "other",
+                    (rg_uint_t) r->status,
+                    (double) (rg_monotonic_msec() - r->started) / 1000);
+
+    line = fd >= 0 ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
 
     if (line) {
@@ -413,6 +415,7 @@ rg_http_request_id(rg_http_req_t *r)
 
 typedef struct {
     const char         *path;             /* exact, or a prefix with '*' */
+    const char         *route;            /* its name in the metrics */
     int                 methods;
     void              (*handler)(rg_http_req_t *r);
     rg_uint_t           open;             /* no token asked */
@@ -421,18 +424,23 @@ typedef struct {
 
 
 static const rg_http_route_t  rg_http_routes[] = {
-    { "/healthz", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD,
+    { "/healthz", "/healthz", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD,
       rg_http_healthz_handler, 1, 1 },
-    { "/readyz", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD,
+    { "/readyz", "/readyz", EVHTTP_REQ_GET | EVHTTP_REQ_HEAD,
       rg_http_readyz_handler, 1, 1 },
-    { "/metrics", EVHTTP_REQ_GET, rg_http_metrics_handler, 0, 1 },
-    { "/v1/tasks", EVHTTP_REQ_POST, rg_http_tasks_handler, 0, 0 },
-    { "/v1/tasks/*", EVHTTP_REQ_GET | EVHTTP_REQ_DELETE | EVHTTP_REQ_POST,
+    { "/metrics", "/metrics", EVHTTP_REQ_GET, rg_http_metrics_handler, 0, 1 },
+    { "/v1/tasks", "/v1/tasks", EVHTTP_REQ_POST, rg_http_tasks_handler, 0,
+      0 },
+    { "/v1/tasks/*", "/v1/tasks/{id}",
+      EVHTTP_REQ_GET | EVHTTP_REQ_DELETE | EVHTTP_REQ_POST,
       rg_http_tasks_handler, 0, 0 },
-    { "/v1/agents", EVHTTP_REQ_GET, rg_http_agents_handler, 0, 0 },
-    { "/v1/models", EVHTTP_REQ_GET, rg_http_models_handler, 0, 0 },
-    { "/v1/chat/completions", EVHTTP_REQ_POST, rg_http_chat_handler, 0, 0 },
-    { NULL, 0, NULL, 0, 0 }
+    { "/v1/agents", "/v1/agents", EVHTTP_REQ_GET, rg_http_agents_handler, 0,
+      0 },
+    { "/v1/models", "/v1/models", EVHTTP_REQ_GET, rg_http_models_handler, 0,
+      0 },
+    { "/v1/chat/completions", "/v1/chat/completions", EVHTTP_REQ_POST,
+      rg_http_chat_handler, 0, 0 },
+    { NULL, NULL, 0, NULL, 0, 0 }
 };
 
 
@@ -499,6 +507,10 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
             r->rest = "";
             break;
         }
+    }
+
+    if (found) {
+        r->route = found->route;
     }
 
     if (found == NULL || (metrics_only && !found->metrics)) {

@@ -17,6 +17,7 @@
 #include <rg_event_curl.h>
 #include <rg_llm_openai.h>
 #include <rg_llm_sse.h>
+#include <rg_metrics.h>
 
 #define RG_LLM_MAX_RESPONSE     (16 * 1024 * 1024)
 #define RG_LLM_MAX_RETRY_AFTER  (10 * 60 * 1000)
@@ -78,6 +79,7 @@ struct rg_llm_req_s {
     long                http_status;
     rg_msec_t           retry_after;
     rg_msec_t           started;      /* the first attempt */
+    uint64_t            started_us;   /* the same, for the metrics */
     rg_msec_t           attempt_started;
     rg_uint_t           attempt;
     rg_int_t            lane;
@@ -163,6 +165,7 @@ struct rg_llm_upstream_s {
                                          processes, NULL: none */
 
     rg_llm_stats_t      stats;
+    rg_uint_t           metrics;      /* its name's in the metrics */
 };
 
 

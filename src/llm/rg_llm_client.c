@@ -22,6 +22,11 @@
 #include <math.h>
 
 
+/* the metrics name the outcomes as rg_llm_status_name() (test_metrics) */
+_Static_assert(RG_LLM_ERR_OVER_RATE + 1 == RG_METRICS_OUTCOMES,
+               "the metrics' model call outcomes");
+
+
 /* sessions per lane, at most: the driver's per_cache may be lower */
 #define RG_LLM_LANE_SESSIONS   16
 
@@ -330,6 +335,7 @@ rg_llm_upstream_create(rg_llm_ctx_t *ctx, rg_llm_conf_t *conf,
 
     up->ctx = ctx;
     up->conf = conf;
+    up->metrics = rg_metrics_upstream(conf->name.data, conf->name.len);
     up->curl = curl;
     up->base = base;
     up->log = log;
@@ -872,6 +878,7 @@ rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     r->attempt = 0;
     r->budget_spent = 0;
     r->started = rg_monotonic_msec();
+    r->started_us = rg_monotonic_usec();
 
     snprintf(r->rid_header, sizeof(r->rid_header), "X-Request-ID: %s",
              request_id);
@@ -916,6 +923,8 @@ rg_llm_fail_now(rg_llm_req_t *r, rg_llm_status_e status, const char *msg)
     r->busy = 0;
     r->up->stats.failures++;
     r->up->stats.calls++;
+    rg_metrics_model_call(r->up->metrics, status,
+                          rg_monotonic_usec() - r->started_us, 0, 0);
     r->handler(r, &resp);
 }
 
@@ -1361,6 +1370,7 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
     {
         r->attempt++;
         up->stats.retries++;
+        rg_metrics_model_retry(up->metrics);
 
         rg_log_error(RG_LOG_WARN, r->log, 0,
                      "model call failed (%s: %.*s), retry %lu of %ld in %llums",
@@ -1388,6 +1398,9 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
 
     up->stats.calls++;
     r->busy = 0;
+    rg_metrics_model_call(up->metrics, resp.status,
+                          rg_monotonic_usec() - r->started_us,
+                          resp.prompt_tokens, resp.completion_tokens);
 
     /* a large body is not kept while the session runs its tools, unless
      * a transcript still reads it in the handler */

@@ -10,6 +10,7 @@
 #include <rg_batch.h>
 #include <rg_queue_conf.h>
 #include <rg_stream.h>
+#include <rg_metrics.h>
 
 
 /* the options of batch; zeroed means not given */
@@ -21,6 +22,7 @@ typedef struct {
     rg_uint_t           progress;     /* 0: when stderr is a terminal,
                                          1: --progress, 2: --no-progress */
     const char         *transcripts;  /* --transcripts DIR */
+    const char         *metrics;      /* --metrics-out FILE (for tests) */
 } rg_batch_cli_opts_t;
 
 
@@ -95,6 +97,12 @@ rg_batch_cli_option(void *opts, int argc, char **argv, int i)
         return 2;
     }
 
+    /* not in the usage: the tests read the metrics a batch leaves */
+    if (strcmp(a, "--metrics-out") == 0 && i + 1 < argc) {
+        o->metrics = argv[i + 1];
+        return 2;
+    }
+
     if (strcmp(a, "--resume") == 0) {
         o->resume = 1;
         return 1;
@@ -112,6 +120,46 @@ rg_batch_cli_option(void *opts, int argc, char **argv, int i)
 
     return rg_run_option(&o->run, argc, argv, i,
                          RG_RUN_OPT_AGENT | RG_RUN_OPT_MOCK);
+}
+
+
+/* the metrics as GET /metrics would show them, once the batch ended */
+static rg_int_t
+rg_batch_cli_metrics(rg_cycle_t *cycle, const char *path)
+{
+    FILE      *f;
+    rg_int_t   rc;
+    rg_buf_t   b = { NULL, 0, 0 };
+
+    rc = rg_metrics_render(cycle, &b);
+    if (rc != RG_OK) {
+        fprintf(stderr, "reagent: no memory for the metrics\n");
+        rg_buf_free(&b);
+        return RG_ERROR;
+    }
+
+    f = fopen(path, "we");
+    if (f == NULL) {
+        fprintf(stderr, "reagent: cannot write the metrics to \"%s\": %s\n",
+                path, strerror(errno));
+        rg_buf_free(&b);
+        return RG_ERROR;
+    }
+
+    if (fwrite(b.data, 1, b.len, f) != b.len) {
+        rc = RG_ERROR;
+    }
+    if (fclose(f) != 0) {
+        rc = RG_ERROR;
+    }
+    if (rc != RG_OK) {
+        fprintf(stderr, "reagent: cannot write the metrics to \"%s\": %s\n",
+                path, strerror(errno));
+    }
+
+    rg_buf_free(&b);
+
+    return rc;
 }
 
 
@@ -141,6 +189,12 @@ rg_batch_cli_main(rg_cycle_t *cycle, void *opts, const char *arg)
     bopts.transcripts = o->transcripts;
 
     rc = rg_batch_run(e, &bopts);
+
+    if (o->metrics && rg_batch_cli_metrics(cycle, o->metrics) != RG_OK
+        && rc == 0)
+    {
+        rc = 1;
+    }
 
     rg_run_engine_destroy(e, &o->run);
 

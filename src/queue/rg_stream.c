@@ -1183,3 +1183,113 @@ rg_stream_cancelled(rg_stream_t *q, const char **task_ids, rg_uint_t n,
 
     return cmd;
 }
+
+
+/* sizes ---------------------------------------------------------------- */
+
+typedef struct {
+    rg_uint_t           shard;
+    rg_uint_t           left;         /* answers still to come */
+    int64_t             v[3];         /* depth, pending, dead */
+    char                err[256];
+    rg_stream_sizes_pt  cb;
+    void               *data;
+} rg_stream_sizes_t;
+
+
+typedef struct {
+    rg_stream_sizes_t  *sz;
+    rg_uint_t           i;
+} rg_stream_size_t;
+
+
+static void
+rg_stream_size_handler(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_size_t   *one;
+    rg_stream_sizes_t  *sz;
+
+    one = data;
+    sz = one->sz;
+
+    if (err) {
+        if (sz->err[0] == '\0') {
+            snprintf(sz->err, sizeof(sz->err), "%s", err);
+        }
+
+    } else if (reply->type == REDIS_REPLY_INTEGER) {
+        sz->v[one->i] = reply->integer;
+
+    } else if (reply->type == REDIS_REPLY_ARRAY && reply->elements > 0
+               && reply->element[0]->type == REDIS_REPLY_INTEGER)
+    {
+        sz->v[one->i] = reply->element[0]->integer;   /* XPENDING */
+    }
+
+    free(one);
+
+    if (--sz->left == 0) {
+        sz->cb(sz->data, sz->shard, sz->v[0], sz->v[1], sz->v[2],
+               sz->err[0] ? sz->err : NULL);
+        free(sz);
+    }
+}
+
+
+void
+rg_stream_sizes(rg_stream_t *q, rg_uint_t shard, rg_stream_sizes_pt cb,
+    void *data)
+{
+    rg_uint_t           i;
+    const char         *argv[3][3];
+    int                 argc[3];
+    rg_stream_size_t   *one;
+    rg_stream_sizes_t  *sz;
+
+    sz = calloc(1, sizeof(rg_stream_sizes_t));
+    if (sz == NULL) {
+        cb(data, shard, 0, 0, 0, "out of memory");
+        return;
+    }
+
+    sz->shard = shard;
+    sz->cb = cb;
+    sz->data = data;
+    sz->left = 3;
+
+    argv[0][0] = "XLEN";
+    argv[0][1] = q->keys[shard];
+    argc[0] = 2;
+    argv[1][0] = "XPENDING";
+    argv[1][1] = q->keys[shard];
+    argv[1][2] = q->conf->group.data;
+    argc[1] = 3;
+    argv[2][0] = "XLEN";
+    argv[2][1] = q->dead[shard];
+    argc[2] = 2;
+
+    /* each answers once, also when it cannot be sent */
+    for (i = 0; i < 3; i++) {
+        one = malloc(sizeof(rg_stream_size_t));
+        if (one) {
+            one->sz = sz;
+            one->i = i;
+        }
+
+        if (one == NULL
+            || rg_stream_send(q->redis, &q->tags[shard], 0,
+                              rg_stream_size_handler, one, argc[i],
+                              argv[i]) != RG_OK)
+        {
+            free(one);
+            if (sz->err[0] == '\0') {
+                snprintf(sz->err, sizeof(sz->err), "out of memory");
+            }
+            if (--sz->left == 0) {
+                cb(data, shard, sz->v[0], sz->v[1], sz->v[2], sz->err);
+                free(sz);
+                return;
+            }
+        }
+    }
+}

@@ -81,6 +81,13 @@ rg_redis_cmd_t *rg_stream_cancelled(rg_stream_t *q, const char **task_ids,
 
 /* the shard a task id goes to */
 rg_uint_t rg_stream_shard_of(rg_uint_t shards, const char *task_id);
+/* the sizes of a shard, for the metrics: its entries (XLEN), those
+ * delivered and not acknowledged (XPENDING's count) and its dead
+ * letters (XLEN); cb once, with err when one of the three failed */
+typedef void (*rg_stream_sizes_pt)(void *data, rg_uint_t shard,
+    int64_t depth, int64_t pending, int64_t dead, const char *err);
+void rg_stream_sizes(rg_stream_t *q, rg_uint_t shard, rg_stream_sizes_pt cb,
+    void *data);
 
 /* the session id of a task id: "t-" and 128 bits of its SHA-256, the
  * same in every process, so a task taken over resumes its session */

@@ -27,6 +27,7 @@
 #include <rg_durable.h>
 #include <rg_agent.h>
 #include <rg_agent_conf.h>
+#include <rg_metrics.h>
 #include <jansson.h>
 
 
@@ -62,6 +63,8 @@ struct rg_serve_s {
     struct event       *cancel_ev;    /* the cancel set, every second */
     char              **asked;        /* the ids it was asked about */
     rg_uint_t           nasked;
+    struct event       *sizes_ev;     /* the queue's sizes, for metrics */
+    rg_uint_t           sizing;       /* shards not yet answered */
     uint64_t            started;
     uint64_t            done;
     uint64_t            lost;
@@ -180,6 +183,7 @@ rg_serve_session_done(rg_session_t *s)
     if (s->fenced) {
         /* another worker holds the session: it writes the result */
         sv->lost++;
+        rg_metrics_task(RG_METRICS_TASK_LOST, 1);
         rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: task %s "
                      "is not finished here: %s", t->task_id,
                      s->reason ? s->reason : "another worker runs it");
@@ -194,6 +198,7 @@ rg_serve_session_done(rg_session_t *s)
         }
 
         sv->done++;
+        rg_metrics_task(RG_METRICS_TASK_DONE, 1);
     }
 
     rg_serve_unlink(t);
@@ -261,6 +266,7 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
         rg_stream_dead(sv->queue, e, why);
         rg_serve_refuse(sv, e, task.id, "failed", why);
         sv->dead++;
+        rg_metrics_task(RG_METRICS_TASK_DEAD, 1);
         rg_task_free(&task);
         return;
     }
@@ -493,6 +499,7 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
                      "%lu tasks idle past claim_idle (their worker stopped)",
                      (unsigned long) n);
         sv->reclaimed += n;
+        rg_metrics_task(RG_METRICS_TASK_RECLAIMED, n);
 
         for (i = 0; i < n && !sv->exiting; i++) {
             rg_serve_start(sv, &e[i]);
@@ -523,6 +530,45 @@ rg_serve_reclaim_handler(evutil_socket_t fd, short what, void *arg)
     rg_serve_later(sv, sv->reclaim_ev,
                    sv->qcf->claim_idle / 4
                    + (rg_msec_t) (random() % (sv->qcf->claim_idle / 4 + 1)));
+}
+
+
+/* the queue's sizes, every few seconds, for the metrics ------------------ */
+
+static void
+rg_serve_sized(void *data, rg_uint_t shard, int64_t depth, int64_t pending,
+    int64_t dead, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->sizing--;
+
+    if (err == NULL && !sv->exiting) {
+        rg_metrics_queue(rg_metrics_ctx(sv->engine), shard, depth, pending,
+                         dead);
+    }
+}
+
+
+static void
+rg_serve_sizes_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_uint_t    shard, n;
+    rg_serve_t  *sv;
+
+    sv = arg;
+
+    /* one round at a time: a slow Redis is not asked again meanwhile */
+    if (sv->sizing == 0 && !sv->exiting) {
+        n = rg_min(rg_stream_shards(sv->queue), RG_METRICS_SHARDS);
+        sv->sizing = n;
+        for (shard = 0; shard < n; shard++) {
+            rg_stream_sizes(sv->queue, shard, rg_serve_sized, sv);
+        }
+    }
+
+    rg_serve_later(sv, sv->sizes_ev, 5000);
 }
 
 
@@ -809,13 +855,17 @@ rg_serve_worker_run(rg_worker_t *w)
                                 &sv);
     sv.drain_ev = evtimer_new(sv.engine->base, rg_serve_drain_expired, &sv);
     sv.cancel_ev = evtimer_new(sv.engine->base, rg_serve_cancel_handler, &sv);
+    sv.sizes_ev = evtimer_new(sv.engine->base, rg_serve_sizes_handler, &sv);
 
     if (sv.pump_ev == NULL || sv.keep_ev == NULL
         || sv.reclaim_ev == NULL || sv.drain_ev == NULL
-        || sv.cancel_ev == NULL)
+        || sv.cancel_ev == NULL || sv.sizes_ev == NULL)
     {
         goto done;
     }
+
+    /* the metrics of this worker go to its slot of the shared zone */
+    rg_metrics_attach(sv.engine, w->slot);
 
     w->drain = rg_serve_drain;
     w->stop = rg_serve_stop;
@@ -836,6 +886,7 @@ rg_serve_worker_run(rg_worker_t *w)
         /* tasks left by a worker that died: soon after the start */
         rg_serve_later(&sv, sv.reclaim_ev, 200 + random() % 300);
         rg_serve_later(&sv, sv.cancel_ev, 1000);
+        rg_serve_later(&sv, sv.sizes_ev, 1000);
 
     } else {
         rg_log_error(RG_LOG_NOTICE, sv.engine->log, 0, "worker %d: no "
@@ -882,6 +933,9 @@ done:
         event_free(sv.cancel_ev);
     }
     rg_serve_asked_free(&sv);
+    if (sv.sizes_ev) {
+        event_free(sv.sizes_ev);
+    }
 
     rg_engine_destroy(sv.engine);
 

@@ -19,6 +19,7 @@
 #include <rg_core.h>
 #include <rg_redis.h>
 #include <rg_redis_int.h>
+#include <rg_metrics.h>
 #include <hiredis/adapters/libevent.h>
 #include <openssl/sha.h>
 #include <glib.h>
@@ -86,6 +87,7 @@ rg_redis_finish(rg_redis_cmd_t *cmd, redisReply *reply, const char *err)
     if (!cmd->answered) {
         cmd->answered = 1;
         evtimer_del(&cmd->timer);
+        rg_metrics_redis_command(rg_monotonic_usec() - cmd->created);
 
         if (err && cmd->r->down_since) {
             cmd->r->down_failed++;
@@ -147,6 +149,7 @@ rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
     if (reply == NULL) {
         if (!cmd->answered) {
             r->stats.lost++;
+            rg_metrics_redis_error(RG_METRICS_REDIS_CONNECTION);
             snprintf(buf, sizeof(buf), "connection to %s lost%s%s%s: "
                      "outcome unknown", c->node->addr, ac->err ? " (" : "",
                      ac->err ? ac->errstr : "", ac->err ? ")" : "");
@@ -202,6 +205,7 @@ rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
         }
 
         r->stats.errors++;
+        rg_metrics_redis_error(RG_METRICS_REDIS_REPLY);
         snprintf(buf, sizeof(buf), "%.*s", (int) rg_min(reply->len, 300),
                  reply->str);
         rg_redis_finish(cmd, NULL, buf);
@@ -327,6 +331,7 @@ rg_redis_route(rg_redis_t *r, rg_redis_cmd_t *cmd, rg_redis_conn_t *c)
 
     if (r->stats.queued >= r->conf.max_queue) {
         r->stats.rejected++;
+        rg_metrics_redis_error(RG_METRICS_REDIS_REJECTED);
         rg_redis_post(cmd, "the store queue is full: Redis is not reachable "
                       "fast enough");
         return;
@@ -358,6 +363,7 @@ rg_redis_cmd_timeout(evutil_socket_t fd, short what, void *arg)
     }
 
     r->stats.timeouts++;
+    rg_metrics_redis_error(RG_METRICS_REDIS_TIMEOUT);
     c = cmd->conn;
 
     if (cmd->queued) {
@@ -415,6 +421,7 @@ rg_redis_cmd_create(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
     cmd->cb = cb;
     cmd->data = data;
     cmd->slot = -1;
+    cmd->created = rg_monotonic_usec();
     cmd->timeout = timeout ? timeout : r->conf.command_timeout;
     cmd->argc = argc;
     cmd->argv = (const char **) (cmd + 1);
@@ -449,6 +456,7 @@ rg_redis_submit(rg_redis_t *r, rg_redis_cmd_t *cmd, const rg_str_t *tag)
 
     if (r->destroying) {
         r->stats.rejected++;
+        rg_metrics_redis_error(RG_METRICS_REDIS_REJECTED);
         rg_redis_post(cmd, "the store is shutting down");
         return;
     }

@@ -70,6 +70,7 @@ struct rg_redis_cmd_s {
     struct event        timer;
     rg_msec_t           timeout;
     rg_msec_t           sent_at;
+    uint64_t            created;      /* usec, for the metrics */
     const char         *err;          /* posted: answer with this */
     int                 argc;
     const char        **argv;

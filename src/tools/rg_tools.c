@@ -11,6 +11,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_tools.h>
+#include <rg_metrics.h>
 #include <rg_module.h>
 #include <rg_isolate.h>
 #include <rg_tool_args.h>
@@ -781,6 +782,17 @@ rg_tools_finish(rg_tool_run_t *run)
         turn->failures++;
     }
 
+    /* a tool of the agent's: not a preset answer, not a name the model
+     * made up (which would fill the metrics' table) */
+    if (run->entry) {
+        rg_metrics_tool_call(run->entry->tool->name,
+                             run->timed_out ? RG_METRICS_TOOL_TIMEOUT
+                             : run->denied ? RG_METRICS_TOOL_DENIED
+                             : run->failed ? RG_METRICS_TOOL_ERROR
+                             : RG_METRICS_TOOL_OK,
+                             rg_monotonic_usec() - run->started_us);
+    }
+
     /* the session may record it (a side effect's result) at once */
     if (turn->call_done) {
         turn->call_done(turn, run);
@@ -1209,6 +1221,7 @@ rg_tools_launch(rg_tool_run_t *run)
     rg_isolate_t    *isolate;
 
     run->started = rg_monotonic_msec();
+    run->started_us = rg_monotonic_usec();
     run->launched = 1;
 
     if (run->timeout) {
@@ -1461,6 +1474,7 @@ rg_tools_turn_start(rg_tool_turn_t *turn)
     for (i = 0; i < turn->n; i++) {
         run = turn->runs[i];
         run->started = rg_monotonic_msec();
+        run->started_us = rg_monotonic_usec();
 
         if (run->entry == NULL) {
             rg_tools_finish(run);

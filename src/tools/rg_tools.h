@@ -68,6 +68,7 @@ struct rg_tool_run_s {
     struct event        timer;
     rg_msec_t           timeout;
     rg_msec_t           started;
+    uint64_t            started_us;  /* the same, for the metrics */
     rg_msec_t           ms;
 
     const char         *name;       /* as the model sent it */

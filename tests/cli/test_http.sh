@@ -25,6 +25,7 @@ rg_mock s --rounds 1 --calls 1 --latency 3000
 sport=$port
 
 hport=$(rg_free_port)
+mtport=$(rg_free_port)
 M=$(cd "$B" && pwd)/modules
 
 export RG_TEST_TOKEN="tok-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
@@ -45,6 +46,7 @@ agent a { llm m; tools calc; }
 agent slow { llm s; tools calc; }
 http {
     listen 127.0.0.1:$hport;
+    metrics_listen 127.0.0.1:$mtport;
     auth_token_env RG_TEST_TOKEN;
     max_body 64k;
     client_timeout 2s;
@@ -314,6 +316,54 @@ for t in m0 m499 m999; do
     jq -e '.status == "done"' "$tmp/body" > /dev/null && done_n=$((done_n + 1))
 done
 rg_equal "  and they all run to their end" "$done_n" 3
+
+# --- metrics --------------------------------------------------------------
+
+# metric NAME{LABELS}: its value in $tmp/metrics (0 when absent)
+metric() {
+    awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }' "$tmp/metrics"
+}
+
+rg_equal "/metrics needs the token on the API port" "$(req GET /metrics)" 401
+rg_equal "/metrics with it: 200" \
+    "$(curl -s -o "$tmp/metrics" -w '%{http_code}' "$U/metrics" -H "$A")" 200
+rg_check "  the text parses as Prometheus exposition format" \
+    sh tests/lib/rg_prom_check.sh "$tmp/metrics"
+done1=$(metric 'reagent_sessions_finished_total{status="done"}')
+calls1=$(metric 'reagent_model_calls_total{upstream="m",outcome="ok"}')
+rg_check "  the tasks so far are counted (done $done1, model calls $calls1)" \
+    test "$done1" -ge 1000 -a "$calls1" -ge 2000
+rg_check "  the API's requests by route and code" \
+    grep -q 'reagent_http_requests_total{method="POST",route="/v1/tasks",code="202"}' \
+    "$tmp/metrics"
+rg_check "  tool calls and their latency" \
+    grep -q 'reagent_tool_call_duration_seconds_bucket{tool="calc",le="+Inf"}' \
+    "$tmp/metrics"
+rg_check "  open fds and memory" \
+    grep -q '^reagent_resident_memory_bytes{worker="0"} [1-9]' "$tmp/metrics"
+
+req POST /v1/tasks -H "$A" -d '{"id":"mv","input":"x"}' > /dev/null
+i=0
+while ! { req GET /v1/tasks/mv -H "$A" > /dev/null;
+          jq -e '.status == "done"' "$tmp/body" > /dev/null; } \
+      && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+curl -s -o "$tmp/metrics" "http://127.0.0.1:$mtport/metrics"
+rg_check "metrics_listen answers /metrics without a token" \
+    grep -q '^reagent_sessions_finished_total' "$tmp/metrics"
+rg_equal "  the values moved as a task ran" \
+    "$(metric 'reagent_sessions_finished_total{status="done"}')" \
+    "$((done1 + 1))"
+rg_check "  model calls too" \
+    test "$(metric 'reagent_model_calls_total{upstream="m",outcome="ok"}')" \
+    -eq "$((calls1 + 2))"
+rg_equal "metrics_listen answers nothing of the API" \
+    "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mtport/v1/agents" -H "$A")" \
+    404
+rg_equal "  but the probes" \
+    "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mtport/healthz")" 200
 
 # --- the access log -------------------------------------------------------
 

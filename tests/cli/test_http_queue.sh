@@ -114,7 +114,7 @@ sleep 0.5
 rg_equal "DELETE on the queue: 202 cancelling" \
     "$(req DELETE /v1/tasks/q3; jq -r .status "$tmp/body")" "202cancelling"
 rg_check "  it ends cancelled" wait_status q3 cancelled
-rg_check "  saying it was the API" jq -e '.error | test("API")' "$tmp/body"
+rg_check "  saying it was the API" jq -e '.error | test("API")' "$tmp/body" || cat "$tmp/body"
 
 # Idempotency-Key in Redis: the first answer, whichever worker answers
 k1=$(curl -s -H 'Connection: close' -H 'Idempotency-Key: same' "$U/v1/tasks" \
@@ -147,8 +147,15 @@ while [ "$(req GET /readyz)" != 200 ] && [ $i -lt 100 ]; do
     i=$((i + 1))
 done
 rg_equal "/readyz once Redis is back: 200" "$(req GET /readyz)" 200
-rg_equal "  and a submit goes through" \
-    "$(req POST /v1/tasks -d '{"id":"q10","input":"x"}')" 202
+# a 503 is for retrying: the queue's connection may still be in its backoff
+i=0
+while [ "$(req POST /v1/tasks -d '{"id":"q10","input":"x"}')" = 503 ] \
+      && [ $i -lt 50 ]; do
+    sleep 0.2
+    i=$((i + 1))
+done
+rg_check "  and a submit goes through (retried while 503)" \
+    jq -e '.id == "q10" and .status == "queued"' "$tmp/body"
 rg_check "  and runs" wait_status q10 done
 
 kill -QUIT $master

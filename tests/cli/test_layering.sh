@@ -19,14 +19,15 @@ rg_allowed() {
         core)   echo "" ;;
         os)     echo "core" ;;
         event)  echo "core" ;;
-        store)  echo "core event" ;;
-        llm)    echo "core event store" ;;
-        tools)  echo "core event store os" ;;
-        mcp)    echo "core event tools" ;;
-        agent)  echo "core event llm tools store" ;;
-        queue)  echo "core event store agent" ;;
-        serve)  echo "core os event store agent queue" ;;
-        http)   echo "core event store agent queue" ;;
+        metrics) echo "core event" ;;
+        store)  echo "core event metrics" ;;
+        llm)    echo "core event store metrics" ;;
+        tools)  echo "core event store os metrics" ;;
+        mcp)    echo "core event tools metrics" ;;
+        agent)  echo "core event llm tools store metrics" ;;
+        queue)  echo "core event store agent metrics" ;;
+        serve)  echo "core os event store agent queue metrics" ;;
+        http)   echo "core event store agent queue metrics" ;;
         *)      echo "UNKNOWN" ;;
     esac
 }
