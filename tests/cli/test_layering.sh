@@ -19,14 +19,15 @@ rg_allowed() {
         core)   echo "" ;;
         os)     echo "core" ;;
         event)  echo "core" ;;
+        trace)  echo "core event" ;;
         store)  echo "core event" ;;
-        llm)    echo "core event store" ;;
-        tools)  echo "core event store os" ;;
-        mcp)    echo "core event tools" ;;
-        agent)  echo "core event llm tools store" ;;
-        queue)  echo "core event store agent" ;;
-        serve)  echo "core os event store agent queue" ;;
-        http)   echo "core event store agent queue" ;;
+        llm)    echo "core event store trace" ;;
+        tools)  echo "core event store os trace" ;;
+        mcp)    echo "core event tools trace" ;;
+        agent)  echo "core event llm tools store trace" ;;
+        queue)  echo "core event store agent trace" ;;
+        serve)  echo "core os event store agent queue trace" ;;
+        http)   echo "core event store agent queue trace" ;;
         *)      echo "UNKNOWN" ;;
     esac
 }
