@@ -1,8 +1,9 @@
 /* rg_trace_span.c: spans as the OTLP/HTTP JSON encoding writes them
  * (opentelemetry-proto's trace.proto in the protobuf JSON mapping: ids
  * in lowercase hex, times and 64-bit integers as decimal strings), one
- * JSON object per span, made with jansson when the span ends and handed
- * to the engine's exporter. Ids come from the kernel (getrandom). */
+ * JSON object per span, written into a buffer when the span ends (every
+ * string that is not plain ASCII escaped by jansson) and handed to the
+ * engine's exporter. Ids come from the kernel (getrandom). */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -100,49 +101,82 @@ rg_trace_enabled(rg_engine_t *e)
 }
 
 
-static json_t *
-rg_trace_nanos(uint64_t ns)
+#define rg_trace_lit(b, s)  rg_buf_append(b, s, sizeof(s) - 1)
+
+
+/* a JSON string: plain printable ASCII as it is, anything else through
+ * jansson, which escapes it (and refuses what is not UTF-8: then "") */
+static int
+rg_trace_json_dump(const char *p, size_t n, void *data)
 {
-    char  buf[32];
-
-    snprintf(buf, sizeof(buf), "%llu", (unsigned long long) ns);
-
-    return json_string(buf);
+    return rg_buf_append(data, p, n) == RG_OK ? 0 : -1;
 }
 
 
 static rg_int_t
-rg_trace_attr_add(json_t *a, const char *key, const char *str, size_t len,
-    int64_t num)
+rg_trace_str(rg_buf_t *b, const char *s, size_t len)
 {
-    char     buf[32];
+    size_t   i;
     json_t  *v;
+    int      rc;
 
-    if (str) {
-        v = json_pack("{s:s%}", "stringValue", str, len);
-
-    } else {
-        snprintf(buf, sizeof(buf), "%lld", (long long) num);
-        v = json_pack("{s:s}", "intValue", buf);
+    for (i = 0; i < len; i++) {
+        if ((unsigned char) s[i] < 0x20 || (unsigned char) s[i] > 0x7e
+            || s[i] == '"' || s[i] == '\\')
+        {
+            break;
+        }
     }
 
+    if (i == len) {
+        return rg_buf_reserve(b, len + 2) == RG_OK
+               && rg_trace_lit(b, "\"") == RG_OK
+               && rg_buf_append(b, s, len) == RG_OK
+               && rg_trace_lit(b, "\"") == RG_OK ? RG_OK : RG_ERROR;
+    }
+
+    v = json_stringn(s, len);
     if (v == NULL) {
-        return RG_ERROR;
+        return rg_trace_lit(b, "\"\"");
     }
 
-    return json_array_append_new(a, json_pack("{s:s, s:o}", "key", key,
-                                              "value", v)) == 0
-           ? RG_OK : RG_ERROR;
+    rc = json_dump_callback(v, rg_trace_json_dump, b, JSON_ENCODE_ANY);
+    json_decref(v);
+
+    return rc == 0 ? RG_OK : RG_ERROR;
 }
 
 
-/* a status message: at most 512 bytes, cut on a character; text that
- * is not UTF-8 is not sent, rather than the span lost */
-static json_t *
-rg_trace_message(const char *s)
+static rg_int_t
+rg_trace_attr(rg_buf_t *b, rg_uint_t first, const char *key,
+    const char *str, size_t len, int64_t num)
 {
-    size_t   len;
-    json_t  *v;
+    if (rg_buf_printf(b, "%s{\"key\":", first ? "" : ",") != RG_OK
+        || rg_trace_str(b, key, strlen(key)) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    if (str == NULL) {
+        return rg_buf_printf(b, ",\"value\":{\"intValue\":\"%lld\"}}",
+                             (long long) num);
+    }
+
+    if (rg_trace_lit(b, ",\"value\":{\"stringValue\":") != RG_OK
+        || rg_trace_str(b, str, len) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    return rg_trace_lit(b, "}}");
+}
+
+
+/* a status message: at most 512 bytes, cut on a character */
+static size_t
+rg_trace_message_len(const char *s)
+{
+    size_t  len;
 
     len = strlen(s);
 
@@ -153,9 +187,84 @@ rg_trace_message(const char *s)
         }
     }
 
-    v = json_stringn(s, len);
+    return len;
+}
 
-    return v ? v : json_string("");
+
+/* One span of trace.proto in the protobuf JSON mapping:
+ * {"traceId","spanId","parentSpanId","name","kind","startTimeUnixNano",
+ * "endTimeUnixNano","attributes":[{"key","value":{"stringValue"|
+ * "intValue"}}],"status":{"code":2,"message"},"links":[…]} */
+static rg_int_t
+rg_trace_encode(rg_buf_t *b, rg_trace_span_t *sp, const rg_trace_end_t *end,
+    uint64_t now)
+{
+    rg_uint_t           i;
+    const char         *s;
+    const rg_trace_attr_t  *a;
+
+    if (rg_buf_reserve(b, 512) != RG_OK
+        || rg_buf_printf(b, "{\"traceId\":\"%s\",\"spanId\":\"%s\"",
+                         sp->trace_id, sp->span_id) != RG_OK
+        || (sp->parent_id[0]
+            && rg_buf_printf(b, ",\"parentSpanId\":\"%s\"", sp->parent_id)
+               != RG_OK)
+        || rg_trace_lit(b, ",\"name\":") != RG_OK
+        || rg_trace_str(b, end->name, strlen(end->name)) != RG_OK
+        || rg_buf_printf(b, ",\"kind\":%lu,\"startTimeUnixNano\":\"%llu\","
+                         "\"endTimeUnixNano\":\"%llu\",\"attributes\":[",
+                         (unsigned long) end->kind,
+                         (unsigned long long) sp->start,
+                         (unsigned long long) (now < sp->start ? sp->start
+                                                               : now))
+           != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < end->nattrs; i++) {
+        a = &end->attrs[i];
+        s = a->str;
+
+        if (rg_trace_attr(b, i == 0, a->key, s, s ? a->len : 0, a->num)
+            != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    if (end->error
+        && rg_trace_attr(b, end->nattrs == 0, "error.type", end->error,
+                         strlen(end->error), 0) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    if (rg_trace_lit(b, "]") != RG_OK) {
+        return RG_ERROR;
+    }
+
+    if (end->error) {
+        /* STATUS_CODE_ERROR */
+        s = end->message ? end->message : end->error;
+
+        if (rg_trace_lit(b, ",\"status\":{\"code\":2,\"message\":")
+            != RG_OK
+            || rg_trace_str(b, s, rg_trace_message_len(s)) != RG_OK
+            || rg_trace_lit(b, "}") != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    if (end->link && end->link[0]
+        && rg_buf_printf(b, ",\"links\":[{\"traceId\":\"%s\",\"spanId\":"
+                         "\"%.16s\"}]", sp->trace_id, end->link) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    return rg_trace_lit(b, "}");
 }
 
 
@@ -163,12 +272,8 @@ void
 rg_trace_span_end(rg_engine_t *e, rg_trace_span_t *sp,
     const rg_trace_end_t *end)
 {
-    char         *text;
-    json_t       *j, *a, *st, *links;
-    uint64_t      now;
-    rg_uint_t     i;
-    rg_trace_t   *t;
-    const char   *s;
+    rg_buf_t     b;
+    rg_trace_t  *t;
 
     t = e ? rg_trace_ctx(e) : NULL;
 
@@ -177,85 +282,15 @@ rg_trace_span_end(rg_engine_t *e, rg_trace_span_t *sp,
         return;
     }
 
-    now = rg_trace_now();
+    memset(&b, 0, sizeof(b));
 
-    a = json_array();
-    j = json_object();
-
-    if (a == NULL || j == NULL) {
-        goto failed;
-    }
-
-    for (i = 0; i < end->nattrs; i++) {
-        s = end->attrs[i].str;
-        if (rg_trace_attr_add(a, end->attrs[i].key, s,
-                              s ? end->attrs[i].len : 0,
-                              end->attrs[i].num) != RG_OK)
-        {
-            goto failed;
-        }
-    }
-
-    if (end->error
-        && rg_trace_attr_add(a, "error.type", end->error,
-                             strlen(end->error), 0) != RG_OK)
-    {
-        goto failed;
-    }
-
-    if (json_object_set_new(j, "traceId", json_string(sp->trace_id))
-        || json_object_set_new(j, "spanId", json_string(sp->span_id))
-        || (sp->parent_id[0]
-            && json_object_set_new(j, "parentSpanId",
-                                   json_string(sp->parent_id)))
-        || json_object_set_new(j, "name", json_string(end->name))
-        || json_object_set_new(j, "kind", json_integer((json_int_t)
-                                                       end->kind))
-        || json_object_set_new(j, "startTimeUnixNano",
-                               rg_trace_nanos(sp->start))
-        || json_object_set_new(j, "endTimeUnixNano",
-                               rg_trace_nanos(now < sp->start ? sp->start
-                                                              : now))
-        || json_object_set(j, "attributes", a))
-    {
-        goto failed;
-    }
-
-    if (end->error) {
-        /* STATUS_CODE_ERROR */
-        st = json_pack("{s:i, s:o}", "code", 2, "message",
-                       rg_trace_message(end->message ? end->message
-                                                     : end->error));
-        if (st == NULL || json_object_set_new(j, "status", st)) {
-            goto failed;
-        }
-    }
-
-    if (end->link && end->link[0]) {
-        links = json_pack("[{s:s, s:s}]", "traceId", sp->trace_id,
-                          "spanId", end->link);
-        if (links == NULL || json_object_set_new(j, "links", links)) {
-            goto failed;
-        }
-    }
-
-    text = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    json_decref(a);
-    sp->start = 0;
-
-    if (text == NULL) {
+    if (rg_trace_encode(&b, sp, end, rg_trace_now()) != RG_OK) {
+        rg_buf_free(&b);
+        sp->start = 0;
         rg_trace_push(t, NULL, 0);     /* counted dropped */
         return;
     }
 
-    rg_trace_push(t, text, strlen(text));
-    return;
-
-failed:
-
-    json_decref(j);
-    json_decref(a);
     sp->start = 0;
-    rg_trace_push(t, NULL, 0);
+    rg_trace_push(t, b.data, b.len);   /* the exporter owns it now */
 }
