@@ -103,6 +103,9 @@ void rg_trace_span_header(const rg_trace_span_t *sp,
  * have none: then it is only forgotten); sp may be started again */
 void rg_trace_span_end(rg_engine_t *e, rg_trace_span_t *sp,
     const rg_trace_end_t *end);
+/* its OTLP JSON as it would end at now, appended to b */
+rg_int_t rg_trace_span_json(rg_buf_t *b, rg_trace_span_t *sp,
+    const rg_trace_end_t *end, uint64_t now);
 /* whether ended spans go anywhere: callers skip building attributes */
 rg_uint_t rg_trace_enabled(rg_engine_t *e);
 

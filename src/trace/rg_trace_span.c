@@ -195,9 +195,9 @@ rg_trace_message_len(const char *s)
  * {"traceId","spanId","parentSpanId","name","kind","startTimeUnixNano",
  * "endTimeUnixNano","attributes":[{"key","value":{"stringValue"|
  * "intValue"}}],"status":{"code":2,"message"},"links":[…]} */
-static rg_int_t
-rg_trace_encode(rg_buf_t *b, rg_trace_span_t *sp, const rg_trace_end_t *end,
-    uint64_t now)
+rg_int_t
+rg_trace_span_json(rg_buf_t *b, rg_trace_span_t *sp,
+    const rg_trace_end_t *end, uint64_t now)
 {
     rg_uint_t           i;
     const char         *s;
@@ -284,7 +284,7 @@ rg_trace_span_end(rg_engine_t *e, rg_trace_span_t *sp,
 
     memset(&b, 0, sizeof(b));
 
-    if (rg_trace_encode(&b, sp, end, rg_trace_now()) != RG_OK) {
+    if (rg_trace_span_json(&b, sp, end, rg_trace_now()) != RG_OK) {
         rg_buf_free(&b);
         sp->start = 0;
         rg_trace_push(t, NULL, 0);     /* counted dropped */

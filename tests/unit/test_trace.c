@@ -10,6 +10,8 @@
 #include <rg_trace.h>
 #include <rg_task.h>
 
+#include <jansson.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -197,6 +199,129 @@ test_task_traceparent(void **state)
 }
 
 
+static const char *
+rg_test_attr(json_t *span, const char *key)
+{
+    size_t   i;
+    json_t  *a, *v;
+
+    a = json_object_get(span, "attributes");
+
+    for (i = 0; i < json_array_size(a); i++) {
+        if (strcmp(json_string_value(json_object_get(json_array_get(a, i),
+                                                     "key")), key) == 0)
+        {
+            v = json_object_get(json_array_get(a, i), "value");
+            return json_string_value(json_object_get(v, "stringValue"))
+                   ? json_string_value(json_object_get(v, "stringValue"))
+                   : json_string_value(json_object_get(v, "intValue"));
+        }
+    }
+
+    return NULL;
+}
+
+
+static void
+test_span_json(void **state)
+{
+    char              long_msg[700];
+    json_t           *j;
+    rg_buf_t          b;
+    json_error_t      err;
+    rg_trace_end_t    end;
+    rg_trace_span_t   sp;
+    rg_trace_attr_t   a[3];
+
+    memset(&sp, 0, sizeof(sp));
+    assert_int_equal(rg_trace_span_start(&sp, "4bf92f3577b34da6a3ce929d0e0e4736",
+                                         "00f067aa0ba902b7"), RG_OK);
+
+    a[0].key = "gen_ai.tool.name";
+    a[0].str = "say \"hi\"\n\xc3\xa9";      /* quotes, a newline, é */
+    a[0].len = strlen(a[0].str);
+    a[1].key = "gen_ai.usage.input_tokens";
+    a[1].str = NULL;
+    a[1].num = 9000000000LL;
+    a[2].key = "bad";
+    a[2].str = "\xff\xfe";                 /* not UTF-8: sent as "" */
+    a[2].len = 2;
+
+    /* a status message past 512 bytes is cut on a character */
+    memset(long_msg, 'x', sizeof(long_msg));
+    memcpy(long_msg + 511, "\xc3\xa9", 2);   /* across byte 512 */
+    long_msg[sizeof(long_msg) - 1] = '\0';
+
+    memset(&end, 0, sizeof(end));
+    end.name = "execute_tool \"x\"";
+    end.kind = RG_TRACE_INTERNAL;
+    end.attrs = a;
+    end.nattrs = 3;
+    end.error = "tool_error";
+    end.message = long_msg;
+    end.link = "1111111111111111";
+
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(rg_trace_span_json(&b, &sp, &end, sp.start + 5), RG_OK);
+
+    j = json_loadb(b.data, b.len, 0, &err);
+    if (j == NULL) {
+        print_error("not JSON: %s: %.*s\n", err.text, (int) b.len, b.data);
+        fail();
+    }
+
+    assert_string_equal(json_string_value(json_object_get(j, "traceId")),
+                        "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_string_equal(json_string_value(json_object_get(j, "spanId")),
+                        sp.span_id);
+    assert_string_equal(json_string_value(json_object_get(j, "parentSpanId")),
+                        "00f067aa0ba902b7");
+    assert_string_equal(json_string_value(json_object_get(j, "name")),
+                        "execute_tool \"x\"");
+    assert_int_equal(json_integer_value(json_object_get(j, "kind")), 1);
+    assert_true(json_is_string(json_object_get(j, "startTimeUnixNano")));
+    assert_int_equal(strtoull(json_string_value(json_object_get(j,
+                         "endTimeUnixNano")), NULL, 10)
+                     - strtoull(json_string_value(json_object_get(j,
+                         "startTimeUnixNano")), NULL, 10), 5);
+
+    assert_string_equal(rg_test_attr(j, "gen_ai.tool.name"),
+                        "say \"hi\"\n\xc3\xa9");
+    assert_string_equal(rg_test_attr(j, "gen_ai.usage.input_tokens"),
+                        "9000000000");
+    assert_string_equal(rg_test_attr(j, "bad"), "");
+    assert_string_equal(rg_test_attr(j, "error.type"), "tool_error");
+
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j,
+                         "status"), "code")), 2);
+    assert_int_equal(json_string_length(json_object_get(json_object_get(j,
+                         "status"), "message")), 511);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(
+                            json_object_get(j, "links"), 0), "spanId")),
+                        "1111111111111111");
+
+    json_decref(j);
+    rg_buf_free(&b);
+
+    /* a root span that ended well: no parent, no status */
+    memset(&sp, 0, sizeof(sp));
+    assert_int_equal(rg_trace_span_start(&sp, NULL, NULL), RG_OK);
+    memset(&end, 0, sizeof(end));
+    end.name = "invoke_agent a";
+    end.kind = RG_TRACE_INTERNAL;
+
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(rg_trace_span_json(&b, &sp, &end, sp.start), RG_OK);
+    j = json_loadb(b.data, b.len, 0, &err);
+    assert_non_null(j);
+    assert_null(json_object_get(j, "parentSpanId"));
+    assert_null(json_object_get(j, "status"));
+    assert_int_equal(json_array_size(json_object_get(j, "attributes")), 0);
+    json_decref(j);
+    rg_buf_free(&b);
+}
+
+
 int
 main(void)
 {
@@ -205,6 +330,7 @@ main(void)
         cmocka_unit_test(test_parse_invalid),
         cmocka_unit_test(test_format_and_ids),
         cmocka_unit_test(test_task_traceparent),
+        cmocka_unit_test(test_span_json),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
