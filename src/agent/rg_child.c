@@ -11,6 +11,7 @@
 #include <rg_session.h>
 #include <rg_child.h>
 #include <rg_transcript.h>
+#include <rg_session_trace.h>
 #include <rg_replay.h>
 #include <rg_agent_conf.h>
 #include <rg_durable.h>
@@ -108,6 +109,7 @@ rg_child_start(rg_tool_run_t *run, const char *name,
     child->parent_run = run;
     child->parent = parent;
     run->child = child;
+    rg_session_trace_child(child, run);   /* a span under the call */
 
     /* recorded and replayed as its parent is */
     if (parent->transcript && rg_transcript_start(child) != RG_OK) {

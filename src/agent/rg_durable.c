@@ -26,6 +26,7 @@
 #include <rg_durable.h>
 #include <rg_lease.h>
 #include <rg_turn.h>
+#include <rg_session_trace.h>
 #include <rg_agent.h>
 #include <rg_codec.h>
 #include <rg_store.h>
@@ -46,6 +47,7 @@ typedef struct {
     char                nums[RG_DURABLE_FIELDS][32];
     rg_uint_t           nnums;
     char               *counts;       /* tool_counts as text */
+    char                trace[RG_SESSION_TRACE_META + 1];
 } rg_durable_batch_t;
 
 
@@ -181,6 +183,12 @@ rg_durable_meta(rg_session_t *s, rg_durable_batch_t *b, rg_uint_t turn)
     rg_durable_num(b, "deadline", (int64_t) s->deadline);
     rg_durable_num(b, "depth", (int64_t) s->depth);
     rg_durable_num(b, "created", (int64_t) s->created);
+
+    /* a resume goes on with the same trace */
+    n = rg_session_trace_meta(s, b->trace, sizeof(b->trace));
+    if (n) {
+        rg_durable_field(b, "trace", b->trace, n);
+    }
 
     /* the calls of each tool so far, for tool_max_calls */
     n = s->agent->toolset.ntools;
@@ -1001,6 +1009,11 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
     s->task_id = rg_durable_meta_str(s, res, "task");
     s->tenant = rg_durable_meta_str(s, res, "tenant");
     rg_durable_counts(s, rg_durable_meta_get(res, "tool_counts"));
+
+    v = rg_durable_meta_get(res, "trace");
+    if (v) {
+        rg_session_trace_resume(s, v->data, v->len);
+    }
 
     v = rg_durable_meta_get(res, "bpt");
     if (v && v->len && v->len < 32) {

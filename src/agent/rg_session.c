@@ -20,6 +20,7 @@
 #include <rg_lease.h>
 #include <rg_transcript.h>
 #include <rg_session_context.h>
+#include <rg_session_trace.h>
 #include <rg_replay.h>
 #include <rg_module.h>
 #include <rg_store_conf.h>
@@ -145,6 +146,8 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
         s->reason = rg_pstrdup(s->pool, buf, strlen(buf));
     }
 
+    rg_session_trace_end(s);
+
     rg_llm_cancel(&s->req);
 
     if (s->turn) {
@@ -266,6 +269,8 @@ rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
     }
 
     rg_agent_ctx(e)->seq++;
+
+    rg_session_trace_init(s);
 
     if (task_id) {
         s->task_id = rg_pstrdup(pool, task_id, strlen(task_id));
@@ -681,6 +686,8 @@ send:
     s->req.max_calls = (rg_uint_t) s->agent->max_tool_calls;
     s->req.keep_body = s->transcript != NULL;
 
+    rg_session_trace_chat(s);
+
     /* replayed: the request is checked, the recorded answer given */
     if (s->replay) {
         switch (rg_replay_ask(s)) {
@@ -945,6 +952,8 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     rg_msg_t      *m;
 
     s = r->data;
+
+    rg_session_trace_chat_end(s, r, resp);
 
     s->model_calls++;
     rg_agent_ctx(s->engine)->stats.model_calls++;

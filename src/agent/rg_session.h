@@ -17,6 +17,7 @@
 #include <rg_context.h>
 #include <rg_store.h>
 #include <rg_metrics.h>
+#include <rg_trace.h>
 
 typedef struct rg_session_s  rg_session_t;
 typedef struct rg_replay_s   rg_replay_t;        /* rg_replay.h */
@@ -154,6 +155,12 @@ struct rg_session_s {
     void               *data;
 
     json_t             *transcript;   /* when recording */
+
+    /* its trace (rg_session_trace.c): the invoke_agent span, the chat
+     * span of the model call in flight, the span a resume follows */
+    rg_trace_span_t     span;
+    rg_trace_span_t     chat;
+    char                trace_link[RG_TRACE_SPAN_LEN + 1];
 
     /* in the store, when it outlives the process (rg_durable.c) */
     rg_store_op_t      *cp_op;        /* a checkpoint in flight */

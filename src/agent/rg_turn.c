@@ -20,6 +20,7 @@
 #include <rg_codec.h>
 #include <rg_agent.h>
 #include <rg_transcript.h>
+#include <rg_session_trace.h>
 #include <rg_replay.h>
 #include <rg_module.h>
 #include <rg_tools_conf.h>
@@ -421,6 +422,8 @@ rg_turn_run(rg_session_t *s)
     s->turn->parent = s->parent_run;   /* its approval caps this one's */
     rg_session_set_state(s, RG_SESSION_TOOLS_RUNNING);
 
+    rg_session_trace_tools(s, s->turn);
+
     rg_tools_turn_start(s->turn);
 
     if (s->turn && s->turn->awaiting) {
@@ -767,6 +770,8 @@ rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
 
     s = turn->data;
     i = run->index;
+
+    rg_session_trace_tool_end(s, run);
 
     if (i >= s->ncalls || !s->extra[i].claimed) {
         return;

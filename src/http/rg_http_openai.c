@@ -421,6 +421,13 @@ rg_http_chat_handler(rg_http_req_t *r)
 
     task = json_pack("{s:s, s:o}", "agent", model, "input", msgs);
 
+    /* the caller's trace goes on in the agent's session */
+    v = json_string(rg_http_header(r, "traceparent"));
+    if (task && v && json_string_length(v) < 128) {
+        json_object_set(task, "traceparent", v);
+    }
+    json_decref(v);
+
     c = calloc(1, sizeof(rg_http_chat_t));
     if (c) {
         c->model = strdup(model);

@@ -26,6 +26,7 @@
 #include <rg_agent.h>
 #include <rg_agent_conf.h>
 #include <rg_session.h>
+#include <rg_session_trace.h>
 #include <rg_run.h>
 #include <rg_task.h>
 #include <rg_stream.h>
@@ -214,6 +215,10 @@ rg_http_task_start(rg_http_tasks_t *ts, rg_http_task_t *t)
     }
     if (task.tenant) {
         s->tenant = rg_pstrdup(s->pool, task.tenant, strlen(task.tenant));
+    }
+    /* the caller's trace goes on in the session */
+    if (task.traceparent) {
+        rg_session_trace(s, task.traceparent, task.traceparent_len);
     }
 
     rg_task_free(&task);
@@ -608,9 +613,14 @@ rg_http_submit_one(rg_http_submit_t *sub, rg_http_req_t *r, json_t *task,
         json_object_set_new(task, "id", json_string(idbuf));
     }
 
-    /* the caller's trace goes on with the task */
+    /* the caller's trace goes on with the task (a traceparent of the
+     * task's own comes first) */
     tp = rg_http_header(r, "traceparent");
-    (void) tp;
+    if (tp && json_object_get(task, "traceparent") == NULL
+        && strlen(tp) < 128)
+    {
+        json_object_set_new(task, "traceparent", json_string(tp));
+    }
 
     text = json_dumps(task, JSON_COMPACT);
     if (text == NULL) {

@@ -101,6 +101,8 @@ struct rg_llm_req_s {
     struct event        backoff;
     struct curl_slist   rid;          /* X-Request-ID, chained to shared */
     char                rid_header[96];
+    struct curl_slist   tp;           /* traceparent, after it; "": none */
+    char                tp_header[72];
     char                errbuf[256];  /* CURL_ERROR_SIZE */
 
     /* the answer to this call, recorded (reagent replay): it is given
@@ -202,6 +204,8 @@ void rg_llm_req_init(rg_llm_req_t *r, rg_llm_upstream_t *up, rg_int_t lane,
 rg_int_t rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     const char *request_id, rg_pool_t *pool, const char *id_prefix);
 void rg_llm_cancel(rg_llm_req_t *r);
+/* the W3C traceparent the next sends carry (NULL: none) */
+void rg_llm_traceparent(rg_llm_req_t *r, const char *value);
 void rg_llm_req_free(rg_llm_req_t *r);
 
 /* The budget of response bytes for the engine (0: the default,

@@ -865,6 +865,18 @@ rg_llm_easy(rg_llm_req_t *r)
 }
 
 
+void
+rg_llm_traceparent(rg_llm_req_t *r, const char *value)
+{
+    if (value == NULL || value[0] == '\0') {
+        r->tp_header[0] = '\0';
+        return;
+    }
+
+    snprintf(r->tp_header, sizeof(r->tp_header), "traceparent: %s", value);
+}
+
+
 rg_int_t
 rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     const char *request_id, rg_pool_t *pool, const char *id_prefix)
@@ -883,9 +895,15 @@ rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     snprintf(r->rid_header, sizeof(r->rid_header), "X-Request-ID: %s",
              request_id);
 
-    /* the request's own header, chained in front of the shared ones */
+    /* the request's own headers, chained in front of the shared ones */
     r->rid.data = r->rid_header;
     r->rid.next = r->up->headers;
+
+    if (r->tp_header[0]) {
+        r->tp.data = r->tp_header;
+        r->tp.next = r->up->headers;
+        r->rid.next = &r->tp;
+    }
 
     if (r->xfer.easy == NULL && rg_llm_easy(r) != RG_OK) {
         return RG_ERROR;

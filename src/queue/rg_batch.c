@@ -15,6 +15,7 @@
 #include <rg_queue.h>
 #include <rg_queue_jsonl.h>
 #include <rg_session.h>
+#include <rg_session_trace.h>
 #include <rg_durable.h>
 #include <rg_digest.h>
 #include <rg_store_conf.h>
@@ -333,6 +334,12 @@ rg_batch_task(void *data, rg_task_t *t)
     }
     if (t->tenant) {
         s->tenant = rg_pstrdup(s->pool, t->tenant, strlen(t->tenant));
+    }
+    if (t->traceparent) {
+        rg_session_trace(s, t->traceparent, t->traceparent_len);
+    } else if (t->traceparent_invalid) {
+        rg_log_error(RG_LOG_INFO, &s->log, 0, "the task's \"traceparent\" "
+                     "is not valid W3C Trace Context: a new trace");
     }
 
     if (b->opts->transcripts) {

@@ -7,6 +7,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_task.h>
+#include <rg_traceparent.h>
 #include <jansson.h>
 
 
@@ -93,13 +94,32 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
         t->tenant = p;
     }
 
+    /* W3C Trace Context: one that is not valid is ignored, and the
+     * session starts a trace of its own, as the spec says; the task runs */
+    v = json_object_get(task, "traceparent");
+    if (v && !json_is_null(v)) {
+        rg_traceparent_t  tp;
+
+        if (json_is_string(v)
+            && rg_traceparent_parse(&tp, json_string_value(v),
+                                    json_string_length(v)) == RG_OK)
+        {
+            t->traceparent = json_string_value(v);
+            t->traceparent_len = json_string_length(v);
+
+        } else {
+            t->traceparent_invalid = 1;
+        }
+    }
+
     return RG_OK;
 }
 
 
 /* the keys a task may have */
 static const char  *rg_task_keys[] = {
-    "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant"
+    "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant",
+    "traceparent"
 };
 
 
@@ -170,8 +190,9 @@ rg_task_keys_check(rg_task_t *t, json_t *task, rg_uint_t lineno)
         }
 
         return rg_task_invalid(t, "line %lu: unknown key \"%.64s\" (a task "
-                               "has id, agent, input, max_rounds, max_tokens "
-                               "and deadline)", (unsigned long) lineno, key);
+                               "has id, agent, input, max_rounds, max_tokens, "
+                               "deadline, tenant and traceparent)",
+                               (unsigned long) lineno, key);
     }
 
     return RG_OK;

@@ -24,6 +24,7 @@
 #include <rg_queue_conf.h>
 #include <rg_task.h>
 #include <rg_session.h>
+#include <rg_session_trace.h>
 #include <rg_durable.h>
 #include <rg_agent.h>
 #include <rg_agent_conf.h>
@@ -327,6 +328,12 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     }
     if (task.tenant) {
         s->tenant = rg_pstrdup(s->pool, task.tenant, strlen(task.tenant));
+    }
+    if (task.traceparent) {
+        rg_session_trace(s, task.traceparent, task.traceparent_len);
+    } else if (task.traceparent_invalid) {
+        rg_log_error(RG_LOG_INFO, &s->log, 0, "the task's \"traceparent\" "
+                     "is not valid W3C Trace Context: a new trace");
     }
 
     t->session = s;

@@ -285,6 +285,13 @@ struct rg_tool_host_s {
      * dedupes requests. Any thread; valid until the call ends. NULL in a
      * host that is older or cannot say. */
     const char             *(*idempotency_key)(rg_tool_call_t *call);
+
+    /* The W3C traceparent of the call's execute_tool span,
+     * "00-<trace id>-<span id>-01", for a module that makes requests of
+     * its own (http_get() sends it by itself). Any thread; valid until
+     * the call ends. NULL when the call has none, or in a host that is
+     * older or cannot say. */
+    const char             *(*traceparent)(rg_tool_call_t *call);
 };
 
 

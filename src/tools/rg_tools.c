@@ -46,6 +46,8 @@ struct rg_tool_http_s {
     const char         *refused;    /* what the last refused address was */
     char                refused_addr[INET6_ADDRSTRLEN];
     char                errbuf[CURL_ERROR_SIZE];
+    struct curl_slist   tp;         /* its one header: traceparent */
+    char                tp_header[RG_TRACEPARENT_SIZE + 16];
 };
 
 
@@ -55,6 +57,7 @@ static _Thread_local rg_tool_run_t  *rg_tools_thread_run;
 
 
 static void rg_tools_finish(rg_tool_run_t *run);
+static const char *rg_tools_traceparent(rg_tool_run_t *run);
 static void rg_tools_launch(rg_tool_run_t *run);
 static void rg_tools_prompt_next(rg_tools_ctx_t *ctx);
 static void rg_tools_ask(rg_tool_run_t *run);
@@ -583,6 +586,14 @@ rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, h);
     curl_easy_setopt(e, CURLOPT_SHARE, sh);
 
+    /* the call's span is the request's parent */
+    if (run->traceparent[0]) {
+        snprintf(h->tp_header, sizeof(h->tp_header), "traceparent: %s",
+                 rg_tools_traceparent(run));
+        h->tp.data = h->tp_header;
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, &h->tp);
+    }
+
     if (rg_curl_add(run->ctx->curl, &h->xfer) != RG_OK) {
         rg_tools_http_free(h);
         snprintf(run->error, sizeof(run->error), "cannot start the request");
@@ -706,6 +717,21 @@ rg_tools_host_deadline(rg_tool_call_t *call)
 
 
 static const char *
+rg_tools_traceparent(rg_tool_run_t *run)
+{
+    return run->traceparent[0] ? run->traceparent : NULL;
+}
+
+
+static const char *
+rg_tools_host_traceparent(rg_tool_call_t *call)
+{
+    /* written before the call starts: safe from a pool thread too */
+    return rg_tools_traceparent((rg_tool_run_t *) call);
+}
+
+
+static const char *
 rg_tools_host_idempotency_key(rg_tool_call_t *call)
 {
     /* made with the call: safe from a pool thread too */
@@ -746,6 +772,7 @@ rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
     host->deadline = rg_tools_host_deadline;
     host->http_get_flags = rg_tools_host_http_get_flags;
     host->idempotency_key = rg_tools_host_idempotency_key;
+    host->traceparent = rg_tools_host_traceparent;
     rg_tool_host_io_set(host);
 }
 
@@ -1223,6 +1250,9 @@ rg_tools_launch(rg_tool_run_t *run)
     run->started = rg_monotonic_msec();
     run->started_us = rg_monotonic_usec();
     run->launched = 1;
+
+    /* what its requests carry, fixed before anything may read it */
+    rg_trace_span_header(&run->span, run->traceparent);
 
     if (run->timeout) {
         tv.tv_sec = run->timeout / 1000;

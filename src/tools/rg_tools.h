@@ -20,6 +20,7 @@
 #include <rg_thread_pool.h>
 #include <rg_isolate.h>
 #include <rg_tools_conf.h>
+#include <rg_trace.h>
 #include <jansson.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
@@ -87,6 +88,11 @@ struct rg_tool_run_s {
     void               *agent_data;
     char                error[256]; /* for host->error() */
     rg_tool_run_t      *next_approval;
+
+    /* its execute_tool span, started by the turn's owner (NULL ids: no
+     * trace): its HTTP requests carry the span's traceparent */
+    rg_trace_span_t     span;
+    char                traceparent[RG_TRACEPARENT_SIZE];
 
     /* the reactor's alone, even while a pool thread runs the call */
     unsigned            finished:1;

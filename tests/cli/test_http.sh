@@ -18,7 +18,7 @@ command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
 command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
 
 # a round of one tool call, then the answer
-rg_mock m --rounds 1 --calls 1
+rg_mock m --rounds 1 --calls 1 --request-log "$tmp/model.log"
 mport=$port
 # slow: every answer takes 3 s (for cancel and drain)
 rg_mock s --rounds 1 --calls 1 --latency 3000
@@ -241,6 +241,24 @@ rg_check "  chunks: the role, the answer, the finish_reason, the usage" \
             all(.object == "chat.completion.chunk")' "$tmp/chunks"
 rg_equal "  and [DONE] last" "$(grep '^data:' "$tmp/sse" | tail -n 1)" \
     "data: [DONE]"
+
+# the caller's trace goes on: its trace id on the agent's model calls
+TRACE=4bf92f3577b34da6a3ce929d0e0e4736
+curl -s -o "$tmp/body" "$U/v1/chat/completions" -H "$A" \
+    -H "traceparent: 00-$TRACE-00f067aa0ba902b7-01" \
+    -d '{"model":"a","messages":[{"role":"user","content":"traced chat"}]}'
+rg_equal "a chat's traceparent reaches both of its model calls" \
+    "$(jq -r 'select(.body.messages[]?.content == "traced chat") | .traceparent' \
+       "$tmp/model.log" | grep -c "^00-$TRACE-")" 2
+TRACE2=0af7651916cd43dd8448eb211c80319c
+req POST /v1/tasks -H "$A" -H "traceparent: 00-$TRACE2-b7ad6b7169203331-01" \
+    -d '{"id":"tr1","input":"traced task"}' > /dev/null
+i=0
+while [ "$(grep -c "00-$TRACE2-" "$tmp/model.log")" -lt 2 ] && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_equal "  and a task's too" "$(grep -c "00-$TRACE2-" "$tmp/model.log")" 2
 
 rg_equal "an unknown model: 404" \
     "$(req POST /v1/chat/completions -H "$A" -d '{"model":"gpt-9","messages":[{"role":"user","content":"x"}]}')" 404

@@ -20,14 +20,15 @@ rg_allowed() {
         os)     echo "core" ;;
         event)  echo "core" ;;
         metrics) echo "core event" ;;
+        trace)  echo "core event" ;;
         store)  echo "core event metrics" ;;
-        llm)    echo "core event store metrics" ;;
-        tools)  echo "core event store os metrics" ;;
-        mcp)    echo "core event tools metrics" ;;
-        agent)  echo "core event llm tools store metrics" ;;
-        queue)  echo "core event store agent metrics" ;;
-        serve)  echo "core os event store agent queue metrics" ;;
-        http)   echo "core event store agent queue metrics" ;;
+        llm)    echo "core event store metrics trace" ;;
+        tools)  echo "core event store os metrics trace" ;;
+        mcp)    echo "core event tools metrics trace" ;;
+        agent)  echo "core event llm tools store metrics trace" ;;
+        queue)  echo "core event store agent metrics trace" ;;
+        serve)  echo "core os event store agent queue metrics trace" ;;
+        http)   echo "core event store agent queue metrics trace" ;;
         *)      echo "UNKNOWN" ;;
     esac
 }

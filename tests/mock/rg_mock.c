@@ -7,7 +7,11 @@
  * concurrent conversations never disturb each other. A request with
  * "stream": true gets the same completion as text/event-stream
  * chat.completion.chunk events over chunked transfer encoding, paced by
- * --stream-delay (see rg_mock_stream_build() for the layout). It starts
+ * --stream-delay (see rg_mock_stream_build() for the layout). With
+ * --otlp-log it is also a small OTLP/HTTP collector: each POST
+ * /v1/traces body is appended to that file as one line (answered with
+ * --otlp-status, 200 by default). GET /page is a page for an http tool,
+ * logged in the request log with its traceparent. It starts
  * no threads and never blocks; delays are timers.
  *
  * Build: cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -O2 -o rg_mock rg_mock.c \
@@ -109,6 +113,9 @@ typedef struct {
     int                       quiet;
     const char               *request_log;      /* one line per request */
     const char               *request_id;       /* header name, or NULL */
+    const char               *otlp_log;         /* POST /v1/traces, a line
+                                                   each */
+    long                      otlp_status;
 } rg_mock_conf_t;
 
 typedef struct {
@@ -2803,9 +2810,10 @@ rg_mock_record(struct evhttp_request *req, json_t *body)
         char    *line;
         json_t  *rec;
 
-        rec = json_pack("{s:I, s:O?, s:O?}", "n",
+        rec = json_pack("{s:I, s:O?, s:O?, s:O?}", "n",
                         (json_int_t) rg_mock.stats.requests,
                         "request_id", json_object_get(headers, "x-request-id"),
+                        "traceparent", json_object_get(headers, "traceparent"),
                         "body", body);
         line = rec ? json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
         f = line ? fopen(rg_mock.conf.request_log, "a") : NULL;
@@ -2998,6 +3006,96 @@ rg_mock_reset_reply(struct evhttp_request *req)
 }
 
 
+/* one line appended to a test's file (a test tool; blocking is fine) */
+static void
+rg_mock_append(const char *file, const char *line, size_t len)
+{
+    FILE  *f;
+
+    f = fopen(file, "a");
+    if (f == NULL) {
+        return;
+    }
+
+    fwrite(line, 1, len, f);
+    fputc('\n', f);
+    fclose(f);
+}
+
+
+/* an OTLP/HTTP collector: the body, made one line, goes to --otlp-log */
+static void
+rg_mock_traces(struct evhttp_request *req)
+{
+    char             *line;
+    size_t            len;
+    json_t           *j;
+    json_error_t      err;
+    struct evbuffer  *in;
+    unsigned char    *data;
+
+    in = evhttp_request_get_input_buffer(req);
+    len = evbuffer_get_length(in);
+    data = len ? evbuffer_pullup(in, -1) : NULL;
+
+    j = data ? json_loadb((const char *) data, len, 0, &err) : NULL;
+    if (j == NULL) {
+        rg_mock_send_error(req, 400, "not an OTLP JSON body",
+                           "invalid_request_error");
+        return;
+    }
+
+    line = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+
+    if (line) {
+        rg_mock_append(rg_mock.conf.otlp_log, line, strlen(line));
+        free(line);
+    }
+
+    if (rg_mock.conf.otlp_status != 200) {
+        rg_mock_send_error(req, (int) rg_mock.conf.otlp_status,
+                           "the collector refuses (--otlp-status)",
+                           "server_error");
+        return;
+    }
+
+    evbuffer_add_printf(evhttp_request_get_output_buffer(req), "{}");
+    evhttp_add_header(evhttp_request_get_output_headers(req),
+                      "Content-Type", "application/json");
+    evhttp_send_reply(req, 200, NULL, NULL);
+}
+
+
+/* a page for an http tool; the request log says what it carried */
+static void
+rg_mock_page(struct evhttp_request *req)
+{
+    char        *line;
+    json_t      *rec;
+    const char  *tp;
+
+    tp = evhttp_find_header(evhttp_request_get_input_headers(req),
+                            "traceparent");
+
+    if (rg_mock.conf.request_log) {
+        rec = json_pack("{s:s, s:s?}", "path", "/page", "traceparent", tp);
+        line = rec ? json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        if (line) {
+            rg_mock_append(rg_mock.conf.request_log, line, strlen(line));
+        }
+        free(line);
+        json_decref(rec);
+    }
+
+    evbuffer_add_printf(evhttp_request_get_output_buffer(req),
+                        "a page of the mock\n");
+    evhttp_add_header(evhttp_request_get_output_headers(req),
+                      "Content-Type", "text/plain");
+    evhttp_send_reply(req, 200, NULL, NULL);
+}
+
+
 static const char *
 rg_mock_method_name(enum evhttp_cmd_type m)
 {
@@ -3068,6 +3166,18 @@ rg_mock_handler(struct evhttp_request *req, void *arg)
             return;
         }
 
+    } else if (strcmp(path, "/v1/traces") == 0 && rg_mock.conf.otlp_log) {
+        if (m == EVHTTP_REQ_POST) {
+            rg_mock_traces(req);
+            return;
+        }
+
+    } else if (strcmp(path, "/page") == 0) {
+        if (m == EVHTTP_REQ_GET) {
+            rg_mock_page(req);
+            return;
+        }
+
     } else {
         len = rg_mock_utf8_cut(path, strlen(path), 200);
         snprintf(message, sizeof(message), "Invalid URL (%s %.*s)",
@@ -3135,7 +3245,12 @@ rg_mock_usage(FILE *f)
         "  --stream-comments     a \": keep-alive\" comment between"
         " events\n"
         "  --stream-no-done      do not end streams with data: [DONE]\n"
-        "  --request-log FILE    append each request (id, body) as a JSON line\n"
+        "  --request-log FILE    append each request (id, traceparent, body)"
+        " as a JSON line\n"
+        "  --otlp-log FILE       take OTLP/HTTP JSON at POST /v1/traces, each"
+        " body a line\n"
+        "                        of FILE\n"
+        "  --otlp-status N       answer those with status N (200)\n"
         "  --quiet               log nothing but errors and the listen"
         " line\n"
         "  --request-id NAME     send header NAME: req-mock-<arrival"
@@ -3201,6 +3316,8 @@ rg_mock_options(int argc, char **argv)
         { "quiet",          no_argument,       NULL, 'q' },
         { "request-log",    required_argument, NULL, 'L' },
         { "request-id",     required_argument, NULL, 'R' },
+        { "otlp-log",       required_argument, NULL, 'O' },
+        { "otlp-status",    required_argument, NULL, 'S' },
         { "help",           no_argument,       NULL, '?' + 256 },
         { NULL, 0, NULL, 0 }
     };
@@ -3216,6 +3333,7 @@ rg_mock_options(int argc, char **argv)
     conf->retry_after_ms = -1;
     conf->max_body = 8 * 1024 * 1024;
     conf->stream_chunk = RG_MOCK_STREAM_CHUNK;
+    conf->otlp_status = 200;
 
     for ( ;; ) {
         c = getopt_long(argc, argv, "", options, NULL);
@@ -3314,6 +3432,13 @@ rg_mock_options(int argc, char **argv)
             break;
         case 'L':
             conf->request_log = optarg;
+            break;
+        case 'O':
+            conf->otlp_log = optarg;
+            break;
+        case 'S':
+            rc = rg_mock_number("otlp-status", optarg, 200, 599,
+                                &conf->otlp_status);
             break;
         case 'q':
             conf->quiet = 1;

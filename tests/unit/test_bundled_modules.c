@@ -137,7 +137,8 @@ static rg_tool_host_t  rg_test_host = {
     NULL,
     NULL,                          /* deadline */
     NULL,                          /* http_get_flags */
-    NULL                           /* idempotency_key */
+    NULL,                          /* idempotency_key */
+    NULL                           /* traceparent */
 };
 
 

@@ -60,7 +60,8 @@ test_unknown_key(void **state)
                     "line 7: unknown key \"imput\"; did you mean \"input\"?");
     rg_test_refused("{\"id\":\"t1\",\"input\":\"hi\",\"priority\":1}",
                     "line 7: unknown key \"priority\" (a task has id, agent, "
-                    "input, max_rounds, max_tokens and deadline)");
+                    "input, max_rounds, max_tokens, deadline, tenant and "
+                    "traceparent)");
 
     /* the id is kept for the result, whatever the error */
     line = "{\"id\":\"t9\",\"x\":1}";

@@ -1,0 +1,167 @@
+/* rg_trace.c: the trace part: its directives (main level, `otlp_…`, see
+ * rg_trace.h), their defaults and checks, and in each engine the span
+ * exporter when an endpoint is set. It comes right after the event part,
+ * so it starts before anything records a span and goes after everything
+ * that could, with one last flush through the curl multi, which is still
+ * there. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_cycle.h>
+#include <rg_engine.h>
+#include <rg_trace.h>
+
+
+static void *rg_trace_create_conf(rg_cycle_t *cycle);
+static char *rg_trace_init_conf(rg_cycle_t *cycle, void *conf);
+static char *rg_trace_set_endpoint(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+static rg_int_t rg_trace_init_worker(rg_engine_t *e);
+static void rg_trace_exit_worker(rg_engine_t *e);
+
+
+static rg_conf_num_bounds_t  rg_trace_batch_bounds = { 1, 100000 };
+static rg_conf_num_bounds_t  rg_trace_queue_bounds = { 1, 10000000 };
+
+
+static rg_command_t  rg_trace_commands[] = {
+
+    { rg_string("otlp_endpoint"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_trace_set_endpoint, offsetof(rg_trace_conf_t, endpoint), NULL },
+
+    { rg_string("otlp_service_name"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_trace_conf_t, service_name), NULL },
+
+    { rg_string("otlp_batch"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_trace_conf_t, batch),
+      &rg_trace_batch_bounds },
+
+    { rg_string("otlp_flush"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_trace_conf_t, flush), NULL },
+
+    { rg_string("otlp_max_queue"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_trace_conf_t, max_queue),
+      &rg_trace_queue_bounds },
+
+    { rg_string("otlp_timeout"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_trace_conf_t, timeout), NULL },
+
+      rg_null_command
+};
+
+
+rg_part_t  rg_trace_part = {
+    .name = "trace",
+    .commands = rg_trace_commands,
+    .create_conf = rg_trace_create_conf,
+    .init_conf = rg_trace_init_conf,
+    .init_worker = rg_trace_init_worker,
+    .exit_worker = rg_trace_exit_worker
+};
+
+
+static void *
+rg_trace_create_conf(rg_cycle_t *cycle)
+{
+    rg_trace_conf_t  *tcf;
+
+    tcf = rg_pcalloc(cycle->pool, sizeof(rg_trace_conf_t));
+    if (tcf == NULL) {
+        return NULL;
+    }
+
+    tcf->batch = RG_CONF_UNSET;
+    tcf->flush = RG_CONF_UNSET_MSEC;
+    tcf->max_queue = RG_CONF_UNSET;
+    tcf->timeout = RG_CONF_UNSET_MSEC;
+
+    return tcf;
+}
+
+
+static char *
+rg_trace_init_conf(rg_cycle_t *cycle, void *conf)
+{
+    rg_trace_conf_t  *tcf;
+
+    tcf = conf;
+
+    if (tcf->service_name.data == NULL) {
+        rg_str_set(&tcf->service_name, "reagent");
+    }
+    if (tcf->batch == RG_CONF_UNSET) {
+        tcf->batch = 512;
+    }
+    if (tcf->flush == RG_CONF_UNSET_MSEC) {
+        tcf->flush = 2000;
+    }
+    if (tcf->max_queue == RG_CONF_UNSET) {
+        tcf->max_queue = 8192;
+    }
+    if (tcf->timeout == RG_CONF_UNSET_MSEC) {
+        tcf->timeout = 5000;
+    }
+
+    if (tcf->flush == 0 || tcf->timeout == 0) {
+        rg_cycle_error(cycle, cycle->conf_file, 0, "\"otlp_flush\" and "
+                       "\"otlp_timeout\" must be more than 0");
+        return RG_CONF_ERROR;
+    }
+
+    if (tcf->endpoint.data == NULL) {
+        rg_str_set(&tcf->endpoint, "");
+    }
+
+    return RG_CONF_OK;
+}
+
+
+/* OTLP/HTTP: the collector's full URL, …/v1/traces */
+static char *
+rg_trace_set_endpoint(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_str_t  *v;
+
+    v = &cf->args[1];
+
+    if (rg_str_casecmp_prefix(v->data, v->len, "http://") != 0
+        && rg_str_casecmp_prefix(v->data, v->len, "https://") != 0)
+    {
+        return "must be an http:// or https:// URL (the collector's "
+               "/v1/traces)";
+    }
+
+    return rg_conf_set_str_slot(cf, cmd, conf);
+}
+
+
+static rg_int_t
+rg_trace_init_worker(rg_engine_t *e)
+{
+    rg_trace_t       *t;
+    rg_trace_conf_t  *tcf;
+
+    tcf = rg_trace_conf(e->cycle);
+
+    if (tcf->endpoint.len == 0) {
+        return RG_OK;
+    }
+
+    t = rg_trace_create(e, tcf);
+    if (t == NULL) {
+        rg_log_error(RG_LOG_EMERG, e->log, 0, "span exporter setup failed");
+        return RG_ERROR;
+    }
+
+    rg_engine_ctx(e, &rg_trace_part) = t;
+
+    return RG_OK;
+}
+
+
+static void
+rg_trace_exit_worker(rg_engine_t *e)
+{
+    rg_trace_destroy(rg_trace_ctx(e));
+    rg_engine_ctx(e, &rg_trace_part) = NULL;
+}
