@@ -32,7 +32,7 @@
 static const char  *rg_session_states[] = {
     "queued", "model_wait", "tools_running", "awaiting_approval", "done",
     "failed", "max_rounds", "budget_exceeded", "deadline_exceeded",
-    "loop_detected", "cancelled", "filtered"
+    "loop_detected", "cancelled", "filtered", "approval_timed_out"
 };
 
 

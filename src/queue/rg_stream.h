@@ -70,6 +70,21 @@ typedef void (*rg_stream_submit_pt)(void *data, rg_int_t rc,
 
 void rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
     size_t len, rg_uint_t again, rg_stream_submit_pt cb, void *data);
+/* an entry acknowledged without a result (a parked task: not final) */
+void rg_stream_ack(rg_stream_t *q, rg_uint_t shard, const char *entry,
+    rg_stream_done_pt cb, void *data);
+
+/* what the queue's other parts (rg_approval.c) build on: its engine, its
+ * connection, the session TTL, "P{q:NAME}<tail>" and "P{SID}<tail>" for
+ * a task id (malloc'ed, NULL: out of memory), the hash tag of a key */
+rg_engine_t *rg_stream_engine(rg_stream_t *q);
+rg_redis_t *rg_stream_redis(rg_stream_t *q);
+rg_msec_t rg_stream_session_ttl(rg_stream_t *q);
+char *rg_stream_queue_key(rg_stream_t *q, const char *tail);
+char *rg_stream_task_key(rg_stream_t *q, const char *task_id,
+    const char *tail);
+rg_str_t rg_stream_key_tag(const char *key);
+
 /* the shard a task id goes to */
 rg_uint_t rg_stream_shard_of(rg_uint_t shards, const char *task_id);
 

@@ -93,13 +93,30 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
         t->tenant = p;
     }
 
+    /* "park": a dangerous call waits for an operator (serve) */
+    v = json_object_get(task, "approval");
+    if (v && !json_is_null(v)) {
+        if (json_is_string(v) && strcmp(json_string_value(v), "park") == 0) {
+            t->park = 1;
+
+        } else if (!json_is_string(v)
+                   || strcmp(json_string_value(v), "deny") != 0)
+        {
+            return rg_task_invalid(t, "line %lu: \"approval\" must be "
+                                   "\"park\" (a dangerous call waits for "
+                                   "an operator's decision) or \"deny\"",
+                                   (unsigned long) lineno);
+        }
+    }
+
     return RG_OK;
 }
 
 
 /* the keys a task may have */
 static const char  *rg_task_keys[] = {
-    "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant"
+    "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant",
+    "approval"
 };
 
 
@@ -170,8 +187,9 @@ rg_task_keys_check(rg_task_t *t, json_t *task, rg_uint_t lineno)
         }
 
         return rg_task_invalid(t, "line %lu: unknown key \"%.64s\" (a task "
-                               "has id, agent, input, max_rounds, max_tokens "
-                               "and deadline)", (unsigned long) lineno, key);
+                               "has id, agent, input, max_rounds, max_tokens, "
+                               "deadline, tenant and approval)",
+                               (unsigned long) lineno, key);
     }
 
     return RG_OK;
