@@ -417,6 +417,17 @@ rg_park_put_done(void *data, const rg_store_res_t *res)
 }
 
 
+/* The session's "approval_needed" event, with the record (its calls,
+ * its deadline): to be rg_session_event(s, "approval_needed", …) of
+ * rg_events.c once that lands. */
+static void
+rg_park_event(rg_session_t *s, const char *record)
+{
+    (void) s;
+    (void) record;
+}
+
+
 /* the answer is stored: the record next, when there is a new one */
 static void
 rg_park_stored(rg_session_t *s)
@@ -442,6 +453,10 @@ rg_park_stored(rg_session_t *s)
     p.ttl = rg_store_session_ttl(s->engine);
 
     s->park_op = st->put(st, &p, rg_park_put_done, s);
+
+    if (s->park_op) {
+        rg_park_event(s, s->park_record);
+    }
 
     free(s->park_record);
     s->park_record = NULL;

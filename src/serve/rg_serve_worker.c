@@ -9,7 +9,10 @@
  * acknowledges nothing: its holder does. Its entries are kept fresh while
  * it runs them; every so often it takes over entries idle past
  * claim_idle; one delivered more than max_deliveries times goes to the
- * dead letters with its task failed. Drain (QUIT, a reload): no more
+ * dead letters with its task failed. A task that parks for an operator
+ * (rg_park.c) is put on the queue's list of parked tasks and its entry
+ * acknowledged without a result; the reclaim timer also looks for parked
+ * tasks past approval_timeout (rg_approval.c). Drain (QUIT, a reload): no more
  * reads, the sessions finish within the timeout, what is left is handed
  * back to the queue at once. Stop (TERM): it goes now; every session is
  * checkpointed and its entry will be taken over. */
