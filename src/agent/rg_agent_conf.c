@@ -65,6 +65,15 @@ static rg_command_t  rg_agent_commands[] = {
       rg_conf_set_num_slot, offsetof(rg_agent_main_conf_t, max_agent_depth),
       &rg_agent_depth_bounds },
 
+    /* at the top level for every agent, or in one */
+    { rg_string("approval_timeout"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_agent_main_conf_t, approval_timeout),
+      NULL },
+
+    { rg_string("approval_timeout"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, approval_timeout),
+      NULL },
+
     { rg_string("tenant_max_tokens"), RG_MAIN_CONF|RG_CONF_TAKE3,
       rg_agent_tenant_max_tokens, 0, NULL },
 
@@ -199,6 +208,7 @@ rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     agent->temperature = NAN;
     agent->max_tokens = RG_CONF_UNSET;
     agent->deadline = RG_CONF_UNSET_MSEC;
+    agent->approval_timeout = RG_CONF_UNSET_MSEC;
     agent->tool_max_calls = RG_CONF_UNSET;
     agent->max_tool_calls = RG_CONF_UNSET;
     agent->repeat_window = RG_CONF_UNSET;
@@ -427,6 +437,9 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     }
     if (agent->deadline == RG_CONF_UNSET_MSEC) {
         agent->deadline = 0;
+    }
+    if (agent->approval_timeout == RG_CONF_UNSET_MSEC) {
+        agent->approval_timeout = rg_agent_main_conf(cycle)->approval_timeout;
     }
     if (agent->tool_max_calls == RG_CONF_UNSET) {
         agent->tool_max_calls = 0;
@@ -808,6 +821,7 @@ rg_agent_create_conf(rg_cycle_t *cycle)
 
     amcf->max_agent_depth = RG_CONF_UNSET;
     amcf->tenant_max_tokens = RG_CONF_UNSET;
+    amcf->approval_timeout = RG_CONF_UNSET_MSEC;
 
     return amcf;
 }
@@ -827,6 +841,9 @@ rg_agent_init_conf(rg_cycle_t *cycle, void *conf)
     }
     if (amcf->tenant_max_tokens == RG_CONF_UNSET) {
         amcf->tenant_max_tokens = 0;
+    }
+    if (amcf->approval_timeout == RG_CONF_UNSET_MSEC) {
+        amcf->approval_timeout = 3600000;
     }
 
     agents = amcf->agents.elts;

@@ -52,6 +52,7 @@ struct rg_agent_conf_s {
     /* guards */
     rg_int_t            max_tokens;       /* 0: no budget */
     rg_msec_t           deadline;         /* 0: none */
+    rg_msec_t           approval_timeout; /* a parked session's wait */
     rg_int_t            tool_max_calls;   /* per tool, 0: no cap */
     rg_array_t         *tool_cap_names;   /* rg_agent_tool_cap_t */
     rg_int_t           *tool_caps;        /* per tool index */
@@ -86,6 +87,7 @@ typedef struct {
     rg_str_t            default_agent;
     rg_uint_t           default_agent_line;
     rg_int_t            max_agent_depth;
+    rg_msec_t           approval_timeout; /* the agents' default */
     rg_int_t            tenant_max_tokens; /* per window; 0: no budget */
     rg_msec_t           tenant_window;
 } rg_agent_main_conf_t;

@@ -39,7 +39,7 @@ _Static_assert(RG_SESSION_NSTATES == RG_METRICS_STATES
 static const char  *rg_session_states[] = {
     "queued", "model_wait", "tools_running", "awaiting_approval", "done",
     "failed", "max_rounds", "budget_exceeded", "deadline_exceeded",
-    "loop_detected", "cancelled", "filtered"
+    "loop_detected", "cancelled", "filtered", "approval_timed_out"
 };
 
 

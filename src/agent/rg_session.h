@@ -36,10 +36,11 @@ typedef enum {
     RG_SESSION_DEADLINE_EXCEEDED,
     RG_SESSION_LOOP_DETECTED,
     RG_SESSION_CANCELLED,
-    RG_SESSION_FILTERED           /* the provider's filter stopped it */
+    RG_SESSION_FILTERED,          /* the provider's filter stopped it */
+    RG_SESSION_APPROVAL_TIMED_OUT /* parked, no decision in time */
 } rg_session_state_e;
 
-#define RG_SESSION_NSTATES  (RG_SESSION_FILTERED + 1)
+#define RG_SESSION_NSTATES  (RG_SESSION_APPROVAL_TIMED_OUT + 1)
 
 #define rg_session_final(s)  ((s)->state >= RG_SESSION_DONE)
 
@@ -196,6 +197,15 @@ struct rg_session_s {
     unsigned            context_retried:1;
     unsigned            summarizing:1;
     unsigned            fallback_used:1;
+
+    /* parked for an operator's decision on dangerous calls (rg_park.c) */
+    rg_str_t            park_task;    /* its task line, for the record */
+    rg_store_op_t      *park_op;      /* the record, asked */
+    char               *park_record;  /* to store, when a new one */
+    rg_msec_t           park_deadline; /* wall clock */
+    unsigned            park:1;       /* such calls park it (serve) */
+    unsigned            parked:1;     /* it waits in the store: the
+                                         handler sees it not ended */
 };
 
 

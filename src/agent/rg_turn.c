@@ -16,6 +16,7 @@
 #include <rg_turn.h>
 #include <rg_digest.h>
 #include <rg_durable.h>
+#include <rg_park.h>
 #include <rg_dedupe.h>
 #include <rg_codec.h>
 #include <rg_agent.h>
@@ -142,6 +143,7 @@ rg_turn_cancel_lookups(rg_session_t *s)
     st = rg_store_ctx(s->engine);
 
     rg_dedupe_cancel(s);
+    rg_park_cancel(s);
 
     for (i = 0; s->claims && s->extra && i < s->ncalls; i++) {
         if (s->extra[i].claim) {
@@ -735,9 +737,19 @@ rg_turn_claim(rg_session_t *s)
 }
 
 
-/* the calls are ready to run: side effects first reach the store */
+/* the calls are ready: those that need an operator may park the turn */
 void
 rg_turn_go(rg_session_t *s)
+{
+    if (rg_park_check(s) == RG_OK) {
+        rg_turn_tools(s);
+    }
+}
+
+
+/* the calls run: side effects first reach the store */
+void
+rg_turn_tools(rg_session_t *s)
 {
     rg_uint_t  i;
 

@@ -12,6 +12,8 @@
 void rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp);
 /* the dedupe answers are in: the calls run (side effects claimed first) */
 void rg_turn_go(rg_session_t *s);
+/* the same, decided by an operator (rg_park.c): the calls run */
+void rg_turn_tools(rg_session_t *s);
 /* dedupe answers still to come are not waited for */
 void rg_turn_cancel_lookups(rg_session_t *s);
 /* checked arguments that no turn took over */

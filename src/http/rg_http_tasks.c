@@ -30,6 +30,7 @@
 #include <rg_run.h>
 #include <rg_task.h>
 #include <rg_stream.h>
+#include <rg_approval.h>
 #include <rg_queue_conf.h>
 #include <rg_http.h>
 #include <rg_http_tasks.h>
@@ -673,6 +674,19 @@ rg_http_submit_one(rg_http_submit_t *sub, rg_http_req_t *r, json_t *task,
     rg_task_free(&t);
 
     if (ts->queue) {
+        /* a dangerous call parks the session until an operator decides
+         * (POST …/approve, …/deny), unless the task says "deny" */
+        if (json_object_get(task, "approval") == NULL) {
+            free(text);
+            json_object_set_new(task, "approval", json_string("park"));
+            text = json_dumps(task, JSON_COMPACT);
+            if (text == NULL) {
+                rg_http_one_answer(o, rg_http_task_error(id, 500,
+                                   "out_of_memory", "out of memory"));
+                return;
+            }
+        }
+
         rg_stream_submit(ts->queue, id, text, strlen(text), 0,
                          rg_http_submitted, o);
         free(text);
@@ -911,14 +925,42 @@ typedef struct {
     rg_uint_t           step;             /* 0 result, 1 meta, 2 mark */
     rg_redis_cmd_t     *cmd;
     rg_store_op_t      *op;
+    json_t             *state;            /* parked: its meta, until its
+                                             record comes */
+    rg_uint_t           asking:1;         /* the record, asked */
+    rg_uint_t           gone:1;
 } rg_http_lookup_t;
 
 
 static void
 rg_http_lookup_free(rg_http_lookup_t *lk)
 {
+    json_decref(lk->state);
     free(lk->id);
     free(lk);
+}
+
+
+/* a parked task's record: the calls it waits for */
+static void
+rg_http_lookup_parked(void *data, rg_int_t rc, const char *msg)
+{
+    rg_http_lookup_t  *lk;
+
+    lk = data;
+
+    if (lk->gone) {
+        rg_http_lookup_free(lk);
+        return;
+    }
+
+    if (rc == RG_OK) {
+        json_object_set_new(lk->state, "approval",
+                            json_loads(msg, 0, NULL));
+    }
+
+    rg_http_json(lk->r, 200, json_incref(lk->state));
+    rg_http_lookup_free(lk);
 }
 
 
@@ -928,6 +970,11 @@ rg_http_lookup_gone(rg_http_req_t *r)
     rg_http_lookup_t  *lk;
 
     lk = r->data;
+
+    if (lk->asking) {
+        lk->gone = 1;                  /* freed when the record comes */
+        return;
+    }
 
     if (lk->cmd) {
         rg_redis_cancel(lk->cmd);
@@ -995,6 +1042,18 @@ rg_http_lookup_redis(void *data, redisReply *reply, const char *err)
                     + json_integer_value(json_object_get(j,
                                                  "completion_tokens"))));
             }
+
+            if (j && r->http->tasks->queue
+                && strcmp(json_string_value(json_object_get(j, "status")),
+                          "awaiting_approval") == 0)
+            {
+                lk->state = j;
+                lk->asking = 1;
+                rg_approval_get(r->http->tasks->queue, lk->id,
+                                rg_http_lookup_parked, lk);
+                return;
+            }
+
             rg_http_json(r, 200, j);
             rg_http_lookup_free(lk);
             return;

@@ -38,7 +38,7 @@ rg_metrics_t  *rg_metrics_here;
 const char  *rg_metrics_states[RG_METRICS_STATES] = {
     "queued", "model_wait", "tools_running", "awaiting_approval", "done",
     "failed", "max_rounds", "budget_exceeded", "deadline_exceeded",
-    "loop_detected", "cancelled", "filtered"
+    "loop_detected", "cancelled", "filtered", "approval_timed_out"
 };
 
 

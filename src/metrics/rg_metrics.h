@@ -29,7 +29,7 @@
 /* the label values of the sessions' states and of the model calls'
  * outcomes, in the order of rg_session_state_e and rg_llm_status_e
  * (their files check the counts; test_metrics the names) */
-#define RG_METRICS_STATES      12
+#define RG_METRICS_STATES      13
 #define RG_METRICS_FINAL       4       /* "done": the final states follow */
 #define RG_METRICS_OUTCOMES    10
 extern const char  *rg_metrics_states[RG_METRICS_STATES];

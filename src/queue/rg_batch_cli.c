@@ -11,6 +11,7 @@
 #include <rg_queue_conf.h>
 #include <rg_stream.h>
 #include <rg_metrics.h>
+#include <rg_approval.h>
 
 
 /* the options of batch; zeroed means not given */
@@ -53,6 +54,9 @@ static const rg_cli_t  *rg_queue_cli[] = {
     &rg_submit_cli,
     &rg_results_cli,
     &rg_queue_status_cli,
+    &rg_approve_cli,
+    &rg_deny_cli,
+    &rg_pending_cli,
     NULL
 };
 

@@ -935,6 +935,7 @@ rg_stream_shard_of(rg_uint_t shards, const char *task_id)
 typedef struct {
     rg_stream_t          *q;
     rg_uint_t             shard;
+    rg_uint_t             again;      /* the mark is the first submit's */
     char                 *mark;       /* "P{SID}:task" */
     char                 *text;
     size_t                len;
@@ -980,7 +981,13 @@ rg_stream_added(void *data, redisReply *reply, const char *err)
     }
 
     /* not queued: its mark goes, so that a retry may queue it; an
-     * outcome unknown may have queued it, which its id makes harmless */
+     * outcome unknown may have queued it, which its id makes harmless
+     * (a task queued again keeps the mark of its first submit) */
+    if (sb->again) {
+        rg_stream_sub_end(sb, RG_ERROR, err ? err : "the queue refused it");
+        return;
+    }
+
     tag = rg_stream_tag(sb->mark);
     argv[0] = "DEL";
     argv[1] = sb->mark;
@@ -1075,6 +1082,7 @@ rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
     sb->shard = rg_stream_shard_of((rg_uint_t) q->conf->shards, task_id);
 
     if (again) {
+        sb->again = 1;
         rg_stream_xadd(sb);
         return;
     }
@@ -1291,5 +1299,110 @@ rg_stream_sizes(rg_stream_t *q, rg_uint_t shard, rg_stream_sizes_pt cb,
                 return;
             }
         }
+    }
+}
+
+
+/* for the queue's other parts (rg_approval.c) ------------------------------ */
+
+rg_engine_t *
+rg_stream_engine(rg_stream_t *q)
+{
+    return q->engine;
+}
+
+
+rg_redis_t *
+rg_stream_redis(rg_stream_t *q)
+{
+    return q->redis;
+}
+
+
+rg_msec_t
+rg_stream_session_ttl(rg_stream_t *q)
+{
+    return q->session_ttl;
+}
+
+
+char *
+rg_stream_queue_key(rg_stream_t *q, const char *tail)
+{
+    return rg_stream_sprintf("%s{q:%s}%s", q->prefix, q->conf->stream.data,
+                             tail);
+}
+
+
+char *
+rg_stream_task_key(rg_stream_t *q, const char *task_id, const char *tail)
+{
+    char  sid[48];
+
+    rg_stream_session_id(task_id, sid, sizeof(sid));
+
+    return rg_stream_sprintf("%s{%s}%s", q->prefix, sid, tail);
+}
+
+
+rg_str_t
+rg_stream_key_tag(const char *key)
+{
+    return rg_stream_tag(key);
+}
+
+
+static void
+rg_stream_ack_done(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_res_t  *r;
+
+    r = data;
+
+    if (r->done) {
+        r->done(r->data, err);
+    }
+
+    rg_stream_res_free(r);
+}
+
+
+void
+rg_stream_ack(rg_stream_t *q, rg_uint_t shard, const char *entry,
+    rg_stream_done_pt cb, void *data)
+{
+    rg_stream_res_t  *r;
+    const char       *argv[4];
+
+    r = calloc(1, sizeof(rg_stream_res_t));
+    if (r) {
+        r->entry = strdup(entry);
+    }
+
+    if (r == NULL || r->entry == NULL) {
+        free(r);
+        if (cb) {
+            cb(data, "out of memory");
+        }
+        return;
+    }
+
+    r->q = q;
+    r->shard = shard;
+    r->done = cb;
+    r->data = data;
+
+    argv[0] = "XACK";
+    argv[1] = q->keys[shard];
+    argv[2] = q->conf->group.data;
+    argv[3] = r->entry;
+
+    if (rg_stream_send(q->redis, &q->tags[shard], 0, rg_stream_ack_done, r,
+                       4, argv) != RG_OK)
+    {
+        if (cb) {
+            cb(data, "out of memory");
+        }
+        rg_stream_res_free(r);
     }
 }

@@ -79,6 +79,21 @@ rg_redis_cmd_t *rg_stream_cancel(rg_stream_t *q, const char *task_id,
 rg_redis_cmd_t *rg_stream_cancelled(rg_stream_t *q, const char **task_ids,
     rg_uint_t n, rg_uint_t forget, rg_redis_reply_pt cb, void *data);
 
+/* an entry acknowledged without a result (a parked task: not final) */
+void rg_stream_ack(rg_stream_t *q, rg_uint_t shard, const char *entry,
+    rg_stream_done_pt cb, void *data);
+
+/* what the queue's other parts (rg_approval.c) build on: its engine, its
+ * connection, the session TTL, "P{q:NAME}<tail>" and "P{SID}<tail>" for
+ * a task id (malloc'ed, NULL: out of memory), the hash tag of a key */
+rg_engine_t *rg_stream_engine(rg_stream_t *q);
+rg_redis_t *rg_stream_redis(rg_stream_t *q);
+rg_msec_t rg_stream_session_ttl(rg_stream_t *q);
+char *rg_stream_queue_key(rg_stream_t *q, const char *tail);
+char *rg_stream_task_key(rg_stream_t *q, const char *task_id,
+    const char *tail);
+rg_str_t rg_stream_key_tag(const char *key);
+
 /* the shard a task id goes to */
 rg_uint_t rg_stream_shard_of(rg_uint_t shards, const char *task_id);
 /* the sizes of a shard, for the metrics: its entries (XLEN), those

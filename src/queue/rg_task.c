@@ -112,6 +112,22 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
         }
     }
 
+    /* "park": a dangerous call waits for an operator (serve) */
+    v = json_object_get(task, "approval");
+    if (v && !json_is_null(v)) {
+        if (json_is_string(v) && strcmp(json_string_value(v), "park") == 0) {
+            t->park = 1;
+
+        } else if (!json_is_string(v)
+                   || strcmp(json_string_value(v), "deny") != 0)
+        {
+            return rg_task_invalid(t, "line %lu: \"approval\" must be "
+                                   "\"park\" (a dangerous call waits for "
+                                   "an operator's decision) or \"deny\"",
+                                   (unsigned long) lineno);
+        }
+    }
+
     return RG_OK;
 }
 
@@ -119,7 +135,7 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
 /* the keys a task may have */
 static const char  *rg_task_keys[] = {
     "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant",
-    "traceparent"
+    "traceparent", "approval"
 };
 
 
@@ -191,7 +207,7 @@ rg_task_keys_check(rg_task_t *t, json_t *task, rg_uint_t lineno)
 
         return rg_task_invalid(t, "line %lu: unknown key \"%.64s\" (a task "
                                "has id, agent, input, max_rounds, max_tokens, "
-                               "deadline, tenant and traceparent)",
+                               "deadline, tenant, traceparent and approval)",
                                (unsigned long) lineno, key);
     }
 

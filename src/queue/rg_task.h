@@ -1,6 +1,6 @@
 /* rg_task.h: one task of `reagent batch`, as a line of JSONL reads:
  * {"id", "agent", "input", "max_rounds", "max_tokens", "deadline",
- * "tenant", "traceparent"}, no other key. "input" is a string, or the messages of a
+ * "tenant", "traceparent", "approval"}, no other key. "input" is a string, or the messages of a
  * conversation as providers' batch APIs take them: [{"role": "user",
  * "content": …}, …]. The parser checks the line and its fields; it knows
  * no agent and starts nothing. A line that is not a task says why, with
@@ -32,6 +32,9 @@ typedef struct {
     const char         *traceparent;  /* W3C, valid; NULL: none */
     size_t              traceparent_len;
     rg_uint_t           traceparent_invalid;  /* one was given, ignored */
+    rg_uint_t           park;         /* "approval": "park": a dangerous
+                                         call parks the session until an
+                                         operator decides (serve) */
 
     rg_uint_t           line;         /* which line it was, for messages */
 

@@ -9,7 +9,10 @@
  * acknowledges nothing: its holder does. Its entries are kept fresh while
  * it runs them; every so often it takes over entries idle past
  * claim_idle; one delivered more than max_deliveries times goes to the
- * dead letters with its task failed. Drain (QUIT, a reload): no more
+ * dead letters with its task failed. A task that parks for an operator
+ * (rg_park.c) is put on the queue's list of parked tasks and its entry
+ * acknowledged without a result; the reclaim timer also looks for parked
+ * tasks past approval_timeout (rg_approval.c). Drain (QUIT, a reload): no more
  * reads, the sessions finish within the timeout, what is left is handed
  * back to the queue at once. Stop (TERM): it goes now; every session is
  * checkpointed and its entry will be taken over. */
@@ -21,6 +24,7 @@
 #include <rg_core_conf.h>
 #include <rg_serve.h>
 #include <rg_stream.h>
+#include <rg_approval.h>
 #include <rg_queue_conf.h>
 #include <rg_task.h>
 #include <rg_session.h>
@@ -71,9 +75,11 @@ struct rg_serve_s {
     uint64_t            lost;
     uint64_t            reclaimed;
     uint64_t            dead;
+    uint64_t            parked;
     unsigned            ready:1;      /* the group is there */
     unsigned            reading:1;
     unsigned            reclaiming:1;
+    unsigned            expiring:1;   /* parked tasks' waits, asked */
     unsigned            draining:1;
     unsigned            exiting:1;
     unsigned            read_failed:1;
@@ -171,6 +177,64 @@ rg_serve_unlink(rg_serve_task_t *t)
 }
 
 
+/* a parked task: on the list of parked tasks, then its entry
+ * acknowledged without a result (it is not final); its session is gone */
+typedef struct {
+    rg_serve_t         *sv;
+    rg_uint_t           shard;
+    char                entry[48];
+} rg_serve_parked_t;
+
+
+static void
+rg_serve_park_listed(void *data, const char *err)
+{
+    rg_serve_t         *sv;
+    rg_serve_parked_t  *p;
+
+    p = data;
+    sv = p->sv;
+
+    if (err == NULL && !sv->exiting) {
+        rg_stream_ack(sv->queue, p->shard, p->entry, rg_serve_written, sv);
+        free(p);
+        return;
+    }
+
+    if (err && !sv->exiting) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: a parked task "
+                     "was not listed (%s): its entry stays, and it parks "
+                     "again where it is taken over", err);
+    }
+
+    free(p);
+    sv->writing--;
+    rg_serve_check_exit(sv);
+}
+
+
+static void
+rg_serve_park(rg_serve_t *sv, rg_serve_task_t *t, rg_session_t *s)
+{
+    rg_serve_parked_t  *p;
+
+    sv->parked++;
+
+    p = calloc(1, sizeof(rg_serve_parked_t));
+    if (p == NULL) {
+        return;                        /* taken over later: parks again */
+    }
+
+    p->sv = sv;
+    p->shard = t->shard;
+    snprintf(p->entry, sizeof(p->entry), "%s", t->entry);
+
+    sv->writing++;
+    rg_approval_watch(sv->queue, t->task_id, s->park_deadline,
+                      rg_serve_park_listed, p);
+}
+
+
 static void
 rg_serve_session_done(rg_session_t *s)
 {
@@ -181,7 +245,10 @@ rg_serve_session_done(rg_session_t *s)
     t = s->data;
     sv = t->sv;
 
-    if (s->fenced) {
+    if (s->parked && !s->fenced) {
+        rg_serve_park(sv, t, s);
+
+    } else if (s->fenced) {
         /* another worker holds the session: it writes the result */
         sv->lost++;
         rg_metrics_task(RG_METRICS_TASK_LOST, 1);
@@ -334,6 +401,12 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     } else if (task.traceparent_invalid) {
         rg_log_error(RG_LOG_INFO, &s->log, 0, "the task's \"traceparent\" "
                      "is not valid W3C Trace Context: a new trace");
+    }
+    /* a dangerous call parks it until an operator decides */
+    if (task.park) {
+        s->park = 1;
+        s->park_task.data = rg_pstrdup(s->pool, e->task, e->len);
+        s->park_task.len = s->park_task.data ? e->len : 0;
     }
 
     t->session = s;
@@ -516,6 +589,22 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
 
 
 static void
+rg_serve_expired(void *data, rg_uint_t n, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->expiring = 0;
+
+    if (err && !sv->exiting) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: looking for "
+                     "parked tasks past approval_timeout failed (%s); "
+                     "trying again later", err);
+    }
+}
+
+
+static void
 rg_serve_reclaim_handler(evutil_socket_t fd, short what, void *arg)
 {
     rg_uint_t    shard, free_slots;
@@ -531,6 +620,12 @@ rg_serve_reclaim_handler(evutil_socket_t fd, short what, void *arg)
         sv->reclaiming = 1;
         rg_stream_reclaim(sv->queue, shard, free_slots, rg_serve_reclaimed,
                           sv);
+    }
+
+    /* parked tasks whose wait passed go back to the queue to end */
+    if (sv->ready && !sv->draining && !sv->expiring) {
+        sv->expiring = 1;
+        rg_approval_expire(sv->queue, 100, rg_serve_expired, sv);
     }
 
     /* every process asks at its own times */
@@ -802,7 +897,8 @@ rg_serve_status(rg_worker_t *w, char *buf, size_t size)
 
     n = snprintf(buf, size, "{\"sessions\":%lu,\"concurrency\":%lu,"
                  "\"started\":%llu,\"done\":%llu,\"lost\":%llu,"
-                 "\"reclaimed\":%llu,\"dead\":%llu,\"draining\":%s}",
+                 "\"reclaimed\":%llu,\"dead\":%llu,\"parked\":%llu,"
+                 "\"draining\":%s}",
                  (unsigned long) sv->running,
                  (unsigned long) sv->concurrency,
                  (unsigned long long) sv->started,
@@ -810,6 +906,7 @@ rg_serve_status(rg_worker_t *w, char *buf, size_t size)
                  (unsigned long long) sv->lost,
                  (unsigned long long) sv->reclaimed,
                  (unsigned long long) sv->dead,
+                 (unsigned long long) sv->parked,
                  sv->draining ? "true" : "false");
 
     return n > 0 && (size_t) n < size ? (size_t) n : 0;

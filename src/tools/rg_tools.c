@@ -1022,13 +1022,22 @@ rg_tools_approved(const rg_toolset_t *ts, rg_tool_entry_t *te)
 }
 
 
-/* The toolset (agent) that refuses te in this turn's chain of
- * delegation, or NULL when every one of it approves te: a child session
- * never gets more approval than the session that started it. */
+/* The toolset (agent) that refuses te in the chain of delegation of ts
+ * (parent: the run_agent call that started it), or NULL when every one
+ * of it approves te: a child session never gets more approval than the
+ * session that started it. */
 static const rg_toolset_t *
-rg_tools_refuser(rg_tool_turn_t *turn, rg_tool_entry_t *te)
+rg_tools_refuser(const rg_toolset_t *ts, rg_tool_run_t *parent,
+    rg_tool_entry_t *te)
 {
-    rg_uint_t  depth;
+    rg_uint_t        depth;
+    rg_tool_turn_t  *turn;
+
+    if (!rg_tools_approved(ts, te)) {
+        return ts;
+    }
+
+    turn = parent ? parent->turn : NULL;
 
     for (depth = 0; turn && depth < 64; depth++) {
         if (!rg_tools_approved(turn->toolset, te)) {
@@ -1039,6 +1048,17 @@ rg_tools_refuser(rg_tool_turn_t *turn, rg_tool_entry_t *te)
     }
 
     return NULL;
+}
+
+
+rg_uint_t
+rg_tools_needs_approval(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
+    rg_tool_run_t *parent, rg_tool_entry_t *te)
+{
+    return (te->tool->flags & RG_TOOL_DANGEROUS)
+           && ctx->approval != RG_APPROVE_ALL
+           && ctx->approval != RG_APPROVE_NONE
+           && rg_tools_refuser(ts, parent, te) != NULL;
 }
 
 
@@ -1053,7 +1073,8 @@ rg_tools_gate(rg_tool_run_t *run)
 
     turn = run->turn;
 
-    if (run->ctx->approval == RG_APPROVE_ALL) {
+    /* decided by an operator before the turn (a parked session's) */
+    if (run->approved || run->ctx->approval == RG_APPROVE_ALL) {
         return RG_OK;
     }
 
@@ -1068,7 +1089,7 @@ rg_tools_gate(rg_tool_run_t *run)
         return RG_DONE;
     }
 
-    no = rg_tools_refuser(turn, run->entry);
+    no = rg_tools_refuser(turn->toolset, turn->parent, run->entry);
     if (no == NULL) {
         return RG_OK;
     }
@@ -1392,6 +1413,7 @@ rg_tools_turn_create(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
         run->ctx = ctx;
         run->turn = turn;
         run->index = i;
+        run->approved = reqs[i].approved;
         run->name = reqs[i].name.len ? reqs[i].name.data : "(no name)";
 
         /* the run owns what the module reads: a call still queued in the

@@ -106,6 +106,7 @@ struct rg_tool_run_s {
     unsigned            denied:1;
     unsigned            launched:1;
     unsigned            isolated:1; /* running in a helper process */
+    unsigned            approved:1; /* by an operator, beforehand */
 };
 
 
@@ -143,6 +144,8 @@ typedef struct {
     rg_str_t            args_text;    /* its canonical text */
     unsigned            has_preset:1;
     unsigned            preset_failed:1;
+    unsigned            approved:1;   /* an operator said yes: a dangerous
+                                         call runs whatever the policy */
 } rg_tool_request_t;
 
 
@@ -224,6 +227,11 @@ rg_int_t rg_tools_ctx_bind(rg_tools_ctx_t *ctx, rg_module_t *m,
 void rg_tools_ctx_destroy(rg_tools_ctx_t *ctx);
 
 void rg_tools_set_approval(rg_tools_ctx_t *ctx, rg_approval_e policy);
+/* a call of te in toolset ts (a child session's: parent is its run_agent
+ * call) would have to be asked for: dangerous, and neither the policy
+ * nor every agent of the chain of delegation approves it */
+rg_uint_t rg_tools_needs_approval(rg_tools_ctx_t *ctx,
+    const rg_toolset_t *ts, rg_tool_run_t *parent, rg_tool_entry_t *te);
 void rg_tools_set_agent_runner(rg_tools_ctx_t *ctx,
     rg_tools_agent_start_pt start, rg_tools_agent_stop_pt stop);
 void rg_tools_agent_done(rg_tool_run_t *run, const char *status,

@@ -7,7 +7,8 @@
  * while it runs) and answers "counted N". `peek` {key, ms?} does the
  * same but is flagged RG_TOOL_READ_ONLY (a dedupe candidate) and answers
  * "peeked <key>", the same for every execution (or fails, after its
- * sleep, with "fail": 1). A test reads the
+ * sleep, with "fail": 1). `launch` {key} counts like `count` and is
+ * also flagged RG_TOOL_DANGEROUS (it needs approval). A test reads the
  * counters to see whether a call ran once, twice or never. */
 
 #include <rg_tool_module.h>
@@ -52,6 +53,13 @@ static const rg_tool_t  rg_count_tools[] = {
         "\"ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000}},"
        "\"required\":[\"key\"]}",
       RG_TOOL_READ_ONLY | RG_TOOL_BLOCKING, 0, rg_count_start, NULL },
+
+    { "launch", "Launch something (counted): dangerous, needs approval.",
+      "{\"type\":\"object\",\"properties\":{"
+        "\"key\":{\"type\":\"string\"}},"
+       "\"required\":[\"key\"]}",
+      RG_TOOL_SIDE_EFFECT | RG_TOOL_DANGEROUS | RG_TOOL_BLOCKING, 0,
+      rg_count_start, NULL },
 
     { NULL, NULL, NULL, 0, 0, NULL, NULL }
 };

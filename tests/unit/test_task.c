@@ -60,8 +60,26 @@ test_unknown_key(void **state)
                     "line 7: unknown key \"imput\"; did you mean \"input\"?");
     rg_test_refused("{\"id\":\"t1\",\"input\":\"hi\",\"priority\":1}",
                     "line 7: unknown key \"priority\" (a task has id, agent, "
-                    "input, max_rounds, max_tokens, deadline, tenant and "
-                    "traceparent)");
+                    "input, max_rounds, max_tokens, deadline, tenant, "
+                    "traceparent and approval)");
+
+    /* approval: park, deny or nothing */
+    line = "{\"id\":\"p\",\"input\":\"hi\",\"approval\":\"park\"}";
+    rc = rg_task_parse(&t, line, strlen(line), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_int_equal(t.park, 1);
+    rg_task_free(&t);
+
+    line = "{\"id\":\"p\",\"input\":\"hi\",\"approval\":\"deny\"}";
+    rc = rg_task_parse(&t, line, strlen(line), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_int_equal(t.park, 0);
+    rg_task_free(&t);
+
+    rg_test_refused("{\"id\":\"t1\",\"input\":\"hi\","
+                    "\"approval\":\"yes\"}",
+                    "line 7: \"approval\" must be \"park\" (a dangerous "
+                    "call waits for an operator's decision) or \"deny\"");
 
     /* the id is kept for the result, whatever the error */
     line = "{\"id\":\"t9\",\"x\":1}";

@@ -1,0 +1,151 @@
+#!/bin/sh
+# test_http_approval.sh: human in the loop through the HTTP API. A task
+# submitted through the API parks on a dangerous call (two workers, store
+# redis, the queue): GET shows it awaiting_approval with the calls it
+# waits for; the worker that parked it is killed with -9, and POST
+# …/approve resumes it on another worker, where the tool runs once; a
+# deny tells the model why; one call approved and the other denied by
+# their ids; a second decision, an unknown call and a task not parked are
+# refused with JSON errors; a task that says "approval": "deny" does not
+# park.
+#
+# Run from the repository root by tests/run.sh; B names the build folder.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+
+rg_redis c                          # the counting tool's
+csock=$redis_sock
+rg_redis r                          # the store and the queue
+
+cat > "$tmp/one.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"l1","name":"launch","arguments":{"key":"one"}}]}},
+ {"message":{"content":"launched"}}]
+JSON
+cat > "$tmp/two.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"c1","name":"launch","arguments":{"key":"twoa"}},
+   {"id":"c2","name":"launch","arguments":{"key":"twob"}}]}},
+ {"message":{"content":"two answered"}}]
+JSON
+
+rg_mock one --script "$tmp/one.json" --request-log "$tmp/one.log"
+oport=$port
+rg_mock two --script "$tmp/two.json" --request-log "$tmp/two.log"
+tport=$port
+hport=$(rg_free_port)
+
+P=$(cd "$B" && pwd)/tests/plugins
+
+cat > "$tmp/s.conf" <<CONF
+load_module $P/count.so;
+module count { redis $csock; }
+worker_processes 2;
+concurrency 50;
+pid $tmp/reagent.pid;
+error_log $tmp/error.log info;
+llm one { base_url http://127.0.0.1:$oport/v1; model mock-1; }
+llm two { base_url http://127.0.0.1:$tport/v1; model mock-1; }
+agent a { llm one; tools launch; tool_timeout 30s; }
+agent b { llm two; tools launch; tool_timeout 30s; }
+store redis { server unix:$redis_sock; }
+lease_ttl 1s;
+queue { claim_idle 2s; block 500ms; }
+http { listen 127.0.0.1:$hport; }
+CONF
+
+"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
+
+U=http://127.0.0.1:$hport
+
+req() {
+    m=$1
+    p=$2
+    shift 2
+    curl -s -o "$tmp/body" -w '%{http_code}' -X "$m" "$U$p" "$@"
+}
+
+# wait_status ID STATUS: up to 15 s until GET says it
+wait_status() {
+    i=0
+    while [ $i -lt 150 ]; do
+        req GET "/v1/tasks/$1" > /dev/null
+        jq -e ".status == \"$2\"" "$tmp/body" > /dev/null && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+rg_equal "a task through the API: 202" \
+    "$(req POST /v1/tasks -d '{"id":"p1","agent":"a","input":"launch it"}')" 202
+rg_check "it parks on its dangerous call" wait_status p1 awaiting_approval
+rg_check "  GET shows the call it waits for" \
+    jq -e '.approval.calls == [{"id":"l1","name":"launch",
+           "arguments":"{\"key\":\"one\"}","decision":null}]' "$tmp/body"
+rg_equal "  the tool did not run" "$(redis-cli -s "$csock" get count:one)" ""
+
+# the worker that parked it goes; another resumes it
+holder=$(redis-cli -s "$redis_sock" hget 'rg:{'"$(printf 'task\000p1' | sha256sum | cut -c1-32 | sed 's/^/t-/')"'}:meta' worker | sed 's/.*://')
+rg_check "  its worker is known ($holder)" kill -0 "$holder"
+kill -9 "$holder"
+sleep 0.3
+
+rg_equal "approve through the API: 200" \
+    "$(req POST /v1/tasks/p1/approve; jq -r .decision "$tmp/body")" \
+    "200approved"
+rg_check "  the parked session is resumed on another worker and ends done" \
+    wait_status p1 done
+rg_check "  with the model's answer" jq -e '.answer == "launched"' "$tmp/body"
+rg_equal "  the tool ran once" "$(redis-cli -s "$csock" get count:one)" 1
+now=$(grep -o "worker [0-9]*: reading" "$tmp/error.log" | tail -n 1 | tr -dc 0-9)
+rg_check "  not on the worker that was killed" test "$now" != "$holder"
+
+rg_equal "a second decision: 409" "$(req POST /v1/tasks/p1/deny)" 409
+rg_check "  a JSON error naming why" \
+    jq -e '.error.code == "not_awaiting_approval" or
+           .error.code == "already_decided"' "$tmp/body"
+
+# two calls: one approved, one denied with a reason
+req POST /v1/tasks -d '{"id":"p2","agent":"b","input":"two"}' > /dev/null
+rg_check "two calls park" wait_status p2 awaiting_approval
+rg_equal "an unknown call: 404" \
+    "$(req POST /v1/tasks/p2/approve -d '{"tool_call_id":"nope"}')" 404
+rg_check "  no_such_call" jq -e '.error.code == "no_such_call"' "$tmp/body"
+rg_equal "approve c1: 200, one still waits" \
+    "$(req POST /v1/tasks/p2/approve -d '{"tool_call_id":"c1"}'; jq -r '.message | test("still wait")' "$tmp/body")" \
+    "200true"
+rg_equal "c1 again: 409" \
+    "$(req POST /v1/tasks/p2/deny -d '{"tool_call_id":"c1"}'; jq -r .error.code "$tmp/body")" \
+    "409already_decided"
+rg_equal "deny c2 with a reason: 200" \
+    "$(req POST /v1/tasks/p2/deny -d '{"tool_call_id":"c2","reason":"not on fridays"}')" \
+    200
+rg_check "  it ends done" wait_status p2 done
+rg_equal "  c1 ran, c2 did not" \
+    "$(redis-cli -s "$csock" get count:twoa)/$(redis-cli -s "$csock" get count:twob)" "1/"
+rg_expect "  the model was told the operator's reason" "$tmp/two.log" \
+    "denied by the operator: not on fridays"
+
+rg_equal "a bad body: 400" \
+    "$(req POST /v1/tasks/p2/approve -d '{"tool_call_id":5}')" 400
+rg_equal "a task never parked: 409" \
+    "$(req POST /v1/tasks/ghost/approve; jq -r .error.code "$tmp/body")" \
+    "409not_awaiting_approval"
+rg_equal "GET on approve: 405" "$(req GET /v1/tasks/p2/approve)" 405
+
+req POST /v1/tasks -d '{"id":"p3","agent":"a","input":"x","approval":"deny"}' \
+    > /dev/null
+rg_check "a task that says deny does not park: it ends" wait_status p3 done
+rg_equal "  and its call was refused, not run" \
+    "$(redis-cli -s "$csock" get count:one)" 1
+
+rg_done
