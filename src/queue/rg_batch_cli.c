@@ -23,7 +23,7 @@ typedef struct {
     rg_uint_t           progress;     /* 0: when stderr is a terminal,
                                          1: --progress, 2: --no-progress */
     const char         *transcripts;  /* --transcripts DIR */
-    const char         *metrics;      /* --metrics-out FILE (for tests) */
+    const char         *metrics;      /* --metrics-out FILE */
 } rg_batch_cli_opts_t;
 
 
@@ -35,13 +35,14 @@ static const rg_cli_t  rg_batch_cli = {
     "batch",
     "  batch [-a AGENT] [--concurrency N] [-o results.jsonl [--resume]]\n"
     "        [--progress|--no-progress] [--approve-all|--deny-dangerous]\n"
-    "        [--transcripts DIR] [--mock] tasks.jsonl|-\n"
+    "        [--transcripts DIR] [--metrics-out FILE] [--mock] tasks.jsonl|-\n"
     "      run JSONL tasks {\"id\",\"agent\",\"input\"}, up to N at once;\n"
     "      results {\"id\",\"status\",\"answer\",\"rounds\",\"tokens\",\"ms\","
     "\"error\"}\n"
     "      appended to -o FILE, which must be empty unless --resume: then\n"
     "      the tasks it holds results for are skipped; --transcripts DIR\n"
-    "      writes each task's transcript to DIR/ID.json (for replay)\n",
+    "      writes each task's transcript to DIR/ID.json (for replay);\n"
+    "      --metrics-out FILE writes the metrics (Prometheus text) at the end\n",
     "a tasks file, or - for stdin",
     sizeof(rg_batch_cli_opts_t),
     rg_batch_cli_option,
