@@ -19,6 +19,7 @@
 #include <rg_tenant.h>
 #include <rg_lease.h>
 #include <rg_transcript.h>
+#include <rg_events.h>
 #include <rg_session_context.h>
 #include <rg_replay.h>
 #include <rg_module.h>
@@ -190,6 +191,11 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
 void
 rg_session_handler(rg_session_t *s)
 {
+    /* its end, once the store holds it */
+    if (!s->handler_called) {
+        rg_events_final(s);
+    }
+
     if (s->handler && !s->handler_called) {
         s->handler_called = 1;
         s->handler(s);           /* may destroy s: nothing after this */
@@ -354,6 +360,8 @@ rg_session_destroy(rg_session_t *s)
     if (s->transcript) {
         json_decref(s->transcript);
     }
+
+    rg_events_stop(s);
 
     rg_agent_ctx(s->engine)->live--;
 
@@ -685,6 +693,8 @@ send:
         }
     }
 
+    rg_events_model_started(s);
+
     return rg_llm_send(&s->req, s->body.data, s->body.len, rid, s->pool,
                        prefix);
 }
@@ -957,6 +967,7 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     rg_agent_ctx(s->engine)->stats.completion_tokens += resp->completion_tokens;
 
     rg_transcript_model_call(s, resp);
+    rg_events_model_ended(s, resp);
 
     if (s->summarizing) {
         rg_session_context_summary(s, resp);

@@ -22,6 +22,14 @@ typedef struct rg_replay_s   rg_replay_t;        /* rg_replay.h */
 
 typedef void (*rg_session_handler_pt)(rg_session_t *s);
 
+/* An owner's view of its session's events in this process (rg_events.h):
+ * event is the whole event (type, task, session, ts and its fields),
+ * valid during the call (json_incref() keeps it). It must not end or
+ * destroy s. */
+typedef void (*rg_session_event_pt)(rg_session_t *s, const char *type,
+    json_t *event, void *data);
+typedef struct rg_events_sink_s  rg_events_sink_t;   /* rg_events.c */
+
 typedef enum {
     RG_SESSION_QUEUED = 0,
     RG_SESSION_MODEL_WAIT,
@@ -154,6 +162,12 @@ struct rg_session_s {
 
     json_t             *transcript;   /* when recording */
 
+    /* its events (rg_events.c): to the store when the task asks for
+     * them (events), to the owner's hook when it set one */
+    rg_session_event_pt on_event;
+    void               *on_event_data;
+    rg_events_sink_t   *events_sink;
+
     /* in the store, when it outlives the process (rg_durable.c) */
     rg_store_op_t      *cp_op;        /* a checkpoint in flight */
     void              (*cp_next)(rg_session_t *s);
@@ -188,6 +202,8 @@ struct rg_session_s {
     unsigned            context_retried:1;
     unsigned            summarizing:1;
     unsigned            fallback_used:1;
+    unsigned            events:1;     /* recorded in the store */
+    unsigned            events_ended:1;   /* "final" was emitted */
 };
 
 

@@ -20,6 +20,7 @@
 #include <rg_codec.h>
 #include <rg_agent.h>
 #include <rg_transcript.h>
+#include <rg_events.h>
 #include <rg_replay.h>
 #include <rg_module.h>
 #include <rg_tools_conf.h>
@@ -29,6 +30,7 @@
 
 
 static void rg_turn_run(rg_session_t *s);
+static void rg_turn_call_start(rg_tool_turn_t *turn, rg_tool_run_t *run);
 static void rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run);
 static void rg_turn_done(rg_tool_turn_t *turn);
 static void rg_turn_approval_handler(rg_tool_turn_t *turn);
@@ -416,6 +418,7 @@ rg_turn_run(rg_session_t *s)
 
     s->turn->approval = rg_turn_approval_handler;
     s->turn->call_done = rg_turn_call_done;
+    s->turn->call_start = rg_turn_call_start;
     s->turn->parent = s->parent_run;   /* its approval caps this one's */
     s->state = RG_SESSION_TOOLS_RUNNING;
 
@@ -749,6 +752,13 @@ rg_turn_go(rg_session_t *s)
 }
 
 
+static void
+rg_turn_call_start(rg_tool_turn_t *turn, rg_tool_run_t *run)
+{
+    rg_events_tool_started(turn->data, run);
+}
+
+
 /* a claimed call answered: its result replaces the claim at once */
 static void
 rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
@@ -765,6 +775,8 @@ rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
 
     s = turn->data;
     i = run->index;
+
+    rg_events_tool_ended(s, run);
 
     if (i >= s->ncalls || !s->extra[i].claimed) {
         return;

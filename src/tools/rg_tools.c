@@ -1211,6 +1211,10 @@ rg_tools_launch(rg_tool_run_t *run)
     run->started = rg_monotonic_msec();
     run->launched = 1;
 
+    if (run->turn->call_start) {
+        run->turn->call_start(run->turn, run);
+    }
+
     if (run->timeout) {
         tv.tv_sec = run->timeout / 1000;
         tv.tv_usec = (run->timeout % 1000) * 1000;
