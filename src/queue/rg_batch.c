@@ -355,6 +355,7 @@ rg_batch_task(void *data, rg_task_t *t)
     if (t->tenant) {
         s->tenant = rg_pstrdup(s->pool, t->tenant, strlen(t->tenant));
     }
+    s->events = t->events ? 1 : 0;
 
     if (b->opts->transcripts) {
         s->transcript_file = rg_batch_transcript_file(b, s, t->id, t->line);

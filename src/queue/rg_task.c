@@ -93,13 +93,24 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
         t->tenant = p;
     }
 
+    /* its events recorded for whoever follows it (the HTTP API) */
+    v = json_object_get(task, "events");
+    if (v && !json_is_null(v)) {
+        if (!json_is_boolean(v)) {
+            return rg_task_invalid(t, "line %lu: \"events\" must be true "
+                                   "or false", (unsigned long) lineno);
+        }
+        t->events = json_is_true(v);
+    }
+
     return RG_OK;
 }
 
 
 /* the keys a task may have */
 static const char  *rg_task_keys[] = {
-    "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant"
+    "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant",
+    "events"
 };
 
 
@@ -170,8 +181,9 @@ rg_task_keys_check(rg_task_t *t, json_t *task, rg_uint_t lineno)
         }
 
         return rg_task_invalid(t, "line %lu: unknown key \"%.64s\" (a task "
-                               "has id, agent, input, max_rounds, max_tokens "
-                               "and deadline)", (unsigned long) lineno, key);
+                               "has id, agent, input, max_rounds, max_tokens, "
+                               "deadline, tenant and events)",
+                               (unsigned long) lineno, key);
     }
 
     return RG_OK;

@@ -1,6 +1,6 @@
 /* rg_task.h: one task of `reagent batch`, as a line of JSONL reads:
  * {"id", "agent", "input", "max_rounds", "max_tokens", "deadline",
- * "tenant"}, no other key. "input" is a string, or the messages of a
+ * "tenant", "events"}, no other key. "input" is a string, or the messages of a
  * conversation as providers' batch APIs take them: [{"role": "user",
  * "content": …}, …]. The parser checks the line and its fields; it knows
  * no agent and starts nothing. A line that is not a task says why, with
@@ -29,6 +29,7 @@ typedef struct {
     int64_t             max_tokens;   /* -1: the agent's */
     rg_msec_t           deadline;     /* RG_CONF_UNSET_MSEC: the agent's */
     const char         *tenant;       /* whose budget; NULL: none */
+    rg_uint_t           events;       /* record its events (false) */
 
     rg_uint_t           line;         /* which line it was, for messages */
 

@@ -333,6 +333,7 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     if (task.tenant) {
         s->tenant = rg_pstrdup(s->pool, task.tenant, strlen(task.tenant));
     }
+    s->events = task.events ? 1 : 0;
 
     t->session = s;
     t->next = sv->head.next;
