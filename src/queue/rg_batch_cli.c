@@ -51,6 +51,7 @@ static const rg_cli_t  *rg_queue_cli[] = {
     &rg_submit_cli,
     &rg_results_cli,
     &rg_queue_status_cli,
+    &rg_events_cli,
     NULL
 };
 
