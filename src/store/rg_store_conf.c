@@ -34,6 +34,7 @@ static rg_int_t rg_store_check(rg_cycle_t *cycle);
 static rg_conf_num_bounds_t  rg_store_db_bounds = { 0, 1000 };
 static rg_conf_num_bounds_t  rg_store_conns_bounds = { 1, 64 };
 static rg_conf_num_bounds_t  rg_store_events_bounds = { 1, 1000000 };
+static rg_conf_num_bounds_t  rg_store_events_ttl_bounds = { 1, 0 };
 
 
 static rg_command_t  rg_store_commands[] = {
@@ -58,7 +59,8 @@ static rg_command_t  rg_store_commands[] = {
       &rg_store_events_bounds },
 
     { rg_string("events_ttl"), RG_MAIN_CONF|RG_CONF_TAKE1,
-      rg_conf_set_msec_slot, offsetof(rg_store_conf_t, events_ttl), NULL },
+      rg_conf_set_msec_slot, offsetof(rg_store_conf_t, events_ttl),
+      &rg_store_events_ttl_bounds },
 
     { rg_string("server"), RG_STORE_REDIS_CONF|RG_CONF_TAKE1,
       rg_conf_set_str_array_slot, offsetof(rg_store_conf_t, servers),
@@ -376,12 +378,6 @@ rg_store_init_conf(rg_cycle_t *cycle, void *conf)
 
     if (scf->events_ttl == RG_CONF_UNSET_MSEC) {
         scf->events_ttl = 3600 * 1000;
-    }
-
-    if (scf->events_ttl == 0) {
-        rg_cycle_error(cycle, cycle->conf_file, 0, "\"events_ttl\" must be "
-                       "more than 0: every key the store writes expires");
-        return RG_CONF_ERROR;
     }
 
     if (scf->lease_ttl < 300) {
