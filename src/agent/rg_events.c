@@ -131,7 +131,8 @@ rg_session_event(rg_session_t *s, const char *type, json_t *fields)
     size_t   len, n;
     json_t  *ev, *seen;
 
-    if (!rg_session_events_on(s)) {
+    /* nothing after the end: a late event would read as a new life */
+    if (!rg_session_events_on(s) || s->events_ended) {
         json_decref(fields);
         return;
     }
@@ -389,8 +390,6 @@ rg_events_final(rg_session_t *s)
         return;
     }
 
-    s->events_ended = 1;
-
     answer = s->answer.data ? json_stringn(s->answer.data, s->answer.len)
                             : json_null();
 
@@ -409,6 +408,8 @@ rg_events_final(rg_session_t *s)
                                "tool_calls", (json_int_t) s->tool_calls,
                                "ms", (json_int_t) (s->elapsed + s->ended
                                                    - s->started)));
+
+    s->events_ended = 1;
 }
 
 
