@@ -21,6 +21,7 @@
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_park.h>
+#include <rg_events.h>
 #include <rg_turn.h>
 #include <rg_durable.h>
 #include <rg_lease.h>
@@ -417,14 +418,25 @@ rg_park_put_done(void *data, const rg_store_res_t *res)
 }
 
 
-/* The session's "approval_needed" event, with the record (its calls,
- * its deadline): to be rg_session_event(s, "approval_needed", …) of
- * rg_events.c once that lands. */
+/* The session's "approval_needed" event: the calls it waits for and
+ * its deadline (the record's, secrets already scrubbed) */
 static void
 rg_park_event(rg_session_t *s, const char *record)
 {
-    (void) s;
-    (void) record;
+    json_t  *rec;
+
+    if (!rg_session_events_on(s)) {
+        return;
+    }
+
+    rec = json_loads(record, 0, NULL);
+
+    rg_session_event(s, "approval_needed",
+                     json_pack("{s:O?, s:O?, s:O?}",
+                               "calls", json_object_get(rec, "calls"),
+                               "deadline", json_object_get(rec, "deadline"),
+                               "round", json_object_get(rec, "round")));
+    json_decref(rec);
 }
 
 

@@ -152,13 +152,23 @@ rg_run_session(rg_engine_t *e, rg_agent_conf_t *agent, const char *task_id,
     const char *text, size_t len, json_t *messages,
     rg_session_handler_pt handler, void *data)
 {
+    return rg_run_session_id(e, agent, NULL, task_id, text, len, messages,
+                             handler, data);
+}
+
+
+rg_session_t *
+rg_run_session_id(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
+    const char *task_id, const char *text, size_t len, json_t *messages,
+    rg_session_handler_pt handler, void *data)
+{
     size_t         i;
     json_t        *m, *content;
     const char    *role;
     rg_session_t  *s;
 
-    s = rg_session_create(e, agent, task_id, messages ? NULL : text, len,
-                          handler, data);
+    s = rg_session_create_id(e, agent, id, id ? strlen(id) : 0, task_id,
+                             messages ? NULL : text, len, handler, data);
 
     if (s == NULL || messages == NULL) {
         return s;

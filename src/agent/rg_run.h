@@ -64,6 +64,10 @@ void rg_run_mock_stop(rg_run_mock_t *m);
 rg_session_t *rg_run_session(rg_engine_t *e, rg_agent_conf_t *agent,
     const char *task_id, const char *text, size_t len, json_t *messages,
     rg_session_handler_pt handler, void *data);
+/* the same, named id (NULL: a new one) */
+rg_session_t *rg_run_session_id(rg_engine_t *e, rg_agent_conf_t *agent,
+    const char *id, const char *task_id, const char *text, size_t len,
+    json_t *messages, rg_session_handler_pt handler, void *data);
 
 struct rg_session_s;
 

@@ -19,6 +19,7 @@
 #include <rg_tenant.h>
 #include <rg_lease.h>
 #include <rg_transcript.h>
+#include <rg_events.h>
 #include <rg_session_context.h>
 #include <rg_session_trace.h>
 #include <rg_replay.h>
@@ -199,6 +200,11 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
 void
 rg_session_handler(rg_session_t *s)
 {
+    /* its end, once the store holds it */
+    if (!s->handler_called) {
+        rg_events_final(s);
+    }
+
     if (s->handler && !s->handler_called) {
         s->handler_called = 1;
         s->handler(s);           /* may destroy s: nothing after this */
@@ -309,9 +315,19 @@ rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
     const char *task_id, const char *input, size_t len,
     rg_session_handler_pt handler, void *data)
 {
+    return rg_session_create_id(e, agent, NULL, 0, task_id, input, len,
+                                handler, data);
+}
+
+
+rg_session_t *
+rg_session_create_id(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
+    size_t idlen, const char *task_id, const char *input, size_t len,
+    rg_session_handler_pt handler, void *data)
+{
     rg_session_t  *s;
 
-    s = rg_session_alloc(e, agent, NULL, 0, task_id, handler, data);
+    s = rg_session_alloc(e, agent, id, idlen, task_id, handler, data);
     if (s == NULL) {
         return NULL;
     }
@@ -367,6 +383,8 @@ rg_session_destroy(rg_session_t *s)
     if (s->transcript) {
         json_decref(s->transcript);
     }
+
+    rg_events_stop(s);
 
     rg_agent_ctx(s->engine)->live--;
 
@@ -700,6 +718,8 @@ send:
         }
     }
 
+    rg_events_model_started(s);
+
     return rg_llm_send(&s->req, s->body.data, s->body.len, rid, s->pool,
                        prefix);
 }
@@ -974,6 +994,7 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     rg_agent_ctx(s->engine)->stats.completion_tokens += resp->completion_tokens;
 
     rg_transcript_model_call(s, resp);
+    rg_events_model_ended(s, resp);
 
     if (s->summarizing) {
         rg_session_context_summary(s, resp);

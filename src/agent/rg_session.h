@@ -24,6 +24,14 @@ typedef struct rg_replay_s   rg_replay_t;        /* rg_replay.h */
 
 typedef void (*rg_session_handler_pt)(rg_session_t *s);
 
+/* An owner's view of its session's events in this process (rg_events.h):
+ * event is the whole event (type, task, session, ts and its fields),
+ * valid during the call (json_incref() keeps it). It must not end or
+ * destroy s. */
+typedef void (*rg_session_event_pt)(rg_session_t *s, const char *type,
+    json_t *event, void *data);
+typedef struct rg_events_sink_s  rg_events_sink_t;   /* rg_events.c */
+
 typedef enum {
     RG_SESSION_QUEUED = 0,
     RG_SESSION_MODEL_WAIT,
@@ -162,6 +170,11 @@ struct rg_session_s {
     rg_trace_span_t     span;
     rg_trace_span_t     chat;
     char                trace_link[RG_TRACE_SPAN_LEN + 1];
+    /* its events (rg_events.c): to the store when the task asks for
+     * them (events), to the owner's hook when it set one */
+    rg_session_event_pt on_event;
+    void               *on_event_data;
+    rg_events_sink_t   *events_sink;
 
     /* in the store, when it outlives the process (rg_durable.c) */
     rg_store_op_t      *cp_op;        /* a checkpoint in flight */
@@ -206,12 +219,18 @@ struct rg_session_s {
     unsigned            park:1;       /* such calls park it (serve) */
     unsigned            parked:1;     /* it waits in the store: the
                                          handler sees it not ended */
+    unsigned            events:1;     /* recorded in the store */
+    unsigned            events_ended:1;   /* "final" was emitted */
 };
 
 
 rg_session_t *rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
     const char *task_id, const char *input, size_t len,
     rg_session_handler_pt handler, void *data);
+/* the same, named id (NULL: a new one) */
+rg_session_t *rg_session_create_id(rg_engine_t *e, rg_agent_conf_t *agent,
+    const char *id, size_t idlen, const char *task_id, const char *input,
+    size_t len, rg_session_handler_pt handler, void *data);
 /* a session with no message yet, of the given id (NULL: a new one);
  * rg_session_create() adds the system message and the task */
 rg_session_t *rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent,

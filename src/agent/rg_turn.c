@@ -22,6 +22,7 @@
 #include <rg_agent.h>
 #include <rg_transcript.h>
 #include <rg_session_trace.h>
+#include <rg_events.h>
 #include <rg_replay.h>
 #include <rg_module.h>
 #include <rg_tools_conf.h>
@@ -31,6 +32,7 @@
 
 
 static void rg_turn_run(rg_session_t *s);
+static void rg_turn_call_start(rg_tool_turn_t *turn, rg_tool_run_t *run);
 static void rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run);
 static void rg_turn_done(rg_tool_turn_t *turn);
 static void rg_turn_approval_handler(rg_tool_turn_t *turn);
@@ -421,6 +423,7 @@ rg_turn_run(rg_session_t *s)
 
     s->turn->approval = rg_turn_approval_handler;
     s->turn->call_done = rg_turn_call_done;
+    s->turn->call_start = rg_turn_call_start;
     s->turn->parent = s->parent_run;   /* its approval caps this one's */
     rg_session_set_state(s, RG_SESSION_TOOLS_RUNNING);
 
@@ -766,6 +769,13 @@ rg_turn_tools(rg_session_t *s)
 }
 
 
+static void
+rg_turn_call_start(rg_tool_turn_t *turn, rg_tool_run_t *run)
+{
+    rg_events_tool_started(turn->data, run);
+}
+
+
 /* a claimed call answered: its result replaces the claim at once */
 static void
 rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
@@ -784,6 +794,7 @@ rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
     i = run->index;
 
     rg_session_trace_tool_end(s, run);
+    rg_events_tool_ended(s, run);
 
     if (i >= s->ncalls || !s->extra[i].claimed) {
         return;

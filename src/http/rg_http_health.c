@@ -24,11 +24,13 @@ rg_http_healthz_handler(rg_http_req_t *r)
 static void
 rg_http_ready(rg_http_req_t *r)
 {
-    rg_http_json(r, 200, json_pack("{s:s, s:s, s:I}", "status", "ready",
+    rg_http_json(r, 200, json_pack("{s:s, s:s, s:I, s:I}", "status", "ready",
                                    "store", r->http->tasks->store->name,
                                    "sessions",
                                    (json_int_t) rg_http_tasks_running(
-                                       r->http)));
+                                       r->http),
+                                   "event_streams",
+                                   (json_int_t) r->http->streams));
 }
 
 

@@ -112,6 +112,26 @@ rg_http_chat_gone(rg_http_req_t *r)
 }
 
 
+/* what the agent does, as SSE comments (clients skip them): ": TYPE
+ * {event}" for model and tool calls */
+static void
+rg_http_chat_on_event(rg_session_t *s, const char *type, json_t *event,
+    void *data)
+{
+    char             prefix[64];
+    rg_http_chat_t  *c;
+
+    c = data;
+
+    if (c->r == NULL || !c->streaming || strcmp(type, "final") == 0) {
+        return;
+    }
+
+    snprintf(prefix, sizeof(prefix), ": %.40s ", type);
+    rg_http_chat_event(c, prefix, json_incref(event));
+}
+
+
 static void
 rg_http_chat_started(rg_http_task_t *t, rg_session_t *s)
 {
@@ -136,6 +156,9 @@ rg_http_chat_started(rg_http_task_t *t, rg_session_t *s)
         rg_http_chat_event(c, "data: ", rg_http_chunk(c, json_pack("{s:s, "
                            "s:s}", "role", "assistant", "content", ""),
                            NULL));
+
+        s->on_event = rg_http_chat_on_event;
+        s->on_event_data = c;
 
         c->ping_ev = evtimer_new(c->r->http->engine->base, rg_http_chat_ping,
                                  c);

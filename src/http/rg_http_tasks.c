@@ -64,7 +64,7 @@ rg_http_unlink(rg_http_task_t *t)
 }
 
 
-static rg_http_task_t *
+rg_http_task_t *
 rg_http_task_find(rg_http_tasks_t *ts, const char *id)
 {
     rg_http_task_t  *t;
@@ -196,9 +196,16 @@ rg_http_task_start(rg_http_tasks_t *ts, rg_http_task_t *t)
                         ->default_agent.data;
     agent = rg_agent_find(ts->h->engine->cycle, name, strlen(name));
 
-    s = agent ? rg_run_session(ts->h->engine, agent, t->id ? t->id : "chat",
-                               task.input, task.input_len, task.messages,
-                               rg_http_session_done, t)
+    /* a task's session is named after its id, as on the queue: its
+     * events and its result are found by it */
+    if (t->id) {
+        rg_stream_session_id(t->id, t->sid, sizeof(t->sid));
+    }
+
+    s = agent ? rg_run_session_id(ts->h->engine, agent, t->id ? t->sid : NULL,
+                                  t->id ? t->id : "chat", task.input,
+                                  task.input_len, task.messages,
+                                  rg_http_session_done, t)
               : NULL;
     if (s == NULL) {
         rg_task_free(&task);
@@ -221,6 +228,7 @@ rg_http_task_start(rg_http_tasks_t *ts, rg_http_task_t *t)
     if (task.traceparent) {
         rg_session_trace(s, task.traceparent, task.traceparent_len);
     }
+    s->events = task.events ? 1 : 0;
 
     rg_task_free(&task);
 
@@ -612,6 +620,11 @@ rg_http_submit_one(rg_http_submit_t *sub, rg_http_req_t *r, json_t *task,
             snprintf(idbuf + 5 + 2 * i, 3, "%02x", rnd[i]);
         }
         json_object_set_new(task, "id", json_string(idbuf));
+    }
+
+    /* its events are recorded, for GET …/events */
+    if (json_object_get(task, "events") == NULL) {
+        json_object_set_new(task, "events", json_true());
     }
 
     /* the caller's trace goes on with the task (a traceparent of the

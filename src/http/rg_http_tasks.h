@@ -55,6 +55,8 @@ struct rg_http_tasks_s {
 rg_http_task_t *rg_http_task_run(rg_http_t *h, const char *id,
     json_t *task);
 void rg_http_task_go(rg_http_t *h);
+/* a task of this worker, waiting or running, by its id */
+rg_http_task_t *rg_http_task_find(rg_http_tasks_t *ts, const char *id);
 /* a running one is cancelled (its done() comes), a waiting one goes now
  * (done(t, NULL, NULL) called) */
 void rg_http_task_cancel(rg_http_task_t *t, const char *why);

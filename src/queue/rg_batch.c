@@ -341,6 +341,7 @@ rg_batch_task(void *data, rg_task_t *t)
         rg_log_error(RG_LOG_INFO, &s->log, 0, "the task's \"traceparent\" "
                      "is not valid W3C Trace Context: a new trace");
     }
+    s->events = t->events ? 1 : 0;
 
     if (b->opts->transcripts) {
         s->transcript_file = rg_batch_transcript_file(b, s, t->id, t->line);

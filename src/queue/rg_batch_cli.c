@@ -58,6 +58,7 @@ static const rg_cli_t  *rg_queue_cli[] = {
     &rg_approve_cli,
     &rg_deny_cli,
     &rg_pending_cli,
+    &rg_events_cli,
     NULL
 };
 

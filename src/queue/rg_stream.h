@@ -112,5 +112,7 @@ void rg_stream_session_id(const char *task_id, char *buf, size_t size);
 extern const rg_cli_t  rg_submit_cli;
 extern const rg_cli_t  rg_results_cli;
 extern const rg_cli_t  rg_queue_status_cli;
+/* `reagent events`: a task's session's events (rg_events_cli.c) */
+extern const rg_cli_t  rg_events_cli;
 
 #endif /* RG_STREAM_H */

@@ -128,6 +128,16 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
         }
     }
 
+    /* its events recorded for whoever follows it (the HTTP API) */
+    v = json_object_get(task, "events");
+    if (v && !json_is_null(v)) {
+        if (!json_is_boolean(v)) {
+            return rg_task_invalid(t, "line %lu: \"events\" must be true "
+                                   "or false", (unsigned long) lineno);
+        }
+        t->events = json_is_true(v);
+    }
+
     return RG_OK;
 }
 
@@ -135,7 +145,7 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
 /* the keys a task may have */
 static const char  *rg_task_keys[] = {
     "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant",
-    "traceparent", "approval"
+    "traceparent", "approval", "events"
 };
 
 
@@ -207,7 +217,8 @@ rg_task_keys_check(rg_task_t *t, json_t *task, rg_uint_t lineno)
 
         return rg_task_invalid(t, "line %lu: unknown key \"%.64s\" (a task "
                                "has id, agent, input, max_rounds, max_tokens, "
-                               "deadline, tenant, traceparent and approval)",
+                               "deadline, tenant, traceparent, approval and "
+                               "events)",
                                (unsigned long) lineno, key);
     }
 

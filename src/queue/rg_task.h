@@ -1,6 +1,6 @@
 /* rg_task.h: one task of `reagent batch`, as a line of JSONL reads:
  * {"id", "agent", "input", "max_rounds", "max_tokens", "deadline",
- * "tenant", "traceparent", "approval"}, no other key. "input" is a string, or the messages of a
+ * "tenant", "traceparent", "approval", "events"}, no other key. "input" is a string, or the messages of a
  * conversation as providers' batch APIs take them: [{"role": "user",
  * "content": …}, …]. The parser checks the line and its fields; it knows
  * no agent and starts nothing. A line that is not a task says why, with
@@ -35,6 +35,7 @@ typedef struct {
     rg_uint_t           park;         /* "approval": "park": a dangerous
                                          call parks the session until an
                                          operator decides (serve) */
+    rg_uint_t           events;       /* record its events (false) */
 
     rg_uint_t           line;         /* which line it was, for messages */
 

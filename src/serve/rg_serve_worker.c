@@ -408,6 +408,7 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
         s->park_task.data = rg_pstrdup(s->pool, e->task, e->len);
         s->park_task.len = s->park_task.data ? e->len : 0;
     }
+    s->events = task.events ? 1 : 0;
 
     t->session = s;
     t->next = sv->head.next;

@@ -17,6 +17,7 @@
 
 typedef struct rg_store_s      rg_store_t;
 typedef struct rg_store_op_s   rg_store_op_t;
+typedef struct rg_store_entry_s  rg_store_entry_t;
 
 /* set() flags */
 #define RG_STORE_NX          0x01     /* only when absent */
@@ -36,6 +37,8 @@ typedef struct {
     rg_uint_t           nitems;
     const rg_str_t     *fields;       /* load: meta, name and value pairs */
     rg_uint_t           nfields;      /* pairs */
+    const rg_store_entry_t *entries;  /* range: the events */
+    rg_uint_t           nentries;
 } rg_store_res_t;
 
 typedef void (*rg_store_pt)(void *data, const rg_store_res_t *res);
@@ -84,6 +87,30 @@ typedef struct {
     rg_uint_t           force;        /* a correction: charged (or given
                                          back), never waited for */
 } rg_store_bucket_t;
+
+
+/* One event of a session, appended to its stream "{id}:events", which
+ * holds at most max entries (the oldest go) and expires ttl after the
+ * last append. The answer's value is the new entry's id, "ms-seq": ids
+ * grow, and compare as Redis stream ids do (ms, then seq). With a lease
+ * token set, a session whose lease another worker holds now is refused
+ * ("fenced"). */
+typedef struct {
+    rg_str_t            id;           /* the session */
+    int64_t             lease;        /* 0: not fenced */
+    rg_str_t            type;
+    rg_str_t            data;         /* JSON text */
+    rg_uint_t           max;
+    rg_msec_t           ttl;
+} rg_store_event_t;
+
+
+/* an entry of a session's events, as range() answers it */
+struct rg_store_entry_s {
+    rg_str_t            id;           /* "ms-seq" */
+    rg_str_t            type;
+    rg_str_t            data;
+};
 
 
 typedef struct {
@@ -147,6 +174,16 @@ struct rg_store_s {
                               const rg_str_t *holder, rg_uint_t max,
                               rg_msec_t ttl, rg_store_pt cb, void *data);
 
+    /* a session's events: append() one; range() the entries whose id
+     * comes after `after` (NULL or "": from the first), at most count,
+     * oldest first; none when the stream is not there. NULL without
+     * memory, or when after is no "ms-seq" id (rg_store_event_id). */
+    rg_store_op_t    *(*append)(rg_store_t *st, const rg_store_event_t *ev,
+                                rg_store_pt cb, void *data);
+    rg_store_op_t    *(*range)(rg_store_t *st, const rg_str_t *id,
+                               const char *after, rg_uint_t count,
+                               rg_store_pt cb, void *data);
+
     /* the callback will not be called */
     void              (*cancel)(rg_store_t *st, rg_store_op_t *op);
     /* pending operations are answered "the store is shutting down" */
@@ -170,5 +207,10 @@ rg_store_t *rg_store_memory_create(struct event_base *base,
 /* "{id}:name" for a session-scoped key, into buf */
 size_t rg_store_session_key(char *buf, size_t size, const rg_str_t *id,
     const char *name, size_t len);
+
+/* reads an event id "ms-seq" (both decimal, no sign): RG_OK, or
+ * RG_ERROR when s[0..len) is none */
+rg_int_t rg_store_event_id(const char *s, size_t len, uint64_t *ms,
+    uint64_t *seq);
 
 #endif /* RG_STORE_H */

@@ -33,6 +33,8 @@ static rg_int_t rg_store_check(rg_cycle_t *cycle);
 
 static rg_conf_num_bounds_t  rg_store_db_bounds = { 0, 1000 };
 static rg_conf_num_bounds_t  rg_store_conns_bounds = { 1, 64 };
+static rg_conf_num_bounds_t  rg_store_events_bounds = { 1, 1000000 };
+static rg_conf_num_bounds_t  rg_store_events_ttl_bounds = { 1, 0 };
 
 
 static rg_command_t  rg_store_commands[] = {
@@ -51,6 +53,14 @@ static rg_command_t  rg_store_commands[] = {
     { rg_string("lease_ttl"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_msec_slot, offsetof(rg_store_conf_t, lease_ttl),
       NULL },
+
+    { rg_string("events_max"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_store_conf_t, events_max),
+      &rg_store_events_bounds },
+
+    { rg_string("events_ttl"), RG_MAIN_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_store_conf_t, events_ttl),
+      &rg_store_events_ttl_bounds },
 
     { rg_string("server"), RG_STORE_REDIS_CONF|RG_CONF_TAKE1,
       rg_conf_set_str_array_slot, offsetof(rg_store_conf_t, servers),
@@ -185,6 +195,8 @@ rg_store_create_conf(rg_cycle_t *cycle)
     scf->session_ttl = RG_CONF_UNSET_MSEC;
     scf->store_timeout = RG_CONF_UNSET_MSEC;
     scf->lease_ttl = RG_CONF_UNSET_MSEC;
+    scf->events_max = RG_CONF_UNSET;
+    scf->events_ttl = RG_CONF_UNSET_MSEC;
 
     return scf;
 }
@@ -358,6 +370,14 @@ rg_store_init_conf(rg_cycle_t *cycle, void *conf)
 
     if (scf->lease_ttl == RG_CONF_UNSET_MSEC) {
         scf->lease_ttl = 15 * 1000;
+    }
+
+    if (scf->events_max == RG_CONF_UNSET) {
+        scf->events_max = 1000;
+    }
+
+    if (scf->events_ttl == RG_CONF_UNSET_MSEC) {
+        scf->events_ttl = 3600 * 1000;
     }
 
     if (scf->lease_ttl < 300) {
@@ -598,6 +618,20 @@ rg_msec_t
 rg_store_lease_ttl(rg_engine_t *e)
 {
     return rg_store_conf(e->cycle)->lease_ttl;
+}
+
+
+rg_uint_t
+rg_store_events_max(rg_engine_t *e)
+{
+    return (rg_uint_t) rg_store_conf(e->cycle)->events_max;
+}
+
+
+rg_msec_t
+rg_store_events_ttl(rg_engine_t *e)
+{
+    return rg_store_conf(e->cycle)->events_ttl;
 }
 
 

@@ -41,6 +41,8 @@ typedef struct {
     rg_msec_t           session_ttl;  /* after a session ends */
     rg_msec_t           store_timeout; /* how long a checkpoint may wait */
     rg_msec_t           lease_ttl;    /* a session's writer, heartbeat 1/3 */
+    rg_int_t            events_max;   /* a session's events kept */
+    rg_msec_t           events_ttl;   /* after its last event */
     const char         *file;
     rg_uint_t           line;
 } rg_store_conf_t;
@@ -57,6 +59,8 @@ rg_store_t *rg_store_get(rg_engine_t *e);
 rg_msec_t rg_store_session_ttl(rg_engine_t *e);
 rg_msec_t rg_store_timeout(rg_engine_t *e);
 rg_msec_t rg_store_lease_ttl(rg_engine_t *e);
+rg_uint_t rg_store_events_max(rg_engine_t *e);
+rg_msec_t rg_store_events_ttl(rg_engine_t *e);
 
 /* a Redis client of its own on the engine's store redis (the queue's
  * blocking reads need connections of their own); NULL without one */

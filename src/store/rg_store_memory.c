@@ -42,6 +42,8 @@ struct rg_store_op_s {
     char               *err;
     rg_str_t           *items;
     rg_str_t           *fields;
+    rg_store_entry_t   *entries;      /* range: into block */
+    char               *block;
 };
 
 
@@ -328,6 +330,8 @@ rg_mem_op_free(rg_store_op_t *op)
 
     free(op->items);
     free(op->fields);
+    free(op->entries);
+    free(op->block);
     free(op);
 }
 
@@ -1244,6 +1248,284 @@ rg_mem_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
 }
 
 
+/* events ------------------------------------------------------------
+ *
+ * A session's events are a list "{id}:events" whose items are
+ * "ID\0TYPE\0DATA", ids "ms-seq" as Redis gives them: the wall clock's
+ * ms, and a sequence within one ms (or after the clock went back). */
+
+/* the id, type and data of an item */
+static void
+rg_mem_event_split(const rg_str_t *item, rg_store_entry_t *en)
+{
+    char  *p, *end, *nul;
+
+    p = item->data;
+    end = item->data + item->len;
+
+    nul = memchr(p, '\0', end - p);
+    en->id.data = p;
+    en->id.len = nul ? (size_t) (nul - p) : item->len;
+    p = nul ? nul + 1 : end;
+
+    nul = memchr(p, '\0', end - p);
+    en->type.data = p;
+    en->type.len = nul ? (size_t) (nul - p) : (size_t) (end - p);
+    p = nul ? nul + 1 : end;
+
+    en->data.data = p;
+    en->data.len = end - p;
+}
+
+
+static int
+rg_mem_event_cmp(uint64_t ams, uint64_t aseq, uint64_t bms, uint64_t bseq)
+{
+    if (ams != bms) {
+        return ams < bms ? -1 : 1;
+    }
+
+    return aseq < bseq ? -1 : aseq > bseq;
+}
+
+
+/* the item's id; 0-0 when it has none (never: ids are written here) */
+static void
+rg_mem_event_id(const rg_str_t *item, uint64_t *ms, uint64_t *seq)
+{
+    rg_store_entry_t  en;
+
+    rg_mem_event_split(item, &en);
+
+    if (rg_store_event_id(en.id.data, en.id.len, ms, seq) != RG_OK) {
+        *ms = 0;
+        *seq = 0;
+    }
+}
+
+
+/* the lease of a session admits a write: token holds it, or it expired
+ * while nobody took another (the fence still at token), as in Redis */
+static rg_uint_t
+rg_mem_lease_admits(rg_store_memory_t *m, const rg_str_t *id, int64_t token)
+{
+    int64_t          fence;
+    rg_mem_entry_t  *e, *f;
+
+    if (token == 0) {
+        return 1;
+    }
+
+    e = rg_mem_session(m, id, "lease", 5);
+    if (e) {
+        return rg_mem_lease_token(m, id) == token;
+    }
+
+    f = rg_mem_session(m, id, "fence", 5);
+    fence = 0;
+
+    return f && rg_mem_number(f, &fence) == RG_OK && fence == token;
+}
+
+
+static rg_store_op_t *
+rg_mem_append(rg_store_t *st, const rg_store_event_t *ev, rg_store_pt cb,
+    void *data)
+{
+    char                idbuf[48], *item;
+    size_t              idlen, len, drop;
+    uint64_t            ms, seq, lms, lseq;
+    rg_uint_t           i, n;
+    rg_str_t            v;
+    rg_store_op_t      *op;
+    rg_mem_entry_t     *e;
+    rg_store_memory_t  *m;
+
+    m = (rg_store_memory_t *) st;
+
+    op = rg_mem_post(m, cb, data);
+    if (op == NULL) {
+        return NULL;
+    }
+
+    if (!rg_mem_lease_admits(m, &ev->id, ev->lease)) {
+        rg_mem_refuse(op, RG_DECLINED, "fenced: the session's lease is "
+                      "held by another worker");
+        return op;
+    }
+
+    e = rg_mem_session(m, &ev->id, "events", 6);
+
+    if (e && !e->list) {
+        rg_mem_refuse(op, RG_ERROR, "the events key holds a value");
+        return op;
+    }
+
+    if (e == NULL) {
+        e = rg_mem_session_create(m, &ev->id, "events", 6, 1);
+        if (e == NULL) {
+            goto full;
+        }
+    }
+
+    rg_mem_expire(e, ev->ttl);
+
+    /* after the last one, whatever the clock says */
+    ms = rg_wall_msec();
+    seq = 0;
+
+    if (e->nitems) {
+        rg_mem_event_id(&e->items[e->nitems - 1], &lms, &lseq);
+        if (ms <= lms) {
+            ms = lms;
+            seq = lseq + 1;
+        }
+    }
+
+    idlen = snprintf(idbuf, sizeof(idbuf), "%llu-%llu",
+                     (unsigned long long) ms, (unsigned long long) seq);
+
+    len = idlen + 1 + ev->type.len + 1 + ev->data.len;
+    item = malloc(len);
+    if (item == NULL) {
+        goto full;
+    }
+
+    memcpy(item, idbuf, idlen + 1);
+    memcpy(item + idlen + 1, ev->type.data, ev->type.len);
+    item[idlen + 1 + ev->type.len] = '\0';
+    memcpy(item + idlen + 2 + ev->type.len, ev->data.data, ev->data.len);
+
+    e->pinned++;
+
+    if (rg_mem_push(m, e, item, len) != RG_OK) {
+        e->pinned--;
+        free(item);
+        goto full;
+    }
+
+    e->pinned--;
+    free(item);
+
+    /* at most max: the oldest go */
+    if (ev->max && e->nitems > ev->max) {
+        n = e->nitems - ev->max;
+        drop = 0;
+
+        for (i = 0; i < n; i++) {
+            drop += e->items[i].len + sizeof(rg_str_t);
+            free(e->items[i].data);
+        }
+
+        memmove(e->items, e->items + n, (e->nitems - n) * sizeof(rg_str_t));
+        e->nitems -= n;
+        e->bytes -= drop;
+        m->bytes -= drop;
+        m->store.stats.bytes = m->bytes;
+    }
+
+    v.data = idbuf;
+    v.len = idlen;
+    rg_mem_copy_value(op, &v);
+
+    return op;
+
+full:
+
+    st->stats.errors++;
+    rg_mem_refuse(op, RG_ERROR, "the memory store is full (max_bytes)");
+
+    return op;
+}
+
+
+static rg_store_op_t *
+rg_mem_range(rg_store_t *st, const rg_str_t *id, const char *after,
+    rg_uint_t count, rg_store_pt cb, void *data)
+{
+    char               *p;
+    size_t              total;
+    uint64_t            ams, aseq, ms, seq;
+    rg_uint_t           lo, hi, mid, i, n;
+    rg_store_op_t      *op;
+    rg_mem_entry_t     *e;
+    rg_store_memory_t  *m;
+
+    m = (rg_store_memory_t *) st;
+    ams = 0;
+    aseq = 0;
+
+    if (after && after[0]
+        && rg_store_event_id(after, strlen(after), &ams, &aseq) != RG_OK)
+    {
+        return NULL;
+    }
+
+    op = rg_mem_post(m, cb, data);
+    if (op == NULL) {
+        return NULL;
+    }
+
+    e = rg_mem_session(m, id, "events", 6);
+    if (e == NULL || !e->list || e->nitems == 0 || count == 0) {
+        return op;
+    }
+
+    /* the first item after the id: ids grow along the list */
+    lo = 0;
+    hi = e->nitems;
+
+    if (after && after[0]) {
+        while (lo < hi) {
+            mid = lo + (hi - lo) / 2;
+            rg_mem_event_id(&e->items[mid], &ms, &seq);
+
+            if (rg_mem_event_cmp(ms, seq, ams, aseq) <= 0) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+    }
+
+    n = rg_min(count, e->nitems - lo);
+    if (n == 0) {
+        return op;
+    }
+
+    total = 0;
+    for (i = 0; i < n; i++) {
+        total += e->items[lo + i].len;
+    }
+
+    op->entries = calloc(n, sizeof(rg_store_entry_t));
+    op->block = malloc(total + 1);
+
+    if (op->entries == NULL || op->block == NULL) {
+        rg_mem_refuse(op, RG_ERROR, "out of memory");
+        return op;
+    }
+
+    p = op->block;
+
+    for (i = 0; i < n; i++) {
+        rg_str_t  copy;
+
+        copy.data = p;
+        copy.len = e->items[lo + i].len;
+        memcpy(p, e->items[lo + i].data, copy.len);
+        p += copy.len;
+
+        rg_mem_event_split(&copy, &op->entries[i]);
+    }
+
+    op->res.entries = op->entries;
+    op->res.nentries = n;
+
+    return op;
+}
+
+
 static void
 rg_mem_cancel(rg_store_t *st, rg_store_op_t *op)
 {
@@ -1328,6 +1610,8 @@ rg_store_memory_create(struct event_base *base, rg_uint_t max_keys,
     m->store.take = rg_mem_take;
     m->store.cooldown = rg_mem_cooldown;
     m->store.slot = rg_mem_slot;
+    m->store.append = rg_mem_append;
+    m->store.range = rg_mem_range;
     m->store.cancel = rg_mem_cancel;
     m->store.destroy = rg_mem_destroy;
 
@@ -1345,4 +1629,47 @@ rg_store_session_key(char *buf, size_t size, const rg_str_t *id,
                  (int) len, name);
 
     return n > 0 && (size_t) n < size ? (size_t) n : 0;
+}
+
+
+rg_int_t
+rg_store_event_id(const char *s, size_t len, uint64_t *ms, uint64_t *seq)
+{
+    size_t     i, k;
+    uint64_t   v[2], d;
+
+    v[0] = 0;
+    v[1] = 0;
+    k = 0;
+
+    for (i = 0; i < len; i++) {
+        if (s[i] == '-' && k == 0 && i > 0) {
+            k = 1;
+            if (i + 1 == len) {
+                return RG_ERROR;
+            }
+            continue;
+        }
+
+        if (s[i] < '0' || s[i] > '9') {
+            return RG_ERROR;
+        }
+
+        d = (uint64_t) (s[i] - '0');
+
+        if (v[k] > (UINT64_MAX - d) / 10) {
+            return RG_ERROR;
+        }
+
+        v[k] = v[k] * 10 + d;
+    }
+
+    if (k == 0) {
+        return RG_ERROR;
+    }
+
+    *ms = v[0];
+    *seq = v[1];
+
+    return RG_OK;
 }

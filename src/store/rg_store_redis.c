@@ -24,7 +24,8 @@ typedef enum {
     RG_SR_CHECKPOINT,
     RG_SR_LOAD,
     RG_SR_PAIR,               /* {1, n} or {0, why, value} */
-    RG_SR_STATUS
+    RG_SR_STATUS,
+    RG_SR_RANGE               /* XRANGE: {id, {field, value, …}}, … */
 } rg_store_redis_kind_e;
 
 
@@ -236,9 +237,30 @@ static rg_redis_script_t  rg_sr_incr_lua = { "incr",
     "return v\n", ""
 };
 
+/* KEYS: the events, lease, fence. ARGV: lease token (0: none), max, ttl,
+ * type, data. The new entry's id; the stream trimmed to max exactly
+ * (MAXLEN ~ keeps whole nodes of 100 entries: no bound for small max) */
+static rg_redis_script_t  rg_sr_append_lua = { "append",
+    "local lease = tonumber(ARGV[1])\n"
+    "if lease ~= 0 then\n"
+    "  local cur = redis.call('GET', KEYS[2])\n"
+    "  if (cur and tonumber(string.match(cur, '^%d+')) ~= lease)\n"
+    "     or (not cur and tonumber(redis.call('GET', KEYS[3])) ~= lease)\n"
+    "  then\n"
+    "    return redis.error_reply('FENCED the session\\'s lease is held by "
+    "another worker')\n"
+    "  end\n"
+    "end\n"
+    "local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[2], '*', "
+    "'type', ARGV[4], 'data', ARGV[5])\n"
+    "redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
+    "return id\n", ""
+};
+
 static rg_redis_script_t  *rg_sr_scripts[] = {
     &rg_sr_checkpoint_lua, &rg_sr_load_lua, &rg_sr_put_lua, &rg_sr_lease_lua,
     &rg_sr_release_lua, &rg_sr_take_lua, &rg_sr_cooldown_lua, &rg_sr_slot_lua, &rg_sr_incr_lua,
+    &rg_sr_append_lua,
     NULL
 };
 
@@ -380,6 +402,85 @@ rg_sr_int(redisReply *r)
 }
 
 
+/* the entries of an XRANGE reply, each {id, {"type", T, "data", D}} */
+static void
+rg_sr_range_reply(rg_store_op_t *op, redisReply *reply, rg_store_res_t *res)
+{
+    size_t             i, j;
+    redisReply        *en, *kv, *k, *v;
+    rg_store_entry_t  *entries;
+    rg_store_entry_t   buf[64];
+
+    if (reply->type != REDIS_REPLY_ARRAY) {
+        res->rc = RG_ERROR;
+        res->err = "unexpected reply";
+        rg_sr_answer(op, res);
+        return;
+    }
+
+    entries = reply->elements <= rg_nelems(buf)
+              ? buf : calloc(reply->elements, sizeof(rg_store_entry_t));
+    if (entries == NULL) {
+        res->rc = RG_ERROR;
+        res->err = "out of memory";
+        rg_sr_answer(op, res);
+        return;
+    }
+
+    for (i = 0; i < reply->elements; i++) {
+        en = reply->element[i];
+        memset(&entries[res->nentries], 0, sizeof(rg_store_entry_t));
+
+        if (en->type != REDIS_REPLY_ARRAY || en->elements != 2
+            || en->element[0]->type != REDIS_REPLY_STRING
+            || en->element[1]->type != REDIS_REPLY_ARRAY)
+        {
+            continue;
+        }
+
+        entries[res->nentries].id.data = en->element[0]->str;
+        entries[res->nentries].id.len = en->element[0]->len;
+        kv = en->element[1];
+
+        for (j = 0; j + 1 < kv->elements; j += 2) {
+            k = kv->element[j];
+            v = kv->element[j + 1];
+
+            if (k->type != REDIS_REPLY_STRING
+                || v->type != REDIS_REPLY_STRING)
+            {
+                continue;
+            }
+
+            if (k->len == 4 && memcmp(k->str, "type", 4) == 0) {
+                entries[res->nentries].type.data = v->str;
+                entries[res->nentries].type.len = v->len;
+
+            } else if (k->len == 4 && memcmp(k->str, "data", 4) == 0) {
+                entries[res->nentries].data.data = v->str;
+                entries[res->nentries].data.len = v->len;
+            }
+        }
+
+        if (entries[res->nentries].type.data == NULL) {
+            entries[res->nentries].type.data = (char *) "";
+        }
+        if (entries[res->nentries].data.data == NULL) {
+            entries[res->nentries].data.data = (char *) "";
+        }
+
+        res->nentries++;
+    }
+
+    res->entries = entries;
+    rg_sr_answer(op, res);
+
+    if (entries != buf) {
+        free(entries);
+    }
+}
+
+
 static void
 rg_sr_reply_handler(void *data, redisReply *reply, const char *err)
 {
@@ -512,6 +613,10 @@ rg_sr_reply_handler(void *data, redisReply *reply, const char *err)
 
     case RG_SR_STATUS:
         break;
+
+    case RG_SR_RANGE:
+        rg_sr_range_reply(op, reply, &res);
+        return;
     }
 
     rg_sr_answer(op, &res);
@@ -868,6 +973,67 @@ rg_sr_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
 }
 
 
+static rg_store_op_t *
+rg_sr_append(rg_store_t *st, const rg_store_event_t *ev, rg_store_pt cb,
+    void *data)
+{
+    rg_sr_args_t       a;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = ev->max == 0 || ev->ttl == 0;
+
+    rg_sr_session_key(r, &a, &ev->id, "events", 6);
+    rg_sr_session_key(r, &a, &ev->id, "lease", 5);
+    rg_sr_session_key(r, &a, &ev->id, "fence", 5);
+    rg_sr_argf(&a, "%lld", (long long) ev->lease);
+    rg_sr_argf(&a, "%lu", (unsigned long) ev->max);
+    rg_sr_argf(&a, "%llu", (unsigned long long) ev->ttl);
+    rg_sr_arg(&a, ev->type.data, ev->type.len);
+    rg_sr_arg(&a, ev->data.data, ev->data.len);
+
+    return rg_sr_send(st, &ev->id, &a, &rg_sr_append_lua, RG_SR_VALUE, cb,
+                      data);
+}
+
+
+static rg_store_op_t *
+rg_sr_range(rg_store_t *st, const rg_str_t *id, const char *after,
+    rg_uint_t count, rg_store_pt cb, void *data)
+{
+    uint64_t           ms, seq;
+    rg_sr_args_t       a;
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    a.argc = a.nkeys = 0;
+    a.used = 0;
+    a.overflow = count == 0;
+
+    rg_sr_arg(&a, "XRANGE", 6);
+    rg_sr_session_key(r, &a, id, "events", 6);
+
+    if (after && after[0]) {
+        /* exclusive: the entries after it (Redis 6.2) */
+        if (rg_store_event_id(after, strlen(after), &ms, &seq) != RG_OK) {
+            return NULL;
+        }
+        rg_sr_argf(&a, "(%llu-%llu", (unsigned long long) ms,
+                   (unsigned long long) seq);
+    } else {
+        rg_sr_arg(&a, "-", 1);
+    }
+
+    rg_sr_arg(&a, "+", 1);
+    rg_sr_arg(&a, "COUNT", 5);
+    rg_sr_argf(&a, "%lu", (unsigned long) count);
+
+    return rg_sr_send(st, id, &a, NULL, RG_SR_RANGE, cb, data);
+}
+
+
 static void
 rg_sr_cancel(rg_store_t *st, rg_store_op_t *op)
 {
@@ -947,6 +1113,8 @@ rg_store_redis_create(struct event_base *base, struct evdns_base *dns,
     r->store.take = rg_sr_take;
     r->store.cooldown = rg_sr_cooldown;
     r->store.slot = rg_sr_slot;
+    r->store.append = rg_sr_append;
+    r->store.range = rg_sr_range;
     r->store.cancel = rg_sr_cancel;
     r->store.destroy = rg_sr_destroy;
 

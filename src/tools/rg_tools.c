@@ -1274,6 +1274,9 @@ rg_tools_launch(rg_tool_run_t *run)
 
     /* what its requests carry, fixed before anything may read it */
     rg_trace_span_header(&run->span, run->traceparent);
+    if (run->turn->call_start) {
+        run->turn->call_start(run->turn, run);
+    }
 
     if (run->timeout) {
         tv.tv_sec = run->timeout / 1000;

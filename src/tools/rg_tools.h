@@ -120,6 +120,8 @@ struct rg_tool_turn_s {
     rg_tool_turn_done_pt approval;  /* awaiting changed; optional */
     /* a call ran and answered (not a preset one); optional */
     void              (*call_done)(rg_tool_turn_t *turn, rg_tool_run_t *run);
+    /* a call is launched (approved, when it had to be); optional */
+    void              (*call_start)(rg_tool_turn_t *turn, rg_tool_run_t *run);
     void               *data;
     rg_log_t           *log;
     const rg_toolset_t *toolset;    /* what it may call */

@@ -82,7 +82,7 @@ sed 's/"b/"p/' "$tmp/tasks.jsonl" | awk -v u="$U" '{
 
 c0=$(cpu "$worker")
 t2=$(now)
-curl -s -Z --parallel-max 100 -K "$tmp/one.cfg" 2>/dev/null
+curl -s -Z --parallel-immediate --parallel-max 100 -K "$tmp/one.cfg" 2>/dev/null
 t3=$(now)
 drained
 t4=$(now)
@@ -114,4 +114,4 @@ awk -v n="$N" -v bc="$bcall" -v b0="$t0" -v b1="$t1" \
 echo "  cpu: the worker process (user + system), submits and runs included; batch: its own summary (4 x cpu per model call)"
 echo "reproduce: $B/rg_mock --port 8088 --rounds 3 --calls 2 &"
 echo "  $B/reagent -c h.conf serve --foreground &   (h.conf: one worker, concurrency 1000, http { listen 127.0.0.1:8080; })"
-echo "  curl -s -Z --parallel-max 100 -K one.cfg   (a url = \"…/v1/tasks\" and data = \"{task}\" per task)"
+echo "  curl -s -Z --parallel-immediate --parallel-max 100 -K one.cfg   (a url = \"…/v1/tasks\" and data = \"{task}\" per task)"

@@ -502,7 +502,7 @@ rg_same "a batch option after run: stderr" "$tmp/err" \
 "$R" -c "$tmp/good.conf" frob "hello" > "$tmp/out" 2> "$tmp/err"
 rg_rc "an unknown command" $? 1
 rg_same "an unknown command: stderr" "$tmp/err" \
-    'reagent: unknown command "frob" (mcp, run, replay, resume, status, batch, submit, results, queue, approve, deny, pending, serve, signal or workers; see reagent -h)'
+    'reagent: unknown command "frob" (mcp, run, replay, resume, status, batch, submit, results, queue, approve, deny, pending, events, serve, signal or workers; see reagent -h)'
 
 "$R" -c "$tmp/good.conf" > "$tmp/out" 2> "$tmp/err"
 rg_rc "no command" $? 1

@@ -317,7 +317,7 @@ while [ $i -lt 1000 ]; do
         "$U" "$A" "$i" >> "$tmp/many.cfg"
     i=$((i + 1))
 done
-curl -s -Z --parallel-max 1000 -K "$tmp/many.cfg" > "$tmp/many.codes" 2>&1
+curl -s -Z --parallel-immediate --parallel-max 1000 -K "$tmp/many.cfg" > "$tmp/many.codes" 2>&1
 rg_equal "1,000 concurrent submits: each 202" \
     "$(grep -c '^202$' "$tmp/many.codes")" 1000
 

@@ -325,6 +325,7 @@ typedef struct {
     rg_int_t            rc[64];
     rg_uint_t           n;
     rg_uint_t           items;
+    rg_uint_t           entries;      /* events read back, all sessions */
 } rg_test_sctx_t;
 
 
@@ -337,6 +338,7 @@ rg_test_store_answer(void *data, const rg_store_res_t *res)
     if (res->nitems) {
         t->items = res->nitems;
     }
+    t->entries += res->nentries;
 
     if (--t->left == 0) {
         event_base_loopbreak(t->base);
@@ -344,7 +346,8 @@ rg_test_store_answer(void *data, const rg_store_res_t *res)
 }
 
 
-/* sessions spread over the nodes: checkpoints and loads by their tags */
+/* sessions spread over the nodes: checkpoints, loads and events by their
+ * tags */
 static void
 test_store_sessions(void **state)
 {
@@ -355,6 +358,7 @@ test_store_sessions(void **state)
     rg_test_sctx_t          t;
     rg_store_redis_conf_t   conf;
     rg_store_checkpoint_t   cp;
+    rg_store_event_t        evt;
     struct event           *ev;
     struct timeval          tv = { 20, 0 };
 
@@ -400,6 +404,21 @@ test_store_sessions(void **state)
         st->lease(st, &sid, &holder, 0, 10000, rg_test_store_answer, &t);
         st->checkpoint(st, &cp, rg_test_store_answer, &t);
         st->load(st, &sid, rg_test_store_answer, &t);
+
+        /* its events: a script of three keys, a range, on its node */
+        memset(&evt, 0, sizeof(evt));
+        evt.id = sid;
+        evt.type.data = "x";
+        evt.type.len = 1;
+        evt.data.data = "{}";
+        evt.data.len = 2;
+        evt.max = 10;
+        evt.ttl = 60000;
+
+        t.left += 3;
+        st->append(st, &evt, rg_test_store_answer, &t);
+        st->append(st, &evt, rg_test_store_answer, &t);
+        st->range(st, &sid, NULL, 10, rg_test_store_answer, &t);
     }
 
     ev = evtimer_new(t.base, rg_test_break, t.base);
@@ -412,6 +431,7 @@ test_store_sessions(void **state)
         assert_int_equal(t.rc[i], RG_OK);
     }
     assert_int_equal(t.items, 2);
+    assert_int_equal(t.entries, 60);
 
     /* keys without a tag go where their whole name, prefix and all,
      * hashes: no redirects once the map is known */

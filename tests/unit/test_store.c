@@ -5,7 +5,9 @@
  * value that won; expiry; counters; checkpoints that append exactly once
  * (a retry is recognised, another base is "diverged"); loading a
  * session; leases with fencing tokens that refuse a stale writer; shared
- * token buckets, all or nothing, with a cool-down; cancel and shutdown.
+ * token buckets, all or nothing, with a cool-down; a session's events
+ * (ids that grow, a range after an id, the newest max kept, expiry,
+ * fencing); cancel and shutdown.
  * Redis only: every key written has a TTL, and the prefix is applied. */
 
 #include <rg_config.h>
@@ -45,6 +47,10 @@ typedef struct {
     rg_uint_t           nfields;
     char                items[16][128];
     char                fields[32][64];
+    rg_uint_t           nentries;
+    char                ids[16][48];
+    char                types[16][32];
+    char                datas[16][64];
 } rg_test_ans_t;
 
 
@@ -74,6 +80,16 @@ rg_test_answer(void *data, const rg_store_res_t *res)
     for (i = 0; i < 2 * res->nfields && i < 32; i++) {
         snprintf(a->fields[i], sizeof(a->fields[i]), "%.*s",
                  (int) res->fields[i].len, res->fields[i].data);
+    }
+
+    a->nentries = res->nentries;
+    for (i = 0; i < res->nentries && i < 16; i++) {
+        snprintf(a->ids[i], sizeof(a->ids[i]), "%.*s",
+                 (int) res->entries[i].id.len, res->entries[i].id.data);
+        snprintf(a->types[i], sizeof(a->types[i]), "%.*s",
+                 (int) res->entries[i].type.len, res->entries[i].type.data);
+        snprintf(a->datas[i], sizeof(a->datas[i]), "%.*s",
+                 (int) res->entries[i].data.len, res->entries[i].data.data);
     }
 
     if (--a->t->left == 0) {
@@ -666,6 +682,202 @@ test_cancel(void **state)
 }
 
 
+static rg_store_event_t
+rg_test_event(const char *id, const char *type, const char *data,
+    rg_uint_t max, rg_msec_t ttl, int64_t lease)
+{
+    rg_store_event_t  ev;
+
+    ev.id = rg_test_str(id);
+    ev.type = rg_test_str(type);
+    ev.data = rg_test_str(data);
+    ev.max = max;
+    ev.ttl = ttl;
+    ev.lease = lease;
+
+    return ev;
+}
+
+
+/* a's id comes before b's, as stream ids compare */
+static int
+rg_test_id_before(const char *a, const char *b)
+{
+    uint64_t  ams, aseq, bms, bseq;
+
+    assert_int_equal(rg_store_event_id(a, strlen(a), &ams, &aseq), RG_OK);
+    assert_int_equal(rg_store_event_id(b, strlen(b), &bms, &bseq), RG_OK);
+
+    return ams < bms || (ams == bms && aseq < bseq);
+}
+
+
+/* A session's events: each append answers its id, ids grow; a range
+ * gives the entries after an id (exclusive), at most count, in order;
+ * the stream keeps the newest max; it expires ttl after the last
+ * append; a stale lease's append is refused */
+static void
+test_events(void **state)
+{
+    char               ids[12][48], data[32];
+    rg_uint_t          i;
+    rg_test_ctx_t     *t = *state;
+    rg_test_ans_t      a[12], r;
+    rg_str_t           id, w;
+    rg_store_op_t     *op;
+    rg_store_event_t   ev;
+
+    id = rg_test_str("s-ev");
+
+    for (i = 0; i < 6; i++) {
+        snprintf(data, sizeof(data), "{\"n\":%lu}", (unsigned long) i);
+        ev = rg_test_event("s-ev", i % 2 ? "odd" : "even", data, 1000,
+                           60000, 0);
+        op = t->st->append(t->st, &ev, rg_test_answer,
+                           rg_test_ans(t, &a[i]));
+        rg_test_started(t, &a[i], op);
+    }
+    rg_test_wait(t);
+
+    for (i = 0; i < 6; i++) {
+        assert_int_equal(a[i].rc, RG_OK);
+        snprintf(ids[i], sizeof(ids[i]), "%.*s", (int) a[i].len,
+                 a[i].value);
+        if (i > 0 && !rg_test_id_before(ids[i - 1], ids[i])) {
+            fail_msg("id %s does not come after %s", ids[i], ids[i - 1]);
+        }
+    }
+
+    /* all of them, in order */
+    op = t->st->range(t->st, &id, NULL, 100, rg_test_answer,
+                      rg_test_ans(t, &r));
+    rg_test_started(t, &r, op);
+    rg_test_wait(t);
+    assert_int_equal(r.rc, RG_OK);
+    assert_int_equal(r.nentries, 6);
+    for (i = 0; i < 6; i++) {
+        snprintf(data, sizeof(data), "{\"n\":%lu}", (unsigned long) i);
+        assert_string_equal(r.ids[i], ids[i]);
+        assert_string_equal(r.types[i], i % 2 ? "odd" : "even");
+        assert_string_equal(r.datas[i], data);
+    }
+
+    /* after an id: exclusive, at most count */
+    t->st->range(t->st, &id, ids[1], 2, rg_test_answer, rg_test_ans(t, &r));
+    rg_test_wait(t);
+    assert_int_equal(r.rc, RG_OK);
+    assert_int_equal(r.nentries, 2);
+    assert_string_equal(r.ids[0], ids[2]);
+    assert_string_equal(r.ids[1], ids[3]);
+
+    /* after the last one, and of a session that has none: nothing */
+    t->st->range(t->st, &id, ids[5], 10, rg_test_answer, rg_test_ans(t, &r));
+    rg_test_wait(t);
+    assert_int_equal(r.rc, RG_OK);
+    assert_int_equal(r.nentries, 0);
+
+    w = rg_test_str("s-none");
+    t->st->range(t->st, &w, NULL, 10, rg_test_answer, rg_test_ans(t, &r));
+    rg_test_wait(t);
+    assert_int_equal(r.rc, RG_OK);
+    assert_int_equal(r.nentries, 0);
+
+    /* an id between two (an earlier ms): the next one */
+    t->st->range(t->st, &id, "1-0", 1, rg_test_answer, rg_test_ans(t, &r));
+    rg_test_wait(t);
+    assert_int_equal(r.nentries, 1);
+    assert_string_equal(r.ids[0], ids[0]);
+
+    /* what is no id is refused before anything is sent */
+    assert_null(t->st->range(t->st, &id, "abc", 10, rg_test_answer, NULL));
+    assert_null(t->st->range(t->st, &id, "12-", 10, rg_test_answer, NULL));
+    assert_null(t->st->range(t->st, &id, "-1", 10, rg_test_answer, NULL));
+    assert_null(t->st->range(t->st, &id, "99999999999999999999999-0", 10,
+                             rg_test_answer, NULL));
+
+    /* at most max: the oldest go */
+    for (i = 0; i < 12; i++) {
+        snprintf(data, sizeof(data), "c%lu", (unsigned long) i);
+        ev = rg_test_event("s-cap", "x", data, 5, 60000, 0);
+        t->st->append(t->st, &ev, rg_test_answer, rg_test_ans(t, &a[i]));
+    }
+    rg_test_wait(t);
+
+    w = rg_test_str("s-cap");
+    t->st->range(t->st, &w, NULL, 100, rg_test_answer, rg_test_ans(t, &r));
+    rg_test_wait(t);
+    assert_int_equal(r.nentries, 5);
+    assert_string_equal(r.datas[0], "c7");
+    assert_string_equal(r.datas[4], "c11");
+    snprintf(ids[0], sizeof(ids[0]), "%.*s", (int) a[11].len, a[11].value);
+    assert_string_equal(r.ids[4], ids[0]);
+
+    /* it expires ttl after the last append */
+    ev = rg_test_event("s-ttl", "x", "{}", 10, 150, 0);
+    t->st->append(t->st, &ev, rg_test_answer, rg_test_ans(t, &a[0]));
+    rg_test_wait(t);
+    assert_int_equal(a[0].rc, RG_OK);
+
+    if (t->redis) {
+        char  *ttl = rg_test_redis_cmd(t->srv, "PTTL rgt:{s-ttl}:events");
+        assert_true(atol(ttl) > 0 && atol(ttl) <= 150);
+        free(ttl);
+        ttl = rg_test_redis_cmd(t->srv, "PTTL rgt:{s-ev}:events");
+        assert_true(atol(ttl) > 50000);
+        free(ttl);
+    }
+
+    rg_test_sleep(t, 400);
+    w = rg_test_str("s-ttl");
+    t->st->range(t->st, &w, NULL, 10, rg_test_answer, rg_test_ans(t, &r));
+    rg_test_wait(t);
+    assert_int_equal(r.rc, RG_OK);
+    assert_int_equal(r.nentries, 0);
+}
+
+
+/* an append under a lease another worker holds now is refused */
+static void
+test_events_fenced(void **state)
+{
+    int64_t            t1;
+    rg_test_ctx_t     *t = *state;
+    rg_test_ans_t      a, b, r;
+    rg_str_t           id, w;
+    rg_store_event_t   ev;
+
+    id = rg_test_str("s-fe");
+    w = rg_test_str("host-a:1");
+
+    t->st->lease(t->st, &id, &w, 0, 5000, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    t1 = a.num;
+
+    ev = rg_test_event("s-fe", "ok", "{}", 10, 60000, t1);
+    t->st->append(t->st, &ev, rg_test_answer, rg_test_ans(t, &a));
+    ev = rg_test_event("s-fe", "stale", "{}", 10, 60000, t1 + 7);
+    t->st->append(t->st, &ev, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_DECLINED);
+    assert_non_null(strstr(b.err, "fenced"));
+
+    /* released with nobody after it: its holder's last words still go */
+    t->st->release(t->st, &id, t1, rg_test_answer, rg_test_ans(t, &a));
+    ev = rg_test_event("s-fe", "final", "{}", 10, 60000, t1);
+    t->st->append(t->st, &ev, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(b.rc, RG_OK);
+
+    t->st->range(t->st, &id, NULL, 10, rg_test_answer, rg_test_ans(t, &r));
+    rg_test_wait(t);
+    assert_int_equal(r.nentries, 2);
+    assert_string_equal(r.types[0], "ok");
+    assert_string_equal(r.types[1], "final");
+}
+
+
 /* Redis: the prefix is applied, and nothing written lives forever */
 static void
 test_redis_ttls(void **state)
@@ -784,6 +996,8 @@ main(void)
         RG_TEST_BOTH(test_put),
         RG_TEST_BOTH(test_take),
         RG_TEST_BOTH(test_cancel),
+        RG_TEST_BOTH(test_events),
+        RG_TEST_BOTH(test_events_fenced),
         cmocka_unit_test_setup_teardown(test_redis_ttls, rg_test_setup_redis,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_redis_restart,

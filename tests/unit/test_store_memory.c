@@ -3,7 +3,7 @@
  * inside the call; the store is bounded in keys and in bytes, the oldest
  * keys going first; a value that can never fit is refused; the counters
  * follow overwrites and expiry. Then the `store` directive that sets the
- * bounds (src/store/rg_store_conf.c). */
+ * bounds, and events_max and events_ttl (src/store/rg_store_conf.c). */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -248,7 +248,26 @@ rg_test_directive(void **state)
     assert_non_null(cycle);
     assert_int_equal(rg_store_conf(cycle)->max_keys, 100000);
     assert_int_equal(rg_store_conf(cycle)->max_bytes, 64 * 1024 * 1024);
+    assert_int_equal(rg_store_conf(cycle)->events_max, 1000);
+    assert_int_equal(rg_store_conf(cycle)->events_ttl, 3600 * 1000);
     rg_cycle_destroy(cycle);
+
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "events_max 50;\nevents_ttl 10m;\n"
+                          "llm m { base_url http://127.0.0.1:9/v1; "
+                          "model m; }\nagent a { }\n");
+    assert_non_null(cycle);
+    assert_int_equal(rg_store_conf(cycle)->events_max, 50);
+    assert_int_equal(rg_store_conf(cycle)->events_ttl, 600 * 1000);
+    rg_cycle_destroy(cycle);
+
+    assert_null(rg_test_cycle(err, sizeof(err), "\nevents_max 0;\n"));
+    assert_string_equal(err, "\"events_max\" directive expects a number "
+                             "from 1 to 1000000 in test.conf:2");
+
+    assert_null(rg_test_cycle(err, sizeof(err), "events_ttl 0;\n"));
+    assert_string_equal(err, "\"events_ttl\" directive must be more than "
+                             "0 in test.conf:1");
 
     cycle = rg_test_cycle(err, sizeof(err),
                           "store memory max_bytes=16m max_keys=500;\n"

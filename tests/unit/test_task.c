@@ -61,7 +61,7 @@ test_unknown_key(void **state)
     rg_test_refused("{\"id\":\"t1\",\"input\":\"hi\",\"priority\":1}",
                     "line 7: unknown key \"priority\" (a task has id, agent, "
                     "input, max_rounds, max_tokens, deadline, tenant, "
-                    "traceparent and approval)");
+                    "traceparent, approval and events)");
 
     /* approval: park, deny or nothing */
     line = "{\"id\":\"p\",\"input\":\"hi\",\"approval\":\"park\"}";
@@ -87,6 +87,45 @@ test_unknown_key(void **state)
     assert_int_equal(rc, RG_DECLINED);
     assert_string_equal(t.id, "t9");
     rg_task_free(&t);
+}
+
+
+/* "events": true asks for the session's events; false by default, and
+ * nothing but a boolean */
+static void
+test_events_field(void **state)
+{
+    rg_int_t     rc;
+    rg_task_t    t;
+    const char  *line;
+
+    (void) state;
+
+    line = "{\"id\":\"e1\",\"input\":\"hi\",\"events\":true}";
+    rc = rg_task_parse(&t, line, strlen(line), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_int_equal(t.events, 1);
+    rg_task_free(&t);
+
+    line = "{\"id\":\"e2\",\"input\":\"hi\"}";
+    rc = rg_task_parse(&t, line, strlen(line), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_int_equal(t.events, 0);
+    rg_task_free(&t);
+
+    line = "{\"id\":\"e3\",\"input\":\"hi\",\"events\":false}";
+    rc = rg_task_parse(&t, line, strlen(line), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_int_equal(t.events, 0);
+    rg_task_free(&t);
+
+    rg_test_refused("{\"id\":\"e4\",\"input\":\"hi\",\"events\":1}",
+                    "line 7: \"events\" must be true or false");
+    rg_test_refused("{\"id\":\"e5\",\"input\":\"hi\",\"events\":\"yes\"}",
+                    "line 7: \"events\" must be true or false");
+    rg_test_refused("{\"id\":\"e6\",\"input\":\"hi\",\"event\":true}",
+                    "line 7: unknown key \"event\"; did you mean "
+                    "\"events\"?");
 }
 
 
@@ -172,6 +211,7 @@ main(void)
 {
     const struct CMUnitTest  tests[] = {
         cmocka_unit_test(test_unknown_key),
+        cmocka_unit_test(test_events_field),
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_messages_refused),
     };
