@@ -58,6 +58,14 @@ extern rg_part_t  rg_http_part;
 typedef struct rg_http_s       rg_http_t;
 typedef struct rg_http_req_s   rg_http_req_t;
 typedef struct rg_http_tasks_s rg_http_tasks_t;
+typedef struct rg_http_follow_s rg_http_follow_t;
+
+/* a ring's link, first in what it links */
+typedef struct rg_http_link_s  rg_http_link_t;
+struct rg_http_link_s {
+    rg_http_link_t     *next;
+    rg_http_link_t     *prev;
+};
 
 /* what one request carries from the router to its handler */
 struct rg_http_req_s {
@@ -90,6 +98,7 @@ struct rg_http_s {
     rg_uint_t           nbound;
     rg_http_tasks_t    *tasks;
     rg_uint_t           streams;          /* open event streams */
+    rg_http_link_t      follows;          /* the open event streams */
     uint64_t            requests;
     unsigned            draining:1;
 };
@@ -124,7 +133,10 @@ void rg_http_agents_handler(rg_http_req_t *r);
 rg_uint_t rg_http_tasks_running(rg_http_t *h);
 
 /* rg_http_events.c */
+void rg_http_events_init(rg_http_t *h);
 void rg_http_events_handler(rg_http_req_t *r, const char *id);
+/* a drain ends the streams */
+void rg_http_events_drain(rg_http_t *h);
 /* rg_http_approval.c */
 void rg_http_approval_handler(rg_http_req_t *r, const char *id,
     rg_uint_t approve);

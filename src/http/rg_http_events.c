@@ -7,7 +7,8 @@
  * "data: JSON"; a client that comes back with Last-Event-ID (or
  * ?after=ID) gets what followed it. The stream ends after "final". New
  * events are polled every 200 ms; a comment every 15 s keeps proxies
- * from closing a quiet stream. At most max_event_streams per worker. */
+ * from closing a quiet stream. At most max_event_streams per worker; a
+ * drain ends them (their clients resume elsewhere with Last-Event-ID). */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -27,7 +28,8 @@
 #define RG_HTTP_EVENTS_BATCH   200
 
 
-typedef struct {
+struct rg_http_follow_s {
+    rg_http_link_t      link;             /* in the worker's ring: first */
     rg_http_req_t      *r;
     rg_http_t          *http;
     char               *id;               /* the task's */
@@ -39,8 +41,8 @@ typedef struct {
     struct event       *poll_ev;
     rg_msec_t           pinged;
     rg_uint_t           started:1;        /* its headers went out */
-    rg_uint_t           counted:1;        /* in h->streams */
-} rg_http_follow_t;
+    rg_uint_t           counted:1;        /* in h->streams, the ring */
+};
 
 
 static void rg_http_follow_read(rg_http_follow_t *f);
@@ -63,6 +65,8 @@ rg_http_follow_free(rg_http_follow_t *f)
     }
     if (f->counted) {
         f->http->streams--;
+        f->link.prev->next = f->link.next;
+        f->link.next->prev = f->link.prev;
     }
     free(f->id);
     free(f);
@@ -256,6 +260,13 @@ rg_http_follow_result(void *data, const rg_store_res_t *res)
 
 
 void
+rg_http_events_init(rg_http_t *h)
+{
+    h->follows.next = h->follows.prev = &h->follows;
+}
+
+
+void
 rg_http_events_handler(rg_http_req_t *r, const char *id)
 {
     char               key[3][128];
@@ -306,6 +317,10 @@ rg_http_events_handler(rg_http_req_t *r, const char *id)
     f->http = r->http;
     f->counted = 1;
     r->http->streams++;
+    f->link.next = &r->http->follows;
+    f->link.prev = r->http->follows.prev;
+    r->http->follows.prev->next = &f->link;
+    r->http->follows.prev = &f->link;
     snprintf(f->after, sizeof(f->after), "%s", after ? after : "");
     rg_stream_session_id(id, f->sid, sizeof(f->sid));
 
@@ -354,5 +369,37 @@ rg_http_events_handler(rg_http_req_t *r, const char *id)
         rg_http_follow_free(f);
         rg_http_error(r, 500, "server_error", "out_of_memory",
                       "out of memory");
+    }
+}
+
+
+/* a drain ends the streams: their clients come back with Last-Event-ID
+ * to a worker that stays, and this one goes without waiting for them */
+void
+rg_http_events_drain(rg_http_t *h)
+{
+    rg_http_link_t    *l, *next;
+    rg_http_follow_t  *f;
+
+    for (l = h->follows.next; l != &h->follows; l = next) {
+        next = l->next;
+        f = (rg_http_follow_t *) l;
+
+        if (f->r == NULL) {
+            continue;
+        }
+
+        if (f->started) {
+            rg_http_follow_end(f);
+
+        } else {
+            rg_http_req_t  *r;
+
+            r = f->r;
+            f->r = NULL;
+            rg_http_follow_free(f);
+            rg_http_error(r, 503, "unavailable", "draining", "this worker is "
+                          "shutting down: ask again (another one answers)");
+        }
     }
 }

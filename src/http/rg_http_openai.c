@@ -16,6 +16,7 @@
 #include <rg_session.h>
 #include <rg_http.h>
 #include <rg_http_tasks.h>
+#include <rg_secret.h>
 #include <event2/buffer.h>
 
 
@@ -52,6 +53,11 @@ rg_http_chat_event(rg_http_chat_t *c, const char *prefix, json_t *j)
 
     text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
+
+    /* no secret leaves in a chunk, whatever a model or a tool said */
+    if (text) {
+        text[rg_secret_scrub(text, strlen(text))] = '\0';
+    }
 
     b = evbuffer_new();
     if (b == NULL) {

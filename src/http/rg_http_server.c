@@ -658,6 +658,8 @@ rg_http_init_worker(rg_engine_t *e)
         }
     }
 
+    rg_http_events_init(h);
+
     if (rg_http_tasks_init(h) != RG_OK) {
         return RG_ERROR;
     }
@@ -718,6 +720,9 @@ rg_http_drain_worker(rg_engine_t *e)
             h->bound[i] = NULL;
         }
     }
+
+    /* the event streams resume elsewhere: nothing to wait for */
+    rg_http_events_drain(h);
 }
 
 

@@ -128,6 +128,27 @@ rg_equal "  no gap, nothing twice" \
     "$( (ids "$tmp/e2a.sse"; ids "$tmp/e2b.sse") | tr '\n' ' ')" \
     "$(ids "$tmp/e2all.sse" | tr '\n' ' ')"
 
+# a reload ends the streams of the old workers at once: their clients
+# come back with Last-Event-ID to the new ones
+curl -s -o /dev/null "$U/v1/tasks" \
+    -d '{"id":"e3","input":"follow me across a reload","max_rounds":8}'
+curl -sN -m 30 "$U/v1/tasks/e3/events" -o "$tmp/e3a.sse" &
+follower=$!
+pids="$pids $follower"
+rg_wait_for "$tmp/e3a.sse" "^event: model_call_started"
+t0=$(date +%s)
+kill -HUP $master
+wait $follower
+t1=$(date +%s)
+rg_check "a reload ends an event stream at once ($((t1 - t0)) s)" \
+    sh -c "! grep -q '^event: final' '$tmp/e3a.sse' && [ $((t1 - t0)) -lt 5 ]"
+rg_wait_for "$tmp/error.log" "http: worker .* answers" 4
+last=$(ids "$tmp/e3a.sse" | tail -n 1)
+curl -sN -m 30 "$U/v1/tasks/e3/events" -H "Last-Event-ID: $last" \
+    -o "$tmp/e3b.sse"
+rg_expect "  its client resumes on a new worker, to final" "$tmp/e3b.sse" \
+    "^event: final"
+
 kill -QUIT $master
 i=0
 while kill -0 $master 2>/dev/null && [ $i -lt 100 ]; do
