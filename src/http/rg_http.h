@@ -41,7 +41,8 @@ typedef struct {
     size_t              token_len;
     size_t              max_body;
     size_t              max_header;
-    rg_msec_t           client_timeout;
+    rg_msec_t           client_timeout;   /* reading a request */
+    rg_msec_t           send_timeout;     /* writing an answer */
     rg_int_t            max_event_streams;
     rg_int_t            max_tasks;        /* without a queue: kept here */
     rg_str_t            access_log;       /* a file, "off", or "": the

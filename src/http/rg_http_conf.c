@@ -6,7 +6,8 @@
  *         auth_token_env REAGENT_TOKEN; # Bearer token; unset: no auth
  *         max_body 1m;
  *         max_header 16k;
- *         client_timeout 30s;           # reading or writing, idle
+ *         client_timeout 30s;           # a request's bytes, idle
+ *         send_timeout 30s;             # an answer's bytes, idle
  *         max_event_streams 1000;
  *         max_tasks 10000;              # kept in the worker, no queue
  *         access_log FILE|off;          # default: the error log's file
@@ -70,6 +71,9 @@ static rg_command_t  rg_http_commands[] = {
       rg_conf_set_msec_slot, offsetof(rg_http_conf_t, client_timeout),
       NULL },
 
+    { rg_string("send_timeout"), RG_HTTP_CONF|RG_CONF_TAKE1,
+      rg_conf_set_msec_slot, offsetof(rg_http_conf_t, send_timeout), NULL },
+
     { rg_string("max_event_streams"), RG_HTTP_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_http_conf_t, max_event_streams),
       &rg_http_streams_bounds },
@@ -112,6 +116,7 @@ rg_http_create_conf(rg_cycle_t *cycle)
     hcf->max_body = RG_CONF_UNSET_SIZE;
     hcf->max_header = RG_CONF_UNSET_SIZE;
     hcf->client_timeout = RG_CONF_UNSET_MSEC;
+    hcf->send_timeout = RG_CONF_UNSET_MSEC;
     hcf->max_event_streams = RG_CONF_UNSET;
     hcf->max_tasks = RG_CONF_UNSET;
 
@@ -250,6 +255,9 @@ rg_http_init_conf(rg_cycle_t *cycle, void *conf)
     }
     if (hcf->client_timeout == RG_CONF_UNSET_MSEC) {
         hcf->client_timeout = 30000;
+    }
+    if (hcf->send_timeout == RG_CONF_UNSET_MSEC) {
+        hcf->send_timeout = 30000;
     }
     if (hcf->max_event_streams == RG_CONF_UNSET) {
         hcf->max_event_streams = 1000;

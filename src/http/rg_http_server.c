@@ -29,6 +29,9 @@ static uint64_t   rg_http_req_seq;
 
 
 static void rg_http_request(struct evhttp_request *req, void *arg);
+static void rg_http_timeouts(rg_http_t *h, struct evhttp_connection *evcon,
+    rg_uint_t reading);
+static void rg_http_release_when_sent(rg_http_req_t *r);
 static void rg_http_metrics_request(struct evhttp_request *req, void *arg);
 
 
@@ -167,6 +170,10 @@ rg_http_unwatch(rg_http_req_t *r)
 
     evcon = evhttp_request_get_connection(r->req);
     if (evcon && r->watched) {
+        /* the answer goes out now, under send_timeout only */
+        rg_http_release_when_sent(r);
+    }
+    if (evcon && r->watched) {
         evhttp_connection_set_closecb(evcon, NULL, NULL);
         r->watched = 0;
     }
@@ -192,6 +199,7 @@ rg_http_watch(rg_http_req_t *r, void (*gone)(rg_http_req_t *r), void *data)
 
         evhttp_connection_set_closecb(evcon, rg_http_closed, r);
         r->watched = 1;
+        rg_http_timeouts(r->http, evcon, 0);
 
         bev = evhttp_connection_get_bufferevent(evcon);
         if (bev && bufferevent_getfd(bev) != -1) {
@@ -206,11 +214,47 @@ rg_http_watch(rg_http_req_t *r, void (*gone)(rg_http_req_t *r), void *data)
 }
 
 
-/* an answer a drain waited for is out of the socket: the worker may go */
+/* a connection's timeouts: reading a request and writing an answer, or
+ * (while an answer is awaited or streamed: reading nothing is normal
+ * then, a client that left is seen by rg_http_peer) writing only */
+static void
+rg_http_timeouts(rg_http_t *h, struct evhttp_connection *evcon,
+    rg_uint_t reading)
+{
+    struct timeval       rtv, wtv;
+    struct bufferevent  *bev;
+
+    bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    if (bev == NULL) {
+        return;
+    }
+
+    rtv.tv_sec = h->conf->client_timeout / 1000;
+    rtv.tv_usec = (h->conf->client_timeout % 1000) * 1000;
+    wtv.tv_sec = h->conf->send_timeout / 1000;
+    wtv.tv_usec = (h->conf->send_timeout % 1000) * 1000;
+
+    bufferevent_set_timeouts(bev, reading ? &rtv : NULL, &wtv);
+}
+
+
+/* a long answer is out: the next request is read under client_timeout */
 static void
 rg_http_sent(struct evhttp_request *req, void *arg)
 {
-    rg_engine_release(arg);
+    rg_http_timeouts(arg, evhttp_request_get_connection(req), 1);
+}
+
+
+/* an answer a drain waited for is out of the socket: the worker may go */
+static void
+rg_http_sent_release(struct evhttp_request *req, void *arg)
+{
+    rg_http_t  *h;
+
+    h = arg;
+    rg_http_timeouts(h, evhttp_request_get_connection(req), 1);
+    rg_engine_release(h->engine);
 }
 
 
@@ -219,9 +263,12 @@ static void
 rg_http_release_when_sent(rg_http_req_t *r)
 {
     if (r->held) {
-        evhttp_request_set_on_complete_cb(r->req, rg_http_sent,
-                                          r->http->engine);
+        evhttp_request_set_on_complete_cb(r->req, rg_http_sent_release,
+                                          r->http);
         r->held = 0;
+
+    } else if (r->watched) {
+        evhttp_request_set_on_complete_cb(r->req, rg_http_sent, r->http);
     }
 }
 
@@ -460,6 +507,10 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
         evhttp_send_error(req, 500, "out of memory");
         return;
     }
+
+    /* evhttp of libevent 2.1 has one timeout for both ways: the answer
+     * goes under send_timeout (the next request under client_timeout) */
+    rg_http_timeouts(h, evhttp_request_get_connection(req), 1);
 
     r->http = h;
     r->req = req;

@@ -260,6 +260,13 @@ while [ "$(grep -c "00-$TRACE2-" "$tmp/model.log")" -lt 2 ] && [ $i -lt 50 ]; do
 done
 rg_equal "  and a task's too" "$(grep -c "00-$TRACE2-" "$tmp/model.log")" 2
 
+# a stream longer than client_timeout (2 s): the client reads, it does
+# not send, and that is not a timeout
+curl -sN "$U/v1/chat/completions" -H "$A" -o "$tmp/slow.sse" \
+    -d '{"model":"slow","stream":true,"messages":[{"role":"user","content":"x"}]}'
+rg_equal "a 6 s stream outlives client_timeout 2s, to [DONE]" \
+    "$(grep '^data:' "$tmp/slow.sse" | tail -n 1)" "data: [DONE]"
+
 rg_equal "an unknown model: 404" \
     "$(req POST /v1/chat/completions -H "$A" -d '{"model":"gpt-9","messages":[{"role":"user","content":"x"}]}')" 404
 rg_check "  model_not_found" jq -e '.error.code == "model_not_found"' \
