@@ -24,6 +24,18 @@ rg_http_healthz_handler(rg_http_req_t *r)
 static void
 rg_http_ready(rg_http_req_t *r)
 {
+    rg_uint_t  alive, slots;
+
+    /* every worker up: one that died is being started again */
+    if (rg_metrics_workers(r->http->engine->cycle, &alive, &slots) == RG_OK
+        && alive < slots)
+    {
+        rg_http_error(r, 503, "unavailable", "workers_down", "%lu of %lu "
+                      "workers are up", (unsigned long) alive,
+                      (unsigned long) slots);
+        return;
+    }
+
     rg_http_json(r, 200, json_pack("{s:s, s:s, s:I, s:I}", "status", "ready",
                                    "store", r->http->tasks->store->name,
                                    "sessions",

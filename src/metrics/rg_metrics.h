@@ -187,6 +187,10 @@ rg_int_t rg_metrics_attach(rg_engine_t *e, rg_uint_t slot);
  * RG_ERROR only when memory ran out. It reads the zone only: nothing is
  * done for metrics while nobody asks. */
 rg_int_t rg_metrics_render(rg_cycle_t *cycle, rg_buf_t *out);
+/* the workers of the cycle's zone, and how many of them are alive now
+ * (their pid exists); RG_ERROR without a zone */
+rg_int_t rg_metrics_workers(rg_cycle_t *cycle, rg_uint_t *alive,
+    rg_uint_t *slots);
 
 /* the index of a label value in a table of the zone (appended when new;
  * the last index, "other", when the table is full) */

@@ -656,10 +656,44 @@ rg_metrics_http_text(rg_metrics_w_t *w)
 }
 
 
+/* a slot's worker is there: its pid is set and the process exists */
+static rg_uint_t
+rg_metrics_alive(rg_metrics_zone_t *zone, rg_uint_t i)
+{
+    int64_t  pid;
+
+    pid = atomic_load_explicit(&zone->slots[i].pid, memory_order_relaxed);
+
+    return pid > 0 && (pid == getpid() || kill((pid_t) pid, 0) == 0
+                       || errno == EPERM);
+}
+
+
+rg_int_t
+rg_metrics_workers(rg_cycle_t *cycle, rg_uint_t *alive, rg_uint_t *slots)
+{
+    rg_uint_t           i;
+    rg_metrics_conf_t  *mcf;
+
+    mcf = rg_metrics_conf(cycle);
+    if (mcf == NULL || mcf->zone == NULL) {
+        return RG_ERROR;
+    }
+
+    *slots = mcf->zone->nslots;
+    *alive = 0;
+
+    for (i = 0; i < *slots; i++) {
+        *alive += rg_metrics_alive(mcf->zone, i);
+    }
+
+    return RG_OK;
+}
+
+
 rg_int_t
 rg_metrics_render(rg_cycle_t *cycle, rg_buf_t *out)
 {
-    int64_t             pid;
     rg_uint_t           i;
     rg_metrics_w_t      w;
     rg_metrics_conf_t  *mcf;
@@ -684,11 +718,7 @@ rg_metrics_render(rg_cycle_t *cycle, rg_buf_t *out)
     }
 
     for (i = 0; i < w.zone->nslots; i++) {
-        pid = atomic_load_explicit(&w.zone->slots[i].pid,
-                                   memory_order_relaxed);
-        w.alive[i] = pid > 0 && (pid == getpid()
-                                 || kill((pid_t) pid, 0) == 0
-                                 || errno == EPERM);
+        w.alive[i] = rg_metrics_alive(w.zone, i);
     }
 
     rg_metrics_process_text(&w);

@@ -360,6 +360,16 @@ test_dead_worker(void **state)
 
     text = rg_render();
 
+    /* what /readyz asks: one of two workers is up */
+    {
+        rg_uint_t  alive, slots;
+
+        assert_int_equal(rg_metrics_workers(rg_cycle, &alive, &slots),
+                         RG_OK);
+        assert_int_equal(alive, 1);
+        assert_int_equal(slots, 2);
+    }
+
     rg_has(text, "reagent_workers 1");
     rg_has(text, "reagent_sessions{state=\"tools_running\"} 0");
     rg_has(text, "reagent_sessions_finished_total{status=\"done\"} 1");
@@ -371,6 +381,13 @@ test_dead_worker(void **state)
     rg_use_slot(1);
     text = rg_render();
     rg_has(text, "reagent_workers 2");
+    {
+        rg_uint_t  alive, slots;
+
+        assert_int_equal(rg_metrics_workers(rg_cycle, &alive, &slots),
+                         RG_OK);
+        assert_int_equal(alive, 2);
+    }
     rg_has(text, "reagent_sessions{state=\"tools_running\"} 1");
     free(text);
     rg_metrics_session_state(2, -1);
