@@ -6,6 +6,7 @@
  *   - a curl multi handle that breaks: its transfers fail with a reason,
  *     are retried on a new handle, and the sessions end done;
  *   - the connection budget: transfers past it wait, none fails;
+ *   - a socket's event changes only when what curl waits for does;
  *   - the clocks of an attempt on reactor timers: connect, total and idle
  *     timeouts, the idle clock of a whole answer starting at its first
  *     byte, idle_timeout 0 refused;
@@ -641,6 +642,45 @@ rg_test_connection_budget(void **state)
 }
 
 
+/* 4b. sockets' events ------------------------------------------------- */
+
+/* a session's 9 model calls, one after the other on a kept connection:
+ * the socket's event (an epoll_ctl for each change) is added when curl
+ * watches it and deleted when it stops (curl stops watching a connection
+ * it keeps idle between calls), never deleted and added again for a
+ * call to the callback that asks for what the event already waits for */
+static void
+rg_test_event_changes(void **state)
+{
+    rg_test_ctx_t           *t = *state;
+    uint64_t                 changes;
+    rg_llm_upstream_t       *up;
+    rg_session_t            *s;
+    const rg_curl_limits_t  *l;
+
+    rg_test_mock(t, "--rounds", "8", "--calls", "1");
+    rg_test_engine(t, t->mock->port, NULL, "tools calc; max_rounds 10;",
+                   NULL);
+
+    l = rg_curl_limits(rg_event_ctx(t->engine));
+    changes = l->event_changes;
+
+    s = rg_test_session(t, "a", "what is 2+2?");
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    up = rg_test_upstream(t, "mock");
+    assert_int_equal(up->stats.calls, 9);
+
+    changes = l->event_changes - changes;
+    print_message("%llu event changes for 9 model calls\n",
+                  (unsigned long long) changes);
+
+    /* the connect (out, then in), then an add and a delete a call */
+    assert_true(changes >= 2);
+    assert_true(changes <= 2 * 9 + 2);
+}
+
+
 /* 5. the clocks of an attempt ------------------------------------------ */
 
 /* a loopback listener whose queue is full: a connect to it never ends */
@@ -984,6 +1024,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_multi_broken_reason,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_connection_budget,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_event_changes,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_connect_timeout,
                                         rg_test_setup, rg_test_teardown),
