@@ -33,7 +33,8 @@ cleanup() {
     for m in $mocks; do kill "$m" 2>/dev/null; wait "$m" 2>/dev/null; done
     rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap "exit 130" INT TERM
 
 start_mock() {
     rm -f "$tmp/port"

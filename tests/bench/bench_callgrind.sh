@@ -23,7 +23,8 @@ cleanup() {
     [ -n "$mock" ] && kill "$mock" 2>/dev/null && wait "$mock" 2>/dev/null
     rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap "exit 130" INT TERM
 
 "$B/rg_mock" --port 0 --port-file "$tmp/port" --rounds 3 --calls 2 \
     --quiet 2>/dev/null &

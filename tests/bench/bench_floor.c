@@ -5,7 +5,10 @@
  * calc tool to the mock model, runs the tool calls of the answer in
  * process (a small calculator), appends the results and posts again, up
  * to the final answer; a result line per session goes to -o. Owns nothing
- * of reagent's: no guards, no budgets, no retries, no transcripts.
+ * of reagent's: no guards, no budgets, no retries, no transcripts. Every
+ * 16 sessions share a connection cache (a curl share): with one cache for
+ * all, curl looks for a free connection among every connection to the
+ * host, which at 10,000 sessions costs more than the rest of a call.
  *
  *     bench_floor URL N OUT
  *
@@ -59,6 +62,7 @@ struct rg_floor_s {
     struct event             *timer;
     CURLM                    *multi;
     struct curl_slist        *headers;
+    CURLSH                  **shares;       /* a cache per 16 sessions */
     char                     *tools;        /* in JSON, dumped once */
     size_t                    tools_len;
     const char               *url;
@@ -382,6 +386,10 @@ rg_floor_write(char *p, size_t size, size_t n, void *data)
 }
 
 
+/* sessions per connection cache */
+#define RG_FLOOR_SHARE  16
+
+
 #define RG_FLOOR_HEAD  "{\"model\":\"mock-1\",\"temperature\":0," \
                        "\"tool_choice\":\"auto\",\"tools\":"
 #define RG_FLOOR_MSGS  ",\"messages\":["
@@ -476,6 +484,7 @@ rg_floor_session(rg_floor_t *f, unsigned id)
     curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(e, CURLOPT_PRIVATE, s);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_SHARE, f->shares[id / RG_FLOOR_SHARE]);
 
     return s;
 }
@@ -642,9 +651,21 @@ main(int argc, char **argv)
     f.headers = curl_slist_append(NULL, "Content-Type: application/json");
     f.headers = curl_slist_append(f.headers, "Expect:");
     s = calloc(n, sizeof(rg_floor_session_t *));
+    f.shares = calloc(n / RG_FLOOR_SHARE + 1, sizeof(CURLSH *));
+
+    for (i = 0; f.shares && i <= n / RG_FLOOR_SHARE; i++) {
+        f.shares[i] = curl_share_init();
+        if (f.shares[i] == NULL) {
+            fprintf(stderr, "bench_floor: out of memory\n");
+            return 1;
+        }
+        curl_share_setopt(f.shares[i], CURLSHOPT_SHARE,
+                          CURL_LOCK_DATA_CONNECT);
+    }
 
     if (f.out == NULL || f.base == NULL || f.timer == NULL || f.multi == NULL
-        || f.tools == NULL || f.headers == NULL || s == NULL)
+        || f.tools == NULL || f.headers == NULL || s == NULL
+        || f.shares == NULL)
     {
         fprintf(stderr, "bench_floor: cannot start\n");
         return 1;
@@ -692,6 +713,12 @@ main(int argc, char **argv)
 
     free(s);
     curl_multi_cleanup(f.multi);
+
+    for (i = 0; i <= n / RG_FLOOR_SHARE; i++) {
+        curl_share_cleanup(f.shares[i]);
+    }
+
+    free(f.shares);
     curl_slist_free_all(f.headers);
     free(f.tools);
     event_free(f.timer);
