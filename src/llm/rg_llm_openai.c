@@ -1122,14 +1122,41 @@ rg_llm_openai_usage(json_t *root, rg_llm_response_t *r)
 static int rg_llm_openai_writer(const char *buffer, size_t size, void *data);
 
 
-/* a string at the end of out, escaped by jansson */
+/* a string at the end of out, escaped by jansson; one of printable
+ * ASCII without '"' or '\\' (ids, names) is the same text unescaped */
 static rg_int_t
 rg_llm_openai_put_str(rg_buf_t *out, const char *p, size_t len)
 {
     int      rc;
+    size_t   i;
     json_t  *v;
 
-    v = rg_llm_openai_string(p ? p : "", p ? len : 0);
+    if (p == NULL) {
+        p = "";
+        len = 0;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (p[i] < 0x20 || p[i] > 0x7e || p[i] == '"' || p[i] == '\\') {
+            break;
+        }
+    }
+
+    if (i == len) {
+        if (rg_buf_reserve(out, len + 2) != RG_OK) {
+            return RG_ERROR;
+        }
+
+        out->data[out->len++] = '"';
+        memcpy(out->data + out->len, p, len);
+        out->len += len;
+        out->data[out->len++] = '"';
+        out->data[out->len] = '\0';
+
+        return RG_OK;
+    }
+
+    v = rg_llm_openai_string(p, len);
     if (v == NULL) {
         return RG_ERROR;
     }
@@ -1395,27 +1422,34 @@ rg_llm_openai_msg(rg_buf_t *out, const char *role, const char *content,
 }
 
 
+/* the text json_dumps(JSON_COMPACT) gives for {role, tool_call_id,
+ * content}, written without building the object */
 rg_int_t
 rg_llm_openai_tool_msg(rg_buf_t *out, const char *tool_call_id,
     const char *content, size_t len)
 {
-    int      err;
-    json_t  *msg;
+    size_t    at;
+    rg_int_t  rc;
 
-    msg = json_object();
-    if (msg == NULL) {
+    at = out->len;
+
+    rc = rg_llm_openai_put(out, "{\"role\":\"tool\",\"tool_call_id\":");
+    rc |= rg_llm_openai_put_str(out, tool_call_id, strlen(tool_call_id));
+    rc |= rg_llm_openai_put(out, ",\"content\":");
+    rc |= rg_llm_openai_put_str(out, content, content ? len : 0);
+    rc |= rg_llm_openai_put(out, "}");
+
+    if (rc != RG_OK) {
+        /* out is left as it was */
+        out->len = at;
+        if (out->data != NULL) {
+            out->data[at] = '\0';
+        }
+
         return RG_ERROR;
     }
 
-    err = json_object_set_new(msg, "role", json_string("tool"));
-    err |= json_object_set_new(msg, "tool_call_id",
-                               rg_llm_openai_string(tool_call_id,
-                                                    strlen(tool_call_id)));
-    err |= json_object_set_new(msg, "content",
-                               rg_llm_openai_string(content ? content : "",
-                                                    content ? len : 0));
-
-    return rg_llm_openai_dump(out, msg, err);
+    return RG_OK;
 }
 
 
