@@ -6,6 +6,7 @@ set -e
 pkgs="build-essential pkg-config
       libevent-dev libcurl4-openssl-dev libmsgpack-dev libhiredis-dev
       libjansson-dev libcmocka-dev libglib2.0-dev libssl-dev libpcre2-dev
+      libmimalloc-dev
       redis-server clang curl jq python3 tzdata bsdutils
       python3-yaml logrotate"
 

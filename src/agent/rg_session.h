@@ -162,6 +162,7 @@ struct rg_session_s {
 
     rg_session_handler_pt handler;    /* once, when it ends */
     void               *data;
+    rg_uint_t           slot;         /* the handler's: where it keeps s */
 
     json_t             *transcript;   /* when recording */
 

@@ -323,7 +323,26 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
             }
         }
 
-        if (rg_turn_dedupable(s, j)) {
+        if (rg_turn_dedupable(s, j) && a->dedupe == RG_DEDUPE_SESSION) {
+            /* identical calls of one turn, in flight only and never
+             * stored: the call itself is the key, no digest needed (a
+             * newline for the NUL: canonical JSON has neither raw) */
+            klen = sizeof("dd:s::") + strlen(s->id) + slen;
+            key = rg_palloc(s->pool, klen);
+            if (key == NULL) {
+                continue;
+            }
+
+            k = snprintf(key, klen, "dd:s:%s:%s\n", s->id, sig);
+            memcpy(key + k, sig + c->name.len + 1, slen - c->name.len - 1);
+            k += slen - c->name.len - 1;
+            key[k] = '\0';
+            s->extra[i].local = 1;
+
+            s->extra[i].key = key;
+            s->extra[i].klen = k;
+
+        } else if (rg_turn_dedupable(s, j)) {
             char  digest[RG_SHA256_HEX];
 
             /* the call's digest: its name, a NUL, its arguments in
@@ -338,11 +357,7 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
                 continue;
             }
 
-            if (a->dedupe == RG_DEDUPE_SESSION) {
-                /* identical calls of one turn: in flight only */
-                k = snprintf(key, klen, "dd:s:%s:%s", s->id, digest);
-                s->extra[i].local = 1;
-            } else if (a->dedupe == RG_DEDUPE_AGENT) {
+            if (a->dedupe == RG_DEDUPE_AGENT) {
                 k = snprintf(key, klen, "dd:a:%s:%s", a->name.data, digest);
             } else {
                 k = snprintf(key, klen, "dd:g:%s", digest);

@@ -6,7 +6,20 @@
 #include <rg_core.h>
 #include <rg_digest.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <sys/random.h>
+
+
+/* fetched once: EVP_sha256() alone makes each init look it up again */
+static EVP_MD          *rg_digest_sha256;
+static pthread_once_t   rg_digest_once = PTHREAD_ONCE_INIT;
+
+
+static void
+rg_digest_fetch(void)
+{
+    rg_digest_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
 
 
 static void
@@ -31,13 +44,17 @@ rg_sha256_hex(char out[RG_SHA256_HEX], const void *p1, size_t l1,
     unsigned int    n;
     unsigned char   md[EVP_MAX_MD_SIZE];
     EVP_MD_CTX     *ctx;
+    const EVP_MD   *sha;
+
+    pthread_once(&rg_digest_once, rg_digest_fetch);
+    sha = rg_digest_sha256 ? rg_digest_sha256 : EVP_sha256();
 
     ctx = EVP_MD_CTX_new();
     if (ctx == NULL) {
         return RG_ERROR;
     }
 
-    if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1
+    if (EVP_DigestInit_ex(ctx, sha, NULL) != 1
         || (l1 && EVP_DigestUpdate(ctx, p1, l1) != 1)
         || (l2 && EVP_DigestUpdate(ctx, p2, l2) != 1)
         || EVP_DigestFinal_ex(ctx, md, &n) != 1 || n != 32)

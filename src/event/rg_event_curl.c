@@ -43,6 +43,7 @@ struct rg_curl_sock_s {
     curl_socket_t       fd;
     rg_curl_sock_t     *next;
     rg_curl_sock_t    **pprev;
+    short               kind;         /* what ev waits for, when added */
     unsigned            added:1;
 };
 
@@ -220,6 +221,7 @@ rg_curl_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
         if (s) {
             if (s->added) {
                 event_del(&s->ev);
+                c->limits.event_changes++;
             }
 
             if (s->next) {
@@ -254,17 +256,24 @@ rg_curl_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
         c->socks = s;
     }
 
-    if (s->added) {
-        event_del(&s->ev);
-        s->added = 0;
-    }
-
     kind = EV_PERSIST;
     if (what & CURL_POLL_IN) {
         kind |= EV_READ;
     }
     if (what & CURL_POLL_OUT) {
         kind |= EV_WRITE;
+    }
+
+    /* curl says again what it already waits for (at every transfer on a
+     * kept connection): the event stays, no epoll_ctl */
+    if (s->added) {
+        if (s->kind == kind) {
+            return 0;
+        }
+
+        event_del(&s->ev);
+        s->added = 0;
+        c->limits.event_changes++;
     }
 
     if (event_assign(&s->ev, c->base, fd, kind, rg_curl_event_handler, s)
@@ -274,6 +283,8 @@ rg_curl_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
         return -1;
     }
 
+    c->limits.event_changes++;
+    s->kind = kind;
     s->added = 1;
 
     return 0;

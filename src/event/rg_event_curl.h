@@ -53,6 +53,8 @@ typedef struct {
     rg_uint_t           peak_running;
     uint64_t            waited;       /* transfers that had to wait */
     uint64_t            rebuilt;      /* broken multi handles replaced */
+    uint64_t            event_changes;  /* sockets' events added or
+                                           deleted: each an epoll_ctl */
 } rg_curl_limits_t;
 
 

@@ -852,8 +852,12 @@ rg_llm_easy(rg_llm_req_t *r)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long) c->buffer_size);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+
+    /* every encoding curl decodes; not for a server on this machine */
+    if (c->gzip) {
+        curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    }
 
     if (r->lane >= 0 && (rg_uint_t) r->lane < r->up->nlanes) {
         curl_easy_setopt(e, CURLOPT_SHARE, r->up->shares[r->lane]);

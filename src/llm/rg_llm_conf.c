@@ -12,7 +12,10 @@
 #include <rg_llm_openai.h>
 #include <rg_secret.h>
 #include <rg_store_conf.h>
+#include <arpa/inet.h>
+#include <curl/curl.h>
 #include <math.h>
+#include <strings.h>
 
 
 static char *rg_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf);
@@ -118,6 +121,9 @@ static rg_command_t  rg_llm_commands[] = {
     { rg_string("stream"), RG_LLM_CONF|RG_CONF_FLAG,
       rg_conf_set_flag_slot, offsetof(rg_llm_conf_t, stream), NULL },
 
+    { rg_string("gzip"), RG_LLM_CONF|RG_CONF_FLAG,
+      rg_conf_set_flag_slot, offsetof(rg_llm_conf_t, gzip), NULL },
+
       rg_null_command
 };
 
@@ -169,6 +175,7 @@ rg_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     llm->tokens_per_minute = RG_CONF_UNSET;
     llm->retry_budget = RG_CONF_UNSET_MSEC;
     llm->stream = RG_CONF_UNSET;
+    llm->gzip = RG_CONF_UNSET;
     llm->shared_fallback = RG_CONF_UNSET_UINT;
     llm->file = rg_conf_file_name(cf);
     llm->line = rg_conf_line(cf);
@@ -195,6 +202,54 @@ rg_llm_find(rg_cycle_t *cycle, const char *name, size_t len)
     }
 
     return NULL;
+}
+
+
+/* a server on this machine: loopback addresses and localhost, where
+ * compressing answers costs CPU on both sides and saves nothing */
+static rg_uint_t
+rg_llm_local(const char *url)
+{
+    char            *host;
+    size_t           n;
+    CURLU           *u;
+    rg_uint_t        local;
+    struct in_addr   a4;
+    struct in6_addr  a6;
+
+    u = curl_url();
+    if (u == NULL) {
+        return 0;
+    }
+
+    local = 0;
+
+    if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK
+        && curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK)
+    {
+        n = strlen(host);
+
+        /* [::1] comes with its brackets */
+        if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
+            host[n - 1] = '\0';
+            local = inet_pton(AF_INET6, host + 1, &a6) == 1
+                    && IN6_IS_ADDR_LOOPBACK(&a6);
+
+        } else if (inet_pton(AF_INET, host, &a4) == 1) {
+            local = (ntohl(a4.s_addr) >> 24) == 127;
+
+        } else {
+            local = strcasecmp(host, "localhost") == 0
+                    || (n > 10
+                        && strcasecmp(host + n - 10, ".localhost") == 0);
+        }
+
+        curl_free(host);
+    }
+
+    curl_url_cleanup(u);
+
+    return local;
 }
 
 
@@ -336,6 +391,9 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     }
     if (llm->stream == RG_CONF_UNSET) {
         llm->stream = 0;
+    }
+    if (llm->gzip == RG_CONF_UNSET) {
+        llm->gzip = !rg_llm_local(llm->url);
     }
     if (llm->shared_fallback == RG_CONF_UNSET_UINT) {
         llm->shared_fallback = RG_LLM_FALLBACK_LOCAL;

@@ -44,6 +44,7 @@ struct rg_llm_conf_s {
     rg_int_t            tokens_per_minute;
     rg_msec_t           retry_budget;     /* total time spent retrying */
     rg_int_t            stream;           /* on: Server-Sent Events */
+    rg_int_t            gzip;             /* ask for compressed answers */
     rg_uint_t           shared;           /* RG_LLM_SHARED_* */
     rg_uint_t           shared_fallback;  /* RG_LLM_FALLBACK_* */
 

@@ -1119,72 +1119,121 @@ rg_llm_openai_usage(json_t *root, rg_llm_response_t *r)
 }
 
 
-/* the assistant message as it goes back into the conversation */
+static int rg_llm_openai_writer(const char *buffer, size_t size, void *data);
+
+
+/* a string at the end of out, escaped by jansson; one of printable
+ * ASCII without '"' or '\\' (ids, names) is the same text unescaped */
+static rg_int_t
+rg_llm_openai_put_str(rg_buf_t *out, const char *p, size_t len)
+{
+    int      rc;
+    size_t   i;
+    json_t  *v;
+
+    if (p == NULL) {
+        p = "";
+        len = 0;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (p[i] < 0x20 || p[i] > 0x7e || p[i] == '"' || p[i] == '\\') {
+            break;
+        }
+    }
+
+    if (i == len) {
+        if (rg_buf_reserve(out, len + 2) != RG_OK) {
+            return RG_ERROR;
+        }
+
+        out->data[out->len++] = '"';
+        memcpy(out->data + out->len, p, len);
+        out->len += len;
+        out->data[out->len++] = '"';
+        out->data[out->len] = '\0';
+
+        return RG_OK;
+    }
+
+    v = rg_llm_openai_string(p, len);
+    if (v == NULL) {
+        return RG_ERROR;
+    }
+
+    rc = json_dump_callback(v, rg_llm_openai_writer, out,
+                            JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(v);
+
+    return rc == 0 ? RG_OK : RG_ERROR;
+}
+
+
+/* lit: a string literal */
+#define rg_llm_openai_put(out, lit)  rg_buf_append(out, lit, sizeof(lit) - 1)
+
+
+/* the assistant message as it goes back into the conversation: the text
+ * json_dumps(JSON_COMPACT) gives for {role, content, tool_calls: [{id,
+ * type, function: {name, arguments}}]}, written without building the
+ * object (jansson's dump of a container costs its loop check) */
 static rg_int_t
 rg_llm_openai_message(rg_pool_t *pool, rg_llm_response_t *r)
 {
-    int                  err;
-    char                *s;
-    json_t              *msg, *calls, *call, *fn, *content;
     rg_int_t             rc;
+    rg_buf_t             b;
     rg_uint_t            i;
     rg_llm_tool_call_t  *c;
 
-    msg = json_object();
-    if (msg == NULL) {
-        return RG_ERROR;
-    }
+    memset(&b, 0, sizeof(rg_buf_t));
+
+    rc = rg_llm_openai_put(&b, "{\"role\":\"assistant\",\"content\":");
 
     if (r->has_content) {
-        content = rg_llm_openai_string(r->content.data, r->content.len);
+        rc |= rg_llm_openai_put_str(&b, r->content.data, r->content.len);
 
     } else {
         /* null beside tool calls; "" alone, as a message needs one */
-        content = r->ncalls ? json_null() : json_string("");
+        if (r->ncalls) {
+            rc |= rg_llm_openai_put(&b, "null");
+        } else {
+            rc |= rg_llm_openai_put(&b, "\"\"");
+        }
     }
-
-    /* json_*_set_new() fail on a NULL value, and release the value on
-     * failure, so the results are collected and checked once */
-    err = json_object_set_new(msg, "role", json_string("assistant"));
-    err |= json_object_set_new(msg, "content", content);
 
     if (r->ncalls) {
-        calls = json_array();
+        rc |= rg_llm_openai_put(&b, ",\"tool_calls\":[");
 
-        /* each value is complete before it is handed to its container,
-         * which releases it when the handing fails */
-        for (i = 0; calls != NULL && err == 0 && i < r->ncalls; i++) {
+        for (i = 0; rc == RG_OK && i < r->ncalls; i++) {
             c = &r->calls[i];
 
-            fn = json_object();
-            err |= json_object_set_new(fn, "name",
-                       rg_llm_openai_string(c->name.data, c->name.len));
-            err |= json_object_set_new(fn, "arguments",
-                       rg_llm_openai_string(c->arguments.data,
-                                            c->arguments.len));
+            if (i) {
+                rc |= rg_llm_openai_put(&b, ",");
+            }
 
-            call = json_object();
-            err |= json_object_set_new(call, "id",
-                       rg_llm_openai_string(c->id.data, c->id.len));
-            err |= json_object_set_new(call, "type", json_string("function"));
-            err |= json_object_set_new(call, "function", fn);
-            err |= json_array_append_new(calls, call);
+            rc |= rg_llm_openai_put(&b, "{\"id\":");
+            rc |= rg_llm_openai_put_str(&b, c->id.data, c->id.len);
+            rc |= rg_llm_openai_put(&b, ",\"type\":\"function\","
+                                        "\"function\":{\"name\":");
+            rc |= rg_llm_openai_put_str(&b, c->name.data, c->name.len);
+            rc |= rg_llm_openai_put(&b, ",\"arguments\":");
+            rc |= rg_llm_openai_put_str(&b, c->arguments.data,
+                                        c->arguments.len);
+            rc |= rg_llm_openai_put(&b, "}}");
         }
 
-        err |= json_object_set_new(msg, "tool_calls", calls);
+        rc |= rg_llm_openai_put(&b, "]");
     }
 
-    s = err ? NULL : json_dumps(msg, JSON_COMPACT);
-    json_decref(msg);
+    rc |= rg_llm_openai_put(&b, "}");
 
-    if (s == NULL) {
-        return RG_ERROR;
+    if (rc == RG_OK) {
+        rc = rg_llm_openai_set_str(pool, &r->message, b.data, b.len);
     }
 
-    rc = rg_llm_openai_set_str(pool, &r->message, s, strlen(s));
-    rg_json_free_dump(s);
+    rg_buf_free(&b);
 
-    return rc;
+    return rc == RG_OK ? RG_OK : RG_ERROR;
 }
 
 
@@ -1373,27 +1422,34 @@ rg_llm_openai_msg(rg_buf_t *out, const char *role, const char *content,
 }
 
 
+/* the text json_dumps(JSON_COMPACT) gives for {role, tool_call_id,
+ * content}, written without building the object */
 rg_int_t
 rg_llm_openai_tool_msg(rg_buf_t *out, const char *tool_call_id,
     const char *content, size_t len)
 {
-    int      err;
-    json_t  *msg;
+    size_t    at;
+    rg_int_t  rc;
 
-    msg = json_object();
-    if (msg == NULL) {
+    at = out->len;
+
+    rc = rg_llm_openai_put(out, "{\"role\":\"tool\",\"tool_call_id\":");
+    rc |= rg_llm_openai_put_str(out, tool_call_id, strlen(tool_call_id));
+    rc |= rg_llm_openai_put(out, ",\"content\":");
+    rc |= rg_llm_openai_put_str(out, content, content ? len : 0);
+    rc |= rg_llm_openai_put(out, "}");
+
+    if (rc != RG_OK) {
+        /* out is left as it was */
+        out->len = at;
+        if (out->data != NULL) {
+            out->data[at] = '\0';
+        }
+
         return RG_ERROR;
     }
 
-    err = json_object_set_new(msg, "role", json_string("tool"));
-    err |= json_object_set_new(msg, "tool_call_id",
-                               rg_llm_openai_string(tool_call_id,
-                                                    strlen(tool_call_id)));
-    err |= json_object_set_new(msg, "content",
-                               rg_llm_openai_string(content ? content : "",
-                                                    content ? len : 0));
-
-    return rg_llm_openai_dump(out, msg, err);
+    return RG_OK;
 }
 
 

@@ -189,11 +189,11 @@ rg_batch_session_done(rg_session_t *s)
     b->running--;
     rg_batch_time(b, ms);
 
-    for (i = 0; i < b->nlive; i++) {
-        if (b->live[i] == s) {
-            b->live[i] = b->live[--b->nlive];
-            break;
-        }
+    /* O(1): the last one takes its slot */
+    i = s->slot;
+    if (i < b->nlive && b->live[i] == s) {
+        b->live[i] = b->live[--b->nlive];
+        b->live[i]->slot = i;
     }
 
     rg_session_destroy(s);
@@ -354,6 +354,7 @@ rg_batch_task(void *data, rg_task_t *t)
         }
     }
 
+    s->slot = b->nlive;
     b->live[b->nlive++] = s;
     b->running++;
 

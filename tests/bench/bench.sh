@@ -33,7 +33,8 @@ cleanup() {
     for m in $mocks; do kill "$m" 2>/dev/null; wait "$m" 2>/dev/null; done
     rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap "exit 130" INT TERM
 
 start_mock() {
     rm -f "$tmp/port"
@@ -60,9 +61,12 @@ while [ $i -lt "$max" ]; do
 done > "$tmp/all.jsonl"
 
 echo "reagent benchmark: R=3 rounds of K=2 tool calls per session (4 model calls),"
-echo "mock model on loopback, one reagent process, $(nproc) cores"
+echo "mock model on loopback, one reagent process, $(nproc) cores; beside each row"
+echo "the floor (tests/bench/bench_floor.c: the same sessions by a minimal client on"
+echo "libevent, curl multi and jansson, run against the same mock just after);"
+echo "ratio = reagent / floor"
 echo
-printf "%-8s %-9s %10s %10s %14s %12s %14s\n" latency sessions "wall s" "ideal s" "cpu us/call" "peak MiB" "KiB/session"
+printf "%-7s %-8s %8s %8s %6s %9s %9s %6s %8s %8s %9s\n" latency sessions "wall s" "floor s" ratio "cpu us" "floor us" ratio "peak MiB" "KiB/sess" "floor KiB"
 
 for lat in $LATENCIES; do
     start_mock "$lat"
@@ -80,9 +84,19 @@ CONF
         peak=$(sed -n 's/.*peak rss \([0-9.]*\) MiB.*/\1/p' "$tmp/out")
         per=$(sed -n 's/.*(\([0-9.]*\) KiB per concurrent task).*/\1/p' "$tmp/out")
         done=$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' "$tmp/out")
-        ideal=$(awk "BEGIN { printf \"%.2f\", 4 * $lat / 1000 }")
-        printf "%-8s %-9s %10s %10s %14s %12s %14s" "${lat}ms" "$n" "$wall" "$ideal" "$cpu" "$peak" "$per"
+        "$B/tests/bench_floor" "http://127.0.0.1:$port/v1/chat/completions" \
+            "$n" /dev/null 2> "$tmp/floor"
+        fwall=$(sed -n 's/.* in \([0-9.]*\)s:.*/\1/p' "$tmp/floor")
+        fcpu=$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' "$tmp/floor")
+        fper=$(sed -n 's/.*(\([0-9.]*\) KiB per concurrent task).*/\1/p' "$tmp/floor")
+        fdone=$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' "$tmp/floor")
+        awk -v l="${lat}ms" -v n="$n" -v w="$wall" -v fw="$fwall" -v c="$cpu" \
+            -v fc="$fcpu" -v p="$peak" -v k="$per" -v fk="$fper" 'BEGIN {
+            printf "%-7s %-8s %8s %8s %6.2f %9s %9s %6.2f %8s %8s %9s", l, n,
+                   w, fw, (fw > 0 ? w / fw : 0), c, fc, (fc > 0 ? c / fc : 0),
+                   p, k, fk }'
         [ "$done" = "$n" ] || printf "  (only %s of %s done)" "$done" "$n"
+        [ "$fdone" = "$n" ] || printf "  (floor: %s of %s done)" "$fdone" "$n"
         echo
     done
     stop_mock
@@ -94,7 +108,10 @@ echo "  then: $B/reagent -c bench.conf batch --concurrency 1000 -o /dev/null tas
 echo "  with bench.conf: load_module $B/modules/calc.so;"
 echo "                   llm mock { base_url http://127.0.0.1:8088/v1; model mock-1; max_connections 1000; }"
 echo "                   agent bench { tools calc; }"
-echo "  (the batch summary prints the same figures; BENCH_SIZES and BENCH_LATENCIES narrow make bench)"
+echo "  and the floor: $B/tests/bench_floor http://127.0.0.1:8088/v1/chat/completions 1000 /dev/null"
+echo "  (the batch summary and the floor print the same figures; BENCH_SIZES and"
+echo "  BENCH_LATENCIES narrow make bench; make bench-callgrind counts instructions)"
+echo
 
 # --- store redis beside store memory -------------------------------------
 # the same batch (R=3 K=2, 0 ms) with sessions checkpointed in a

@@ -6,10 +6,13 @@
  *   - a curl multi handle that breaks: its transfers fail with a reason,
  *     are retried on a new handle, and the sessions end done;
  *   - the connection budget: transfers past it wait, none fails;
+ *   - a socket's event changes only when what curl waits for does;
  *   - the clocks of an attempt on reactor timers: connect, total and idle
  *     timeouts, the idle clock of a whole answer starting at its first
  *     byte, idle_timeout 0 refused;
  *   - a body over the 16m cap is refused once, not downloaded again;
+ *   - gzip: off by default for loopback and localhost, on elsewhere;
+ *     the headers every request carries;
  *   - response_memory: the bytes of all responses being read stay under
  *     the budget, the attempt holding the most is stopped.
  * Times are asserted only as lower bounds. */
@@ -641,6 +644,45 @@ rg_test_connection_budget(void **state)
 }
 
 
+/* 4b. sockets' events ------------------------------------------------- */
+
+/* a session's 9 model calls, one after the other on a kept connection:
+ * the socket's event (an epoll_ctl for each change) is added when curl
+ * watches it and deleted when it stops (curl stops watching a connection
+ * it keeps idle between calls), never deleted and added again for a
+ * call to the callback that asks for what the event already waits for */
+static void
+rg_test_event_changes(void **state)
+{
+    rg_test_ctx_t           *t = *state;
+    uint64_t                 changes;
+    rg_llm_upstream_t       *up;
+    rg_session_t            *s;
+    const rg_curl_limits_t  *l;
+
+    rg_test_mock(t, "--rounds", "8", "--calls", "1");
+    rg_test_engine(t, t->mock->port, NULL, "tools calc; max_rounds 10;",
+                   NULL);
+
+    l = rg_curl_limits(rg_event_ctx(t->engine));
+    changes = l->event_changes;
+
+    s = rg_test_session(t, "a", "what is 2+2?");
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    up = rg_test_upstream(t, "mock");
+    assert_int_equal(up->stats.calls, 9);
+
+    changes = l->event_changes - changes;
+    print_message("%llu event changes for 9 model calls\n",
+                  (unsigned long long) changes);
+
+    /* the connect (out, then in), then an add and a delete a call */
+    assert_true(changes >= 2);
+    assert_true(changes <= 2 * 9 + 2);
+}
+
+
 /* 5. the clocks of an attempt ------------------------------------------ */
 
 /* a loopback listener whose queue is full: a connect to it never ends */
@@ -970,6 +1012,110 @@ rg_test_memory_other(void **state)
 }
 
 
+/* 7. request headers ---------------------------------------------------- */
+
+/* gzip: off by default for a server on this machine, on for the others */
+static void
+rg_test_gzip_defaults(void **state)
+{
+    char          err[512];
+    size_t        i;
+    rg_cycle_t   *cycle;
+    const char   *urls[] = {
+        "http://127.0.0.1:1/v1", "0", "http://127.9.9.9/v1", "0",
+        "http://localhost:8088/v1", "0", "http://LocalHost/v1", "0",
+        "http://a.localhost/v1", "0", "http://[::1]:8088/v1", "0",
+        "https://api.openai.com/v1", "1", "http://10.0.0.7:8000/v1", "1",
+        "http://128.0.0.1/v1", "1", "http://localhost.example.com/v1", "1",
+        "http://[::2]/v1", "1"
+    };
+
+    for (i = 0; i < sizeof(urls) / sizeof(urls[0]); i += 2) {
+        cycle = rg_test_cycle(err, sizeof(err),
+            "llm m {\n    base_url %s;\n    model m;\n}\n"
+            "llm on {\n    base_url %s;\n    model m;\n    gzip on;\n}\n"
+            "llm off {\n    base_url %s;\n    model m;\n    gzip off;\n}\n"
+            "agent a { llm m; }\n", urls[i], urls[i], urls[i]);
+        assert_non_null(cycle);
+
+        if (rg_llm_find(cycle, "m", 1)->gzip != (urls[i + 1][0] == '1')) {
+            print_error("gzip of %s is not %s\n", urls[i], urls[i + 1]);
+            fail();
+        }
+
+        assert_int_equal(rg_llm_find(cycle, "on", 2)->gzip, 1);
+        assert_int_equal(rg_llm_find(cycle, "off", 3)->gzip, 0);
+        rg_cycle_destroy(cycle);
+    }
+}
+
+
+/* the headers the mock got: the constant ones of the upstream, the
+ * request's id, Accept-Encoding only with gzip on */
+static json_t *
+rg_test_headers(rg_test_ctx_t *t, const char *gzip)
+{
+    char          *body;
+    json_t        *j;
+    rg_session_t  *s;
+
+    rg_test_mock(t, "--rounds", "1");
+    rg_test_engine(t, t->mock->port, gzip, "tools calc;", NULL);
+
+    s = rg_test_session(t, "a", "what is 2+2?");
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    body = rg_test_mock_get(t->mock, "/last_request");
+    assert_non_null(body);
+    j = json_loads(body, 0, NULL);
+    free(body);
+    assert_non_null(j);
+
+    return j;
+}
+
+
+static void
+rg_test_gzip_loopback(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    json_t         *j, *h;
+
+    j = rg_test_headers(t, NULL);
+    h = json_object_get(j, "headers");
+
+    assert_null(json_object_get(h, "accept-encoding"));
+    assert_string_equal(json_string_value(json_object_get(h,
+                        "content-type")), "application/json");
+    assert_string_equal(json_string_value(json_object_get(h, "accept")),
+                        "application/json, text/event-stream");
+    assert_non_null(strstr(json_string_value(json_object_get(h,
+                    "user-agent")), "reagent/"));
+    /* the second call's id: the session's, numbered */
+    assert_non_null(strstr(json_string_value(json_object_get(h,
+                    "x-request-id")), "-2"));
+    json_decref(j);
+}
+
+
+static void
+rg_test_gzip_on(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    json_t         *j, *h;
+    const char     *v;
+
+    j = rg_test_headers(t, "gzip on;");
+    h = json_object_get(j, "headers");
+
+    v = json_string_value(json_object_get(h, "accept-encoding"));
+    assert_non_null(v);
+    assert_non_null(strstr(v, "gzip"));
+    assert_non_null(json_object_get(h, "x-request-id"));
+    json_decref(j);
+}
+
+
 int
 main(void)
 {
@@ -985,6 +1131,8 @@ main(void)
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_connection_budget,
                                         rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_event_changes,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_connect_timeout,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_total_timeout,
@@ -994,6 +1142,11 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_idle_stream_gap,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test(rg_test_idle_zero_refused),
+        cmocka_unit_test(rg_test_gzip_defaults),
+        cmocka_unit_test_setup_teardown(rg_test_gzip_loopback,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_gzip_on,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_too_large_not_retried,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_too_large_stream,

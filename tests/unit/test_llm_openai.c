@@ -1573,6 +1573,47 @@ rg_test_fixtures_covered(void **state)
 }
 
 
+/* the messages written without building an object are byte for byte
+ * what jansson's json_dumps(JSON_COMPACT) gives for one, for strings that
+ * take the plain path and strings that need escaping */
+static void
+rg_test_written_as_jansson(void **state)
+{
+    char         *want;
+    size_t        i;
+    json_t       *o;
+    rg_buf_t      b;
+    const char   *strs[] = {
+        "call_0_1_2", "", "a\"b", "back\\slash", "tab\there", "nl\n",
+        "\x01\x1f", "del\x7f", "sl/ash", "caf\xc3\xa9", "\xe2\x80\xa8",
+        "</script>", "{\"expression\":\"2*(3+4)\"}", " ~!", NULL
+    };
+
+    (void) state;
+
+    for (i = 0; strs[i]; i++) {
+        memset(&b, 0, sizeof(rg_buf_t));
+        assert_int_equal(rg_llm_openai_tool_msg(&b, strs[i], strs[i],
+                                                strlen(strs[i])), RG_OK);
+
+        o = json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id",
+                      strs[i], "content", strs[i]);
+        assert_non_null(o);
+        want = json_dumps(o, JSON_COMPACT);
+        assert_non_null(want);
+
+        if (strcmp(b.data, want) != 0) {
+            print_error("%s\n    is not\n%s\n", b.data, want);
+            fail();
+        }
+
+        free(want);
+        json_decref(o);
+        rg_buf_free(&b);
+    }
+}
+
+
 int
 main(void)
 {
@@ -1620,6 +1661,7 @@ main(void)
         cmocka_unit_test(rg_test_messages),
         cmocka_unit_test(rg_test_tool_def),
         cmocka_unit_test(rg_test_tool_def_rejects),
+        cmocka_unit_test(rg_test_written_as_jansson),
     };
 
     for (i = 0; i < rg_nelems(rg_test_fixtures); i++) {
