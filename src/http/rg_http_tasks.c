@@ -378,6 +378,7 @@ typedef struct {
     rg_uint_t           accepted;
     char               *idem;             /* its key in the store */
     rg_store_op_t      *idem_op;
+    rg_http_tasks_t    *ts;
 } rg_http_submit_t;
 
 
@@ -405,10 +406,11 @@ rg_http_submit_gone(rg_http_req_t *r)
 
     sub = r->data;
 
-    /* the submits go on; nobody hears their answers */
+    /* the submits go on, and their answer is kept for the key: a retry
+     * gets it; the key's check, when asked, frees sub */
     sub->r = NULL;
 
-    if (sub->left == 0) {
+    if (sub->left == 0 && sub->idem_op == NULL) {
         rg_http_submit_free(sub);
     }
 }
@@ -423,14 +425,15 @@ rg_http_submit_answer(rg_http_submit_t *sub)
     rg_str_t           k, v;
     rg_http_tasks_t   *ts;
 
-    if (sub->r == NULL) {
-        rg_http_submit_free(sub);
-        return;
-    }
-
-    ts = sub->r->http->tasks;
+    ts = sub->ts;
 
     if (sub->many) {
+        size_t   i;
+        json_t  *a;
+
+        json_array_foreach(sub->answers, i, a) {
+            json_object_del(a, "http_status");
+        }
         body = json_pack("{s:O, s:I}", "tasks", sub->answers, "accepted",
                          (json_int_t) sub->accepted);
         status = sub->accepted ? 202 : 400;
@@ -471,8 +474,13 @@ rg_http_submit_answer(rg_http_submit_t *sub)
         ts->store->del(ts->store, &k, rg_http_stored, NULL);
     }
 
-    rg_http_json(sub->r, status, body);
-    sub->r = NULL;
+    if (sub->r) {
+        rg_http_json(sub->r, status, body);
+        sub->r = NULL;
+    } else {
+        json_decref(body);              /* its client left: kept only */
+    }
+
     rg_http_submit_free(sub);
 }
 
@@ -547,9 +555,7 @@ rg_http_local_checked(void *data, const rg_store_res_t *res)
     o = data;
     task = o->task;
 
-    if (res->rc == RG_OK || rg_http_task_find(o->sub->r ? o->sub->r->http
-                                              ->tasks : NULL, o->id))
-    {
+    if (res->rc == RG_OK || rg_http_task_find(o->sub->ts, o->id)) {
         snprintf(msg, sizeof(msg), "task %.200s was submitted before: not "
                  "run again", o->id);
         rg_http_one_answer(o, rg_http_task_error(o->id, 409, "task_exists",
@@ -557,7 +563,7 @@ rg_http_local_checked(void *data, const rg_store_res_t *res)
         return;
     }
 
-    t = o->sub->r ? rg_http_task_run(o->sub->r->http, o->id, task) : NULL;
+    t = rg_http_task_run(o->sub->ts->h, o->id, task);
     if (t == NULL) {
         rg_http_one_answer(o, rg_http_task_error(o->id, 429, "too_many_tasks",
                            "this server holds max_tasks tasks already: ask "
@@ -566,7 +572,7 @@ rg_http_local_checked(void *data, const rg_store_res_t *res)
     }
 
     o->sub->accepted++;
-    rg_http_task_go(o->sub->r->http);
+    rg_http_task_go(o->sub->ts->h);
     rg_http_one_answer(o, json_pack("{s:s, s:s}", "id", o->id, "status",
                                     t->session ? "running" : "queued"));
 }
@@ -808,6 +814,15 @@ rg_http_idem_checked(void *data, const rg_store_res_t *res)
     sub->idem_op = NULL;
 
     if (r == NULL) {
+        /* its client left before anything was submitted: the key it
+         * took goes, a retry starts afresh */
+        if (res->rc == RG_OK) {
+            rg_str_t  k;
+
+            k.data = sub->idem;
+            k.len = strlen(sub->idem);
+            sub->ts->store->del(sub->ts->store, &k, rg_http_stored, NULL);
+        }
         rg_http_submit_free(sub);
         return;
     }
@@ -882,6 +897,7 @@ rg_http_submit(rg_http_req_t *r)
     }
 
     sub->r = r;
+    sub->ts = ts;
     rg_http_watch(r, rg_http_submit_gone, sub);
 
     key = rg_http_header(r, "Idempotency-Key");
