@@ -1121,7 +1121,17 @@ rg_http_lookup_result(void *data, const rg_store_res_t *res)
     if (res->rc == RG_OK) {
         j = json_loadb(res->value.data, res->value.len, 0, NULL);
         if (j) {
+            json_t  *why;
+
             json_object_set_new(j, "session", json_string(lk->sid));
+
+            /* why it ended as it did: its error, else a remark, else none */
+            why = json_object_get(j, "error");
+            if (!json_is_string(why)) {
+                why = json_object_get(j, "note");
+            }
+            json_object_set(j, "reason", json_is_string(why) ? why
+                                                             : json_null());
         }
         rg_http_json(lk->r, j ? 200 : 500, j ? j : json_pack("{s:{s:s, s:s, "
                      "s:s}}", "error", "message", "the kept result is not "

@@ -210,8 +210,8 @@ while ! { req GET /v1/tasks/c1 -H "$A" > /dev/null;
     sleep 0.1
     i=$((i + 1))
 done
-rg_check "  it ends cancelled, saying why" \
-    jq -e '.status == "cancelled" and (.error | test("API"))' "$tmp/body"
+rg_check "  it ends cancelled, saying why (reason)" \
+    jq -e '.status == "cancelled" and (.error | test("API")) and (.reason | test("API"))' "$tmp/body"
 rg_equal "DELETE an ended one: 404" "$(req DELETE /v1/tasks/c1 -H "$A")" 404
 
 # --- the OpenAI-compatible face -------------------------------------------
