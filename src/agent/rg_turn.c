@@ -1,9 +1,10 @@
 /* rg_turn.c: one turn of a session around its tool calls. Before the
  * tools run: each call's tool looked up in the agent's toolset, its cap
  * counted (a tool at its cap is refused, and no longer offered), its
- * arguments checked and made canonical (its signature), repeats within
- * the window answered from the earlier result with a nudge, and too many
- * of them ending the session; the dedupe cache asked (a session's own
+ * arguments checked, and made canonical (its signature) when a guard
+ * compares them (repeats, dedupe), repeats within the window answered
+ * from the earlier result with a nudge, and too many of them ending the
+ * session; the dedupe cache asked (a session's own
  * calls, or the store), the calls past max_tool_calls_per_turn refused.
  * After they ran: each result trimmed to tool_result_limit, cached,
  * remembered for repeats, and appended as the tool message that answers
@@ -38,15 +39,13 @@ static void rg_turn_done(rg_tool_turn_t *turn);
 static void rg_turn_approval_handler(rg_tool_turn_t *turn);
 
 
-/* a call's signature: its name and its arguments, checked and coerced,
- * in canonical JSON; NULL with c's preset error when they are unusable */
-static char *
-rg_turn_signature(rg_session_t *s, rg_tool_request_t *c,
-    rg_tool_entry_t *te, size_t *len)
+/* a call's arguments, checked and coerced; NULL with c's preset error
+ * when they are unusable */
+static json_t *
+rg_turn_args(rg_session_t *s, rg_tool_request_t *c, rg_tool_entry_t *te)
 {
-    char      *canon, *sig, err[768];
-    size_t     clen;
-    json_t    *args;
+    char    err[768];
+    json_t  *args;
 
     args = rg_tools_args(te, c->arguments.data, c->arguments.len, err,
                          sizeof(err));
@@ -55,6 +54,24 @@ rg_turn_signature(rg_session_t *s, rg_tool_request_t *c,
         c->preset.len = strlen(err);
         c->has_preset = c->preset.data != NULL;
         c->preset_failed = 1;
+    }
+
+    return args;
+}
+
+
+/* a call's signature: its name and its arguments, checked and coerced,
+ * in canonical JSON; NULL with c's preset error when they are unusable */
+static char *
+rg_turn_signature(rg_session_t *s, rg_tool_request_t *c,
+    rg_tool_entry_t *te, size_t *len)
+{
+    char      *canon, *sig;
+    size_t     clen;
+    json_t    *args;
+
+    args = rg_turn_args(s, c, te);
+    if (args == NULL) {
         return NULL;
     }
 
@@ -269,6 +286,13 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
         if (cap && s->tool_counts[j] == (rg_uint_t) cap) {
             s->extra[i].capped = 1;
             rebuild = 1;
+        }
+
+        /* no guard compares this tool's calls: checked once, not made
+         * canonical (the tools layer writes them compact, as they came) */
+        if (a->repeat_window == 0 && !rg_turn_dedupable(s, j)) {
+            c->args = rg_turn_args(s, c, a->toolset.tools[j]);
+            continue;
         }
 
         /* repeated calls */

@@ -31,6 +31,29 @@ rg_buf_reserve(rg_buf_t *b, size_t more)
 }
 
 
+
+/* room for what is known to come and no more: a buffer held while a
+ * session waits is not rounded up to a power of two */
+rg_int_t
+rg_buf_reserve_exact(rg_buf_t *b, size_t more)
+{
+    char  *n;
+
+    if (b->cap - b->len > more) {
+        return RG_OK;
+    }
+
+    n = realloc(b->data, b->len + more + 1);
+    if (n == NULL) {
+        return RG_ERROR;
+    }
+
+    b->data = n;
+    b->cap = b->len + more + 1;
+
+    return RG_OK;
+}
+
 rg_int_t
 rg_buf_append(rg_buf_t *b, const void *p, size_t n)
 {

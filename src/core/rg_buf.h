@@ -11,6 +11,7 @@ typedef struct {
 } rg_buf_t;
 
 rg_int_t rg_buf_reserve(rg_buf_t *b, size_t more);
+rg_int_t rg_buf_reserve_exact(rg_buf_t *b, size_t more);
 rg_int_t rg_buf_append(rg_buf_t *b, const void *p, size_t n);
 rg_int_t rg_buf_printf(rg_buf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -377,7 +377,7 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         llm->temperature = 0;
     }
     if (llm->buffer_size == RG_CONF_UNSET_SIZE) {
-        llm->buffer_size = 8192;
+        llm->buffer_size = 4096;
     }
 
     if (llm->requests_per_minute == RG_CONF_UNSET) {

@@ -81,8 +81,9 @@ rg_llm_tool_result(rg_buf_t *out, const char *tool_call_id,
 rg_int_t
 rg_llm_body_start(rg_buf_t *b, const char *prefix, size_t len, size_t more)
 {
-    /* the messages, a comma between each two, and "]}" */
-    if (rg_buf_reserve(b, len + more + 2) != RG_OK) {
+    /* the messages, a comma between each two, and "]}"; held while the
+     * model answers, so no larger */
+    if (rg_buf_reserve_exact(b, len + more + 2) != RG_OK) {
         return RG_ERROR;
     }
 

@@ -1467,8 +1467,17 @@ rg_tools_turn_create(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
              * caller's memory may go before a queued call runs */
             args = reqs[i].args;
             reqs[i].args = NULL;
-            len = reqs[i].args_text.len;
-            run->args_text = rg_strdup_len(reqs[i].args_text.data, len);
+
+            if (reqs[i].args_text.data) {
+                len = reqs[i].args_text.len;
+                run->args_text = rg_strdup_len(reqs[i].args_text.data, len);
+
+            } else {
+                /* not made canonical: no guard compared them */
+                run->args_text = json_dumps(args, JSON_COMPACT);
+                len = run->args_text ? strlen(run->args_text) : 0;
+            }
+
             text = run->args_text;
 
             if (text == NULL) {

@@ -143,7 +143,8 @@ typedef struct {
     rg_str_t            preset;
     json_t             *args;         /* already checked: the turn takes
                                          it over */
-    rg_str_t            args_text;    /* its canonical text */
+    rg_str_t            args_text;    /* its canonical text; none: args
+                                         written compact */
     unsigned            has_preset:1;
     unsigned            preset_failed:1;
     unsigned            approved:1;   /* an operator said yes: a dangerous

@@ -917,7 +917,7 @@ rg_test_cycle_defaults(void **state)
     assert_int_equal(llm->retry_base, 500);
     assert_int_equal(llm->retry_max, 30000);
     assert_true(llm->temperature == 0.0);
-    assert_int_equal(llm->buffer_size, 8192);
+    assert_int_equal(llm->buffer_size, 4096);
     assert_null(llm->fallback_name.data);
     assert_null(llm->fallback);
     assert_int_equal(llm->requests_per_minute, 0);
@@ -1130,7 +1130,7 @@ rg_test_cycle_all_directives(void **state)
     assert_true(llm_other->temperature == 1.5);
     assert_int_equal(llm_other->timeout, 120000);
     assert_int_equal(llm_other->max_retries, 4);
-    assert_int_equal(llm_other->buffer_size, 8192);
+    assert_int_equal(llm_other->buffer_size, 4096);
     assert_int_equal(llm_other->line, 24);
 
     assert_int_equal(rg_agent_main_conf(cycle)->agents.nelts, 2);
@@ -2683,7 +2683,7 @@ rg_test_shipped_conf(void **state)
 
     /* and they were read: a default given twice is a duplicate */
     assert_non_null(strstr(defaults, "\n     max_rounds    8;"));
-    assert_non_null(strstr(defaults, "\n     buffer_size        8k;"));
+    assert_non_null(strstr(defaults, "\n     buffer_size        4k;"));
 
     rg_cycle_destroy(cycle);
     rg_cycle_destroy(dcycle);

@@ -538,6 +538,65 @@ rg_test_repeat_default_window(void **state)
 }
 
 
+/* the arguments a tool reads: canonical when a guard compares the calls
+ * (repeats, dedupe), else compact in the model's order; checked by the
+ * schema either way (good.so's echo answers with the text it got) */
+static void
+rg_test_args_text(rg_test_ctx_t *t, const char *agent, const char *first)
+{
+    rg_session_t  *s;
+
+    rg_test_mock(t, "--script", RG_TEST_SCRIPTS "guards_args_text.json");
+    rg_test_conf(t,
+        "load_module %s/tests/plugins/good.so;\n"
+        "llm mock { base_url http://127.0.0.1:%d/v1; model mock-1; }\n"
+        "agent a { tools echo; %s }\n",
+        rg_test_build_dir(), t->mock->port, agent);
+
+    s = rg_test_session(t, "echo three times");
+
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_int_equal(rg_test_count_tool_msgs(t), 3);
+    assert_string_equal(rg_test_tool_msg(t, 0), first);
+
+    /* a number where the schema wants a string, and no JSON at all */
+    assert_string_equal(rg_test_tool_msg(t, 1), "{\"text\":\"5\"}");
+    assert_memory_equal(rg_test_tool_msg(t, 2), "error: ", 7);
+    assert_non_null(strstr(rg_test_tool_msg(t, 2), "echo"));
+}
+
+
+static void
+rg_test_args_canonical(void **state)
+{
+    /* the defaults: repeat_window 2, dedupe session */
+    rg_test_args_text(*state, "", "{\"b\":1,\"text\":\"hi\"}");
+}
+
+
+static void
+rg_test_args_canonical_dedupe(void **state)
+{
+    rg_test_args_text(*state, "repeat_window 0;",
+                      "{\"b\":1,\"text\":\"hi\"}");
+}
+
+
+static void
+rg_test_args_canonical_repeat(void **state)
+{
+    rg_test_args_text(*state, "dedupe off;", "{\"b\":1,\"text\":\"hi\"}");
+}
+
+
+static void
+rg_test_args_unguarded(void **state)
+{
+    rg_test_args_text(*state, "repeat_window 0; dedupe off;",
+                      "{\"text\":\"hi\",\"b\":1}");
+}
+
+
 /* 2. dedupe ------------------------------------------------------------ */
 
 static void
@@ -994,6 +1053,14 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_repeat_wide_window,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_repeat_default_window,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_args_canonical,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_args_canonical_dedupe,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_args_canonical_repeat,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_args_unguarded,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_dedupe_session,
                                         rg_test_setup, rg_test_teardown),

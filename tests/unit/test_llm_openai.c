@@ -8,6 +8,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_llm_openai.h>
+#include <rg_llm_request.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1614,6 +1615,42 @@ rg_test_written_as_jansson(void **state)
 }
 
 
+/* a request body is held while the model answers: it takes the room its
+ * messages need and no more, from one round to the next larger one */
+static void
+rg_test_body_exact(void **state)
+{
+    rg_buf_t     b;
+    const char  *msgs[] = { "{\"role\":\"user\",\"content\":\"hi\"}",
+                            "{\"role\":\"assistant\",\"content\":\"x\"}" };
+    size_t       i, n, more;
+
+    memset(&b, 0, sizeof(b));
+
+    for (n = 1; n <= 2; n++) {
+        more = 0;
+        for (i = 0; i < n; i++) {
+            more += strlen(msgs[i]) + 1;
+        }
+
+        rg_buf_reset(&b);
+        assert_int_equal(rg_llm_body_start(&b, "{\"messages\":[", 13, more),
+                         RG_OK);
+        for (i = 0; i < n; i++) {
+            assert_int_equal(rg_llm_body_add(&b, msgs[i], strlen(msgs[i]),
+                                             i == 0), RG_OK);
+        }
+        assert_int_equal(rg_llm_body_end(&b), RG_OK);
+
+        /* the comma before the first message is not written: one spare */
+        assert_true(b.cap - b.len <= 2);
+        assert_int_equal(b.data[b.len], '\0');
+        assert_non_null(strstr(b.data, msgs[n - 1]));
+    }
+
+    rg_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -1658,6 +1695,7 @@ main(void)
         cmocka_unit_test(rg_test_classify),
         cmocka_unit_test(rg_test_status_names),
         cmocka_unit_test(rg_test_prefix),
+        cmocka_unit_test(rg_test_body_exact),
         cmocka_unit_test(rg_test_messages),
         cmocka_unit_test(rg_test_tool_def),
         cmocka_unit_test(rg_test_tool_def_rejects),
