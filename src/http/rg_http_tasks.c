@@ -212,23 +212,7 @@ rg_http_task_start(rg_http_tasks_t *ts, rg_http_task_t *t)
         return RG_ERROR;
     }
 
-    if (task.max_rounds) {
-        s->max_rounds = task.max_rounds;
-    }
-    if (task.max_tokens >= 0) {
-        s->max_tokens = task.max_tokens;
-    }
-    if (task.deadline != RG_CONF_UNSET_MSEC) {
-        s->deadline = task.deadline;
-    }
-    if (task.tenant) {
-        s->tenant = rg_pstrdup(s->pool, task.tenant, strlen(task.tenant));
-    }
-    /* the caller's trace goes on in the session */
-    if (task.traceparent) {
-        rg_session_trace(s, task.traceparent, task.traceparent_len);
-    }
-    s->events = task.events ? 1 : 0;
+    rg_task_apply(&task, s);
 
     rg_task_free(&task);
 

@@ -323,25 +323,7 @@ rg_batch_task(void *data, rg_task_t *t)
     }
 
     /* a task may tighten or loosen its agent's limits */
-    if (t->max_rounds) {
-        s->max_rounds = t->max_rounds;
-    }
-    if (t->max_tokens >= 0) {
-        s->max_tokens = t->max_tokens;
-    }
-    if (t->deadline != RG_CONF_UNSET_MSEC) {
-        s->deadline = t->deadline;
-    }
-    if (t->tenant) {
-        s->tenant = rg_pstrdup(s->pool, t->tenant, strlen(t->tenant));
-    }
-    if (t->traceparent) {
-        rg_session_trace(s, t->traceparent, t->traceparent_len);
-    } else if (t->traceparent_invalid) {
-        rg_log_error(RG_LOG_INFO, &s->log, 0, "the task's \"traceparent\" "
-                     "is not valid W3C Trace Context: a new trace");
-    }
-    s->events = t->events ? 1 : 0;
+    rg_task_apply(t, s);
 
     if (b->opts->transcripts) {
         s->transcript_file = rg_batch_transcript_file(b, s, t->id, t->line);

@@ -419,3 +419,4 @@ rg_task_free(rg_task_t *t)
         t->json = NULL;
     }
 }
+

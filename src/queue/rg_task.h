@@ -52,4 +52,11 @@ rg_int_t rg_task_parse(rg_task_t *t, const char *line, size_t len,
     rg_uint_t lineno);
 void rg_task_free(rg_task_t *t);
 
+struct rg_session_s;
+
+/* what a task says of its session: its limits (max_rounds, max_tokens,
+ * deadline tightened or loosened), its tenant, its trace (an invalid
+ * traceparent is logged: a new trace), whether its events are recorded */
+void rg_task_apply(const rg_task_t *t, struct rg_session_s *s);
+
 #endif /* RG_TASK_H */

@@ -384,31 +384,13 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
 
     /* a task may tighten or loosen its agent's limits (a resumed session
      * keeps the ones it started with) */
-    if (task.max_rounds) {
-        s->max_rounds = task.max_rounds;
-    }
-    if (task.max_tokens >= 0) {
-        s->max_tokens = task.max_tokens;
-    }
-    if (task.deadline != RG_CONF_UNSET_MSEC) {
-        s->deadline = task.deadline;
-    }
-    if (task.tenant) {
-        s->tenant = rg_pstrdup(s->pool, task.tenant, strlen(task.tenant));
-    }
-    if (task.traceparent) {
-        rg_session_trace(s, task.traceparent, task.traceparent_len);
-    } else if (task.traceparent_invalid) {
-        rg_log_error(RG_LOG_INFO, &s->log, 0, "the task's \"traceparent\" "
-                     "is not valid W3C Trace Context: a new trace");
-    }
+    rg_task_apply(&task, s);
     /* a dangerous call parks it until an operator decides */
     if (task.park) {
         s->park = 1;
         s->park_task.data = rg_pstrdup(s->pool, e->task, e->len);
         s->park_task.len = s->park_task.data ? e->len : 0;
     }
-    s->events = task.events ? 1 : 0;
 
     t->session = s;
     t->next = sv->head.next;
