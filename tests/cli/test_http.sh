@@ -69,13 +69,6 @@ rg_check "a worker answers on the port" \
 U=http://127.0.0.1:$hport
 A="Authorization: Bearer $RG_TEST_TOKEN"
 
-# req METHOD PATH [CURL ARGS...]: the body in $tmp/body, the status echoed
-req() {
-    m=$1
-    p=$2
-    shift 2
-    curl -s -o "$tmp/body" -w '%{http_code}' -X "$m" "$U$p" "$@"
-}
 
 # the error body is {"error": {"message", "type", "code"}}
 is_error() {
@@ -85,46 +78,46 @@ is_error() {
 
 # --- probes and auth -----------------------------------------------------
 
-rg_equal "/healthz needs no token" "$(req GET /healthz)" 200
-rg_equal "/readyz is ready" "$(req GET /readyz)" 200
+rg_equal "/healthz needs no token" "$(rg_req GET /healthz)" 200
+rg_equal "/readyz is ready" "$(rg_req GET /readyz)" 200
 rg_expect "/readyz names the store" "$tmp/body" '"store":"memory"'
 
-rg_equal "no token: 401" "$(req GET /v1/agents)" 401
+rg_equal "no token: 401" "$(rg_req GET /v1/agents)" 401
 rg_check "  a JSON error" is_error
 rg_lacks "  no hint which part was wrong" "$tmp/body" "length|prefix|token was"
 rg_equal "a wrong token: 401" \
-    "$(req GET /v1/agents -H "Authorization: Bearer x$RG_TEST_TOKEN")" 401
+    "$(rg_req GET /v1/agents -H "Authorization: Bearer x$RG_TEST_TOKEN")" 401
 rg_equal "a token of the same length, wrong: 401" \
-    "$(req GET /v1/agents -H "Authorization: Bearer $(echo "$RG_TEST_TOKEN" | tr 0-9a-f a-f0-9)")" 401
+    "$(rg_req GET /v1/agents -H "Authorization: Bearer $(echo "$RG_TEST_TOKEN" | tr 0-9a-f a-f0-9)")" 401
 rg_equal "Basic is not Bearer: 401" \
-    "$(req GET /v1/agents -H "Authorization: Basic $RG_TEST_TOKEN")" 401
-rg_equal "the right token: 200" "$(req GET /v1/agents -H "$A")" 200
+    "$(rg_req GET /v1/agents -H "Authorization: Basic $RG_TEST_TOKEN")" 401
+rg_equal "the right token: 200" "$(rg_req GET /v1/agents -H "$A")" 200
 rg_check "  /v1/agents lists the agents and their tools" \
     jq -e '.agents | map(.name) == ["a","slow"] and
            (.[0].tools == ["calc"]) and .[0].default' "$tmp/body"
-rg_equal "/v1/models" "$(req GET /v1/models -H "$A")" 200
+rg_equal "/v1/models" "$(rg_req GET /v1/models -H "$A")" 200
 rg_check "  lists the agents as models" \
     jq -e '.object == "list" and (.data | map(.id)) == ["a","slow"]' \
     "$tmp/body"
 
 # --- routing errors ------------------------------------------------------
 
-rg_equal "an unknown path: 404" "$(req GET /v1/nothing -H "$A")" 404
+rg_equal "an unknown path: 404" "$(rg_req GET /v1/nothing -H "$A")" 404
 rg_check "  a JSON error" is_error
-rg_equal "a wrong method: 405" "$(req PUT /v1/models -H "$A")" 405
+rg_equal "a wrong method: 405" "$(rg_req PUT /v1/models -H "$A")" 405
 rg_check "  a JSON error" is_error
 curl -s -D "$tmp/hdr" -o /dev/null -X DELETE "$U/v1/agents" -H "$A"
 rg_expect "  with Allow" "$tmp/hdr" "^Allow: GET"
-rg_equal "POST on a task: 405" "$(req POST /v1/tasks/x -H "$A")" 405
+rg_equal "POST on a task: 405" "$(rg_req POST /v1/tasks/x -H "$A")" 405
 
 # --- tasks ---------------------------------------------------------------
 
 rg_equal "one task: 202" \
-    "$(req POST /v1/tasks -H "$A" -d '{"id":"t1","input":"one"}')" 202
+    "$(rg_req POST /v1/tasks -H "$A" -d '{"id":"t1","input":"one"}')" 202
 rg_check "  its id" jq -e '.id == "t1"' "$tmp/body"
 
 i=0
-while [ "$(req GET /v1/tasks/t1 -H "$A")" = 200 ] \
+while [ "$(rg_req GET /v1/tasks/t1 -H "$A")" = 200 ] \
       && ! jq -e '.status == "done"' "$tmp/body" >/dev/null \
       && [ $i -lt 100 ]; do
     sleep 0.1
@@ -137,36 +130,36 @@ rg_check "GET /v1/tasks/t1: done, with answer, rounds, tokens, times" \
 rg_lacks "  no secret in the answer" "$tmp/body" "$RG_TEST_KEY"
 
 rg_equal "the same id again: 409" \
-    "$(req POST /v1/tasks -H "$A" -d '{"id":"t1","input":"one"}')" 409
+    "$(rg_req POST /v1/tasks -H "$A" -d '{"id":"t1","input":"one"}')" 409
 rg_check "  a JSON error that says so" \
     jq -e '.error.code == "task_exists"' "$tmp/body"
 
-rg_equal "an unknown task: 404" "$(req GET /v1/tasks/nope -H "$A")" 404
+rg_equal "an unknown task: 404" "$(rg_req GET /v1/tasks/nope -H "$A")" 404
 rg_check "  a JSON error" is_error
 
 rg_equal "a task without an id gets one" \
-    "$(req POST /v1/tasks -H "$A" -d '{"input":"anonymous"}')" 202
+    "$(rg_req POST /v1/tasks -H "$A" -d '{"input":"anonymous"}')" 202
 rg_check "  128 random bits" jq -e '.id | test("^task-[0-9a-f]{32}$")' \
     "$tmp/body"
 
-rg_equal "not JSON: 400" "$(req POST /v1/tasks -H "$A" -d '{"id":')" 400
+rg_equal "not JSON: 400" "$(rg_req POST /v1/tasks -H "$A" -d '{"id":')" 400
 rg_check "  the error names where" \
     jq -e '.error.code == "invalid_json" and (.error.message |
            test("line 1"))' "$tmp/body"
 rg_equal "an unknown key: 400" \
-    "$(req POST /v1/tasks -H "$A" -d '{"id":"k","input":"x","max_rouns":3}')" 400
+    "$(rg_req POST /v1/tasks -H "$A" -d '{"id":"k","input":"x","max_rouns":3}')" 400
 rg_check "  the error names the key" \
     jq -e '.error.message | test("max_rouns")' "$tmp/body"
 rg_equal "an unknown agent: 400" \
-    "$(req POST /v1/tasks -H "$A" -d '{"id":"g","agent":"ghost","input":"x"}')" 400
+    "$(rg_req POST /v1/tasks -H "$A" -d '{"id":"g","agent":"ghost","input":"x"}')" 400
 rg_check "  the error names it" jq -e '.error.message | test("ghost")' \
     "$tmp/body"
-rg_equal "no input: 400" "$(req POST /v1/tasks -H "$A" -d '{"id":"e"}')" 400
+rg_equal "no input: 400" "$(rg_req POST /v1/tasks -H "$A" -d '{"id":"e"}')" 400
 
 printf '[{"id":"arr1","input":"x"},{"id":"arr2","input":"y"},{"id":"arr3"}]' \
     > "$tmp/arr.json"
 rg_equal "an array of tasks: 202" \
-    "$(req POST /v1/tasks -H "$A" --data-binary @"$tmp/arr.json")" 202
+    "$(rg_req POST /v1/tasks -H "$A" --data-binary @"$tmp/arr.json")" 202
 rg_check "  one answer per task, in order, the bad one saying why" \
     jq -e '.accepted == 2 and (.tasks | length) == 3 and
            .tasks[0].id == "arr1" and .tasks[1].id == "arr2" and
@@ -174,7 +167,7 @@ rg_check "  one answer per task, in order, the bad one saying why" \
 
 printf '{"id":"l1","input":"x"}\n\n{"id":"l2","input":"y"}\n' > "$tmp/l.jsonl"
 rg_equal "JSONL: 202" \
-    "$(req POST /v1/tasks -H "$A" --data-binary @"$tmp/l.jsonl")" 202
+    "$(rg_req POST /v1/tasks -H "$A" --data-binary @"$tmp/l.jsonl")" 202
 rg_check "  both taken" \
     jq -e '.accepted == 2 and (.tasks | map(.id)) == ["l1","l2"]' \
     "$tmp/body"
@@ -182,29 +175,29 @@ rg_check "  both taken" \
 # past max_body (64k): a JSON 413
 head -c 70000 /dev/zero | tr '\0' 'a' > "$tmp/big"
 rg_equal "a body past max_body: 413" \
-    "$(req POST /v1/tasks -H "$A" --data-binary @"$tmp/big")" 413
+    "$(rg_req POST /v1/tasks -H "$A" --data-binary @"$tmp/big")" 413
 rg_check "  a JSON error" is_error
 
 # Idempotency-Key: the first answer again, and nothing run twice
 rg_equal "a submit with an Idempotency-Key: 202" \
-    "$(req POST /v1/tasks -H "$A" -H "Idempotency-Key: k-1" -d '{"input":"idem"}')" 202
+    "$(rg_req POST /v1/tasks -H "$A" -H "Idempotency-Key: k-1" -d '{"input":"idem"}')" 202
 first=$(jq -r .id "$tmp/body")
 rg_equal "its retry: the same answer" \
-    "$(req POST /v1/tasks -H "$A" -H "Idempotency-Key: k-1" -d '{"input":"idem"}'; \
+    "$(rg_req POST /v1/tasks -H "$A" -H "Idempotency-Key: k-1" -d '{"input":"idem"}'; \
        jq -r .id "$tmp/body")" "202$first"
 rg_equal "another key: another task" \
-    "$(req POST /v1/tasks -H "$A" -H "Idempotency-Key: k-2" -d '{"input":"idem"}'; \
+    "$(rg_req POST /v1/tasks -H "$A" -H "Idempotency-Key: k-2" -d '{"input":"idem"}'; \
        jq -r '.id == "'"$first"'"' "$tmp/body")" "202false"
 
 # --- cancel --------------------------------------------------------------
 
-req POST /v1/tasks -H "$A" -d '{"id":"c1","agent":"slow","input":"x"}' \
+rg_req POST /v1/tasks -H "$A" -d '{"id":"c1","agent":"slow","input":"x"}' \
     > /dev/null
 sleep 0.3
-rg_equal "DELETE a running task: 202" "$(req DELETE /v1/tasks/c1 -H "$A")" \
+rg_equal "DELETE a running task: 202" "$(rg_req DELETE /v1/tasks/c1 -H "$A")" \
     202
 i=0
-while ! { req GET /v1/tasks/c1 -H "$A" > /dev/null;
+while ! { rg_req GET /v1/tasks/c1 -H "$A" > /dev/null;
           jq -e '.status == "cancelled"' "$tmp/body" > /dev/null; } \
       && [ $i -lt 50 ]; do
     sleep 0.1
@@ -212,12 +205,12 @@ while ! { req GET /v1/tasks/c1 -H "$A" > /dev/null;
 done
 rg_check "  it ends cancelled, saying why (reason)" \
     jq -e '.status == "cancelled" and (.error | test("API")) and (.reason | test("API"))' "$tmp/body"
-rg_equal "DELETE an ended one: 404" "$(req DELETE /v1/tasks/c1 -H "$A")" 404
+rg_equal "DELETE an ended one: 404" "$(rg_req DELETE /v1/tasks/c1 -H "$A")" 404
 
 # --- the OpenAI-compatible face -------------------------------------------
 
 rg_equal "a chat completion: 200" \
-    "$(req POST /v1/chat/completions -H "$A" \
+    "$(rg_req POST /v1/chat/completions -H "$A" \
        -d '{"model":"a","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]}')" 200
 rg_check "  a chat.completion with the answer and the usage" \
     jq -e '.object == "chat.completion" and .model == "a" and
@@ -251,7 +244,7 @@ rg_equal "a chat's traceparent reaches both of its model calls" \
     "$(jq -r 'select(.body.messages[]?.content == "traced chat") | .traceparent' \
        "$tmp/model.log" | grep -c "^00-$TRACE-")" 2
 TRACE2=0af7651916cd43dd8448eb211c80319c
-req POST /v1/tasks -H "$A" -H "traceparent: 00-$TRACE2-b7ad6b7169203331-01" \
+rg_req POST /v1/tasks -H "$A" -H "traceparent: 00-$TRACE2-b7ad6b7169203331-01" \
     -d '{"id":"tr1","input":"traced task"}' > /dev/null
 i=0
 while [ "$(grep -c "00-$TRACE2-" "$tmp/model.log")" -lt 2 ] && [ $i -lt 50 ]; do
@@ -268,15 +261,15 @@ rg_equal "a 6 s stream outlives client_timeout 2s, to [DONE]" \
     "$(grep '^data:' "$tmp/slow.sse" | tail -n 1)" "data: [DONE]"
 
 rg_equal "an unknown model: 404" \
-    "$(req POST /v1/chat/completions -H "$A" -d '{"model":"gpt-9","messages":[{"role":"user","content":"x"}]}')" 404
+    "$(rg_req POST /v1/chat/completions -H "$A" -d '{"model":"gpt-9","messages":[{"role":"user","content":"x"}]}')" 404
 rg_check "  model_not_found" jq -e '.error.code == "model_not_found"' \
     "$tmp/body"
 rg_equal "a tool message: 400" \
-    "$(req POST /v1/chat/completions -H "$A" -d '{"model":"a","messages":[{"role":"tool","content":"x"}]}')" 400
+    "$(rg_req POST /v1/chat/completions -H "$A" -d '{"model":"a","messages":[{"role":"tool","content":"x"}]}')" 400
 rg_equal "no messages: 400" \
-    "$(req POST /v1/chat/completions -H "$A" -d '{"model":"a","messages":[]}')" 400
+    "$(rg_req POST /v1/chat/completions -H "$A" -d '{"model":"a","messages":[]}')" 400
 rg_equal "request tools: 400" \
-    "$(req POST /v1/chat/completions -H "$A" -d '{"model":"a","tools":[{"type":"function"}],"messages":[{"role":"user","content":"x"}]}')" 400
+    "$(rg_req POST /v1/chat/completions -H "$A" -d '{"model":"a","tools":[{"type":"function"}],"messages":[{"role":"user","content":"x"}]}')" 400
 
 # a client that leaves a slow chat cancels its session
 curl -s -m 1 "$U/v1/chat/completions" -H "$A" -o /dev/null \
@@ -303,7 +296,7 @@ PY
 slow=$!
 pids="$pids $slow"
 sleep 0.5
-rg_equal "a slow client does not hold the others" "$(req GET /healthz)" 200
+rg_equal "a slow client does not hold the others" "$(rg_req GET /healthz)" 200
 wait $slow
 rg_expect "a client that stops sending is cut by client_timeout" \
     "$tmp/slow.out" "closed after [1-4]\.[0-9] s: b''"
@@ -330,14 +323,14 @@ rg_equal "1,000 concurrent submits: each 202" \
 
 i=0
 while [ $i -lt 300 ]; do
-    req GET /readyz > /dev/null
+    rg_req GET /readyz > /dev/null
     [ "$(jq .sessions "$tmp/body")" = 0 ] && break
     sleep 0.1
     i=$((i + 1))
 done
 done_n=0
 for t in m0 m499 m999; do
-    req GET /v1/tasks/$t -H "$A" > /dev/null
+    rg_req GET /v1/tasks/$t -H "$A" > /dev/null
     jq -e '.status == "done"' "$tmp/body" > /dev/null && done_n=$((done_n + 1))
 done
 rg_equal "  and they all run to their end" "$done_n" 3
@@ -349,7 +342,7 @@ metric() {
     awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }' "$tmp/metrics"
 }
 
-rg_equal "/metrics needs the token on the API port" "$(req GET /metrics)" 401
+rg_equal "/metrics needs the token on the API port" "$(rg_req GET /metrics)" 401
 rg_equal "/metrics with it: 200" \
     "$(curl -s -o "$tmp/metrics" -w '%{http_code}' "$U/metrics" -H "$A")" 200
 rg_check "  the text parses as Prometheus exposition format" \
@@ -367,9 +360,9 @@ rg_check "  tool calls and their latency" \
 rg_check "  open fds and memory" \
     grep -q '^reagent_resident_memory_bytes{worker="0"} [1-9]' "$tmp/metrics"
 
-req POST /v1/tasks -H "$A" -d '{"id":"mv","input":"x"}' > /dev/null
+rg_req POST /v1/tasks -H "$A" -d '{"id":"mv","input":"x"}' > /dev/null
 i=0
-while ! { req GET /v1/tasks/mv -H "$A" > /dev/null;
+while ! { rg_req GET /v1/tasks/mv -H "$A" > /dev/null;
           jq -e '.status == "done"' "$tmp/body" > /dev/null; } \
       && [ $i -lt 50 ]; do
     sleep 0.1
@@ -414,7 +407,7 @@ inflight=$!
 sleep 0.5
 kill -HUP $master
 rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
-rg_equal "after a reload the same port answers" "$(req GET /healthz)" 200
+rg_equal "after a reload the same port answers" "$(rg_req GET /healthz)" 200
 wait $inflight
 rg_equal "a chat in flight during the reload gets its answer" \
     "$(cat "$tmp/inflight.code")" 200

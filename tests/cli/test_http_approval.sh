@@ -66,28 +66,11 @@ rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
 
 U=http://127.0.0.1:$hport
 
-req() {
-    m=$1
-    p=$2
-    shift 2
-    curl -s -o "$tmp/body" -w '%{http_code}' -X "$m" "$U$p" "$@"
-}
 
-# wait_status ID STATUS: up to 15 s until GET says it
-wait_status() {
-    i=0
-    while [ $i -lt 150 ]; do
-        req GET "/v1/tasks/$1" > /dev/null
-        jq -e ".status == \"$2\"" "$tmp/body" > /dev/null && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    return 1
-}
 
 rg_equal "a task through the API: 202" \
-    "$(req POST /v1/tasks -d '{"id":"p1","agent":"a","input":"launch it"}')" 202
-rg_check "it parks on its dangerous call" wait_status p1 awaiting_approval
+    "$(rg_req POST /v1/tasks -d '{"id":"p1","agent":"a","input":"launch it"}')" 202
+rg_check "it parks on its dangerous call" rg_wait_task p1 awaiting_approval
 rg_check "  GET shows the call it waits for" \
     jq -e '.approval.calls == [{"id":"l1","name":"launch",
            "arguments":"{\"key\":\"one\"}","decision":null}]' "$tmp/body"
@@ -100,51 +83,51 @@ kill -9 "$holder"
 sleep 0.3
 
 rg_equal "approve through the API: 200" \
-    "$(req POST /v1/tasks/p1/approve; jq -r .decision "$tmp/body")" \
+    "$(rg_req POST /v1/tasks/p1/approve; jq -r .decision "$tmp/body")" \
     "200approved"
 rg_check "  the parked session is resumed on another worker and ends done" \
-    wait_status p1 done
+    rg_wait_task p1 done
 rg_check "  with the model's answer" jq -e '.answer == "launched"' "$tmp/body"
 rg_equal "  the tool ran once" "$(redis-cli -s "$csock" get count:one)" 1
 now=$(grep -o "worker [0-9]*: reading" "$tmp/error.log" | tail -n 1 | tr -dc 0-9)
 rg_check "  not on the worker that was killed" test "$now" != "$holder"
 
-rg_equal "a second decision: 409" "$(req POST /v1/tasks/p1/deny)" 409
+rg_equal "a second decision: 409" "$(rg_req POST /v1/tasks/p1/deny)" 409
 rg_check "  a JSON error naming why" \
     jq -e '.error.code == "not_awaiting_approval" or
            .error.code == "already_decided"' "$tmp/body"
 
 # two calls: one approved, one denied with a reason
-req POST /v1/tasks -d '{"id":"p2","agent":"b","input":"two"}' > /dev/null
-rg_check "two calls park" wait_status p2 awaiting_approval
+rg_req POST /v1/tasks -d '{"id":"p2","agent":"b","input":"two"}' > /dev/null
+rg_check "two calls park" rg_wait_task p2 awaiting_approval
 rg_equal "an unknown call: 404" \
-    "$(req POST /v1/tasks/p2/approve -d '{"tool_call_id":"nope"}')" 404
+    "$(rg_req POST /v1/tasks/p2/approve -d '{"tool_call_id":"nope"}')" 404
 rg_check "  no_such_call" jq -e '.error.code == "no_such_call"' "$tmp/body"
 rg_equal "approve c1: 200, one still waits" \
-    "$(req POST /v1/tasks/p2/approve -d '{"tool_call_id":"c1"}'; jq -r '.message | test("still wait")' "$tmp/body")" \
+    "$(rg_req POST /v1/tasks/p2/approve -d '{"tool_call_id":"c1"}'; jq -r '.message | test("still wait")' "$tmp/body")" \
     "200true"
 rg_equal "c1 again: 409" \
-    "$(req POST /v1/tasks/p2/deny -d '{"tool_call_id":"c1"}'; jq -r .error.code "$tmp/body")" \
+    "$(rg_req POST /v1/tasks/p2/deny -d '{"tool_call_id":"c1"}'; jq -r .error.code "$tmp/body")" \
     "409already_decided"
 rg_equal "deny c2 with a reason: 200" \
-    "$(req POST /v1/tasks/p2/deny -d '{"tool_call_id":"c2","reason":"not on fridays"}')" \
+    "$(rg_req POST /v1/tasks/p2/deny -d '{"tool_call_id":"c2","reason":"not on fridays"}')" \
     200
-rg_check "  it ends done" wait_status p2 done
+rg_check "  it ends done" rg_wait_task p2 done
 rg_equal "  c1 ran, c2 did not" \
     "$(redis-cli -s "$csock" get count:twoa)/$(redis-cli -s "$csock" get count:twob)" "1/"
 rg_expect "  the model was told the operator's reason" "$tmp/two.log" \
     "denied by the operator: not on fridays"
 
 rg_equal "a bad body: 400" \
-    "$(req POST /v1/tasks/p2/approve -d '{"tool_call_id":5}')" 400
+    "$(rg_req POST /v1/tasks/p2/approve -d '{"tool_call_id":5}')" 400
 rg_equal "a task never parked: 409" \
-    "$(req POST /v1/tasks/ghost/approve; jq -r .error.code "$tmp/body")" \
+    "$(rg_req POST /v1/tasks/ghost/approve; jq -r .error.code "$tmp/body")" \
     "409not_awaiting_approval"
-rg_equal "GET on approve: 405" "$(req GET /v1/tasks/p2/approve)" 405
+rg_equal "GET on approve: 405" "$(rg_req GET /v1/tasks/p2/approve)" 405
 
-req POST /v1/tasks -d '{"id":"p3","agent":"a","input":"x","approval":"deny"}' \
+rg_req POST /v1/tasks -d '{"id":"p3","agent":"a","input":"x","approval":"deny"}' \
     > /dev/null
-rg_check "a task that says deny does not park: it ends" wait_status p3 done
+rg_check "a task that says deny does not park: it ends" rg_wait_task p3 done
 rg_equal "  and its call was refused, not run" \
     "$(redis-cli -s "$csock" get count:one)" 1
 

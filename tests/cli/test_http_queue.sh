@@ -50,32 +50,15 @@ rg_wait_for "$tmp/error.log" "reading the queue" 2
 
 U=http://127.0.0.1:$hport
 
-req() {
-    m=$1
-    p=$2
-    shift 2
-    curl -s -o "$tmp/body" -w '%{http_code}' -X "$m" "$U$p" "$@"
-}
 
-# wait_status ID STATUS: up to 10 s until GET says it
-wait_status() {
-    i=0
-    while [ $i -lt 100 ]; do
-        req GET "/v1/tasks/$1" > /dev/null
-        jq -e ".status == \"$2\"" "$tmp/body" > /dev/null && return 0
-        sleep 0.1
-        i=$((i + 1))
-    done
-    return 1
-}
 
-rg_equal "/readyz: ready, on Redis" "$(req GET /readyz)" 200
+rg_equal "/readyz: ready, on Redis" "$(rg_req GET /readyz)" 200
 rg_expect "  the store is redis" "$tmp/body" '"store":"redis"'
 
 rg_equal "a task onto the queue: 202 queued" \
-    "$(req POST /v1/tasks -d '{"id":"q1","input":"x"}'; jq -r .status "$tmp/body")" \
+    "$(rg_req POST /v1/tasks -d '{"id":"q1","input":"x"}'; jq -r .status "$tmp/body")" \
     "202queued"
-rg_check "it runs on a worker and its result is read back" wait_status q1 done
+rg_check "it runs on a worker and its result is read back" rg_wait_task q1 done
 rg_check "  with the answer, rounds, tokens, the session" \
     jq -e '(.answer | test("Final answer")) and .rounds == 2 and
            .tokens > 0 and (.session | test("^t-"))' "$tmp/body"
@@ -91,13 +74,13 @@ done
 rg_equal "every worker reads the same result" "$ok" 8
 
 rg_equal "the same id again: 409 on any worker" \
-    "$(req POST /v1/tasks -d '{"id":"q1","input":"x"}')" 409
+    "$(rg_req POST /v1/tasks -d '{"id":"q1","input":"x"}')" 409
 
 rg_equal "a slow task: 202" \
-    "$(req POST /v1/tasks -d '{"id":"q2","agent":"slow","input":"x"}')" 202
+    "$(rg_req POST /v1/tasks -d '{"id":"q2","agent":"slow","input":"x"}')" 202
 i=0
 while [ $i -lt 50 ]; do
-    req GET /v1/tasks/q2 > /dev/null
+    rg_req GET /v1/tasks/q2 > /dev/null
     jq -e '.status == "model_wait" or .status == "tools_running"' \
         "$tmp/body" > /dev/null && break
     sleep 0.1
@@ -106,14 +89,14 @@ done
 rg_check "while it runs, GET says where it is (from its session)" \
     jq -e '(.status == "model_wait" or .status == "tools_running") and
            .agent == "slow" and (.created | type) == "number"' "$tmp/body"
-rg_check "  and then done" wait_status q2 done
+rg_check "  and then done" rg_wait_task q2 done
 
 # cancel: the worker that runs it sees the mark within a second
-req POST /v1/tasks -d '{"id":"q3","agent":"slow","input":"x"}' > /dev/null
+rg_req POST /v1/tasks -d '{"id":"q3","agent":"slow","input":"x"}' > /dev/null
 sleep 0.5
 rg_equal "DELETE on the queue: 202 cancelling" \
-    "$(req DELETE /v1/tasks/q3; jq -r .status "$tmp/body")" "202cancelling"
-rg_check "  it ends cancelled" wait_status q3 cancelled
+    "$(rg_req DELETE /v1/tasks/q3; jq -r .status "$tmp/body")" "202cancelling"
+rg_check "  it ends cancelled" rg_wait_task q3 cancelled
 rg_check "  saying it was the API" jq -e '.error | test("API")' "$tmp/body" || cat "$tmp/body"
 
 # Idempotency-Key in Redis: the first answer, whichever worker answers
@@ -127,7 +110,7 @@ rg_equal "  and only one task was queued" \
     "$(redis-cli -p "$rport" --scan --pattern 'rg:{api:idem:*}' | wc -l)" 1
 
 rg_equal "a chat completion on the queue server: 200" \
-    "$(req POST /v1/chat/completions -d '{"model":"a","messages":[{"role":"user","content":"hi"}]}')" 200
+    "$(rg_req POST /v1/chat/completions -d '{"model":"a","messages":[{"role":"user","content":"hi"}]}')" 200
 rg_check "  a chat.completion" \
     jq -e '.object == "chat.completion" and
            (.choices[0].message.content | test("Final"))' "$tmp/body"
@@ -135,28 +118,28 @@ rg_check "  a chat.completion" \
 # Redis away: not ready; back: ready
 redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
 sleep 0.5
-rg_equal "/readyz while Redis is away: 503" "$(req GET /readyz)" 503
+rg_equal "/readyz while Redis is away: 503" "$(rg_req GET /readyz)" 503
 rg_check "  saying why" jq -e '.error.code == "store_unavailable"' "$tmp/body"
 rg_equal "a submit while Redis is away: 503, a JSON error" \
-    "$(req POST /v1/tasks -d '{"id":"q9","input":"x"}'; jq -r .error.code "$tmp/body")" \
+    "$(rg_req POST /v1/tasks -d '{"id":"q9","input":"x"}'; jq -r .error.code "$tmp/body")" \
     "503queue_unavailable"
 rg_redis_tcp "$rport" "$tmp/redis"
 i=0
-while [ "$(req GET /readyz)" != 200 ] && [ $i -lt 100 ]; do
+while [ "$(rg_req GET /readyz)" != 200 ] && [ $i -lt 100 ]; do
     sleep 0.1
     i=$((i + 1))
 done
-rg_equal "/readyz once Redis is back: 200" "$(req GET /readyz)" 200
+rg_equal "/readyz once Redis is back: 200" "$(rg_req GET /readyz)" 200
 # a 503 is for retrying: the queue's connection may still be in its backoff
 i=0
-while [ "$(req POST /v1/tasks -d '{"id":"q10","input":"x"}')" = 503 ] \
+while [ "$(rg_req POST /v1/tasks -d '{"id":"q10","input":"x"}')" = 503 ] \
       && [ $i -lt 50 ]; do
     sleep 0.2
     i=$((i + 1))
 done
 rg_check "  and a submit goes through (retried while 503)" \
     jq -e '.id == "q10" and .status == "queued"' "$tmp/body"
-rg_check "  and runs" wait_status q10 done
+rg_check "  and runs" rg_wait_task q10 done
 
 kill -QUIT $master
 i=0

@@ -151,6 +151,31 @@ rg_rcli() {
     redis-cli -s "$redis_sock" "$@"
 }
 
+# rg_req METHOD PATH [CURL ARGS...]: a request to the API at $U, its body
+# in $tmp/body; echoes the status
+rg_req() {
+    req_m=$1
+    req_p=$2
+    shift 2
+    curl -s -o "$tmp/body" -w '%{http_code}' -X "$req_m" "$U$req_p" "$@"
+}
+
+# rg_wait_task ID STATUS [ARGS...]: up to 15 s until GET /v1/tasks/ID
+# says STATUS (its answer in $tmp/body)
+rg_wait_task() {
+    wt_id=$1
+    wt_status=$2
+    shift 2
+    wt_i=0
+    while [ $wt_i -lt 150 ]; do
+        rg_req GET "/v1/tasks/$wt_id" "$@" > /dev/null
+        jq -e ".status == \"$wt_status\"" "$tmp/body" > /dev/null && return 0
+        sleep 0.1
+        wt_i=$((wt_i + 1))
+    done
+    return 1
+}
+
 # rg_done: the closing line; the exit code
 rg_done() {
     echo "# $n checks, $failed failed"
