@@ -895,8 +895,11 @@ rg_http_submit(rg_http_req_t *r)
             return;
         }
 
-        /* the token's holder's key: two callers' keys never meet */
-        rg_sha256_hex(digest, key, strlen(key), NULL, 0);
+        /* the key of the token's holder: callers with other tokens
+         * never meet each other's answers */
+        rg_sha256_hex(digest, key, strlen(key),
+                      r->http->conf->token ? r->http->conf->token : "",
+                      r->http->conf->token_len);
         sub->idem = malloc(96);
         if (sub->idem == NULL) {
             sub->r = NULL;
