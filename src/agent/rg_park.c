@@ -320,6 +320,17 @@ rg_park_got(void *data, const rg_store_res_t *res)
         return;
     }
 
+    if (status && strcmp(status, "cancelled") == 0) {
+        const char  *why;
+
+        why = json_string_value(json_object_get(rec, "reason"));
+        rg_session_finish(s, RG_SESSION_CANCELLED, "%s",
+                          why ? why : "cancelled while it waited for an "
+                                      "operator's decision");
+        json_decref(rec);
+        return;
+    }
+
     if (status && strcmp(status, "decided") == 0) {
         rc = rg_park_apply(s, rec);
         json_decref(rec);

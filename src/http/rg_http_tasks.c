@@ -1274,6 +1274,21 @@ rg_http_cancelled(void *data, redisReply *reply, const char *err)
 
 
 static void
+rg_http_parked_cancelled(void *data, rg_int_t rc, const char *msg)
+{
+    rg_engine_t  *e;
+
+    e = data;
+
+    /* not parked (RG_DECLINED) is the common case: the cancel set does */
+    if (rc == RG_ERROR) {
+        rg_log_error(RG_LOG_WARN, e->log, 0, "http: a parked task's cancel "
+                     "was not recorded: %s", msg);
+    }
+}
+
+
+static void
 rg_http_cancel_gone(rg_http_req_t *r)
 {
     /* the cancel may be recorded all the same; its answer has nobody */
@@ -1293,6 +1308,10 @@ rg_http_task_delete(rg_http_req_t *r, const char *id)
 
     if (ts->queue) {
         /* the worker that runs it (or takes it) sees the mark */
+        /* parked: its record says so, and it ends at once */
+        rg_approval_cancel(ts->queue, id, "cancelled through the API",
+                           rg_http_parked_cancelled, ts->h->engine);
+
         rg_http_watch(r, rg_http_cancel_gone, NULL);
         r->data = rg_stream_cancel(ts->queue, id, rg_http_cancelled, r);
         if (r->data == NULL) {

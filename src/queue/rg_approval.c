@@ -312,8 +312,8 @@ rg_approval_queued(void *data, rg_int_t rc, const char *entry_or_err)
     }
 
     rg_log_error(RG_LOG_NOTICE, rg_stream_engine(op->q)->log, 0, "task "
-                 "\"%s\": every call is decided: queued again (entry %s)",
-                 op->task_id, entry_or_err);
+                 "\"%s\": its wait is over (decided, or cancelled): queued "
+                 "again (entry %s)", op->task_id, entry_or_err);
 
     /* off the list of parked tasks, then the answer (a command that
      * exits on it would take its connection down before) */
@@ -843,5 +843,82 @@ rg_approval_expire(rg_stream_t *q, rg_uint_t max,
         op->expired = NULL;
         rg_approval_op_free(op);
         cb(data, 0, "out of memory");
+    }
+}
+
+
+/* cancelling ---------------------------------------------------------- */
+
+/* KEYS: the record. ARGV: why, now. A task still waiting is cancelled
+ * (and queued again, for its session to end so); one decided or timed out
+ * is queued already, and the worker that runs it sees the cancel set */
+static rg_redis_script_t  rg_approval_cancel_lua = { "approval_cancel",
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if not v then return {'absent'} end\n"
+    "local r = cjson.decode(v)\n"
+    "if r.status ~= 'pending' then return {'not', tostring(r.status)} end\n"
+    "r.status = 'cancelled'\n"
+    "r.reason = ARGV[1]\n"
+    "r.decided = tonumber(ARGV[2])\n"
+    "redis.call('SET', KEYS[1], cjson.encode(r), 'KEEPTTL')\n"
+    "return {'cancelled', r.line}\n", ""
+};
+
+
+static void
+rg_approval_cancelled(void *data, redisReply *reply, const char *err)
+{
+    rg_str_t           what, line;
+    rg_approval_op_t  *op;
+
+    op = data;
+
+    if (err) {
+        rg_approval_end(op, RG_ERROR, "%s", err);
+        return;
+    }
+
+    what = rg_approval_elt(reply, 0);
+    line = rg_approval_elt(reply, 1);
+
+    if (rg_approval_is(what, "cancelled") && line.len) {
+        /* its session, resumed, ends cancelled at once */
+        rg_stream_submit(op->q, op->task_id, line.data, line.len, 1,
+                         rg_approval_queued, op);
+        return;
+    }
+
+    rg_approval_end(op, RG_DECLINED, "not awaiting approval");
+}
+
+
+void
+rg_approval_cancel(rg_stream_t *q, const char *task_id, const char *why,
+    rg_approval_pt cb, void *data)
+{
+    char               now[24];
+    rg_approval_op_t  *op;
+    const char        *argv[3];
+
+    op = rg_approval_op(q, task_id, ":approval");
+    if (op == NULL) {
+        cb(data, RG_ERROR, "out of memory");
+        return;
+    }
+
+    op->cb = cb;
+    op->data = data;
+
+    snprintf(now, sizeof(now), "%llu", (unsigned long long) rg_wall_msec());
+
+    argv[0] = op->key;
+    argv[1] = why;
+    argv[2] = now;
+
+    if (rg_approval_eval(op, &rg_approval_cancel_lua, rg_approval_cancelled,
+                         3, argv, NULL) != RG_OK)
+    {
+        rg_approval_op_free(op);
+        cb(data, RG_ERROR, "out of memory");
     }
 }

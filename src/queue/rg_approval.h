@@ -26,6 +26,12 @@ void rg_approval_decide(rg_stream_t *q, const char *task_id,
     const char *call_id, rg_uint_t approve, const char *note,
     rg_approval_pt cb, void *data);
 
+/* A parked task cancelled: its record says so, and it is queued again
+ * for its session to end cancelled (why: its reason); RG_DECLINED "not
+ * awaiting approval" when it is not parked. */
+void rg_approval_cancel(rg_stream_t *q, const char *task_id, const char *why,
+    rg_approval_pt cb, void *data);
+
 /* The record of task_id as JSON (msg): {"task", "status", "round",
  * "deadline", "calls": [{"id", "name", "arguments", "decision":
  * {"approve", "note", "at"} or null}]}; RG_DECLINED "not awaiting

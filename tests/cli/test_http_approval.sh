@@ -125,6 +125,16 @@ rg_equal "a task never parked: 409" \
     "409not_awaiting_approval"
 rg_equal "GET on approve: 405" "$(rg_req GET /v1/tasks/p2/approve)" 405
 
+# a parked task cancelled ends at once, its call never run
+rg_req POST /v1/tasks -d '{"id":"p4","agent":"a","input":"cancel me"}' > /dev/null
+rg_check "another parks" rg_wait_task p4 awaiting_approval
+rg_equal "DELETE a parked task: 202" "$(rg_req DELETE /v1/tasks/p4)" 202
+rg_check "  it ends cancelled" rg_wait_task p4 cancelled
+rg_check "  saying why" jq -e '.reason | test("API")' "$tmp/body"
+rg_equal "  its call never ran" "$(redis-cli -s "$csock" get count:one)" 1
+rg_equal "  and it cannot be approved any more: 409" \
+    "$(rg_req POST /v1/tasks/p4/approve)" 409
+
 rg_req POST /v1/tasks -d '{"id":"p3","agent":"a","input":"x","approval":"deny"}' \
     > /dev/null
 rg_check "a task that says deny does not park: it ends" rg_wait_task p3 done
