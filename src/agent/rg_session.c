@@ -16,6 +16,7 @@
 #include <rg_digest.h>
 #include <rg_durable.h>
 #include <rg_turn.h>
+#include <rg_dedupe.h>
 #include <rg_tenant.h>
 #include <rg_lease.h>
 #include <rg_transcript.h>
@@ -388,6 +389,7 @@ rg_session_destroy(rg_session_t *s)
 
     rg_agent_ctx(s->engine)->live--;
 
+    rg_pool_destroy(s->round_pool);
     rg_pool_destroy(s->pool);
 }
 
@@ -619,11 +621,40 @@ rg_session_budget_end(rg_session_t *s, rg_session_t *p, const char *still)
 }
 
 
+rg_pool_t *
+rg_session_round_pool(rg_session_t *s)
+{
+    if (s->round_pool == NULL) {
+        /* its first block comes with the answer, not while it is awaited */
+        s->round_pool = rg_pool_create(2048);
+    }
+
+    return s->round_pool;
+}
+
+
+/* the last round's answer and calls go: a waiting session holds none */
+static void
+rg_session_round_free(rg_session_t *s)
+{
+    rg_dedupe_cancel(s);
+    rg_turn_drop_args(s);
+
+    s->calls = NULL;
+    s->extra = NULL;
+    s->ncalls = 0;
+
+    rg_pool_destroy(s->round_pool);
+    s->round_pool = NULL;
+}
+
+
 rg_int_t
 rg_session_ask(rg_session_t *s)
 {
-    char           rid[64], *prefix;
+    char           rid[64];
     size_t         budget, estimate;
+    rg_pool_t     *pool;
     rg_msg_t      *m;
     rg_session_t  *spent;
 
@@ -693,11 +724,21 @@ rg_session_ask(rg_session_t *s)
 
 send:
 
-    prefix = rg_palloc(s->pool, strlen(rid) + 8);
-    if (prefix == NULL) {
+    /* one buffer for every round: "call_" and the request id */
+    if (s->call_prefix == NULL) {
+        s->call_prefix = rg_palloc(s->pool, sizeof(rid) + 5);
+        if (s->call_prefix == NULL) {
+            return RG_ERROR;
+        }
+    }
+    snprintf(s->call_prefix, sizeof(rid) + 5, "call_%s", rid);
+
+    rg_session_round_free(s);
+
+    pool = rg_session_round_pool(s);
+    if (pool == NULL) {
         return RG_ERROR;
     }
-    snprintf(prefix, strlen(rid) + 8, "call_%s", rid);
 
     rg_session_set_state(s, RG_SESSION_MODEL_WAIT);
     s->call_started = rg_monotonic_msec();
@@ -720,8 +761,8 @@ send:
 
     rg_events_model_started(s);
 
-    return rg_llm_send(&s->req, s->body.data, s->body.len, rid, s->pool,
-                       prefix);
+    return rg_llm_send(&s->req, s->body.data, s->body.len, rid, pool,
+                       s->call_prefix);
 }
 
 
@@ -1016,10 +1057,23 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
         s->bytes_per_token = (double) s->body.len / resp->prompt_tokens;
     }
 
-    s->finish_reason = resp->finish_reason;
+    /* the answer's pool goes with the next model call: what the session
+     * keeps is copied (finish_reason only when it changes) */
+    if (s->finish_reason.len != resp->finish_reason.len
+        || (s->finish_reason.len
+            && memcmp(s->finish_reason.data, resp->finish_reason.data,
+                      s->finish_reason.len) != 0))
+    {
+        s->finish_reason.data = rg_pstrdup(s->pool,
+                                           resp->finish_reason.data
+                                           ? resp->finish_reason.data : "",
+                                           resp->finish_reason.len);
+        s->finish_reason.len = s->finish_reason.data
+                               ? resp->finish_reason.len : 0;
+    }
 
     if (rg_msgs_append(&s->msgs, s->pool, 'a', resp->message.data,
-                       resp->message.len, 0) != RG_OK)
+                       resp->message.len, 1) != RG_OK)
     {
         rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
         return;
@@ -1034,6 +1088,12 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
             s->answer = resp->content;
         } else if (resp->refusal.len) {
             s->answer = resp->refusal;
+        }
+
+        if (s->answer.data) {
+            s->answer.data = rg_pstrdup(s->pool, s->answer.data,
+                                        s->answer.len);
+            s->answer.len = s->answer.data ? s->answer.len : 0;
         }
 
         if (rg_session_finish_unusual(s, resp)) {

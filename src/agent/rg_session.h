@@ -116,6 +116,10 @@ struct rg_session_s {
     rg_buf_t            body;
     rg_llm_req_t        req;
     rg_tool_turn_t     *turn;
+    rg_pool_t          *round_pool;   /* the last answer parsed, its turn's
+                                         calls and keys; freed when the
+                                         next model call is sent */
+    char               *call_prefix;  /* for generated tool_call ids */
     rg_tool_request_t  *calls;        /* of the current turn */
     rg_session_call_t  *extra;
     rg_uint_t           ncalls;
@@ -270,6 +274,8 @@ rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,
     const char *tool_id, const char *text, size_t len);
 /* the next model call, or the session's end at its token budget */
 rg_int_t rg_session_ask(rg_session_t *s);
+/* the pool of this round's answer and turn (NULL: out of memory) */
+rg_pool_t *rg_session_round_pool(rg_session_t *s);
 /* after a turn: the checkpoint (when the store is durable), then the
  * next model call; failures end the session */
 void rg_session_continue(rg_session_t *s);

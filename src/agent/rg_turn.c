@@ -232,6 +232,7 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
     size_t              slen, klen;
     rg_int_t            j, cap;
     rg_uint_t           i, k, rebuild;
+    rg_pool_t          *pool;
     rg_agent_conf_t    *a;
     rg_tool_request_t  *c;
     rg_session_sig_t   *seen;
@@ -239,8 +240,15 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
     a = s->agent;
     rebuild = 0;
 
-    s->calls = rg_pcalloc(s->pool, resp->ncalls * sizeof(rg_tool_request_t));
-    s->extra = rg_pcalloc(s->pool, resp->ncalls * sizeof(rg_session_call_t));
+    /* the turn's scratch lives as long as the answer (the round pool) */
+    pool = rg_session_round_pool(s);
+    if (pool == NULL) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+        return;
+    }
+
+    s->calls = rg_pcalloc(pool, resp->ncalls * sizeof(rg_tool_request_t));
+    s->extra = rg_pcalloc(pool, resp->ncalls * sizeof(rg_session_call_t));
     if (s->calls == NULL || s->extra == NULL) {
         rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
         return;
@@ -352,7 +360,7 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
              * stored: the call itself is the key, no digest needed (a
              * newline for the NUL: canonical JSON has neither raw) */
             klen = sizeof("dd:s::") + strlen(s->id) + slen;
-            key = rg_palloc(s->pool, klen);
+            key = rg_palloc(pool, klen);
             if (key == NULL) {
                 continue;
             }
@@ -376,7 +384,7 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
             }
 
             klen = 112 + a->name.len;
-            key = rg_palloc(s->pool, klen);
+            key = rg_palloc(pool, klen);
             if (key == NULL) {
                 continue;
             }

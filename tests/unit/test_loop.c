@@ -768,6 +768,66 @@ rg_test_bad_arguments(void **state)
 }
 
 
+/* A round's answer and its turn's scratch (the parsed calls, the turn's
+ * arrays) go with the next model call: past the first rounds, the
+ * session's pool grows by the messages it keeps and little more. Run 2
+ * rounds and then 8: the difference is bounded by the messages' bytes,
+ * their headers and one block (the pool grows by 4 KiB blocks). */
+static size_t
+rg_test_rounds_pool(rg_test_ctx_t *t, const char *rounds, size_t *bytes,
+    size_t *nmsgs)
+{
+    rg_session_t  *s;
+
+    /* a fresh mock and engine for each run */
+    rg_session_destroy(t->s);
+    t->s = NULL;
+    rg_engine_destroy(t->engine);
+    t->engine = NULL;
+    rg_cycle_destroy(t->cycle);
+    t->cycle = NULL;
+    rg_test_mock_stop(t->mock);
+    t->mock = NULL;
+
+    rg_test_mock(t, "--rounds", rounds, "--calls", "2");
+    rg_test_engine(t, t->mock->port, NULL, NULL, "tools calc; "
+                   "max_rounds 20;");
+
+    s = rg_test_session(t, "compute");
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_int_equal(s->round, (rg_uint_t) atoi(rounds) + 1);
+    assert_non_null(s->answer.data);
+    assert_true(s->answer.len > 0);
+    /* no turn is left: the arrays went with the last round's pool */
+    assert_null(s->calls);
+
+    *bytes = s->msgs.bytes;
+    *nmsgs = s->msgs.n;
+
+    return s->pool->total;
+}
+
+
+static void
+rg_test_rounds_memory(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    size_t          few, many, fbytes, mbytes, fn, mn, bound;
+
+    few = rg_test_rounds_pool(t, "2", &fbytes, &fn);
+    many = rg_test_rounds_pool(t, "8", &mbytes, &mn);
+
+    bound = (mbytes - fbytes) + (mn - fn) * (sizeof(rg_msg_t) + 32) + 4096;
+
+    if (many - few > bound) {
+        print_error("the pool grew by %zu bytes over 6 more rounds, more "
+                    "than the %zu bytes of the messages kept (bound %zu)\n",
+                    many - few, mbytes - fbytes, bound);
+    }
+    assert_true(many - few <= bound);
+}
+
+
 /* 5. max_rounds ------------------------------------------------------- */
 
 static void
@@ -1778,6 +1838,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_answer_rounds_zero,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_parallel_rounds,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_rounds_memory,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_unknown_tool,
                                         rg_test_setup, rg_test_teardown),
