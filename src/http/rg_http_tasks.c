@@ -1498,11 +1498,15 @@ rg_http_tasks_init(rg_http_t *h)
         }
     }
 
-    /* NULL with store memory */
-    ts->redis = rg_store_redis_new(h->engine, 1, 0);
+    /* the API reads the tasks' state on the queue's connections (those
+     * its submits go over); without a queue, one of its own asks Redis
+     * for readiness; NULL with store memory */
+    if (ts->queue) {
+        ts->redis = rg_stream_redis(ts->queue);
 
-    if (ts->queue && ts->redis == NULL) {
-        return RG_ERROR;
+    } else {
+        ts->redis = rg_store_redis_new(h->engine, 1, 0);
+        ts->own_redis = ts->redis != NULL;
     }
 
     return RG_OK;
@@ -1549,7 +1553,7 @@ rg_http_tasks_exit(rg_http_t *h)
     if (ts->queue) {
         rg_stream_destroy(ts->queue);
     }
-    if (ts->redis) {
+    if (ts->own_redis) {
         rg_redis_destroy(ts->redis);
     }
 

@@ -39,6 +39,7 @@ struct rg_http_tasks_s {
     rg_http_t          *h;
     struct rg_stream_s *queue;            /* with a queue { }, else NULL */
     rg_redis_t         *redis;            /* reads of the tasks' state */
+    rg_uint_t           own_redis;        /* not the queue's */
     rg_store_t         *store;
     const char         *prefix;
     rg_http_task_t      running;          /* rings */
