@@ -219,19 +219,23 @@ rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
     void *data)
 {
     rg_pool_t     *pool;
+    void          *obj;
     rg_store_t    *st;
     rg_session_t  *s;
 
-    pool = rg_pool_create(4096);
+    /* the session, its pool and what a few rounds keep (messages, ids,
+     * counters: ~3 KiB) in one block of a size malloc has a class for */
+    pool = rg_pool_create_with(RG_SESSION_POOL_SIZE, sizeof(rg_session_t),
+                               &obj);
     if (pool == NULL) {
         return NULL;
     }
 
+    s = obj;
+
     /* the agent with the tools this engine's providers offer now */
     agent = rg_agent_runtime(e, agent, pool);
-
-    s = agent ? rg_pcalloc(pool, sizeof(rg_session_t)) : NULL;
-    if (s == NULL) {
+    if (agent == NULL) {
         rg_pool_destroy(pool);
         return NULL;
     }

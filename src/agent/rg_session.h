@@ -52,6 +52,10 @@ typedef enum {
 
 #define rg_session_final(s)  ((s)->state >= RG_SESSION_DONE)
 
+/* a session's pool blocks, the first holding the session itself: a size
+ * class of mimalloc's, not rounded up */
+#define RG_SESSION_POOL_SIZE  6144
+
 
 /* a tool call seen in this session, for repeated-call detection */
 typedef struct {

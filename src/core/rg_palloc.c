@@ -20,6 +20,10 @@ struct rg_pool_large_s {
 };
 
 
+#define rg_pool_align(n)                                                    \
+    (((n) + RG_POOL_ALIGN - 1) & ~(size_t) (RG_POOL_ALIGN - 1))
+
+
 static rg_pool_block_t *
 rg_pool_block_new(rg_pool_t *pool)
 {
@@ -32,8 +36,7 @@ rg_pool_block_new(rg_pool_t *pool)
 
     pool->total += pool->block_size;
     b->next = pool->current;
-    b->last = (char *) b + ((sizeof(*b) + RG_POOL_ALIGN - 1)
-                            & ~(size_t) (RG_POOL_ALIGN - 1));
+    b->last = (char *) b + rg_pool_align(sizeof(*b));
     b->end = (char *) b + pool->block_size;
     pool->current = b;
 
@@ -57,12 +60,52 @@ rg_pool_create(size_t block_size)
 }
 
 
+rg_pool_t *
+rg_pool_create_with(size_t block_size, size_t size, void **obj)
+{
+    char             *p;
+    size_t            head, first;
+    rg_pool_t        *pool;
+    rg_pool_block_t  *b;
+
+    head = rg_pool_align(sizeof(rg_pool_block_t))
+           + rg_pool_align(sizeof(rg_pool_t));
+    block_size = block_size < 256 ? 256 : block_size;
+    first = rg_max(block_size, head + rg_pool_align(size));
+
+    b = malloc(first);
+    if (b == NULL) {
+        return NULL;
+    }
+
+    p = (char *) b + rg_pool_align(sizeof(rg_pool_block_t));
+    pool = (rg_pool_t *) p;
+    memset(pool, 0, sizeof(rg_pool_t));
+    pool->block_size = block_size;
+    pool->total = first;
+    pool->inner = 1;
+    pool->current = b;
+
+    b->next = NULL;
+    b->end = (char *) b + first;
+
+    p = (char *) b + head;
+    memset(p, 0, size);
+    b->last = p + rg_pool_align(size);
+
+    *obj = p;
+
+    return pool;
+}
+
+
 void
 rg_pool_destroy(rg_pool_t *pool)
 {
     rg_pool_cleanup_t  *c;
     rg_pool_large_t    *l, *ln;
     rg_pool_block_t    *b, *bn;
+    unsigned            inner;
 
     if (pool == NULL) {
         return;
@@ -79,12 +122,18 @@ rg_pool_destroy(rg_pool_t *pool)
         free(l);
     }
 
+    /* an inner pool is in the last block of the list: read nothing of it
+     * once that is freed */
+    inner = pool->inner;
+
     for (b = pool->current; b; b = bn) {
         bn = b->next;
         free(b);
     }
 
-    free(pool);
+    if (!inner) {
+        free(pool);
+    }
 }
 
 
@@ -116,7 +165,7 @@ rg_palloc(rg_pool_t *pool, size_t size)
     size_t            need;
     rg_pool_block_t  *b;
 
-    need = (size + RG_POOL_ALIGN - 1) & ~(size_t) (RG_POOL_ALIGN - 1);
+    need = rg_pool_align(size);
 
     if (need > pool->block_size / 4) {
         return rg_palloc_large(pool, size);

@@ -24,9 +24,13 @@ struct rg_pool_s {
     rg_pool_cleanup_t   *cleanup;
     size_t               block_size;
     size_t               total;       /* bytes taken from malloc */
+    unsigned             inner:1;     /* lives in its first block */
 };
 
 rg_pool_t *rg_pool_create(size_t block_size);
+/* a pool and its owner (size bytes, zeroed, at *obj) in one first block,
+ * which is made large enough to hold them: one malloc, not three */
+rg_pool_t *rg_pool_create_with(size_t block_size, size_t size, void **obj);
 void rg_pool_destroy(rg_pool_t *pool);
 void *rg_palloc(rg_pool_t *pool, size_t size);
 void *rg_pcalloc(rg_pool_t *pool, size_t size);

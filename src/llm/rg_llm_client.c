@@ -850,7 +850,9 @@ rg_llm_easy(rg_llm_req_t *r)
     curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long) c->buffer_size);
+    /* curl allocates a byte more than its buffer size: buffer_size is the
+     * whole allocation, one of malloc's size classes (4 KiB, not 5) */
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long) c->buffer_size - 1);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 

@@ -14,7 +14,8 @@
  *   - gzip: off by default for loopback and localhost, on elsewhere;
  *     the headers every request carries;
  *   - response_memory: the bytes of all responses being read stay under
- *     the budget, the attempt holding the most is stopped.
+ *     the budget, the attempt holding the most is stopped;
+ *   - buffer_size is what curl allocates for its receive buffer.
  * Times are asserted only as lower bounds. */
 
 #include <rg_config.h>
@@ -1116,6 +1117,75 @@ rg_test_gzip_on(void **state)
 }
 
 
+/* 8. buffer_size: curl's allocation ------------------------------------- */
+
+/* libcurl's allocations, counted by size (curl_global_init_mem in main) */
+static size_t  rg_test_curl_sizes[2];     /* of 4096 bytes, of 4097 */
+
+
+static void
+rg_test_curl_count(size_t size)
+{
+    if (size == 4096 || size == 4097) {
+        rg_test_curl_sizes[size - 4096]++;
+    }
+}
+
+
+static void *
+rg_test_curl_malloc(size_t size)
+{
+    rg_test_curl_count(size);
+    return malloc(size);
+}
+
+
+static void *
+rg_test_curl_realloc(void *p, size_t size)
+{
+    rg_test_curl_count(size);
+    return realloc(p, size);
+}
+
+
+static void *
+rg_test_curl_calloc(size_t n, size_t size)
+{
+    if (n == 1) {
+        rg_test_curl_count(size);
+    }
+    return calloc(n, size);
+}
+
+
+/* the receive buffer of each transfer is buffer_size bytes in all (a
+ * size class of the allocator's), not buffer_size and the byte curl adds
+ * to it */
+static void
+rg_test_buffer_allocation(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_session_t   *s;
+
+    rg_test_mock(t, "--rounds", "1");
+    rg_test_engine(t, t->mock->port, "buffer_size 4k;", "tools calc;", NULL);
+
+    rg_test_curl_sizes[0] = 0;
+    rg_test_curl_sizes[1] = 0;
+
+    s = rg_test_session(t, "a", "compute");
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_int_equal(s->model_calls, 2);
+
+    if (rg_test_curl_sizes[1] != 0 || rg_test_curl_sizes[0] == 0) {
+        print_error("curl allocated %zu buffers of 4096 bytes and %zu of "
+                    "4097\n", rg_test_curl_sizes[0], rg_test_curl_sizes[1]);
+    }
+    assert_int_equal(rg_test_curl_sizes[1], 0);
+    assert_true(rg_test_curl_sizes[0] >= 1);
+}
+
+
 int
 main(void)
 {
@@ -1155,7 +1225,18 @@ main(void)
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_memory_other,
                                         rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_buffer_allocation,
+                                        rg_test_setup, rg_test_teardown),
     };
+
+    /* before the engine's curl_global_init(), which then only counts */
+    if (curl_global_init_mem(CURL_GLOBAL_DEFAULT, rg_test_curl_malloc, free,
+                             rg_test_curl_realloc, strdup,
+                             rg_test_curl_calloc)
+        != CURLE_OK)
+    {
+        return 1;
+    }
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

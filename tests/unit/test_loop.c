@@ -772,7 +772,7 @@ rg_test_bad_arguments(void **state)
  * arrays) go with the next model call: past the first rounds, the
  * session's pool grows by the messages it keeps and little more. Run 2
  * rounds and then 8: the difference is bounded by the messages' bytes,
- * their headers and one block (the pool grows by 4 KiB blocks). */
+ * their headers and one block (the pool grows by 6 KiB blocks). */
 static size_t
 rg_test_rounds_pool(rg_test_ctx_t *t, const char *rounds, size_t *bytes,
     size_t *nmsgs)
@@ -817,7 +817,8 @@ rg_test_rounds_memory(void **state)
     few = rg_test_rounds_pool(t, "2", &fbytes, &fn);
     many = rg_test_rounds_pool(t, "8", &mbytes, &mn);
 
-    bound = (mbytes - fbytes) + (mn - fn) * (sizeof(rg_msg_t) + 32) + 4096;
+    bound = (mbytes - fbytes) + (mn - fn) * (sizeof(rg_msg_t) + 32)
+            + RG_SESSION_POOL_SIZE;
 
     if (many - few > bound) {
         print_error("the pool grew by %zu bytes over 6 more rounds, more "
@@ -825,6 +826,33 @@ rg_test_rounds_memory(void **state)
                     many - few, mbytes - fbytes, bound);
     }
     assert_true(many - few <= bound);
+}
+
+
+/* A session, its pool and what a short task keeps share one block: one
+ * malloc of a size the allocator has a class for, where the session
+ * apart (2.7 KiB, rounded up to 3 KiB) and a 4 KiB block were two. */
+static void
+rg_test_session_block(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_session_t   *s;
+    char           *p, *b;
+
+    rg_test_mock(t, "--rounds", "1", "--calls", "2");
+    rg_test_engine(t, t->mock->port, NULL, NULL, "tools calc;");
+
+    s = rg_test_session(t, "compute");
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_int_equal(s->round, 2);
+
+    /* the pool and the session inside the one block it took */
+    assert_true(s->pool->inner);
+    assert_int_equal(s->pool->total, RG_SESSION_POOL_SIZE);
+    b = (char *) s->pool;
+    p = (char *) s;
+    assert_true(p > b && p + sizeof(rg_session_t) <= b + RG_SESSION_POOL_SIZE);
+    assert_true(sizeof(rg_session_t) < RG_SESSION_POOL_SIZE / 2);
 }
 
 
@@ -1840,6 +1868,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_parallel_rounds,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_rounds_memory,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_session_block,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_unknown_tool,
                                         rg_test_setup, rg_test_teardown),
