@@ -1,8 +1,9 @@
 #!/bin/sh
 # bench_http.sh: `make bench`'s HTTP API figures: tasks submitted per
 # second through POST /v1/tasks (one task per request, 100 requests in
-# flight; and one JSONL body of all the tasks), the time until they all
-# ended, and the worker's CPU per task (user + system, from /proc) beside
+# flight; and one JSONL body of all the tasks, with the events the API
+# records by default and without them), the time until they all ended,
+# and the worker's CPU per task (user + system, from /proc) beside
 # `reagent batch` running the same tasks in the same run, on the bundled
 # mock model (R=3 rounds of K=2 tool calls: 4 model calls per task).
 # BENCH_HTTP_TASKS=2000 sizes it.
@@ -98,18 +99,32 @@ drained
 t7=$(now)
 c3=$(cpu "$worker")
 
+# the same, the tasks saying they need no events (the API records them
+# by default, for GET …/events)
+sed 's/"b\([0-9]*\)","input"/"e\1","events":false,"input"/' "$tmp/tasks.jsonl" > "$tmp/e.jsonl"
+c4=$(cpu "$worker")
+t8=$(now)
+curl -s -o /dev/null "$U/v1/tasks" --data-binary @"$tmp/e.jsonl"
+t9=$(now)
+drained
+t10=$(now)
+c5=$(cpu "$worker")
+
 echo
 echo "HTTP API: $N tasks (R=3 K=2: 4 model calls each), one worker, store memory"
 printf "%-34s %10s %12s %12s %14s %8s\n" how "submit/s" "submit s" "all done s" "cpu us/task" "x batch"
 awk -v n="$N" -v bc="$bcall" -v b0="$t0" -v b1="$t1" \
     -v t2="$t2" -v t3="$t3" -v t4="$t4" -v c0="$c0" -v c1="$c1" \
-    -v t5="$t5" -v t6="$t6" -v t7="$t7" -v c2="$c2" -v c3="$c3" 'BEGIN {
+    -v t5="$t5" -v t6="$t6" -v t7="$t7" -v c2="$c2" -v c3="$c3" \
+    -v t8="$t8" -v t9="$t9" -v t10="$t10" -v c4="$c4" -v c5="$c5" 'BEGIN {
     bt = bc * 4
     printf "%-34s %10s %12s %12.2f %14.1f %8s\n", "batch (reference)", "-", "-", b1 - b0, bt, "1.00"
     a = (c1 - c0) * 1e6 / n
     printf "%-34s %10.0f %12.2f %12.2f %14.1f %8.2f\n", "POST one task each, 100 in flight", n / (t3 - t2), t3 - t2, t4 - t2, a, a / bt
     j = (c3 - c2) * 1e6 / n
     printf "%-34s %10.0f %12.2f %12.2f %14.1f %8.2f\n", "POST one JSONL body", n / (t6 - t5), t6 - t5, t7 - t5, j, j / bt
+    e = (c5 - c4) * 1e6 / n
+    printf "%-34s %10.0f %12.2f %12.2f %14.1f %8.2f\n", "  the same, \"events\": false", n / (t9 - t8), t9 - t8, t10 - t8, e, e / bt
 }'
 echo "  cpu: the worker process (user + system), submits and runs included; batch: its own summary (4 x cpu per model call)"
 echo "reproduce: $B/rg_mock --port 8088 --rounds 3 --calls 2 &"
