@@ -124,8 +124,7 @@ rg_durable_num(rg_durable_batch_t *b, const char *name, int64_t v)
     }
 
     p = b->nums[b->nnums++];
-    snprintf(p, 32, "%lld", (long long) v);
-    rg_durable_field(b, name, p, strlen(p));
+    rg_durable_field(b, name, p, rg_sprint_int(p, v));
 }
 
 

@@ -83,3 +83,34 @@ rg_str_casecmp_prefix(const char *s, size_t len, const char *prefix)
 
     return strncasecmp(s, prefix, n);
 }
+
+
+/* the printf family parses its format and is slow for a number alone, which
+ * the store writes dozens of per checkpoint */
+size_t
+rg_sprint_int(char *p, int64_t v)
+{
+    char      tmp[RG_INT64_LEN];
+    size_t    n, len;
+    uint64_t  u;
+
+    len = 0;
+    u = (uint64_t) v;
+
+    if (v < 0) {
+        p[len++] = '-';
+        u = 0 - u;
+    }
+
+    n = 0;
+    do {
+        tmp[n++] = (char) ('0' + u % 10);
+        u /= 10;
+    } while (u);
+
+    while (n) {
+        p[len++] = tmp[--n];
+    }
+
+    return len;
+}

@@ -22,5 +22,8 @@ char *rg_strdup_len(const char *s, size_t len);
 char *rg_cstr(rg_pool_t *pool, const rg_str_t *s);
 rg_int_t rg_atoi(const char *s, size_t len);
 int rg_str_casecmp_prefix(const char *s, size_t len, const char *prefix);
+/* v in decimal at p (room for RG_INT64_LEN, no NUL): its length */
+#define RG_INT64_LEN  20
+size_t rg_sprint_int(char *p, int64_t v);
 
 #endif /* RG_STRING_H */

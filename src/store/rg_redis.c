@@ -32,6 +32,8 @@
 static void rg_redis_connect(rg_redis_conn_t *c);
 static void rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd);
 static void rg_redis_lost(rg_redis_conn_t *c, const char *why);
+static void rg_redis_reply_handler(redisAsyncContext *ac, void *reply_,
+    void *privdata);
 
 
 static void
@@ -125,13 +127,76 @@ rg_redis_post(rg_redis_cmd_t *cmd, const char *err)
 }
 
 
+static size_t
+rg_redis_digits(size_t v)
+{
+    size_t  n;
+
+    for (n = 1; v >= 10; v /= 10) {
+        n++;
+    }
+
+    return n;
+}
+
+
+/* "$len\r\n": the RESP header of a bulk string of len bytes */
+static char *
+rg_redis_bulk_head(char *p, size_t len)
+{
+    *p++ = '$';
+    p += rg_sprint_int(p, (int64_t) len);
+    *p++ = '\r';
+    *p++ = '\n';
+
+    return p;
+}
+
+
+/* a script command again as EVAL with its source: the same arguments
+ * after the sha */
+static int
+rg_redis_send_eval(redisAsyncContext *ac, rg_redis_cmd_t *cmd)
+{
+    int      rc;
+    char    *buf, *p;
+    size_t   slen, size;
+
+    slen = strlen(cmd->script->source);
+    size = 1 + RG_INT64_LEN + 12 + 1 + RG_INT64_LEN + 2 + slen + 2
+           + (cmd->resp_len - cmd->rest) + 1;
+
+    buf = malloc(size);
+    if (buf == NULL) {
+        return REDIS_ERR;
+    }
+
+    p = buf;
+    *p++ = '*';
+    p += rg_sprint_int(p, cmd->argc);
+    memcpy(p, "\r\n$4\r\nEVAL\r\n", 12);
+    p += 12;
+    p = rg_redis_bulk_head(p, slen);
+    memcpy(p, cmd->script->source, slen);
+    p += slen;
+    *p++ = '\r';
+    *p++ = '\n';
+    memcpy(p, cmd->resp + cmd->rest, cmd->resp_len - cmd->rest);
+    p += cmd->resp_len - cmd->rest;
+    *p = '\0';
+
+    rc = redisAsyncFormattedCommand(ac, rg_redis_reply_handler, cmd, buf,
+                                    p - buf);
+    free(buf);
+
+    return rc;
+}
+
+
 static void
 rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
 {
-    int               argc;
     char              buf[1024];
-    size_t            lens[64];
-    const char       *argv[64];
     redisReply       *reply;
     rg_redis_cmd_t   *cmd;
     rg_redis_conn_t  *c;
@@ -180,23 +245,13 @@ rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
         }
 
         if (cmd->script && !cmd->eval_sent && reply->len >= 8
-            && memcmp(reply->str, "NOSCRIPT", 8) == 0
-            && cmd->argc <= (int) rg_nelems(argv))
+            && memcmp(reply->str, "NOSCRIPT", 8) == 0)
         {
             /* the server lost its script cache: send the source once */
             r->stats.noscript++;
-            argc = cmd->argc;
-            memcpy(argv, cmd->argv, argc * sizeof(char *));
-            memcpy(lens, cmd->lens, argc * sizeof(size_t));
-            argv[0] = "EVAL";
-            lens[0] = 4;
-            argv[1] = cmd->script->source;
-            lens[1] = strlen(cmd->script->source);
             cmd->eval_sent = 1;
 
-            if (redisAsyncCommandArgv(ac, rg_redis_reply_handler, cmd,
-                                      argc, argv, lens) == REDIS_OK)
-            {
+            if (rg_redis_send_eval(ac, cmd) == REDIS_OK) {
                 cmd->in_hiredis = 1;
                 c->inflight++;
                 r->stats.inflight++;
@@ -231,8 +286,8 @@ rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd)
         cmd->asking = 0;
     }
 
-    if (redisAsyncCommandArgv(c->ac, rg_redis_reply_handler, cmd, cmd->argc,
-                              cmd->argv, cmd->lens) != REDIS_OK)
+    if (redisAsyncFormattedCommand(c->ac, rg_redis_reply_handler, cmd,
+                                   cmd->resp, cmd->resp_len) != REDIS_OK)
     {
         rg_redis_finish(cmd, NULL, "cannot send: the connection is closing");
         return;
@@ -397,21 +452,30 @@ rg_redis_cmd_timeout(evutil_socket_t fd, short what, void *arg)
 }
 
 
+/* the command in RESP, formatted here once beside it in one allocation and
+ * handed to hiredis as it is (its own formatting, sdscatfmt per argument,
+ * cost more than the rest of a checkpoint); head arguments first: a
+ * script's EVALSHA, sha and key count */
 static rg_redis_cmd_t *
 rg_redis_cmd_create(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
-    void *data, int argc, const char **argv, const size_t *lens)
+    void *data, int nhead, const char **head, const size_t *hlens, int argc,
+    const char **argv, const size_t *lens)
 {
     int              i;
     char            *p;
     size_t           size;
     rg_redis_cmd_t  *cmd;
 
-    size = sizeof(rg_redis_cmd_t) + argc * (sizeof(char *) + sizeof(size_t));
+    size = 1 + rg_redis_digits(nhead + argc) + 2;
+    for (i = 0; i < nhead; i++) {
+        size += 1 + rg_redis_digits(hlens[i]) + 2 + hlens[i] + 2;
+    }
     for (i = 0; i < argc; i++) {
-        size += lens[i] + 1;
+        size += 1 + rg_redis_digits(lens[i]) + 2 + lens[i] + 2;
     }
 
-    cmd = malloc(size);
+    /* NUL-ended, as hiredis reads its first argument with strchr */
+    cmd = malloc(sizeof(rg_redis_cmd_t) + size + 1);
     if (cmd == NULL) {
         return NULL;
     }
@@ -423,18 +487,37 @@ rg_redis_cmd_create(rg_redis_t *r, rg_msec_t timeout, rg_redis_reply_pt cb,
     cmd->slot = -1;
     cmd->created = rg_monotonic_usec();
     cmd->timeout = timeout ? timeout : r->conf.command_timeout;
-    cmd->argc = argc;
-    cmd->argv = (const char **) (cmd + 1);
-    cmd->lens = (size_t *) (cmd->argv + argc);
-    p = (char *) (cmd->lens + argc);
+    cmd->argc = nhead + argc;
+    cmd->resp = (char *) (cmd + 1);
 
-    for (i = 0; i < argc; i++) {
-        memcpy(p, argv[i], lens[i]);
-        p[lens[i]] = '\0';
-        cmd->argv[i] = p;
-        cmd->lens[i] = lens[i];
-        p += lens[i] + 1;
+    p = cmd->resp;
+    *p++ = '*';
+    p += rg_sprint_int(p, cmd->argc);
+    *p++ = '\r';
+    *p++ = '\n';
+
+    for (i = 0; i < nhead + argc; i++) {
+        if (i == 2) {
+            cmd->rest = p - cmd->resp;
+        }
+
+        if (i < nhead) {
+            p = rg_redis_bulk_head(p, hlens[i]);
+            memcpy(p, head[i], hlens[i]);
+            p += hlens[i];
+
+        } else {
+            p = rg_redis_bulk_head(p, lens[i - nhead]);
+            memcpy(p, argv[i - nhead], lens[i - nhead]);
+            p += lens[i - nhead];
+        }
+
+        *p++ = '\r';
+        *p++ = '\n';
     }
+
+    *p = '\0';
+    cmd->resp_len = p - cmd->resp;
 
     evtimer_assign(&cmd->timer, r->base, rg_redis_cmd_timeout, cmd);
 
@@ -461,9 +544,16 @@ rg_redis_submit(rg_redis_t *r, rg_redis_cmd_t *cmd, const rg_str_t *tag)
         return;
     }
 
-    tv.tv_sec = cmd->timeout / 1000;
-    tv.tv_usec = (cmd->timeout % 1000) * 1000;
-    evtimer_add(&cmd->timer, &tv);
+    /* most commands share command_timeout: libevent keeps those in one
+     * queue, in order, not in its heap */
+    if (cmd->timeout == r->conf.command_timeout && r->cmd_tv) {
+        evtimer_add(&cmd->timer, r->cmd_tv);
+
+    } else {
+        tv.tv_sec = cmd->timeout / 1000;
+        tv.tv_usec = (cmd->timeout % 1000) * 1000;
+        evtimer_add(&cmd->timer, &tv);
+    }
 
     if (tag && tag->len) {
         b = g_bytes_new_static(tag->data, tag->len);
@@ -488,7 +578,8 @@ rg_redis_command(rg_redis_t *r, const rg_str_t *tag, rg_msec_t timeout,
 {
     rg_redis_cmd_t  *cmd;
 
-    cmd = rg_redis_cmd_create(r, timeout, cb, data, argc, argv, lens);
+    cmd = rg_redis_cmd_create(r, timeout, cb, data, 0, NULL, NULL, argc,
+                              argv, lens);
     if (cmd == NULL) {
         return NULL;
     }
@@ -504,50 +595,19 @@ rg_redis_eval(rg_redis_t *r, const rg_str_t *tag, rg_redis_script_t *script,
     rg_redis_reply_pt cb, void *data, int nkeys, int argc,
     const char **argv, const size_t *lens)
 {
-    int              i;
-    char             num[24];
-    size_t           ls[64];
-    const char      *av[64];
+    char             num[RG_INT64_LEN];
+    size_t           hl[3];
+    const char      *h[3];
     rg_redis_cmd_t  *cmd;
-    size_t          *lp;
-    const char     **ap;
 
-    /* room on the stack for most; a checkpoint of many messages needs
-     * more */
-    ap = av;
-    lp = ls;
+    h[0] = "EVALSHA";
+    hl[0] = 7;
+    h[1] = script->sha;
+    hl[1] = 40;
+    h[2] = num;
+    hl[2] = rg_sprint_int(num, nkeys);
 
-    if (argc + 3 > (int) rg_nelems(av)) {
-        ap = malloc((argc + 3) * sizeof(char *));
-        lp = malloc((argc + 3) * sizeof(size_t));
-        if (ap == NULL || lp == NULL) {
-            free(ap);
-            free(lp);
-            return NULL;
-        }
-    }
-
-    snprintf(num, sizeof(num), "%d", nkeys);
-
-    ap[0] = "EVALSHA";
-    lp[0] = 7;
-    ap[1] = script->sha;
-    lp[1] = 40;
-    ap[2] = num;
-    lp[2] = strlen(num);
-
-    for (i = 0; i < argc; i++) {
-        ap[i + 3] = argv[i];
-        lp[i + 3] = lens[i];
-    }
-
-    cmd = rg_redis_cmd_create(r, 0, cb, data, argc + 3, ap, lp);
-
-    if (ap != av) {
-        free(ap);
-        free(lp);
-    }
-
+    cmd = rg_redis_cmd_create(r, 0, cb, data, 3, h, hl, argc, argv, lens);
     if (cmd == NULL) {
         return NULL;
     }
@@ -1033,7 +1093,8 @@ rg_redis_t *
 rg_redis_create(struct event_base *base, struct evdns_base *dns,
     const rg_redis_conf_t *conf, rg_log_t *log)
 {
-    rg_redis_t  *r;
+    rg_redis_t      *r;
+    struct timeval   tv;
 
     r = calloc(1, sizeof(rg_redis_t));
     if (r == NULL) {
@@ -1099,6 +1160,10 @@ rg_redis_create(struct event_base *base, struct evdns_base *dns,
 
     snprintf(r->addr, sizeof(r->addr), "%s%s", r->nodes[0]->addr,
              r->slots ? " (cluster)" : "");
+
+    tv.tv_sec = r->conf.command_timeout / 1000;
+    tv.tv_usec = (r->conf.command_timeout % 1000) * 1000;
+    r->cmd_tv = event_base_init_common_timeout(base, &tv);
 
     return r;
 }

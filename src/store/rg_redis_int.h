@@ -73,8 +73,9 @@ struct rg_redis_cmd_s {
     uint64_t            created;      /* usec, for the metrics */
     const char         *err;          /* posted: answer with this */
     int                 argc;
-    const char        **argv;
-    size_t             *lens;
+    char               *resp;         /* the command as sent, formatted once */
+    size_t              resp_len;
+    size_t              rest;         /* a script's: its bytes after the sha */
     uint32_t            hint;         /* its tag's hash: the connection */
     int                 slot;         /* its tag's slot, -1: none */
     rg_uint_t           redirects;
@@ -92,6 +93,7 @@ struct rg_redis_s {
     struct evdns_base  *dns;
     rg_log_t           *log;
     rg_redis_conf_t     conf;
+    const struct timeval  *cmd_tv;    /* command_timeout, a common timeout */
     char                addr[320];    /* the first node's, for messages */
     char                last_error[256];
 

@@ -311,13 +311,52 @@ rg_sr_argf(rg_sr_args_t *a, const char *fmt, ...)
 }
 
 
+/* a number, without the printf machinery: a checkpoint has several */
+static void
+rg_sr_num(rg_sr_args_t *a, int64_t v)
+{
+    size_t  n;
+
+    if (sizeof(a->buf) - a->used < RG_INT64_LEN + 1) {
+        a->overflow = 1;
+        return;
+    }
+
+    n = rg_sprint_int(a->buf + a->used, v);
+    a->buf[a->used + n] = '\0';
+    rg_sr_arg(a, a->buf + a->used, n);
+    a->used += n + 1;
+}
+
+
 /* prefix + "{id}:name" */
 static void
 rg_sr_session_key(rg_store_redis_t *r, rg_sr_args_t *a, const rg_str_t *id,
     const char *name, size_t len)
 {
-    rg_sr_argf(a, "%s{%.*s}:%.*s", r->prefix, (int) id->len, id->data,
-               (int) len, name);
+    char    *p;
+    size_t   n;
+
+    n = r->prefix_len + 1 + id->len + 2 + len;
+
+    if (n >= sizeof(a->buf) - a->used) {
+        a->overflow = 1;
+        return;
+    }
+
+    p = a->buf + a->used;
+    memcpy(p, r->prefix, r->prefix_len);
+    p += r->prefix_len;
+    *p++ = '{';
+    memcpy(p, id->data, id->len);
+    p += id->len;
+    *p++ = '}';
+    *p++ = ':';
+    memcpy(p, name, len);
+    p[len] = '\0';
+
+    rg_sr_arg(a, a->buf + a->used, n);
+    a->used += n + 1;
     a->nkeys++;
 }
 
@@ -786,10 +825,10 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     rg_sr_session_key(r, a, &cp->id, "msgs", 4);
     rg_sr_session_key(r, a, &cp->id, "lease", 5);
     rg_sr_session_key(r, a, &cp->id, "fence", 5);
-    rg_sr_argf(a, "%lld", (long long) cp->lease);
-    rg_sr_argf(a, "%lu", (unsigned long) cp->base);
-    rg_sr_argf(a, "%llu", (unsigned long long) cp->ttl);
-    rg_sr_argf(a, "%lu", (unsigned long) cp->nmsgs);
+    rg_sr_num(a, (int64_t) cp->lease);
+    rg_sr_num(a, (int64_t) cp->base);
+    rg_sr_num(a, (int64_t) cp->ttl);
+    rg_sr_num(a, (int64_t) cp->nmsgs);
 
     for (i = 0; i < cp->nmsgs; i++) {
         rg_sr_arg(a, cp->msgs[i].data, cp->msgs[i].len);
@@ -862,9 +901,9 @@ rg_sr_lease(rg_store_t *st, const rg_str_t *id, const rg_str_t *holder,
 
     rg_sr_session_key(r, &a, id, "lease", 5);
     rg_sr_session_key(r, &a, id, "fence", 5);
-    rg_sr_argf(&a, "%lld", (long long) token);
+    rg_sr_num(&a, (int64_t) token);
     rg_sr_arg(&a, holder->data, holder->len);
-    rg_sr_argf(&a, "%llu", (unsigned long long) ttl);
+    rg_sr_num(&a, (int64_t) ttl);
 
     return rg_sr_send(st, id, &a, &rg_sr_lease_lua, RG_SR_PAIR, cb, data);
 }
@@ -883,7 +922,7 @@ rg_sr_release(rg_store_t *st, const rg_str_t *id, int64_t token,
     a.overflow = 0;
 
     rg_sr_session_key(r, &a, id, "lease", 5);
-    rg_sr_argf(&a, "%lld", (long long) token);
+    rg_sr_num(&a, (int64_t) token);
 
     return rg_sr_send(st, id, &a, &rg_sr_release_lua, RG_SR_PAIR, cb, data);
 }

@@ -513,6 +513,72 @@ test_script(void **state)
 }
 
 
+static rg_redis_script_t  rg_test_join_script = {
+    "join", "return table.concat(ARGV, ',') .. '|' .. KEYS[1]", ""
+};
+
+
+/* a script of more arguments than the stack holds, some empty or binary,
+ * on a server that does not know it (and again after SCRIPT FLUSH): the
+ * EVAL sent instead carries every argument as EVALSHA did */
+static void
+test_script_many_args(void **state)
+{
+    int               i;
+    char             *v, nums[120][8], want[1024], *p;
+    size_t            lens[121];
+    const char       *argv[121];
+    rg_test_ans_t     a;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 1);
+    conf.connections = 1;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+    assert_int_equal(rg_redis_script_init(&rg_test_join_script), RG_OK);
+
+    argv[0] = "k{t}";
+    lens[0] = 4;
+    p = want;
+    for (i = 0; i < 120; i++) {
+        lens[i + 1] = i == 7 ? 0 : (size_t) snprintf(nums[i], 8, "%d", i);
+        argv[i + 1] = nums[i];
+        p += sprintf(p, "%s%.*s", i ? "," : "", (int) lens[i + 1], nums[i]);
+    }
+    argv[100] = "a\r\nb";
+    lens[100] = 4;
+    sprintf(p, "|k{t}");
+    p = strstr(want, ",98,") + 4;
+    memmove(p + 4, p + 2, strlen(p + 2) + 1);
+    memcpy(p, "a\r\nb", 4);
+
+    for (i = 0; i < 3; i++) {
+        if (i == 2) {
+            v = rg_test_redis_cmd(ctx->srv, "SCRIPT FLUSH");
+            free(v);
+        }
+
+        memset(&a, 0, sizeof(a));
+        a.ctx = ctx;
+        ctx->left++;
+        assert_non_null(rg_redis_eval(ctx->r, ctx->tag, &rg_test_join_script,
+                                      rg_test_answer, &a, 1, 121, argv,
+                                      lens));
+        rg_test_wait(ctx, 5000);
+
+        assert_int_equal(a.calls, 1);
+        assert_string_equal(a.err, "");
+        assert_int_equal(a.type, REDIS_REPLY_STRING);
+        assert_int_equal(a.len, strlen(want));
+        assert_memory_equal(a.text, want, a.len);
+    }
+
+    /* EVAL once at first, once after the flush */
+    assert_int_equal(rg_redis_stats(ctx->r)->noscript, 2);
+}
+
+
 /* a command past its deadline fails then; its late reply is ignored;
  * the stuck connection is replaced and later commands work */
 static void
@@ -948,6 +1014,8 @@ main(void)
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_script, rg_test_setup,
                                         rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_script_many_args,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_command_timeout, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_connect_timeout, rg_test_setup,
