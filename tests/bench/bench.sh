@@ -17,6 +17,7 @@ B=${B:-objs}
 Babs=$(cd "$B" && pwd)
 SIZES=${BENCH_SIZES:-100 1000 10000}
 LATENCIES=${BENCH_LATENCIES:-0 200}
+RUNS=${BENCH_RUNS:-3}
 
 tmp=$(mktemp -d /tmp/reagent-bench-XXXXXX) || exit 1
 mock=
@@ -60,11 +61,29 @@ while [ $i -lt "$max" ]; do
     i=$((i + 1))
 done > "$tmp/all.jsonl"
 
+# bench_figures FILE: wall s, cpu us per model call, peak MiB, KiB per
+# session, tasks done, of a batch summary (or the floor's, which says the
+# same), on one line
+bench_figures() {
+    printf '%s %s %s %s %s\n' \
+        "$(sed -n 's/.* in \([0-9.]*\)s:.*/\1/p' "$1")" \
+        "$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' "$1")" \
+        "$(sed -n 's/.*peak rss \([0-9.]*\) MiB.*/\1/p' "$1")" \
+        "$(sed -n 's/.*(\([0-9.]*\) KiB per concurrent task).*/\1/p' "$1")" \
+        "$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' "$1")"
+}
+
+# bench_median FILE COLUMN: the median of a column (the lower middle one)
+bench_median() {
+    awk -v c="$2" '{ print $c }' "$1" | sort -n |
+        awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
 echo "reagent benchmark: R=3 rounds of K=2 tool calls per session (4 model calls),"
 echo "mock model on loopback, one reagent process, $(nproc) cores; beside each row"
 echo "the floor (tests/bench/bench_floor.c: the same sessions by a minimal client on"
 echo "libevent, curl multi and jansson, run against the same mock just after);"
-echo "ratio = reagent / floor"
+echo "ratio = reagent / floor; each figure the median of $RUNS runs (BENCH_RUNS)"
 echo
 printf "%-7s %-8s %8s %8s %6s %9s %9s %6s %8s %8s %9s\n" latency sessions "wall s" "floor s" ratio "cpu us" "floor us" ratio "peak MiB" "KiB/sess" "floor KiB"
 
@@ -77,19 +96,29 @@ load_module $B/modules/calc.so;
 llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections $n; }
 agent bench { tools calc; max_rounds 8; }
 CONF
-        "$B/reagent" -q -c "$tmp/bench.conf" batch --concurrency "$n" \
-            --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
-        wall=$(sed -n 's/.* in \([0-9.]*\)s:.*/\1/p' "$tmp/out")
-        cpu=$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' "$tmp/out")
-        peak=$(sed -n 's/.*peak rss \([0-9.]*\) MiB.*/\1/p' "$tmp/out")
-        per=$(sed -n 's/.*(\([0-9.]*\) KiB per concurrent task).*/\1/p' "$tmp/out")
-        done=$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' "$tmp/out")
-        "$B/tests/bench_floor" "http://127.0.0.1:$port/v1/chat/completions" \
-            "$n" /dev/null 2> "$tmp/floor"
-        fwall=$(sed -n 's/.* in \([0-9.]*\)s:.*/\1/p' "$tmp/floor")
-        fcpu=$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' "$tmp/floor")
-        fper=$(sed -n 's/.*(\([0-9.]*\) KiB per concurrent task).*/\1/p' "$tmp/floor")
-        fdone=$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' "$tmp/floor")
+        # RUNS runs of each, alternately: the median of each figure (one
+        # run on a shared machine moves by 10-20%)
+        : > "$tmp/runs.r"
+        : > "$tmp/runs.f"
+        r=0
+        while [ $r -lt "$RUNS" ]; do
+            "$B/reagent" -q -c "$tmp/bench.conf" batch --concurrency "$n" \
+                --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
+            bench_figures "$tmp/out" >> "$tmp/runs.r"
+            "$B/tests/bench_floor" "http://127.0.0.1:$port/v1/chat/completions" \
+                "$n" /dev/null 2> "$tmp/floor"
+            bench_figures "$tmp/floor" >> "$tmp/runs.f"
+            r=$((r + 1))
+        done
+        wall=$(bench_median "$tmp/runs.r" 1)
+        cpu=$(bench_median "$tmp/runs.r" 2)
+        peak=$(bench_median "$tmp/runs.r" 3)
+        per=$(bench_median "$tmp/runs.r" 4)
+        done=$(bench_median "$tmp/runs.r" 5)
+        fwall=$(bench_median "$tmp/runs.f" 1)
+        fcpu=$(bench_median "$tmp/runs.f" 2)
+        fper=$(bench_median "$tmp/runs.f" 4)
+        fdone=$(bench_median "$tmp/runs.f" 5)
         awk -v l="${lat}ms" -v n="$n" -v w="$wall" -v fw="$fwall" -v c="$cpu" \
             -v fc="$fcpu" -v p="$peak" -v k="$per" -v fk="$fper" 'BEGIN {
             printf "%-7s %-8s %8s %8s %6.2f %9s %9s %6.2f %8s %8s %9s", l, n,
@@ -122,7 +151,7 @@ echo
 # checkpoint each), the commands Redis ran for them (inside the scripts
 # too), and the Redis server's own CPU per model call
 if command -v redis-server >/dev/null; then
-    echo "store: R=3 K=2, 0 ms; memory beside redis (unix socket, appendonly no)"
+    echo "store: R=3 K=2, 0 ms; memory beside redis (unix socket, appendonly no); median of $RUNS runs"
     printf "%-9s %15s %15s %8s %14s %14s %14s %14s\n" sessions "memory us/call" "redis us/call" ratio "trips/call" "trips/turn" "commands/call" "redis us/call"
     mkdir -p "$tmp/redis.d"
     redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp/redis.d" \
@@ -142,6 +171,10 @@ if command -v redis-server >/dev/null; then
                 echo "agent bench { tools calc; max_rounds 8; }"
                 [ $st = redis ] && echo "store redis { server unix:$tmp/redis.sock; connections 4; }"
             } > "$tmp/store.conf"
+            # the median CPU of RUNS runs; the counts of the last
+            : > "$tmp/runs.s"
+            r=0
+            while [ $r -lt "$RUNS" ]; do
             redis-cli -s "$tmp/redis.sock" config resetstat > /dev/null
             rcpu0=$(redis-cli -s "$tmp/redis.sock" info cpu |
                     awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
@@ -149,12 +182,16 @@ if command -v redis-server >/dev/null; then
                 --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
             rcpu1=$(redis-cli -s "$tmp/redis.sock" info cpu |
                     awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
+            bench_figures "$tmp/out" >> "$tmp/runs.s"
+            r=$((r + 1))
+            [ $r -lt "$RUNS" ] && redis-cli -s "$tmp/redis.sock" flushall > /dev/null
+            done
             # sent by reagent: scripts and plain commands; run: those and
             # the commands inside the scripts
             redis-cli -s "$tmp/redis.sock" info commandstats > "$tmp/cs"
             sent=$(awk -F'[=:,]' '/^cmdstat_(evalsha|eval|get|set|del):/ { s += $3 } END { print s + 0 }' "$tmp/cs")
             cmds=$(awk -F'[=:,]' '/^cmdstat_/ && !/cmdstat_(info|config|ping|script)/ { s += $3 } END { print s + 0 }' "$tmp/cs")
-            eval "cpu_$st=\$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' \"\$tmp/out\")"
+            eval "cpu_$st=\$(bench_median \"\$tmp/runs.s\" 2)"
             eval "done_$st=\$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' \"\$tmp/out\")"
             redis-cli -s "$tmp/redis.sock" flushall > /dev/null
         done
