@@ -2,7 +2,7 @@
 # test_metrics.sh: the metrics move as tasks run through the agent loop
 # (src/metrics/, counted in the session, the llm client and the tools):
 # `reagent batch` against the mock model, its metrics written at the end
-# (the hidden --metrics-out FILE, as GET /metrics would show them), must
+# (batch --metrics-out FILE, as GET /metrics would show them), must
 # be valid exposition format (tests/lib/rg_prom_check.sh) and count the
 # tasks done, their model calls, tool calls and tokens; against a model
 # that fails, the calls' errors, the retries and the sessions failed.
@@ -10,43 +10,14 @@
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
-# check failed. Temporary files live in one mktemp -d folder, removed at
-# the end with the mock models it started.
+# check failed (tests/lib/rg_test_lib.sh: its folder and mocks go at the
+# end).
 
 B=${B:-objs}
-R=$B/reagent
+. tests/lib/rg_test_lib.sh
+
 CHECK=tests/lib/rg_prom_check.sh
 
-n=0
-failed=0
-pids=
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-metrics-XXXXXX") || exit 1
-
-rg_cleanup() {
-    for p in $pids; do
-        kill "$p" 2>/dev/null
-    done
-    for p in $pids; do
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
-
-trap rg_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
 
 # rg_value FILE SERIES: the value of the sample SERIES (name{labels})
 rg_value() {
@@ -78,30 +49,14 @@ rg_valid() {
     fi
 }
 
-# rg_mock_start NAME ARGS...: a mock; its port in $port
-rg_mock_start() {
-    pf=$tmp/$1.port
-    shift
-    "$B/rg_mock" --port 0 --port-file "$pf" --quiet "$@" \
-        2>>"$tmp/mock.log" &
-    pids="$pids $!"
-    i=0
-    while [ ! -s "$pf" ] && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    port=$(cat "$pf" 2>/dev/null)
-}
-
-
-rg_mock_start tools --rounds 2
+rg_mock tools --rounds 2
 tools=$port
-rg_mock_start down --fault 500 --fault-count 0
+rg_mock down --fault 500 --fault-count 0
 down=$port
 
 if [ -z "$tools" ] || [ -z "$down" ]; then
-    echo "not ok 1 - the mock models start"
-    cat "$tmp/mock.log"
+    rg_fail "the mock models start"
+    rg_done
     exit 1
 fi
 
@@ -201,5 +156,4 @@ for b in bad1 bad2 bad3 bad4; do
 done
 
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done
