@@ -252,6 +252,29 @@ rg_approval_eval(rg_approval_op_t *op, rg_redis_script_t *script,
 }
 
 
+/* the answer of a read: v (taken) as JSON text, or out of memory */
+static void
+rg_approval_answer(rg_approval_op_t *op, json_t *v)
+{
+    char  *text;
+
+    text = v ? json_dumps(v, JSON_COMPACT) : NULL;
+    json_decref(v);
+
+    if (text == NULL) {
+        rg_approval_end(op, RG_ERROR, "out of memory");
+        return;
+    }
+
+    if (op->cb) {
+        op->cb(op->data, RG_OK, text);
+    }
+
+    free(text);
+    rg_approval_op_free(op);
+}
+
+
 /* deciding ------------------------------------------------------------ */
 
 static void
@@ -436,7 +459,6 @@ rg_approval_decide(rg_stream_t *q, const char *task_id,
 static void
 rg_approval_got(void *data, redisReply *reply, const char *err)
 {
-    char               *text;
     size_t              i;
     json_t             *rec, *out, *calls, *c, *d, *decisions;
     rg_approval_op_t   *op;
@@ -489,24 +511,8 @@ rg_approval_got(void *data, redisReply *reply, const char *err)
                                                                       : NULL));
     }
 
-    text = out ? json_dumps(out, JSON_COMPACT) : NULL;
-
     json_decref(rec);
-    if (out) {
-        json_decref(out);
-    }
-
-    if (text == NULL) {
-        rg_approval_end(op, RG_ERROR, "out of memory");
-        return;
-    }
-
-    if (op->cb) {
-        op->cb(op->data, RG_OK, text);
-    }
-
-    free(text);
-    rg_approval_op_free(op);
+    rg_approval_answer(op, out);
 }
 
 
@@ -545,7 +551,7 @@ rg_approval_get(rg_stream_t *q, const char *task_id, rg_approval_pt cb,
 static void
 rg_approval_listed(void *data, redisReply *reply, const char *err)
 {
-    char              *text, *id;
+    char              *id;
     size_t             i;
     json_t            *list;
     rg_str_t           v, score;
@@ -579,22 +585,7 @@ rg_approval_listed(void *data, redisReply *reply, const char *err)
         free(id);
     }
 
-    text = list ? json_dumps(list, JSON_COMPACT) : NULL;
-    if (list) {
-        json_decref(list);
-    }
-
-    if (text == NULL) {
-        rg_approval_end(op, RG_ERROR, "out of memory");
-        return;
-    }
-
-    if (op->cb) {
-        op->cb(op->data, RG_OK, text);
-    }
-
-    free(text);
-    rg_approval_op_free(op);
+    rg_approval_answer(op, list);
 }
 
 
