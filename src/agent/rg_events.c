@@ -11,6 +11,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_json_write.h>
 #include <rg_session.h>
 #include <rg_events.h>
 #include <rg_store.h>
@@ -155,7 +156,7 @@ rg_session_event(rg_session_t *s, const char *type, json_t *fields)
         json_decref(fields);
     }
 
-    text = json_dumps(ev, JSON_COMPACT);
+    text = rg_json_dumps(ev, 0, NULL);
     if (text == NULL) {
         json_decref(ev);
         return;

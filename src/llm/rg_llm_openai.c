@@ -8,6 +8,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_json_write.h>
 #include <rg_llm_openai.h>
 #include <rg_json.h>
 
@@ -1122,37 +1123,15 @@ rg_llm_openai_usage(json_t *root, rg_llm_response_t *r)
 static int rg_llm_openai_writer(const char *buffer, size_t size, void *data);
 
 
-/* a string at the end of out, escaped by jansson; one of printable
- * ASCII without '"' or '\\' (ids, names) is the same text unescaped */
+/* a string at the end of out, escaped as jansson escapes it; bytes that
+ * are not UTF-8 become U+FFFD */
 static rg_int_t
 rg_llm_openai_put_str(rg_buf_t *out, const char *p, size_t len)
 {
-    int      rc;
-    size_t   i;
-    json_t  *v;
+    rg_int_t   rc;
+    json_t    *v;
 
-    if (p == NULL) {
-        p = "";
-        len = 0;
-    }
-
-    for (i = 0; i < len; i++) {
-        if (p[i] < 0x20 || p[i] > 0x7e || p[i] == '"' || p[i] == '\\') {
-            break;
-        }
-    }
-
-    if (i == len) {
-        if (rg_buf_reserve(out, len + 2) != RG_OK) {
-            return RG_ERROR;
-        }
-
-        out->data[out->len++] = '"';
-        memcpy(out->data + out->len, p, len);
-        out->len += len;
-        out->data[out->len++] = '"';
-        out->data[out->len] = '\0';
-
+    if (rg_json_write_str(out, p, len) == RG_OK) {
         return RG_OK;
     }
 
@@ -1161,11 +1140,10 @@ rg_llm_openai_put_str(rg_buf_t *out, const char *p, size_t len)
         return RG_ERROR;
     }
 
-    rc = json_dump_callback(v, rg_llm_openai_writer, out,
-                            JSON_COMPACT | JSON_ENCODE_ANY);
+    rc = rg_json_write(out, v, 0);
     json_decref(v);
 
-    return rc == 0 ? RG_OK : RG_ERROR;
+    return rc;
 }
 
 
@@ -1401,24 +1379,40 @@ rg_llm_openai_dump(rg_buf_t *out, json_t *json, int err)
 }
 
 
+/* the text json_dumps(JSON_COMPACT) gives for {role, content}, written
+ * without building the object */
 rg_int_t
 rg_llm_openai_msg(rg_buf_t *out, const char *role, const char *content,
     size_t len)
 {
-    int      err;
-    json_t  *msg;
+    size_t    at;
+    rg_int_t  rc;
 
-    msg = json_object();
-    if (msg == NULL) {
+    at = out->len;
+
+    rc = rg_llm_openai_put(out, "{\"role\":");
+    rc |= rg_llm_openai_put_str(out, role, strlen(role));
+    rc |= rg_llm_openai_put(out, ",\"content\":");
+
+    if (content) {
+        rc |= rg_llm_openai_put_str(out, content, len);
+    } else {
+        rc |= rg_llm_openai_put(out, "null");
+    }
+
+    rc |= rg_llm_openai_put(out, "}");
+
+    if (rc != RG_OK) {
+        /* out is left as it was */
+        out->len = at;
+        if (out->data != NULL) {
+            out->data[at] = '\0';
+        }
+
         return RG_ERROR;
     }
 
-    err = json_object_set_new(msg, "role", json_string(role));
-    err |= json_object_set_new(msg, "content",
-                               content ? rg_llm_openai_string(content, len)
-                                       : json_null());
-
-    return rg_llm_openai_dump(out, msg, err);
+    return RG_OK;
 }
 
 

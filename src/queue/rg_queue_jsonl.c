@@ -17,6 +17,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_json_write.h>
 #include <rg_queue.h>
 #include <rg_queue_jsonl.h>
 #include <rg_task.h>
@@ -141,14 +142,14 @@ rg_queue_jsonl_result(rg_queue_t *queue, json_t *result)
         return;
     }
 
-    line = json_dumps(result, JSON_COMPACT);
+    line = rg_json_dumps(result, 0, &len);
     if (line == NULL) {
         q->queue.stats.write_errors++;
         return;
     }
 
-    len = rg_secret_scrub(line, strlen(line));
-    line[len++] = '\n';       /* json_dumps leaves room for the NUL */
+    len = rg_secret_scrub(line, len);
+    line[len++] = '\n';       /* the text leaves room for its NUL */
 
     if (evbuffer_add(q->out, line, len) != 0) {
         q->queue.stats.write_errors++;

@@ -19,6 +19,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_json_write.h>
 #include <rg_cycle.h>
 #include <rg_engine.h>
 #include <rg_core_conf.h>
@@ -133,7 +134,7 @@ rg_serve_write(rg_serve_t *sv, rg_uint_t shard, const char *entry,
 {
     char  *text;
 
-    text = json_dumps(r, JSON_COMPACT);
+    text = rg_json_dumps(r, 0, NULL);
     if (text == NULL) {
         return;
     }

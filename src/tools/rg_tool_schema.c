@@ -7,6 +7,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_json_write.h>
 #include <rg_tool_args.h>
 #include <rg_tool_text.h>
 
@@ -70,36 +71,50 @@ static rg_int_t rg_tool_args_check(rg_tool_args_ctx_t *ctx, json_t **vp,
 
 /* validate: paths and messages ---------------------------------------- */
 
+/* appends what fits of p..p+n to the path, cut at a character */
+static void
+rg_tool_args_path_add(rg_tool_args_ctx_t *ctx, const char *p, size_t n)
+{
+    size_t  room;
+
+    room = sizeof(ctx->path) - 1 - ctx->plen;
+
+    if (n <= room) {
+        memcpy(ctx->path + ctx->plen, p, n);
+        ctx->plen += n;
+
+    } else {
+        memcpy(ctx->path + ctx->plen, p, room);
+        ctx->plen = rg_tool_utf8_boundary(ctx->path, sizeof(ctx->path) - 1);
+    }
+
+    ctx->path[ctx->plen] = '\0';
+}
+
+
 /* appends ".key" (or "key" first) or "[index]" to the path; returns what
  * to give rg_tool_args_pop() */
 static size_t
 rg_tool_args_push(rg_tool_args_ctx_t *ctx, const char *key, size_t len,
     size_t idx)
 {
-    int      n;
-    size_t   saved, room;
+    char    num[RG_INT64_LEN + 2];
+    size_t  saved, n;
 
     saved = ctx->plen;
-    room = sizeof(ctx->path) - ctx->plen;
 
     if (key) {
-        n = snprintf(ctx->path + ctx->plen, room, "%s%.*s",
-                     ctx->plen ? "." : "", (int) len, key);
+        if (ctx->plen) {
+            rg_tool_args_path_add(ctx, ".", 1);
+        }
+        /* a key stops at a NUL, as "%.*s" did */
+        rg_tool_args_path_add(ctx, key, strnlen(key, len));
 
     } else {
-        n = snprintf(ctx->path + ctx->plen, room, "[%zu]", idx);
-    }
-
-    if (n < 0) {
-        ctx->path[ctx->plen] = '\0';
-
-    } else if ((size_t) n >= room) {
-        ctx->plen = rg_tool_utf8_boundary(ctx->path,
-                                               sizeof(ctx->path) - 1);
-        ctx->path[ctx->plen] = '\0';
-
-    } else {
-        ctx->plen += n;
+        num[0] = '[';
+        n = 1 + rg_sprint_int(num + 1, (int64_t) idx);
+        num[n++] = ']';
+        rg_tool_args_path_add(ctx, num, n);
     }
 
     return saved;
@@ -936,14 +951,15 @@ rg_tool_args_validate(const char *tool, json_t *args, json_t *schema,
 char *
 rg_tool_args_canonical(json_t *args, size_t *len)
 {
-    char  *s;
+    size_t  n;
+    char   *s;
 
-    s = args ? json_dumps(args, JSON_SORT_KEYS | JSON_COMPACT
-                                | JSON_ENCODE_ANY)
-             : NULL;
+    /* json_dumps(JSON_SORT_KEYS | JSON_COMPACT)'s bytes */
+    n = 0;
+    s = args ? rg_json_dumps(args, RG_JSON_SORT_KEYS, &n) : NULL;
 
     if (len) {
-        *len = s ? strlen(s) : 0;
+        *len = n;
     }
 
     return s;

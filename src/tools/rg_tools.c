@@ -9,6 +9,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_json_write.h>
 #include <rg_cycle.h>
 #include <rg_tools.h>
 #include <rg_metrics.h>
@@ -1345,7 +1346,10 @@ rg_tools_args(rg_tool_entry_t *te, const char *text, size_t len, char *err,
     json_t     *args;
     rg_uint_t   repaired;
 
-    n = snprintf(err, errlen, "error: ");
+    /* "error: " and what is wrong */
+    n = errlen > 7 ? 7 : 0;
+    memcpy(err, "error: ", n);
+    err[n] = '\0';
 
     args = rg_tool_args_parse(te->tool->name, text, len, &repaired, err + n,
                               errlen - n);
@@ -1474,8 +1478,8 @@ rg_tools_turn_create(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
 
             } else {
                 /* not made canonical: no guard compared them */
-                run->args_text = json_dumps(args, JSON_COMPACT);
-                len = run->args_text ? strlen(run->args_text) : 0;
+                len = 0;
+                run->args_text = rg_json_dumps(args, 0, &len);
             }
 
             text = run->args_text;
@@ -1496,7 +1500,7 @@ rg_tools_turn_create(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
             }
 
             /* the module sees the arguments as checked and coerced */
-            text = json_dumps(args, JSON_COMPACT);
+            text = rg_json_dumps(args, 0, NULL);
             if (text == NULL) {
                 json_decref(args);
                 rg_tools_set_error(run, "error: out of memory");
