@@ -1,6 +1,8 @@
 /* rg_digest.c: SHA-256 in hex through OpenSSL's EVP interface, and random
  * bytes from getrandom(2) (never a seeded PRNG: ids of many processes on
- * many machines must not collide). */
+ * many machines must not collide). The kernel's bytes are fetched 256 at
+ * a time per thread, and a forked child forgets what its parent fetched
+ * (pthread_atfork), so that no two processes hand out the same bytes. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -13,6 +15,12 @@
 /* fetched once: EVP_sha256() alone makes each init look it up again */
 static EVP_MD          *rg_digest_sha256;
 static pthread_once_t   rg_digest_once = PTHREAD_ONCE_INIT;
+
+#define RG_RANDOM_POOL  256
+
+static __thread unsigned char  rg_random_pool[RG_RANDOM_POOL];
+static __thread size_t         rg_random_left;
+static pthread_once_t          rg_random_once = PTHREAD_ONCE_INIT;
 
 
 static void
@@ -70,16 +78,26 @@ rg_sha256_hex(char out[RG_SHA256_HEX], const void *p1, size_t l1,
 }
 
 
-rg_int_t
-rg_random_hex(char *out, size_t nbytes)
+/* in the child after fork(): the only thread left is the forking one */
+static void
+rg_random_forget(void)
 {
-    size_t          got;
-    ssize_t         n;
-    unsigned char   buf[64];
+    rg_random_left = 0;
+}
 
-    if (nbytes > sizeof(buf)) {
-        return RG_ERROR;
-    }
+
+static void
+rg_random_init(void)
+{
+    (void) pthread_atfork(NULL, NULL, rg_random_forget);
+}
+
+
+static rg_int_t
+rg_random_fill(unsigned char *buf, size_t nbytes)
+{
+    size_t   got;
+    ssize_t  n;
 
     for (got = 0; got < nbytes; got += (size_t) n) {
         n = getrandom(buf + got, nbytes - got, 0);
@@ -92,7 +110,34 @@ rg_random_hex(char *out, size_t nbytes)
         }
     }
 
-    rg_digest_hex(out, buf, nbytes);
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_random_hex(char *out, size_t nbytes)
+{
+    unsigned char  *p;
+
+    if (nbytes > 64) {
+        return RG_ERROR;
+    }
+
+    pthread_once(&rg_random_once, rg_random_init);
+
+    if (nbytes > rg_random_left) {
+        if (rg_random_fill(rg_random_pool, RG_RANDOM_POOL) != RG_OK) {
+            rg_random_left = 0;
+            return RG_ERROR;
+        }
+        rg_random_left = RG_RANDOM_POOL;
+    }
+
+    /* taken from the end, and wiped: a byte is handed out once */
+    rg_random_left -= nbytes;
+    p = rg_random_pool + rg_random_left;
+    rg_digest_hex(out, p, nbytes);
+    memset(p, 0, nbytes);
 
     return RG_OK;
 }

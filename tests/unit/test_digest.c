@@ -1,12 +1,15 @@
 /* test_digest.c: SHA-256 in hex and random ids (src/core/rg_digest.c):
  * the standard's test vectors, a digest of two parts equal to the digest
  * of their concatenation, and random ids of the right length that do not
- * repeat. */
+ * repeat, in one process or across a fork (the bytes are fetched ahead:
+ * a child must not hand out what its parent will). */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_digest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,12 +59,62 @@ test_random(void **state)
 }
 
 
+static void
+test_random_fork(void **state)
+{
+    int     fd[2], st, i;
+    char    mine[8][33], theirs[8][33];
+    pid_t   pid;
+
+    /* the parent has bytes in hand before the fork */
+    assert_int_equal(rg_random_hex(mine[0], 16), RG_OK);
+    assert_int_equal(pipe(fd), 0);
+
+    pid = fork();
+    assert_true(pid >= 0);
+
+    if (pid == 0) {
+        close(fd[0]);
+        for (i = 0; i < 8; i++) {
+            if (rg_random_hex(theirs[i], 16) != RG_OK
+                || write(fd[1], theirs[i], 33) != 33)
+            {
+                _exit(1);
+            }
+        }
+        _exit(0);
+    }
+
+    close(fd[1]);
+    for (i = 0; i < 8; i++) {
+        assert_int_equal(read(fd[0], theirs[i], 33), 33);
+    }
+    close(fd[0]);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    for (i = 1; i < 8; i++) {
+        assert_int_equal(rg_random_hex(mine[i], 16), RG_OK);
+    }
+
+    for (i = 0; i < 8; i++) {
+        int  j;
+        for (j = 0; j < 8; j++) {
+            assert_string_not_equal(mine[i], theirs[j]);
+        }
+    }
+
+    (void) state;
+}
+
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256),
         cmocka_unit_test(test_random),
+        cmocka_unit_test(test_random_fork),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
