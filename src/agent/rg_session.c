@@ -656,7 +656,8 @@ rg_session_round_free(rg_session_t *s)
 rg_int_t
 rg_session_ask(rg_session_t *s)
 {
-    char           rid[64];
+    char          *p;
+    char           rid[sizeof(s->id) + RG_INT64_LEN + 16];
     size_t         budget, estimate;
     rg_pool_t     *pool;
     rg_msg_t      *m;
@@ -724,7 +725,10 @@ rg_session_ask(rg_session_t *s)
         return RG_ERROR;
     }
 
-    snprintf(rid, sizeof(rid), "%s-%lu", s->id, (unsigned long) s->round + 1);
+    /* "%s-%lu" */
+    p = rg_cpystrn(rid, s->id, sizeof(s->id));
+    *p++ = '-';
+    p[rg_sprint_int(p, (int64_t) s->round + 1)] = '\0';
 
 send:
 
@@ -735,7 +739,7 @@ send:
             return RG_ERROR;
         }
     }
-    snprintf(s->call_prefix, sizeof(rid) + 5, "call_%s", rid);
+    rg_cpystrn(rg_cpymem(s->call_prefix, "call_", 5), rid, sizeof(rid));
 
     rg_session_round_free(s);
 

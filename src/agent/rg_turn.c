@@ -228,7 +228,7 @@ rg_turn_over_cap(rg_session_t *s, rg_llm_response_t *resp)
 void
 rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
 {
-    char               *sig, *key;
+    char               *sig, *key, *p;
     size_t              slen, klen;
     rg_int_t            j, cap;
     rg_uint_t           i, k, rebuild;
@@ -365,10 +365,15 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
                 continue;
             }
 
-            k = snprintf(key, klen, "dd:s:%s:%s\n", s->id, sig);
-            memcpy(key + k, sig + c->name.len + 1, slen - c->name.len - 1);
-            k += slen - c->name.len - 1;
-            key[k] = '\0';
+            /* "dd:s:" id ":" name "\n" arguments */
+            p = rg_cpymem(key, "dd:s:", 5);
+            p = rg_cpymem(p, s->id, strlen(s->id));
+            *p++ = ':';
+            p = rg_cpymem(p, sig, c->name.len);
+            *p++ = '\n';
+            p = rg_cpymem(p, sig + c->name.len + 1, slen - c->name.len - 1);
+            *p = '\0';
+            k = (rg_uint_t) (p - key);
             s->extra[i].local = 1;
 
             s->extra[i].key = key;
@@ -389,11 +394,17 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
                 continue;
             }
 
+            /* "dd:a:" agent ":" digest, or "dd:g:" digest */
             if (a->dedupe == RG_DEDUPE_AGENT) {
-                k = snprintf(key, klen, "dd:a:%s:%s", a->name.data, digest);
+                p = rg_cpymem(key, "dd:a:", 5);
+                p = rg_cpymem(p, a->name.data, a->name.len);
+                *p++ = ':';
             } else {
-                k = snprintf(key, klen, "dd:g:%s", digest);
+                p = rg_cpymem(key, "dd:g:", 5);
             }
+            p = rg_cpymem(p, digest, RG_SHA256_HEX - 1);
+            *p = '\0';
+            k = (rg_uint_t) (p - key);
 
             s->extra[i].key = key;
             s->extra[i].klen = k;

@@ -87,6 +87,19 @@ rg_str_casecmp_prefix(const char *s, size_t len, const char *prefix)
 
 /* the printf family parses its format and is slow for a number alone, which
  * the store writes dozens of per checkpoint */
+char *
+rg_cpystrn(char *dst, const char *src, size_t size)
+{
+    size_t  n;
+
+    n = strnlen(src, size - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+
+    return dst + n;
+}
+
+
 size_t
 rg_sprint_int(char *p, int64_t v)
 {

@@ -22,6 +22,11 @@ char *rg_strdup_len(const char *s, size_t len);
 char *rg_cstr(rg_pool_t *pool, const rg_str_t *s);
 rg_int_t rg_atoi(const char *s, size_t len);
 int rg_str_casecmp_prefix(const char *s, size_t len, const char *prefix);
+/* memcpy that returns the end of what it wrote */
+#define rg_cpymem(dst, src, n)  (((char *) memcpy(dst, src, n)) + (n))
+/* at most size - 1 bytes of the NUL-ended src and a NUL (size > 0): the
+ * end, at the NUL; snprintf(dst, size, "%s", src) without the format */
+char *rg_cpystrn(char *dst, const char *src, size_t size);
 /* v in decimal at p (room for RG_INT64_LEN, no NUL): its length */
 #define RG_INT64_LEN  20
 size_t rg_sprint_int(char *p, int64_t v);

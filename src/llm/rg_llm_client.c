@@ -31,6 +31,7 @@ _Static_assert(RG_LLM_ERR_OVER_RATE + 1 == RG_METRICS_OUTCOMES,
 #define RG_LLM_LANE_SESSIONS   16
 
 
+/* a new name's first letter goes into rg_llm_header_cb's filter too */
 const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS] = {
     "x-request-id", "request-id", "cf-ray"
 };
@@ -791,6 +792,14 @@ rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
 
     rg_llm_byte(r);
 
+    /* retry-after*, request-id, x-request-id, cf-ray, content-length: the
+     * others (most of them) end at their first letter */
+    if (len == 0 || ((p[0] | 0x20) != 'r' && (p[0] | 0x20) != 'c'
+                     && (p[0] | 0x20) != 'x'))
+    {
+        return len;
+    }
+
     if (rg_str_casecmp_prefix(p, len, "retry-after-ms:") == 0) {
         ms = rg_llm_retry_after(p + 15, len - 15, 1, time(NULL));
         if (ms) {
@@ -879,7 +888,8 @@ rg_llm_traceparent(rg_llm_req_t *r, const char *value)
         return;
     }
 
-    snprintf(r->tp_header, sizeof(r->tp_header), "traceparent: %s", value);
+    rg_cpystrn(rg_cpymem(r->tp_header, "traceparent: ", 13), value,
+               sizeof(r->tp_header) - 13);
 }
 
 
@@ -898,8 +908,8 @@ rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     r->started = rg_monotonic_msec();
     r->started_us = rg_monotonic_usec();
 
-    snprintf(r->rid_header, sizeof(r->rid_header), "X-Request-ID: %s",
-             request_id);
+    rg_cpystrn(rg_cpymem(r->rid_header, "X-Request-ID: ", 14), request_id,
+               sizeof(r->rid_header) - 14);
 
     /* the request's own headers, chained in front of the shared ones */
     r->rid.data = r->rid_header;

@@ -53,7 +53,7 @@ rg_trace_span_start(rg_trace_span_t *sp, const char *trace_id,
 {
     if (trace_id && trace_id[0]) {
         if (sp->trace_id != trace_id) {
-            snprintf(sp->trace_id, sizeof(sp->trace_id), "%s", trace_id);
+            rg_cpystrn(sp->trace_id, trace_id, sizeof(sp->trace_id));
         }
 
     } else if (rg_trace_id_new(sp->trace_id, RG_TRACE_ID_LEN / 2) != RG_OK) {
@@ -63,7 +63,7 @@ rg_trace_span_start(rg_trace_span_t *sp, const char *trace_id,
 
     if (parent_id && parent_id[0]) {
         if (sp->parent_id != parent_id) {
-            snprintf(sp->parent_id, sizeof(sp->parent_id), "%s", parent_id);
+            rg_cpystrn(sp->parent_id, parent_id, sizeof(sp->parent_id));
         }
 
     } else {

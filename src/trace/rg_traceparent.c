@@ -121,7 +121,12 @@ void
 rg_traceparent_format(char out[RG_TRACEPARENT_SIZE], const char *trace_id,
     const char *span_id)
 {
-    /* sampled: reagent records every span it makes */
-    snprintf(out, RG_TRACEPARENT_SIZE, "00-%.32s-%.16s-01", trace_id,
-             span_id);
+    char  *p;
+
+    /* "00-%.32s-%.16s-01"; sampled: reagent records every span it makes */
+    p = rg_cpymem(out, "00-", 3);
+    p = rg_cpymem(p, trace_id, strnlen(trace_id, RG_TRACE_ID_LEN));
+    *p++ = '-';
+    p = rg_cpymem(p, span_id, strnlen(span_id, RG_TRACE_SPAN_LEN));
+    memcpy(p, "-01", sizeof("-01"));
 }
