@@ -213,7 +213,11 @@ rg_test_teardown(void **state)
 
     rg_redis_destroy(ctx->r);
     if (ctx->dns) {
-        evdns_base_free(ctx->dns, 1);   /* pending requests freed too */
+        /* a cancelled or failed lookup is freed by its callback, which
+         * evdns defers to the loop's next turn: give it that turn */
+        event_base_loop(ctx->base, EVLOOP_NONBLOCK);
+        evdns_base_free(ctx->dns, 1);
+        event_base_loop(ctx->base, EVLOOP_NONBLOCK);
     }
     rg_test_redis_stop(ctx->srv);
     event_base_free(ctx->base);
