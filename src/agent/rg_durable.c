@@ -141,10 +141,12 @@ rg_durable_elapsed(rg_session_t *s)
 static void
 rg_durable_meta(rg_session_t *s, rg_durable_batch_t *b, rg_uint_t turn)
 {
-    char       *p;
-    size_t      n;
-    rg_uint_t   i;
-    static char bpt[32];
+    char          *p;
+    size_t         n;
+    rg_uint_t      i;
+    static double  bpt_value;
+    static size_t  bpt_len;
+    static char    bpt[32];
 
     rg_durable_field(b, "status", rg_session_state_name(s->state),
                      strlen(rg_session_state_name(s->state)));
@@ -157,8 +159,14 @@ rg_durable_meta(rg_session_t *s, rg_durable_batch_t *b, rg_uint_t turn)
     rg_durable_field(b, "worker", rg_agent_ctx(s->engine)->worker,
                      strlen(rg_agent_ctx(s->engine)->worker));
 
-    snprintf(bpt, sizeof(bpt), "%.17g", s->bytes_per_token);
-    rg_durable_field(b, "bpt", bpt, strlen(bpt));
+    /* "%.17g" costs thousands of instructions; most sessions write the
+     * same estimate as the one before */
+    if (bpt_len == 0 || s->bytes_per_token != bpt_value) {
+        snprintf(bpt, sizeof(bpt), "%.17g", s->bytes_per_token);
+        bpt_value = s->bytes_per_token;
+        bpt_len = strlen(bpt);
+    }
+    rg_durable_field(b, "bpt", bpt, bpt_len);
 
     if (turn) {
         return;
@@ -194,11 +202,13 @@ rg_durable_meta(rg_session_t *s, rg_durable_batch_t *b, rg_uint_t turn)
     b->counts = malloc(n * 21 + 1);
     if (b->counts) {
         p = b->counts;
-        *p = '\0';
         for (i = 0; i < n; i++) {
-            p += sprintf(p, "%s%lu", i ? "," : "",
-                         (unsigned long) s->tool_counts[i]);
+            if (i) {
+                *p++ = ',';
+            }
+            p += rg_sprint_int(p, (int64_t) s->tool_counts[i]);
         }
+        *p = '\0';
         rg_durable_field(b, "tool_counts", b->counts, p - b->counts);
     }
 

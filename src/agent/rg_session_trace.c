@@ -71,16 +71,30 @@ rg_session_trace_child(rg_session_t *child, rg_tool_run_t *run)
 size_t
 rg_session_trace_meta(rg_session_t *s, char *buf, size_t size)
 {
-    int  n;
+    char    *p;
+    size_t   t, r, n;
 
     if (s->span.trace_id[0] == '\0') {
         return 0;
     }
 
-    n = snprintf(buf, size, "%s-%s-%s", s->span.trace_id, s->span.parent_id,
-                 s->span.span_id);
+    /* "%s-%s-%s" */
+    t = strlen(s->span.trace_id);
+    r = strlen(s->span.parent_id);
+    n = strlen(s->span.span_id);
 
-    return n > 0 && (size_t) n < size ? (size_t) n : 0;
+    if (t + r + n + 3 > size) {
+        return 0;
+    }
+
+    p = rg_cpymem(buf, s->span.trace_id, t);
+    *p++ = '-';
+    p = rg_cpymem(p, s->span.parent_id, r);
+    *p++ = '-';
+    p = rg_cpymem(p, s->span.span_id, n);
+    *p = '\0';
+
+    return (size_t) (p - buf);
 }
 
 

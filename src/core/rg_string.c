@@ -107,6 +107,18 @@ rg_sprint_int(char *p, int64_t v)
     size_t    n, len;
     uint64_t  u;
 
+    /* most numbers written are small: RESP lengths, counts */
+    if (v >= 0 && v < 100) {
+        if (v < 10) {
+            p[0] = (char) ('0' + v);
+            return 1;
+        }
+
+        p[0] = (char) ('0' + v / 10);
+        p[1] = (char) ('0' + v % 10);
+        return 2;
+    }
+
     len = 0;
     u = (uint64_t) v;
 
