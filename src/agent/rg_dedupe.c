@@ -221,7 +221,7 @@ rg_dedupe_hand_over(rg_dedupe_flight_t *f)
 
 /* w takes its owner's result as its own: it is not run */
 static void
-rg_dedupe_twin(rg_session_call_t *x, rg_session_call_t *w)
+rg_dedupe_twin_mark(rg_session_call_t *x, rg_session_call_t *w)
 {
     rg_session_t       *s;
     rg_tool_request_t  *c;
@@ -241,7 +241,14 @@ rg_dedupe_twin(rg_session_call_t *x, rg_session_call_t *w)
     s->dedupe_hits++;
     rg_agent_ctx(s->engine)->stats.dedupe_hits++;
     rg_metrics_dedupe_hit();
+}
 
+
+/* the same, for a call that waits: its turn goes on from the reactor */
+static void
+rg_dedupe_twin(rg_session_call_t *x, rg_session_call_t *w)
+{
+    rg_dedupe_twin_mark(x, w);
     rg_dedupe_wake(w);
 }
 
@@ -459,6 +466,7 @@ rg_dedupe_ask(rg_session_t *s, rg_uint_t i)
 {
     char                *key;
     rg_str_t             k;
+    rg_uint_t            j;
     rg_store_t          *st;
     GHashTable          *t;
     rg_session_call_t   *x, *w;
@@ -469,6 +477,26 @@ rg_dedupe_ask(rg_session_t *s, rg_uint_t i)
 
     if (s->calls[i].has_preset || t == NULL) {
         x->key = NULL;
+        return;
+    }
+
+    if (x->local) {
+        /* the session's own key: its twin can only be an earlier call of
+         * this turn, which runs (a twin's key is NULL). No flight, no
+         * table and nothing to wait for: nothing of another session ever
+         * waits for such a call, and the turn starts when this returns */
+        for (j = 0; j < i; j++) {
+            w = &s->extra[j];
+
+            if (w->local && w->key && w->klen == x->klen
+                && memcmp(w->key, x->key, x->klen) == 0)
+            {
+                rg_dedupe_twin_mark(w, x);
+                return;
+            }
+        }
+
+        x->running = 1;
         return;
     }
 
@@ -508,11 +536,6 @@ rg_dedupe_ask(rg_session_t *s, rg_uint_t i)
     f->last = &f->waiters;
     x->flight = f;
     g_hash_table_insert(t, key, f);
-
-    if (x->local) {
-        rg_dedupe_run(x);
-        return;
-    }
 
     st = rg_store_ctx(s->engine);
     k.data = x->key;

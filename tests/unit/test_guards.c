@@ -652,6 +652,56 @@ rg_test_dedupe_session(void **state)
 }
 
 
+/* identical calls of one turn (written differently, two of one, three of
+ * another) run once each; the others take their result */
+static void
+rg_test_dedupe_twins(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    size_t          i;
+    char           *text;
+    json_t         *tr, *ev;
+    const char     *id, *cached = "call_c call_d call_e";
+    rg_session_t   *s;
+
+    rg_test_mock(t, "--script", RG_TEST_SCRIPTS "guards_dedupe_twins.json");
+    rg_test_engine(t, NULL, "tools calc;");
+
+    s = rg_test_session_on(t, "a", "twins", 1);
+
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_int_equal(s->tool_calls, 5);
+    assert_int_equal(s->dedupe_hits, 3);
+    assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 3);
+
+    /* every call answered, in the model's order */
+    assert_string_equal(rg_test_tool_msg(t, 0), "2");
+    assert_string_equal(rg_test_tool_msg(t, 1), "5");
+    assert_string_equal(rg_test_tool_msg(t, 2), "2");
+    assert_string_equal(rg_test_tool_msg(t, 3), "5");
+    assert_string_equal(rg_test_tool_msg(t, 4), "2");
+
+    /* the first of each ran, the later ones were taken from it */
+    text = rg_transcript_text(s);
+    assert_non_null(text);
+    tr = json_loads(text, 0, NULL);
+    free(text);
+    assert_non_null(tr);
+
+    json_array_foreach(json_object_get(tr, "events"), i, ev) {
+        if (strcmp(rg_test_str(ev, "type"), "tool_call") != 0) {
+            continue;
+        }
+
+        id = rg_test_str(ev, "tool_call_id");
+        assert_int_equal(json_is_true(json_object_get(ev, "cached")),
+                         strstr(cached, id) != NULL);
+    }
+
+    json_decref(tr);
+}
+
+
 /* how many of the session's tool calls the transcript says were cached */
 static size_t
 rg_test_cached(rg_session_t *s)
@@ -1063,6 +1113,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_args_unguarded,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_dedupe_session,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_dedupe_twins,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_dedupe_not_applied,
                                         rg_test_setup, rg_test_teardown),
