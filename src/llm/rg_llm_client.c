@@ -898,6 +898,10 @@ rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     r->started = rg_monotonic_msec();
     r->started_us = rg_monotonic_usec();
 
+    /* the last answer's buffer is not held while this one is awaited: a
+     * new one comes with its first byte */
+    rg_buf_free(&r->resp);
+
     snprintf(r->rid_header, sizeof(r->rid_header), "X-Request-ID: %s",
              request_id);
 
@@ -959,11 +963,6 @@ rg_llm_start(rg_llm_req_t *r)
     rg_llm_upstream_t  *up;
 
     up = r->up;
-
-    /* a large buffer from an earlier answer is not kept for the next */
-    if (r->resp.cap > 16384) {
-        rg_buf_free(&r->resp);
-    }
 
     rg_buf_reset(&r->resp);
     rg_llm_mem_release(r);
