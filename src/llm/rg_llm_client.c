@@ -728,7 +728,8 @@ rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms, time_t now)
 
 
 /* a header with the provider's id of the response: its value, made
- * printable and cut at 95 bytes, goes to r->provider_id */
+ * printable and cut at 95 bytes, goes to r->provider_id, in the pool of
+ * the response */
 static rg_uint_t
 rg_llm_provider_id(rg_llm_req_t *r, const char *p, size_t len)
 {
@@ -764,8 +765,15 @@ rg_llm_provider_id(rg_llm_req_t *r, const char *p, size_t len)
         len--;
     }
 
-    dst = r->provider_id[k];
-    len = rg_min(len, sizeof(r->provider_id[k]) - 1);
+    len = rg_min(len, RG_LLM_PROVIDER_ID_LEN);
+
+    /* kept only for the transcript: none of an empty value */
+    dst = (len && r->pool) ? rg_palloc(r->pool, len + 1) : NULL;
+    if (dst == NULL) {
+        return 1;
+    }
+
+    r->provider_id[k] = dst;
 
     for (i = 0; i < len; i++) {
         dst[i] = (p[i] > ' ' && p[i] < 0x7f) ? p[i] : '_';
@@ -901,6 +909,7 @@ rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     /* the last answer's buffer is not held while this one is awaited: a
      * new one comes with its first byte */
     rg_buf_free(&r->resp);
+    memset(r->provider_id, 0, sizeof(r->provider_id));
 
     snprintf(r->rid_header, sizeof(r->rid_header), "X-Request-ID: %s",
              request_id);
