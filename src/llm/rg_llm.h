@@ -86,7 +86,8 @@ struct rg_llm_req_s {
     rg_int_t            lane;
     rg_uint_t           max_calls;    /* tool calls per answer, 0: most */
 
-    /* this attempt's clocks: connect, total, idle (no byte for so long) */
+    /* this attempt's clocks: connect, total, idle (no byte for so long);
+     * between attempts (waiting) the backoff, or a recorded answer */
     struct event        timer;
     rg_msec_t           due;          /* the whole attempt */
     rg_msec_t           connect_due;
@@ -99,7 +100,6 @@ struct rg_llm_req_s {
     rg_llm_req_t       *mem_next;
     rg_llm_req_t      **mem_pprev;
 
-    struct event        backoff;
     struct curl_slist   rid;          /* X-Request-ID, chained to shared */
     char                rid_header[96];
     struct curl_slist   tp;           /* traceparent, after it; "": none */

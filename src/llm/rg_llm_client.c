@@ -38,7 +38,8 @@ const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS] = {
 
 static void rg_llm_start(rg_llm_req_t *r);
 static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
-static void rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg);
+static void rg_llm_backoff_end(rg_llm_req_t *r);
+static void rg_llm_replay(rg_llm_req_t *r);
 static void rg_llm_timer_handler(evutil_socket_t fd, short what, void *arg);
 static void rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status);
 
@@ -1001,9 +1002,8 @@ rg_llm_start(rg_llm_req_t *r)
 
     if (r->recorded) {
         /* answered from the loop, like a real response */
-        evtimer_assign(&r->backoff, up->base, rg_llm_replay_handler, r);
-        event_active(&r->backoff, EV_TIMEOUT, 1);
         r->waiting = 1;
+        event_active(&r->timer, EV_TIMEOUT, 1);
         up->stats.active++;
         return;
     }
@@ -1073,11 +1073,8 @@ rg_llm_next(rg_llm_upstream_t *up)
 
 
 static void
-rg_llm_backoff_handler(evutil_socket_t fd, short what, void *arg)
+rg_llm_backoff_end(rg_llm_req_t *r)
 {
-    rg_llm_req_t  *r;
-
-    r = arg;
     r->waiting = 0;
 
     if (r->up->queue_head || r->up->shared
@@ -1215,6 +1212,17 @@ rg_llm_timer_handler(evutil_socket_t fd, short what, void *arg)
     c = r->up->conf;
     r->timer_set = 0;
 
+    /* between attempts the same event ends a backoff or gives a
+     * recorded answer (a replayed call is never retried) */
+    if (r->waiting) {
+        if (r->recorded) {
+            rg_llm_replay(r);
+        } else {
+            rg_llm_backoff_end(r);
+        }
+        return;
+    }
+
     if (!r->xfer.active) {
         return;
     }
@@ -1267,12 +1275,10 @@ rg_llm_retryable(rg_llm_status_e s)
 
 
 static void
-rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg)
+rg_llm_replay(rg_llm_req_t *r)
 {
-    rg_llm_req_t       *r;
     rg_llm_recorded_t  *rec;
 
-    r = arg;
     r->waiting = 0;
     rec = r->recorded;
 
@@ -1415,8 +1421,8 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
         tv.tv_sec = delay / 1000;
         tv.tv_usec = (delay % 1000) * 1000;
 
-        evtimer_assign(&r->backoff, up->base, rg_llm_backoff_handler, r);
-        evtimer_add(&r->backoff, &tv);
+        /* the attempt's timer, stopped above, waits out the backoff */
+        evtimer_add(&r->timer, &tv);
         r->waiting = 1;
 
         /* the response buffer is not needed while we wait */
@@ -1456,7 +1462,7 @@ rg_llm_cancel(rg_llm_req_t *r)
     }
 
     if (r->waiting) {
-        event_del(&r->backoff);
+        event_del(&r->timer);
         r->waiting = 0;
 
         if (r->recorded) {
