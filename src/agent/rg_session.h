@@ -206,8 +206,8 @@ struct rg_session_s {
     void               *on_event_data;
     rg_events_sink_t   *events_sink;
 
-    /* in the store, when it outlives the process (rg_durable.c);
-     * NULL when the store is not durable */
+    /* in the store, when it outlives the process (rg_durable.c); NULL
+     * for a session of the memory store (rg_durable_init makes it) */
     rg_session_durable_t *dur;
     int64_t             lease;        /* fencing token, 0: none */
     rg_msec_t           created;      /* wall clock */
