@@ -249,12 +249,12 @@ rg_durable_records(rg_session_t *s, rg_durable_batch_t *b,
     rg_msg_t           *m;
     rg_codec_writer_t   w;
 
-    seq = (uint32_t) s->stored;
+    seq = (uint32_t) s->dur->stored;
 
-    for (i = 0; i < s->ndropped; i++) {
+    for (i = 0; i < s->dur->ndropped; i++) {
         rg_codec_begin(&w, 2);
         rg_codec_str(&w, "k", "d", 1);
-        rg_codec_int(&w, "q", s->dropped[i]);
+        rg_codec_int(&w, "q", s->dur->dropped[i]);
         rec = rg_codec_end(&w, &len);
         if (rg_durable_push(b, rec, len) != RG_OK) {
             return RG_ERROR;
@@ -325,8 +325,8 @@ rg_durable_commit(rg_session_t *s)
     rg_uint_t   i;
     rg_msg_t   *m;
 
-    seq = (uint32_t) s->stored + (uint32_t) s->ndropped;
-    s->ndropped = 0;
+    seq = (uint32_t) s->dur->stored + (uint32_t) s->dur->ndropped;
+    s->dur->ndropped = 0;
 
     for (m = s->msgs.head; m; m = m->next) {
         if (m->seq == 0) {
@@ -348,7 +348,7 @@ rg_durable_commit(rg_session_t *s)
         }
     }
 
-    s->stored = seq;
+    s->dur->stored = seq;
 }
 
 
@@ -375,7 +375,7 @@ rg_durable_send(rg_session_t *s)
     cp.id.data = s->id;
     cp.id.len = strlen(s->id);
     cp.lease = s->lease;
-    cp.base = s->stored;
+    cp.base = s->dur->stored;
     cp.msgs = b.items;
     cp.nmsgs = b.n;
     cp.fields = b.fields;
@@ -385,10 +385,10 @@ rg_durable_send(rg_session_t *s)
     rg_agent_ctx(s->engine)->checkpoints++;
 
     /* the store copies what it sends */
-    s->cp_op = st->checkpoint(st, &cp, rg_durable_done, s);
+    s->dur->cp_op = st->checkpoint(st, &cp, rg_durable_done, s);
     rg_durable_batch_free(&b);
 
-    if (s->cp_op) {
+    if (s->dur->cp_op) {
         return;
     }
 
@@ -409,21 +409,21 @@ rg_durable_done(void *data, const rg_store_res_t *res)
     void          (*next)(rg_session_t *s);
 
     s = data;
-    s->cp_op = NULL;
+    s->dur->cp_op = NULL;
 
     if (res->rc == RG_OK) {
-        if (s->cp_failing) {
+        if (s->dur->cp_failing) {
             rg_log_error(RG_LOG_NOTICE, &s->log, 0, "checkpoint written "
                          "after %lu attempts",
-                         (unsigned long) s->cp_attempts + 1);
+                         (unsigned long) s->dur->cp_attempts + 1);
         }
 
-        s->cp_failing = 0;
-        s->cp_attempts = 0;
+        s->dur->cp_failing = 0;
+        s->dur->cp_attempts = 0;
         rg_durable_commit(s);
 
-        next = s->cp_next;
-        s->cp_next = NULL;
+        next = s->dur->cp_next;
+        s->dur->cp_next = NULL;
         next(s);
         return;
     }
@@ -439,13 +439,13 @@ rg_durable_done(void *data, const rg_store_res_t *res)
     }
 
     /* the store is away: wait for it, up to store_timeout */
-    if (s->cp_failing == 0) {
-        s->cp_failing = rg_monotonic_msec();
+    if (s->dur->cp_failing == 0) {
+        s->dur->cp_failing = rg_monotonic_msec();
     }
 
     timeout = rg_store_timeout(s->engine);
 
-    if (rg_monotonic_msec() - s->cp_failing >= timeout) {
+    if (rg_monotonic_msec() - s->dur->cp_failing >= timeout) {
         snprintf(why, sizeof(why), "%s", res->err ? res->err : "no answer");
         s->fenced = 1;        /* the final status cannot be written either */
         rg_session_finish(s, RG_SESSION_FAILED, "the store did not take the "
@@ -454,26 +454,27 @@ rg_durable_done(void *data, const rg_store_res_t *res)
         return;
     }
 
-    s->cp_attempts++;
+    s->dur->cp_attempts++;
     rg_agent_ctx(s->engine)->checkpoint_retries++;
 
     wait = RG_DURABLE_BACKOFF;
-    while (wait < 5000 && wait < ((rg_msec_t) 1 << rg_min(s->cp_attempts, 20))
+    while (wait < 5000
+           && wait < ((rg_msec_t) 1 << rg_min(s->dur->cp_attempts, 20))
                                  * RG_DURABLE_BACKOFF)
     {
         wait *= 2;
     }
     wait = rg_min(wait, 5000);
 
-    if (s->cp_attempts == 1) {
+    if (s->dur->cp_attempts == 1) {
         rg_log_error(RG_LOG_INFO, &s->log, 0, "checkpoint not written (%s); "
                      "waiting for the store", res->err ? res->err : "");
     }
 
     tv.tv_sec = wait / 1000;
     tv.tv_usec = (wait % 1000) * 1000;
-    evtimer_assign(&s->cp_retry, s->engine->base, rg_durable_retry, s);
-    evtimer_add(&s->cp_retry, &tv);
+    evtimer_assign(&s->dur->cp_retry, s->engine->base, rg_durable_retry, s);
+    evtimer_add(&s->dur->cp_retry, &tv);
     s->cp_retry_set = 1;
 }
 
@@ -492,12 +493,29 @@ rg_durable_retry(evutil_socket_t fd, short what, void *arg)
 }
 
 
+rg_int_t
+rg_durable_init(rg_session_t *s)
+{
+    if (s->dur == NULL) {
+        s->dur = rg_pcalloc(s->pool, sizeof(rg_session_durable_t));
+    }
+
+    return s->dur ? RG_OK : RG_ERROR;
+}
+
+
 void
 rg_durable_checkpoint(rg_session_t *s, rg_durable_next_pt next)
 {
-    s->cp_next = next;
-    s->cp_failing = 0;
-    s->cp_attempts = 0;
+    if (rg_durable_init(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory writing the "
+                          "session's checkpoint");
+        return;
+    }
+
+    s->dur->cp_next = next;
+    s->dur->cp_failing = 0;
+    s->dur->cp_attempts = 0;
 
     rg_durable_send(s);
 }
@@ -506,17 +524,24 @@ rg_durable_checkpoint(rg_session_t *s, rg_durable_next_pt next)
 void
 rg_durable_stop(rg_session_t *s)
 {
-    if (s->cp_op) {
-        rg_store_ctx(s->engine)->cancel(rg_store_ctx(s->engine), s->cp_op);
-        s->cp_op = NULL;
+    rg_store_t  *st;
+
+    if (s->dur == NULL) {
+        return;
+    }
+
+    if (s->dur->cp_op) {
+        st = rg_store_ctx(s->engine);
+        st->cancel(st, s->dur->cp_op);
+        s->dur->cp_op = NULL;
     }
 
     if (s->cp_retry_set) {
-        event_del(&s->cp_retry);
+        event_del(&s->dur->cp_retry);
         s->cp_retry_set = 0;
     }
 
-    s->cp_next = NULL;
+    s->dur->cp_next = NULL;
 }
 
 
@@ -533,7 +558,7 @@ rg_durable_final(rg_session_t *s)
 {
     rg_durable_stop(s);
 
-    if (s->lease_next) {
+    if (s->dur && s->dur->lease_next) {
         rg_lease_stop(s);        /* it ended before it was leased */
     }
 
@@ -558,20 +583,20 @@ rg_durable_dropped(rg_session_t *s, uint32_t seq)
         return;
     }
 
-    if (s->ndropped == s->dropped_cap) {
-        cap = s->dropped_cap ? 2 * s->dropped_cap : 16;
+    if (s->dur->ndropped == s->dur->dropped_cap) {
+        cap = s->dur->dropped_cap ? 2 * s->dur->dropped_cap : 16;
         d = rg_palloc(s->pool, cap * sizeof(uint32_t));
         if (d == NULL) {
             return;
         }
-        if (s->ndropped) {
-            memcpy(d, s->dropped, s->ndropped * sizeof(uint32_t));
+        if (s->dur->ndropped) {
+            memcpy(d, s->dur->dropped, s->dur->ndropped * sizeof(uint32_t));
         }
-        s->dropped = d;
-        s->dropped_cap = cap;
+        s->dur->dropped = d;
+        s->dur->dropped_cap = cap;
     }
 
-    s->dropped[s->ndropped++] = seq;
+    s->dur->dropped[s->dur->ndropped++] = seq;
 }
 
 
@@ -802,7 +827,11 @@ rg_durable_replay(rg_session_t *s, const rg_store_res_t *res, char *err,
         rg_codec_done(&rd);
     }
 
-    s->stored = res->nitems;
+    if (rg_durable_init(s) != RG_OK) {
+        goto nomem;
+    }
+
+    s->dur->stored = res->nitems;
 
     return RG_OK;
 
@@ -875,7 +904,11 @@ rg_durable_go_on(rg_session_t *s)
             return;
         }
 
-        rg_session_arm_deadline(s, s->deadline - s->elapsed);
+        if (rg_session_arm_deadline(s, s->deadline - s->elapsed) != RG_OK) {
+            rg_session_finish(s, RG_SESSION_FAILED, "could not arm the "
+                              "deadline (out of memory)");
+            return;
+        }
     }
 
     for (last = s->msgs.head; last && last->next; last = last->next) {

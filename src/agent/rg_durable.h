@@ -12,6 +12,10 @@
 typedef void (*rg_durable_next_pt)(rg_session_t *s);
 
 
+/* the session's durable state (s->dur), made once: with the session when
+ * the store is durable, else when first needed */
+rg_int_t rg_durable_init(rg_session_t *s);
+
 /* Writes what changed since the last checkpoint (new messages, what
  * compaction did, the repeat guard's memory, the meta fields) in one
  * atomic step, then calls next. A store that does not answer is asked

@@ -14,6 +14,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_lease.h>
+#include <rg_durable.h>
 #include <rg_session.h>
 #include <rg_agent.h>
 #include <rg_store_conf.h>
@@ -43,7 +44,7 @@ rg_lease_arm(rg_session_t *s, rg_msec_t ms)
     tv.tv_sec = ms / 1000;
     tv.tv_usec = (ms % 1000) * 1000;
 
-    if (evtimer_add(&s->lease_ev, &tv) == 0) {
+    if (evtimer_add(&s->dur->lease_ev, &tv) == 0) {
         s->lease_set = 1;
     }
 }
@@ -60,7 +61,7 @@ rg_lease_ask(rg_session_t *s)
     id.len = strlen(s->id);
     h = rg_lease_holder(s);
 
-    s->lease_op = st->lease(st, &id, &h, s->lease,
+    s->dur->lease_op = st->lease(st, &id, &h, s->lease,
                             rg_store_lease_ttl(s->engine),
                             s->lease ? rg_lease_renewed : rg_lease_taken, s);
 }
@@ -74,7 +75,7 @@ rg_lease_timer(evutil_socket_t fd, short what, void *arg)
     s = arg;
     s->lease_set = 0;
 
-    if (s->lease_op == NULL) {
+    if (s->dur->lease_op == NULL) {
         rg_lease_ask(s);
     }
 }
@@ -83,16 +84,21 @@ rg_lease_timer(evutil_socket_t fd, short what, void *arg)
 void
 rg_lease_take(rg_session_t *s, rg_lease_pt next)
 {
-    s->lease_next = next;
-    s->lease = 0;
-    s->lease_since = rg_monotonic_msec();
+    if (rg_durable_init(s) != RG_OK) {
+        next(s, RG_ERROR, "out of memory");
+        return;
+    }
 
-    evtimer_assign(&s->lease_ev, s->engine->base, rg_lease_timer, s);
+    s->dur->lease_next = next;
+    s->lease = 0;
+    s->dur->lease_since = rg_monotonic_msec();
+
+    evtimer_assign(&s->dur->lease_ev, s->engine->base, rg_lease_timer, s);
 
     rg_lease_ask(s);
 
-    if (s->lease_op == NULL) {
-        s->lease_next = NULL;
+    if (s->dur->lease_op == NULL) {
+        s->dur->lease_next = NULL;
         next(s, RG_ERROR, "out of memory");
     }
 }
@@ -107,13 +113,13 @@ rg_lease_taken(void *data, const rg_store_res_t *res)
     rg_session_t *s;
 
     s = data;
-    s->lease_op = NULL;
-    next = s->lease_next;
+    s->dur->lease_op = NULL;
+    next = s->dur->lease_next;
     ttl = rg_store_lease_ttl(s->engine);
 
     if (res->rc == RG_OK) {
         s->lease = res->num;
-        s->lease_next = NULL;
+        s->dur->lease_next = NULL;
         rg_lease_arm(s, ttl / 3);
 
         next(s, RG_OK, NULL);
@@ -126,7 +132,7 @@ rg_lease_taken(void *data, const rg_store_res_t *res)
                  res->value.len ? res->value.data : "another worker");
 
         /* a holder that died lets it expire: wait for that, once */
-        if (rg_monotonic_msec() - s->lease_since < ttl + 1000) {
+        if (rg_monotonic_msec() - s->dur->lease_since < ttl + 1000) {
             if (!s->lease_waited) {
                 rg_log_error(RG_LOG_NOTICE, &s->log, 0, "the session's "
                              "lease is %s: waiting up to %.3gs (lease_ttl) "
@@ -138,16 +144,16 @@ rg_lease_taken(void *data, const rg_store_res_t *res)
             return;
         }
 
-        s->lease_next = NULL;
+        s->dur->lease_next = NULL;
         next(s, RG_DECLINED, why);
         return;
     }
 
     /* the store is away: ask again, within store_timeout */
-    if (rg_monotonic_msec() - s->lease_since
+    if (rg_monotonic_msec() - s->dur->lease_since
         >= rg_store_timeout(s->engine))
     {
-        s->lease_next = NULL;
+        s->dur->lease_next = NULL;
         next(s, RG_ERROR, res->err ? res->err : "no answer");
         return;
     }
@@ -162,7 +168,7 @@ rg_lease_renewed(void *data, const rg_store_res_t *res)
     rg_session_t  *s;
 
     s = data;
-    s->lease_op = NULL;
+    s->dur->lease_op = NULL;
 
     if (res->rc == RG_OK) {
         rg_lease_arm(s, rg_store_lease_ttl(s->engine) / 3);
@@ -190,18 +196,22 @@ rg_lease_stop(rg_session_t *s)
 {
     rg_store_t  *st;
 
+    if (s->dur == NULL) {
+        return;                  /* never leased */
+    }
+
     if (s->lease_set) {
-        event_del(&s->lease_ev);
+        event_del(&s->dur->lease_ev);
         s->lease_set = 0;
     }
 
-    if (s->lease_op) {
+    if (s->dur->lease_op) {
         st = rg_store_ctx(s->engine);
-        st->cancel(st, s->lease_op);
-        s->lease_op = NULL;
+        st->cancel(st, s->dur->lease_op);
+        s->dur->lease_op = NULL;
     }
 
-    s->lease_next = NULL;
+    s->dur->lease_next = NULL;
 }
 
 

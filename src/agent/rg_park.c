@@ -378,7 +378,7 @@ rg_park_end(rg_session_t *s)
     rg_turn_drop_args(s);
 
     if (s->deadline_set) {
-        event_del(&s->deadline_ev);
+        event_del(s->deadline_ev);
         s->deadline_set = 0;
     }
 

@@ -163,7 +163,7 @@ rg_session_finish(rg_session_t *s, rg_session_state_e state,
     rg_turn_drop_args(s);
 
     if (s->deadline_set) {
-        event_del(&s->deadline_ev);
+        event_del(s->deadline_ev);
         s->deadline_set = 0;
     }
 
@@ -258,6 +258,11 @@ rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
     st = rg_store_ctx(e);
     s->durable = st && st->durable;
 
+    if (s->durable && rg_durable_init(s) != RG_OK) {
+        rg_pool_destroy(pool);
+        return NULL;
+    }
+
     rg_msgs_init(&s->msgs);
 
     if (id) {
@@ -299,8 +304,6 @@ rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
             return NULL;
         }
     }
-
-    evtimer_assign(&s->deadline_ev, e->base, rg_session_deadline_handler, s);
 
     rg_llm_req_init(&s->req, rg_llm_upstream(e, s->llm), -1,
                     rg_session_model_handler, s, &s->log);
@@ -378,7 +381,7 @@ rg_session_destroy(rg_session_t *s)
     rg_lease_stop(s);
 
     if (s->deadline_set) {
-        event_del(&s->deadline_ev);
+        event_del(s->deadline_ev);
     }
 
     rg_llm_req_free(&s->req);
@@ -439,15 +442,28 @@ rg_session_continue(rg_session_t *s)
 }
 
 
-void
+rg_int_t
 rg_session_arm_deadline(rg_session_t *s, rg_msec_t ms)
 {
     struct timeval  tv;
 
+    /* only a session with a deadline carries its event */
+    if (s->deadline_ev == NULL) {
+        s->deadline_ev = rg_palloc(s->pool, sizeof(struct event));
+        if (s->deadline_ev == NULL) {
+            return RG_ERROR;
+        }
+
+        evtimer_assign(s->deadline_ev, s->engine->base,
+                       rg_session_deadline_handler, s);
+    }
+
     tv.tv_sec = ms / 1000;
     tv.tv_usec = (ms % 1000) * 1000;
-    evtimer_add(&s->deadline_ev, &tv);
+    evtimer_add(s->deadline_ev, &tv);
     s->deadline_set = 1;
+
+    return RG_OK;
 }
 
 
@@ -478,8 +494,10 @@ rg_session_start(rg_session_t *s)
 
     rg_log_debug(&s->log, "session started");
 
-    if (s->deadline) {
-        rg_session_arm_deadline(s, s->deadline);
+    if (s->deadline && rg_session_arm_deadline(s, s->deadline) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED,
+                          "could not arm the deadline (out of memory)");
+        return RG_ERROR;
     }
 
     /* this worker its one writer, and the store holds the task, before

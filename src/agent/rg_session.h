@@ -54,7 +54,7 @@ typedef enum {
 
 /* a session's pool blocks, the first holding the session itself: a size
  * class of mimalloc's, not rounded up */
-#define RG_SESSION_POOL_SIZE  6144
+#define RG_SESSION_POOL_SIZE  5120
 
 
 /* a tool call seen in this session, for repeated-call detection */
@@ -65,6 +65,27 @@ typedef struct {
     rg_str_t            result;
     rg_uint_t           stored_round; /* what the store holds; 0: none */
 } rg_session_sig_t;
+
+
+/* what only a session of a durable store keeps (rg_durable.c,
+ * rg_lease.c): in its pool, allocated with it when the store is durable,
+ * so that a session of the memory store does not carry it */
+typedef struct {
+    rg_store_op_t      *cp_op;        /* a checkpoint in flight */
+    void              (*cp_next)(rg_session_t *s);
+    struct event        cp_retry;
+    rg_msec_t           cp_failing;   /* the store refuses since, or 0 */
+    rg_uint_t           cp_attempts;
+    rg_uint_t           stored;       /* items of its list in the store */
+    uint32_t           *dropped;      /* stored messages compaction took */
+    rg_uint_t           ndropped;
+    rg_uint_t           dropped_cap;
+    rg_store_op_t      *lease_op;     /* taken or renewed, asked */
+    struct event        lease_ev;     /* the next heartbeat */
+    rg_msec_t           lease_since;  /* asked first */
+    void              (*lease_next)(rg_session_t *s, rg_int_t rc,
+                                    const char *why);
+} rg_session_durable_t;
 
 
 typedef struct rg_dedupe_flight_s  rg_dedupe_flight_t;
@@ -134,7 +155,7 @@ struct rg_session_s {
     rg_uint_t           max_rounds;
     int64_t             max_tokens;
     rg_msec_t           deadline;
-    struct event        deadline_ev;
+    struct event       *deadline_ev;  /* made when first armed */
 
     rg_uint_t           depth;        /* 0, or how deep a child session */
     rg_tool_run_t      *parent_run;   /* the run_agent call of a child */
@@ -185,22 +206,10 @@ struct rg_session_s {
     void               *on_event_data;
     rg_events_sink_t   *events_sink;
 
-    /* in the store, when it outlives the process (rg_durable.c) */
-    rg_store_op_t      *cp_op;        /* a checkpoint in flight */
-    void              (*cp_next)(rg_session_t *s);
-    struct event        cp_retry;
-    rg_msec_t           cp_failing;   /* the store refuses since, or 0 */
-    rg_uint_t           cp_attempts;
-    rg_uint_t           stored;       /* items of its list in the store */
-    uint32_t           *dropped;      /* stored messages compaction took */
-    rg_uint_t           ndropped;
-    rg_uint_t           dropped_cap;
+    /* in the store, when it outlives the process (rg_durable.c); NULL
+     * for a session of the memory store (rg_durable_init makes it) */
+    rg_session_durable_t *dur;
     int64_t             lease;        /* fencing token, 0: none */
-    rg_store_op_t      *lease_op;     /* taken or renewed, asked */
-    struct event        lease_ev;     /* the next heartbeat */
-    rg_msec_t           lease_since;  /* asked first */
-    void              (*lease_next)(rg_session_t *s, rg_int_t rc,
-                                    const char *why);
     rg_msec_t           created;      /* wall clock */
     rg_msec_t           elapsed;      /* run time before a resume */
 
@@ -287,7 +296,8 @@ void rg_session_continue(rg_session_t *s);
 void rg_session_handler(rg_session_t *s);
 /* model calls from now on go to llm (a fallback) */
 void rg_session_use_llm(rg_session_t *s, rg_llm_conf_t *llm);
-void rg_session_arm_deadline(rg_session_t *s, rg_msec_t ms);
+/* RG_ERROR: out of memory */
+rg_int_t rg_session_arm_deadline(rg_session_t *s, rg_msec_t ms);
 /* the prefix when the session differs from its agent: a fallback llm,
  * or tools that reached their cap and are no longer offered */
 rg_int_t rg_session_build_prefix(rg_session_t *s);

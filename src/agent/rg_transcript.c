@@ -75,7 +75,7 @@ rg_transcript_model_call(rg_session_t *s, rg_llm_response_t *resp)
 
     /* the provider's own ids of the response, to find it in their logs */
     for (i = 0; i < RG_LLM_PROVIDER_IDS; i++) {
-        if (s->req.provider_id[i][0] == '\0') {
+        if (s->req.provider_id[i] == NULL) {
             continue;
         }
 

@@ -29,6 +29,7 @@ typedef void (*rg_llm_handler_pt)(rg_llm_req_t *r, rg_llm_response_t *resp);
 
 /* the response headers that carry a provider's own request id */
 #define RG_LLM_PROVIDER_IDS  3
+#define RG_LLM_PROVIDER_ID_LEN  95    /* bytes of one kept, at most */
 extern const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS];
 
 /* a response recorded in a transcript, for `reagent replay` */
@@ -85,7 +86,8 @@ struct rg_llm_req_s {
     rg_int_t            lane;
     rg_uint_t           max_calls;    /* tool calls per answer, 0: most */
 
-    /* this attempt's clocks: connect, total, idle (no byte for so long) */
+    /* this attempt's clocks: connect, total, idle (no byte for so long);
+     * between attempts (waiting) the backoff, or a recorded answer */
     struct event        timer;
     rg_msec_t           due;          /* the whole attempt */
     rg_msec_t           connect_due;
@@ -98,7 +100,6 @@ struct rg_llm_req_s {
     rg_llm_req_t       *mem_next;
     rg_llm_req_t      **mem_pprev;
 
-    struct event        backoff;
     struct curl_slist   rid;          /* X-Request-ID, chained to shared */
     char                rid_header[96];
     struct curl_slist   tp;           /* traceparent, after it; "": none */
@@ -110,8 +111,9 @@ struct rg_llm_req_s {
     rg_llm_recorded_t  *recorded;
 
     /* the provider's own id of the last response, from its x-request-id,
-     * request-id or cf-ray header ("" where absent) */
-    char                provider_id[RG_LLM_PROVIDER_IDS][96];
+     * request-id or cf-ray header, in the response's pool (NULL where
+     * absent) */
+    char               *provider_id[RG_LLM_PROVIDER_IDS];
 
     size_t              estimate;     /* tokens, for tokens_per_minute */
     size_t              shared_taken; /* of them, from the shared bucket */

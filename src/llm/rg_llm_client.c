@@ -39,7 +39,8 @@ const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS] = {
 
 static void rg_llm_start(rg_llm_req_t *r);
 static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
-static void rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg);
+static void rg_llm_backoff_end(rg_llm_req_t *r);
+static void rg_llm_replay(rg_llm_req_t *r);
 static void rg_llm_timer_handler(evutil_socket_t fd, short what, void *arg);
 static void rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status);
 
@@ -729,7 +730,8 @@ rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms, time_t now)
 
 
 /* a header with the provider's id of the response: its value, made
- * printable and cut at 95 bytes, goes to r->provider_id */
+ * printable and cut at 95 bytes, goes to r->provider_id, in the pool of
+ * the response */
 static rg_uint_t
 rg_llm_provider_id(rg_llm_req_t *r, const char *p, size_t len)
 {
@@ -765,8 +767,15 @@ rg_llm_provider_id(rg_llm_req_t *r, const char *p, size_t len)
         len--;
     }
 
-    dst = r->provider_id[k];
-    len = rg_min(len, sizeof(r->provider_id[k]) - 1);
+    len = rg_min(len, RG_LLM_PROVIDER_ID_LEN);
+
+    /* kept only for the transcript: none of an empty value */
+    dst = (len && r->pool) ? rg_palloc(r->pool, len + 1) : NULL;
+    if (dst == NULL) {
+        return 1;
+    }
+
+    r->provider_id[k] = dst;
 
     for (i = 0; i < len; i++) {
         dst[i] = (p[i] > ' ' && p[i] < 0x7f) ? p[i] : '_';
@@ -908,6 +917,11 @@ rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
     r->started = rg_monotonic_msec();
     r->started_us = rg_monotonic_usec();
 
+    /* the last answer's buffer is not held while this one is awaited: a
+     * new one comes with its first byte */
+    rg_buf_free(&r->resp);
+    memset(r->provider_id, 0, sizeof(r->provider_id));
+
     rg_cpystrn(rg_cpymem(r->rid_header, "X-Request-ID: ", 14), request_id,
                sizeof(r->rid_header) - 14);
 
@@ -970,11 +984,6 @@ rg_llm_start(rg_llm_req_t *r)
 
     up = r->up;
 
-    /* a large buffer from an earlier answer is not kept for the next */
-    if (r->resp.cap > 16384) {
-        rg_buf_free(&r->resp);
-    }
-
     rg_buf_reset(&r->resp);
     rg_llm_mem_release(r);
     r->http_status = 0;
@@ -1003,9 +1012,8 @@ rg_llm_start(rg_llm_req_t *r)
 
     if (r->recorded) {
         /* answered from the loop, like a real response */
-        evtimer_assign(&r->backoff, up->base, rg_llm_replay_handler, r);
-        event_active(&r->backoff, EV_TIMEOUT, 1);
         r->waiting = 1;
+        event_active(&r->timer, EV_TIMEOUT, 1);
         up->stats.active++;
         return;
     }
@@ -1075,11 +1083,8 @@ rg_llm_next(rg_llm_upstream_t *up)
 
 
 static void
-rg_llm_backoff_handler(evutil_socket_t fd, short what, void *arg)
+rg_llm_backoff_end(rg_llm_req_t *r)
 {
-    rg_llm_req_t  *r;
-
-    r = arg;
     r->waiting = 0;
 
     if (r->up->queue_head || r->up->shared
@@ -1217,6 +1222,17 @@ rg_llm_timer_handler(evutil_socket_t fd, short what, void *arg)
     c = r->up->conf;
     r->timer_set = 0;
 
+    /* between attempts the same event ends a backoff or gives a
+     * recorded answer (a replayed call is never retried) */
+    if (r->waiting) {
+        if (r->recorded) {
+            rg_llm_replay(r);
+        } else {
+            rg_llm_backoff_end(r);
+        }
+        return;
+    }
+
     if (!r->xfer.active) {
         return;
     }
@@ -1269,12 +1285,10 @@ rg_llm_retryable(rg_llm_status_e s)
 
 
 static void
-rg_llm_replay_handler(evutil_socket_t fd, short what, void *arg)
+rg_llm_replay(rg_llm_req_t *r)
 {
-    rg_llm_req_t       *r;
     rg_llm_recorded_t  *rec;
 
-    r = arg;
     r->waiting = 0;
     rec = r->recorded;
 
@@ -1417,8 +1431,8 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
         tv.tv_sec = delay / 1000;
         tv.tv_usec = (delay % 1000) * 1000;
 
-        evtimer_assign(&r->backoff, up->base, rg_llm_backoff_handler, r);
-        evtimer_add(&r->backoff, &tv);
+        /* the attempt's timer, stopped above, waits out the backoff */
+        evtimer_add(&r->timer, &tv);
         r->waiting = 1;
 
         /* the response buffer is not needed while we wait */
@@ -1458,7 +1472,7 @@ rg_llm_cancel(rg_llm_req_t *r)
     }
 
     if (r->waiting) {
-        event_del(&r->backoff);
+        event_del(&r->timer);
         r->waiting = 0;
 
         if (r->recorded) {

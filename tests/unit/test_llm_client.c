@@ -15,7 +15,8 @@
  *     the headers every request carries;
  *   - response_memory: the bytes of all responses being read stay under
  *     the budget, the attempt holding the most is stopped;
- *   - buffer_size is what curl allocates for its receive buffer.
+ *   - buffer_size is what curl allocates for its receive buffer;
+ *   - a request waiting for its answer holds no response buffer.
  * Times are asserted only as lower bounds. */
 
 #include <rg_config.h>
@@ -1186,6 +1187,93 @@ rg_test_buffer_allocation(void **state)
 }
 
 
+/* 9. what a waiting request holds ------------------------------------- */
+
+typedef struct {
+    struct event        ev;
+    rg_session_t       *s;
+    rg_uint_t           left;
+    rg_uint_t           seen;         /* the second call was seen waiting */
+    size_t              cap;          /* its response buffer then */
+    const char         *data;
+} rg_test_waiter_t;
+
+
+static void
+rg_test_waiter_done(rg_session_t *s)
+{
+    event_base_loopbreak(s->engine->base);
+}
+
+
+/* looks at the session while its second model call is awaited */
+static void
+rg_test_waiter_poll(evutil_socket_t fd, short what, void *arg)
+{
+    struct timeval     tv;
+    rg_test_waiter_t  *w;
+
+    w = arg;
+
+    if (w->s->model_calls == 1 && w->s->req.busy && w->s->req.got == 0) {
+        w->seen = 1;
+        w->cap = w->s->req.resp.cap;
+        w->data = w->s->req.resp.data;
+        return;
+    }
+
+    tv.tv_sec = 0;
+    tv.tv_usec = 5000;
+    evtimer_add(&w->ev, &tv);
+}
+
+
+/* the buffer of the last answer is not held while the next one is
+ * awaited (with the answer before it, 1 KiB per waiting session): it
+ * comes again with the first byte, and the session ends as before */
+static void
+rg_test_waiting_no_response_buffer(void **state)
+{
+    rg_test_ctx_t     *t = *state;
+    struct timeval     tv;
+    rg_agent_conf_t   *a;
+    rg_test_waiter_t   w;
+
+    rg_test_mock(t, "--rounds", "1", "--calls", "2", "--latency", "300");
+    rg_test_engine(t, t->mock->port, NULL, "tools calc;", NULL);
+
+    a = rg_agent_find(t->cycle, "a", 1);
+    assert_non_null(a);
+
+    memset(&w, 0, sizeof(w));
+    t->s = rg_session_create(t->engine, a, NULL, "compute", 7,
+                             rg_test_waiter_done, &w);
+    assert_non_null(t->s);
+    w.s = t->s;
+
+    evtimer_assign(&w.ev, t->engine->base, rg_test_waiter_poll, &w);
+    tv.tv_sec = 0;
+    tv.tv_usec = 5000;
+    evtimer_add(&w.ev, &tv);
+
+    assert_int_equal(rg_session_start(t->s), RG_OK);
+    event_base_dispatch(t->engine->base);
+    event_del(&w.ev);
+
+    assert_int_equal(t->s->state, RG_SESSION_DONE);
+    assert_int_equal(t->s->model_calls, 2);
+    assert_true(t->s->answer.len > 0);
+
+    assert_true(w.seen);
+    if (w.cap != 0) {
+        print_error("the second call was awaited with a response buffer of "
+                    "%zu bytes\n", w.cap);
+    }
+    assert_int_equal(w.cap, 0);
+    assert_null(w.data);
+}
+
+
 int
 main(void)
 {
@@ -1226,6 +1314,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_memory_other,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_buffer_allocation,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_waiting_no_response_buffer,
                                         rg_test_setup, rg_test_teardown),
     };
 

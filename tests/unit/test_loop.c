@@ -830,8 +830,10 @@ rg_test_rounds_memory(void **state)
 
 
 /* A session, its pool and what a short task keeps share one block: one
- * malloc of a size the allocator has a class for, where the session
- * apart (2.7 KiB, rounded up to 3 KiB) and a 4 KiB block were two. */
+ * malloc of a size the allocator has a class for. The bench's task (3
+ * rounds of 2 calls, 4 answers) fits in the 5 KiB class: a session of
+ * the memory store carries no durable state, and one without a deadline
+ * no deadline event; the provider's ids are in the round's pool. */
 static void
 rg_test_session_block(void **state)
 {
@@ -839,20 +841,30 @@ rg_test_session_block(void **state)
     rg_session_t   *s;
     char           *p, *b;
 
-    rg_test_mock(t, "--rounds", "1", "--calls", "2");
+    rg_test_mock(t, "--rounds", "3", "--calls", "2");
     rg_test_engine(t, t->mock->port, NULL, NULL, "tools calc;");
 
     s = rg_test_session(t, "compute");
     assert_int_equal(s->state, RG_SESSION_DONE);
-    assert_int_equal(s->round, 2);
+    assert_int_equal(s->round, 4);
+    assert_int_equal(s->tool_calls, 6);
 
     /* the pool and the session inside the one block it took */
     assert_true(s->pool->inner);
+    if (s->pool->total != 5120) {
+        print_error("the session's pool took %zu bytes, not one block of "
+                    "5 KiB (the session is %zu bytes)\n", s->pool->total,
+                    sizeof(rg_session_t));
+    }
+    assert_int_equal(RG_SESSION_POOL_SIZE, 5120);
     assert_int_equal(s->pool->total, RG_SESSION_POOL_SIZE);
     b = (char *) s->pool;
     p = (char *) s;
     assert_true(p > b && p + sizeof(rg_session_t) <= b + RG_SESSION_POOL_SIZE);
     assert_true(sizeof(rg_session_t) < RG_SESSION_POOL_SIZE / 2);
+
+    assert_null(s->dur);
+    assert_null(s->deadline_ev);
 }
 
 
