@@ -294,7 +294,10 @@ rg_llm_headers(rg_llm_conf_t *conf, rg_uint_t no_key)
     const char        **p;
     const char         *fixed[] = {
         "Content-Type: application/json",
-        "Accept: application/json, text/event-stream",
+        /* what the answer can be: a stream only where one is asked for
+         * (curl writes every byte of a header one by one) */
+        conf->stream ? "Accept: application/json, text/event-stream"
+                     : "Accept: application/json",
         "Expect:",                       /* no 100-continue round trip */
         "User-Agent: reagent/" RG_VERSION,
         NULL

@@ -1089,13 +1089,30 @@ rg_test_gzip_loopback(void **state)
     assert_null(json_object_get(h, "accept-encoding"));
     assert_string_equal(json_string_value(json_object_get(h,
                         "content-type")), "application/json");
+    /* no stream asked for: JSON only */
     assert_string_equal(json_string_value(json_object_get(h, "accept")),
-                        "application/json, text/event-stream");
+                        "application/json");
     assert_non_null(strstr(json_string_value(json_object_get(h,
                     "user-agent")), "reagent/"));
     /* the second call's id: the session's, numbered */
     assert_non_null(strstr(json_string_value(json_object_get(h,
                     "x-request-id")), "-2"));
+    json_decref(j);
+}
+
+
+/* stream on: the answer may come as Server-Sent Events */
+static void
+rg_test_accept_stream(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    json_t         *j, *h;
+
+    j = rg_test_headers(t, "stream on;");
+    h = json_object_get(j, "headers");
+
+    assert_string_equal(json_string_value(json_object_get(h, "accept")),
+                        "application/json, text/event-stream");
     json_decref(j);
 }
 
@@ -1302,6 +1319,8 @@ main(void)
         cmocka_unit_test(rg_test_idle_zero_refused),
         cmocka_unit_test(rg_test_gzip_defaults),
         cmocka_unit_test_setup_teardown(rg_test_gzip_loopback,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_accept_stream,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_gzip_on,
                                         rg_test_setup, rg_test_teardown),
