@@ -1379,6 +1379,23 @@ rg_llm_openai_dump(rg_buf_t *out, json_t *json, int err)
 }
 
 
+/* a message written from at on: on failure, out as it was before */
+static rg_int_t
+rg_llm_openai_ended(rg_buf_t *out, size_t at, rg_int_t rc)
+{
+    if (rc == RG_OK) {
+        return RG_OK;
+    }
+
+    out->len = at;
+    if (out->data != NULL) {
+        out->data[at] = '\0';
+    }
+
+    return RG_ERROR;
+}
+
+
 /* the text json_dumps(JSON_COMPACT) gives for {role, content}, written
  * without building the object */
 rg_int_t
@@ -1402,17 +1419,7 @@ rg_llm_openai_msg(rg_buf_t *out, const char *role, const char *content,
 
     rc |= rg_llm_openai_put(out, "}");
 
-    if (rc != RG_OK) {
-        /* out is left as it was */
-        out->len = at;
-        if (out->data != NULL) {
-            out->data[at] = '\0';
-        }
-
-        return RG_ERROR;
-    }
-
-    return RG_OK;
+    return rg_llm_openai_ended(out, at, rc);
 }
 
 
@@ -1433,17 +1440,7 @@ rg_llm_openai_tool_msg(rg_buf_t *out, const char *tool_call_id,
     rc |= rg_llm_openai_put_str(out, content, content ? len : 0);
     rc |= rg_llm_openai_put(out, "}");
 
-    if (rc != RG_OK) {
-        /* out is left as it was */
-        out->len = at;
-        if (out->data != NULL) {
-            out->data[at] = '\0';
-        }
-
-        return RG_ERROR;
-    }
-
-    return RG_OK;
+    return rg_llm_openai_ended(out, at, rc);
 }
 
 

@@ -599,13 +599,54 @@ rg_test_args_unguarded(void **state)
 
 /* 2. dedupe ------------------------------------------------------------ */
 
+/* the transcript's tool calls: each is cached exactly when its id is one
+ * of the space-separated ids; how many there are */
+static size_t
+rg_test_cached_ids(rg_session_t *s, const char *ids)
+{
+    char        *text;
+    size_t       i, n, len;
+    json_t      *tr, *ev;
+    const char  *id, *p;
+    rg_uint_t    listed;
+
+    text = rg_transcript_text(s);
+    assert_non_null(text);
+    tr = json_loads(text, 0, NULL);
+    free(text);
+    assert_non_null(tr);
+
+    n = 0;
+    json_array_foreach(json_object_get(tr, "events"), i, ev) {
+        if (strcmp(rg_test_str(ev, "type"), "tool_call") != 0) {
+            continue;
+        }
+
+        id = rg_test_str(ev, "tool_call_id");
+        len = strlen(id);
+        listed = 0;
+
+        for (p = strstr(ids, id); p; p = strstr(p + 1, id)) {
+            if ((p == ids || p[-1] == ' ') && (p[len] == ' ' || !p[len])) {
+                listed = 1;
+                break;
+            }
+        }
+
+        assert_int_equal(json_is_true(json_object_get(ev, "cached")), listed);
+        n++;
+    }
+
+    json_decref(tr);
+
+    return n;
+}
+
+
 static void
 rg_test_dedupe_session(void **state)
 {
     rg_test_ctx_t  *t = *state;
-    size_t          i, n;
-    char           *text;
-    json_t         *tr, *ev;
     rg_session_t   *s;
 
     /* calc 1+1 in round 1 and again in round 4, beyond repeat_window 2,
@@ -629,26 +670,7 @@ rg_test_dedupe_session(void **state)
     assert_string_equal(rg_test_tool_msg(t, 3), "2");
 
     /* and not run: the transcript says where each answer came from */
-    text = rg_transcript_text(s);
-    assert_non_null(text);
-    tr = json_loads(text, 0, NULL);
-    free(text);
-    assert_non_null(tr);
-
-    n = 0;
-    json_array_foreach(json_object_get(tr, "events"), i, ev) {
-        if (strcmp(rg_test_str(ev, "type"), "tool_call") != 0) {
-            continue;
-        }
-
-        assert_int_equal(json_is_true(json_object_get(ev, "cached")),
-                         strcmp(rg_test_str(ev, "tool_call_id"), "call_r4")
-                         == 0);
-        n++;
-    }
-
-    json_decref(tr);
-    assert_int_equal(n, 4);
+    assert_int_equal(rg_test_cached_ids(s, "call_r4"), 4);
 }
 
 
@@ -658,10 +680,6 @@ static void
 rg_test_dedupe_twins(void **state)
 {
     rg_test_ctx_t  *t = *state;
-    size_t          i;
-    char           *text;
-    json_t         *tr, *ev;
-    const char     *id, *cached = "call_c call_d call_e";
     rg_session_t   *s;
 
     rg_test_mock(t, "--script", RG_TEST_SCRIPTS "guards_dedupe_twins.json");
@@ -682,23 +700,7 @@ rg_test_dedupe_twins(void **state)
     assert_string_equal(rg_test_tool_msg(t, 4), "2");
 
     /* the first of each ran, the later ones were taken from it */
-    text = rg_transcript_text(s);
-    assert_non_null(text);
-    tr = json_loads(text, 0, NULL);
-    free(text);
-    assert_non_null(tr);
-
-    json_array_foreach(json_object_get(tr, "events"), i, ev) {
-        if (strcmp(rg_test_str(ev, "type"), "tool_call") != 0) {
-            continue;
-        }
-
-        id = rg_test_str(ev, "tool_call_id");
-        assert_int_equal(json_is_true(json_object_get(ev, "cached")),
-                         strstr(cached, id) != NULL);
-    }
-
-    json_decref(tr);
+    assert_int_equal(rg_test_cached_ids(s, "call_c call_d call_e"), 5);
 }
 
 
