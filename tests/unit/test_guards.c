@@ -254,6 +254,20 @@ rg_test_count_tool_msgs(rg_test_ctx_t *t)
 }
 
 
+/* the tool messages are these contents, in order, and no more */
+static void
+rg_test_tool_msgs(rg_test_ctx_t *t, const char *const *want)
+{
+    size_t  i;
+
+    for (i = 0; want[i]; i++) {
+        assert_string_equal(rg_test_tool_msg(t, i), want[i]);
+    }
+
+    assert_int_equal(rg_test_count_tool_msgs(t), i);
+}
+
+
 static json_t *
 rg_test_get(rg_test_ctx_t *t, rg_test_mock_t *mock, const char *path)
 {
@@ -664,10 +678,7 @@ rg_test_dedupe_session(void **state)
     assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 1);
 
     /* answered as round 1 was, without a note */
-    assert_string_equal(rg_test_tool_msg(t, 0), "2");
-    assert_string_equal(rg_test_tool_msg(t, 1), "4");
-    assert_string_equal(rg_test_tool_msg(t, 2), "6");
-    assert_string_equal(rg_test_tool_msg(t, 3), "2");
+    rg_test_tool_msgs(t, (const char *[]) { "2", "4", "6", "2", NULL });
 
     /* and not run: the transcript says where each answer came from */
     assert_int_equal(rg_test_cached_ids(s, "call_r4"), 4);
@@ -693,11 +704,7 @@ rg_test_dedupe_twins(void **state)
     assert_int_equal(rg_agent_ctx(t->engine)->stats.dedupe_hits, 3);
 
     /* every call answered, in the model's order */
-    assert_string_equal(rg_test_tool_msg(t, 0), "2");
-    assert_string_equal(rg_test_tool_msg(t, 1), "5");
-    assert_string_equal(rg_test_tool_msg(t, 2), "2");
-    assert_string_equal(rg_test_tool_msg(t, 3), "5");
-    assert_string_equal(rg_test_tool_msg(t, 4), "2");
+    rg_test_tool_msgs(t, (const char *[]) { "2", "5", "2", "5", "2", NULL });
 
     /* the first of each ran, the later ones were taken from it */
     assert_int_equal(rg_test_cached_ids(s, "call_c call_d call_e"), 5);
