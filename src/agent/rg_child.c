@@ -91,8 +91,8 @@ rg_child_start(rg_tool_run_t *run, const char *name,
         snprintf(id, sizeof(id), "c-%.32s", digest);
 
         child = rg_session_open(parent->engine, agent, id, strlen(id),
-                                parent->task_id, input, len, rg_child_done,
-                                run);
+                                parent->task_id, input, len, NULL,
+                                rg_child_done, run);
         opened = 1;
     } else {
         child = rg_session_create(parent->engine, agent, parent->task_id,

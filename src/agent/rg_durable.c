@@ -603,10 +603,19 @@ rg_durable_dropped(rg_session_t *s, uint32_t seq)
 /* resume ------------------------------------------------------------ */
 
 typedef struct {
-    rg_session_t       *s;
-    char               *input;
+    uint8_t             role;
+    char               *text;
     size_t              len;
-    rg_store_op_t      *op;
+} rg_durable_msg_in_t;
+
+
+typedef struct {
+    rg_session_t         *s;
+    char                 *input;
+    size_t                len;
+    rg_durable_msg_in_t  *msgs;     /* a task's conversation, or NULL */
+    size_t                nmsgs;
+    rg_store_op_t        *op;
 } rg_durable_open_t;
 
 
@@ -970,6 +979,7 @@ static void
 rg_durable_loaded(void *data, const rg_store_res_t *res)
 {
     char                err[256];
+    size_t              i;
     rg_session_t       *s;
     rg_llm_conf_t      *llm;
     const rg_str_t     *v;
@@ -1004,8 +1014,19 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
             goto nomem;
         }
 
-        if (rg_session_append_text(s, 'u', NULL, o->input, o->len)
-            != RG_OK)
+        /* the task's conversation, or its one user message */
+        for (i = 0; i < o->nmsgs; i++) {
+            if (rg_session_append_text(s, o->msgs[i].role, NULL,
+                                       o->msgs[i].text, o->msgs[i].len)
+                != RG_OK)
+            {
+                goto nomem;
+            }
+        }
+
+        if (o->nmsgs == 0
+            && rg_session_append_text(s, 'u', NULL, o->input, o->len)
+               != RG_OK)
         {
             goto nomem;
         }
@@ -1135,10 +1156,49 @@ rg_durable_open_cleanup(void *data)
 }
 
 
+/* a task's messages, copied: the task is gone when the store answers */
+static rg_int_t
+rg_durable_open_msgs(rg_durable_open_t *o, json_t *messages)
+{
+    size_t                i;
+    json_t               *m, *content;
+    const char           *role;
+    rg_durable_msg_in_t  *in;
+
+    o->msgs = rg_pcalloc(o->s->pool, (json_array_size(messages) + 1)
+                                     * sizeof(rg_durable_msg_in_t));
+    if (o->msgs == NULL) {
+        return RG_ERROR;
+    }
+
+    json_array_foreach(messages, i, m) {
+        role = json_string_value(json_object_get(m, "role"));
+        content = json_object_get(m, "content");
+
+        if (role == NULL || !json_is_string(content)) {
+            return RG_ERROR;           /* rg_task_parse let none through */
+        }
+
+        in = &o->msgs[o->nmsgs];
+        in->role = rg_session_role(role);
+        in->len = json_string_length(content);
+        in->text = rg_pstrdup(o->s->pool, json_string_value(content),
+                              in->len);
+        if (in->text == NULL) {
+            return RG_ERROR;
+        }
+
+        o->nmsgs++;
+    }
+
+    return RG_OK;
+}
+
+
 rg_session_t *
 rg_session_open(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
     size_t idlen, const char *task_id, const char *input, size_t len,
-    rg_session_handler_pt handler, void *data)
+    json_t *messages, rg_session_handler_pt handler, void *data)
 {
     rg_str_t            sid;
     rg_store_t         *st;
@@ -1163,7 +1223,9 @@ rg_session_open(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
     if (input) {
         o->input = rg_pstrdup(s->pool, input, len);
         o->len = len;
-        if (o->input == NULL) {
+        if (o->input == NULL
+            || (messages && rg_durable_open_msgs(o, messages) != RG_OK))
+        {
             rg_session_destroy(s);
             return NULL;
         }

@@ -35,11 +35,13 @@ void rg_durable_stop(rg_session_t *s);
 
 /* Opens a session by its id: from the store when it holds it (continued
  * where it stopped: the next model call is the one an uninterrupted run
- * would have sent), else started afresh with input (when input is NULL,
- * a session the store does not hold fails: "no such session"). The
- * handler is called once, when it ends. */
+ * would have sent), else started afresh with input, or with the task's
+ * messages (its conversation, input its last user message) when they
+ * are given (when input is NULL, a session the store does not hold
+ * fails: "no such session"). The handler is called once, when it ends. */
 rg_session_t *rg_session_open(rg_engine_t *e, rg_agent_conf_t *agent,
     const char *id, size_t idlen, const char *task_id, const char *input,
-    size_t len, rg_session_handler_pt handler, void *data);
+    size_t len, json_t *messages, rg_session_handler_pt handler,
+    void *data);
 
 #endif /* RG_DURABLE_H */

@@ -207,7 +207,7 @@ rg_resume_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     ctx.done = 0;
 
-    s = rg_session_open(e, agent, arg, strlen(arg), NULL, NULL, 0,
+    s = rg_session_open(e, agent, arg, strlen(arg), NULL, NULL, 0, NULL,
                         rg_resume_done, &ctx);
     if (s == NULL) {
         fprintf(stderr, "reagent: cannot resume session \"%s\"\n", arg);

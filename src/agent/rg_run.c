@@ -179,8 +179,7 @@ rg_run_session_id(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
         content = json_object_get(m, "content");
 
         if (role == NULL || !json_is_string(content)
-            || rg_session_append_text(s, role[0] == 'u' ? 'u'
-                                         : role[0] == 'a' ? 'a' : 's',
+            || rg_session_append_text(s, rg_session_role(role),
                                       NULL, json_string_value(content),
                                       json_string_length(content))
                != RG_OK)

@@ -281,6 +281,9 @@ rg_session_set_state(rg_session_t *s, rg_session_state_e state)
  * is called last, and may destroy it */
 void rg_session_finish(rg_session_t *s, rg_session_state_e state,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* the letter of a task message's role: 'u', 'a', else 's' */
+#define rg_session_role(name)                                                \
+    ((name)[0] == 'u' ? 'u' : (name)[0] == 'a' ? 'a' : 's')
 /* appends a message of role 's', 'u', 'a' (an answer given with the
  * task) or 't' (a tool's, answering tool_id) to the conversation */
 rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,

@@ -299,15 +299,15 @@ rg_batch_task(void *data, rg_task_t *t)
 
     opened = 0;
 
-    if (b->store_key && t->messages == NULL) {
+    if (b->store_key) {
         char  sid[48];
 
         /* named after its output file and its id: a batch run again
          * with --resume finds the sessions it left, to go on with them */
         rg_batch_session_id(b, t->id, sid, sizeof(sid));
         s = rg_session_open(b->engine, agent, sid, strlen(sid), t->id,
-                            t->input, t->input_len, rg_batch_session_done,
-                            b);
+                            t->input, t->input_len, t->messages,
+                            rg_batch_session_done, b);
         opened = 1;
 
     } else {

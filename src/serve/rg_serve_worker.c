@@ -374,8 +374,8 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     rg_stream_session_id(task.id, t->sid, sizeof(t->sid));
 
     s = rg_session_open(sv->engine, agent, t->sid, strlen(t->sid), task.id,
-                        task.input, task.input_len, rg_serve_session_done,
-                        t);
+                        task.input, task.input_len, task.messages,
+                        rg_serve_session_done, t);
     if (s == NULL) {
         free(t->task_id);
         free(t);
