@@ -1013,9 +1013,11 @@ rg_http_lookup_redis(void *data, redisReply *reply, const char *err)
     json_t            *j;
     rg_http_req_t     *r;
     rg_http_lookup_t  *lk;
+    json_t            *why;
+    const char        *status;
     static const char *fields[] = { "status", "round", "prompt_tokens",
                                     "completion_tokens", "created",
-                                    "updated", "agent" };
+                                    "updated", "agent", "reason" };
 
     lk = data;
     lk->cmd = NULL;
@@ -1030,17 +1032,17 @@ rg_http_lookup_redis(void *data, redisReply *reply, const char *err)
 
     if (lk->step == 1) {
         /* the meta of its session: it runs, or ran and will say */
-        if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 7
+        if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 8
             && reply->element[0]->type == REDIS_REPLY_STRING)
         {
             j = json_pack("{s:s, s:s}", "id", lk->id, "session", lk->sid);
-            for (i = 0; j && i < 7; i++) {
+            for (i = 0; j && i < 8; i++) {
                 redisReply  *e = reply->element[i];
 
                 if (e->type != REDIS_REPLY_STRING) {
                     continue;
                 }
-                if (i == 0 || i == 6) {
+                if (i == 0 || i >= 6) {
                     json_object_set_new(j, fields[i],
                                         json_stringn(e->str, e->len));
                 } else {
@@ -1057,6 +1059,21 @@ rg_http_lookup_redis(void *data, redisReply *reply, const char *err)
                     json_integer_value(json_object_get(j, "prompt_tokens"))
                     + json_integer_value(json_object_get(j,
                                                  "completion_tokens"))));
+
+                /* ended, its result not written yet: why, as the result
+                 * will say it ("error", or "note" when done) */
+                status = json_string_value(json_object_get(j, "status"));
+                why = json_object_get(j, "reason");
+                if (json_string_length(why) && status
+                    && strcmp(status, "queued") != 0
+                    && strcmp(status, "model_wait") != 0
+                    && strcmp(status, "tools_running") != 0
+                    && strcmp(status, "awaiting_approval") != 0)
+                {
+                    json_object_set(j, strcmp(status, "done") == 0
+                                       ? "note" : "error", why);
+                }
+                json_object_del(j, "reason");
             }
 
             if (j && r->http->tasks->queue
@@ -1168,9 +1185,9 @@ static void
 rg_http_lookup_step(rg_http_lookup_t *lk)
 {
     char              key[128];
-    size_t            lens[9];
+    size_t            lens[10];
     rg_str_t          tag;
-    const char       *argv[9];
+    const char       *argv[10];
     rg_http_tasks_t  *ts;
     int               i, argc;
 
@@ -1189,7 +1206,8 @@ rg_http_lookup_step(rg_http_lookup_t *lk)
         argv[6] = "created";
         argv[7] = "updated";
         argv[8] = "agent";
-        argc = 9;
+        argv[9] = "reason";
+        argc = 10;
     } else {
         snprintf(key, sizeof(key), "%s{%s}:task", ts->prefix, lk->sid);
         argv[0] = "EXISTS";
