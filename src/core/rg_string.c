@@ -85,8 +85,6 @@ rg_str_casecmp_prefix(const char *s, size_t len, const char *prefix)
 }
 
 
-/* the printf family parses its format and is slow for a number alone, which
- * the store writes dozens of per checkpoint */
 char *
 rg_cpystrn(char *dst, const char *src, size_t size)
 {
@@ -100,6 +98,8 @@ rg_cpystrn(char *dst, const char *src, size_t size)
 }
 
 
+/* the printf family parses its format and is slow for a number alone, which
+ * the store writes dozens of per checkpoint */
 size_t
 rg_sprint_int(char *p, int64_t v)
 {
