@@ -41,6 +41,10 @@ static void rg_dedupe_run(rg_session_call_t *x);
 
 
 #define rg_dedupe_index(x)  ((rg_uint_t) ((x) - (x)->session->extra))
+
+/* a turn of at most so many calls finds its own twins by comparing keys;
+ * a larger one (a hostile answer may hold thousands) through the table */
+#define RG_DEDUPE_SCAN      16
 #define rg_dedupe_store(x)  rg_store_ctx((x)->session->engine)
 
 
@@ -480,7 +484,7 @@ rg_dedupe_ask(rg_session_t *s, rg_uint_t i)
         return;
     }
 
-    if (x->local) {
+    if (x->local && s->ncalls <= RG_DEDUPE_SCAN) {
         /* the session's own key: its twin can only be an earlier call of
          * this turn, which runs (a twin's key is NULL). No flight, no
          * table and nothing to wait for: nothing of another session ever
@@ -536,6 +540,11 @@ rg_dedupe_ask(rg_session_t *s, rg_uint_t i)
     f->last = &f->waiters;
     x->flight = f;
     g_hash_table_insert(t, key, f);
+
+    if (x->local) {
+        rg_dedupe_run(x);
+        return;
+    }
 
     st = rg_store_ctx(s->engine);
     k.data = x->key;

@@ -711,6 +711,33 @@ rg_test_dedupe_twins(void **state)
 }
 
 
+/* a turn too large to compare its keys call by call (20 calls, each of
+ * 10 sums twice): the same answers through the table */
+static void
+rg_test_dedupe_twins_many(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_session_t   *s;
+
+    rg_test_mock(t, "--script",
+                 RG_TEST_SCRIPTS "guards_dedupe_twins_many.json");
+    rg_test_engine(t, NULL, "tools calc; max_tool_calls_per_turn 20;");
+
+    s = rg_test_session_on(t, "a", "many twins", 1);
+
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_int_equal(s->tool_calls, 20);
+    assert_int_equal(s->dedupe_hits, 10);
+
+    rg_test_tool_msgs(t, (const char *[]) {
+        "1", "2", "3", "4", "5", "6", "7", "8", "9", "10",
+        "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", NULL });
+    assert_int_equal(rg_test_cached_ids(s, "call_10 call_11 call_12 "
+                     "call_13 call_14 call_15 call_16 call_17 call_18 "
+                     "call_19"), 20);
+}
+
+
 /* how many of the session's tool calls the transcript says were cached */
 static size_t
 rg_test_cached(rg_session_t *s)
@@ -1124,6 +1151,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_dedupe_session,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_dedupe_twins,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_dedupe_twins_many,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_dedupe_not_applied,
                                         rg_test_setup, rg_test_teardown),
