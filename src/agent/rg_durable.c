@@ -860,23 +860,6 @@ nomem:
 }
 
 
-static rg_session_state_e
-rg_durable_state(const rg_str_t *name)
-{
-    rg_uint_t  i;
-
-    for (i = RG_SESSION_DONE; i < RG_SESSION_NSTATES; i++) {
-        if (name && strlen(rg_session_state_name(i)) == name->len
-            && memcmp(rg_session_state_name(i), name->data, name->len) == 0)
-        {
-            return (rg_session_state_e) i;
-        }
-    }
-
-    return RG_SESSION_QUEUED;      /* not a final one */
-}
-
-
 static void
 rg_durable_counts(rg_session_t *s, const rg_str_t *v)
 {
@@ -1098,7 +1081,8 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
     rg_agent_ctx(s->engine)->resumed++;
 
     /* it had ended: that is its answer */
-    final = rg_durable_state(rg_durable_meta_get(res, "status"));
+    v = rg_durable_meta_get(res, "status");
+    final = v ? rg_session_final_state(v->data, v->len) : RG_SESSION_QUEUED;
 
     if (final != RG_SESSION_QUEUED) {
         rg_session_set_state(s, final);

@@ -73,6 +73,23 @@ rg_session_state_name(rg_session_state_e state)
 }
 
 
+rg_session_state_e
+rg_session_final_state(const char *name, size_t len)
+{
+    rg_uint_t  i;
+
+    for (i = RG_SESSION_DONE; name && i < RG_SESSION_NSTATES; i++) {
+        if (strlen(rg_session_states[i]) == len
+            && memcmp(rg_session_states[i], name, len) == 0)
+        {
+            return (rg_session_state_e) i;
+        }
+    }
+
+    return RG_SESSION_QUEUED;      /* not a final one */
+}
+
+
 static size_t
 rg_session_log_handler(rg_log_t *log, char *buf, size_t len)
 {

@@ -261,6 +261,8 @@ void rg_session_drop(rg_session_t *s, const char *why);
 void rg_session_destroy(rg_session_t *s);
 
 const char *rg_session_state_name(rg_session_state_e state);
+/* the final state of that name; RG_SESSION_QUEUED for any other name */
+rg_session_state_e rg_session_final_state(const char *name, size_t len);
 /* its result as every command writes it (rg_result.c); NULL: no memory */
 json_t *rg_session_result(rg_session_t *s);
 

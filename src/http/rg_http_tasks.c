@@ -1065,10 +1065,8 @@ rg_http_lookup_redis(void *data, redisReply *reply, const char *err)
                 status = json_string_value(json_object_get(j, "status"));
                 why = json_object_get(j, "reason");
                 if (json_string_length(why) && status
-                    && strcmp(status, "queued") != 0
-                    && strcmp(status, "model_wait") != 0
-                    && strcmp(status, "tools_running") != 0
-                    && strcmp(status, "awaiting_approval") != 0)
+                    && rg_session_final_state(status, strlen(status))
+                       != RG_SESSION_QUEUED)
                 {
                     json_object_set(j, strcmp(status, "done") == 0
                                        ? "note" : "error", why);
