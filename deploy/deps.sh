@@ -8,7 +8,7 @@ pkgs="build-essential pkg-config
       libjansson-dev libcmocka-dev libglib2.0-dev libssl-dev libpcre2-dev
       libmimalloc-dev
       redis-server clang curl jq python3 tzdata bsdutils
-      python3-yaml logrotate"
+      python3-yaml logrotate procps iproute2 systemd"
 
 if [ "$(id -u)" -ne 0 ]; then
     sudo=sudo

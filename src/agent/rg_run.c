@@ -249,6 +249,14 @@ rg_run_report(rg_session_t *s)
                 "%llu ms)\n", rg_session_state_name(s->state),
                 s->reason ? ": " : "", s->reason ? s->reason : "",
                 (unsigned long long) (s->elapsed + s->ended - s->started));
+
+        /* the first run of a new user, on a configuration whose model
+         * is not up: say what works without one */
+        if (s->reason && strstr(s->reason, "cannot reach the model")) {
+            fprintf(stderr, "hint: nothing answers at the llm's base_url; "
+                    "\"reagent run --mock\" (or \"make run\") answers with "
+                    "the bundled mock model instead\n");
+        }
         return;
     }
 

@@ -57,8 +57,8 @@ rg_lacks() {
 # -h: every option the sources compare a word with is in it
 
 "$R" -h > "$tmp/help" 2>&1
-opts=$(grep -ho 'strcmp(a, "-[^"]*")' src/*/*.c | sed 's/.*"\(-[^"]*\)".*/\1/' \
-       | sort -u)
+opts=$(grep -ho 'strcmp(\(a\|argv\[i\]\), "-[^"]*")' src/*/*.c \
+       | sed 's/.*"\(-[^"]*\)".*/\1/' | sort -u)
 if [ -z "$opts" ]; then
     rg_fail "the options are found in src/"
 fi
@@ -131,6 +131,30 @@ CONF
 rg_has "approve calc: a warning that it changes nothing" "$tmp/a.err" \
     'agent "a": "approve calc" changes nothing: calc is not dangerous, and only dangerous tools wait for approval in '"$tmp"'/approve.conf:5'
 rg_lacks "approve exec: no warning" "$tmp/a.err" '"approve exec"'
+
+
+# README: one way to write the binary, and the configuration lookup
+
+bad=$(grep -n '^    objs/reagent' README.md)
+if [ -z "$bad" ]; then
+    rg_ok "README's examples write reagent, not objs/reagent"
+else
+    rg_fail "README's examples write reagent, not objs/reagent"
+    echo "$bad" | sed 's/^/#   /'
+fi
+rg_has "README says how to run the built binary" README.md \
+    '`make` leaves the binary at `objs/reagent`'
+tr '\n' ' ' < README.md | sed 's/  */ /g' > "$tmp/readme"
+rg_has "README: without -c the first configuration found is used" \
+    "$tmp/readme" 'Without `-c`, reagent uses the first of these that exists, and reads only that one'
+rg_has "README: -V and -t print which configuration file" "$tmp/readme" \
+    '`reagent -V` and `reagent -t` print which file they used'
+"$R" -V > "$tmp/v" 2>&1
+rg_has "-V prints the configuration file and how it was found" "$tmp/v" \
+    'configuration file: '
+"$R" -t > "$tmp/t" 2>&1
+rg_has "-t names the configuration file it tested" "$tmp/t" \
+    'configuration file '
 
 
 echo "# $n checks, $failed failed"

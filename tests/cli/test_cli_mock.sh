@@ -115,6 +115,22 @@ rg_rc "make run TASK=…" $rc 0
 rg_has "make run: the answer" "$tmp/make.out" "Final answer after 1 rounds: 14"
 rg_has "make run: the status" "$tmp/make.err" "status: done"
 
+# README's first task, word for word (in this build folder)
+cmd=$(sed -n 's/^    \(make run TASK=.*\)$/\1/p' README.md | head -n 1)
+if [ -z "$cmd" ]; then
+    rg_fail "README.md shows the first task (make run TASK=…)"
+else
+    args=${cmd#make run }
+    eval "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -f \"\$B/Makefile\" run $args" \
+        > "$tmp/readme.out" 2> "$tmp/readme.err"
+    rc=$?
+    rg_rc "README's first task: $cmd" $rc 0
+    rg_has "README's first task: an answer" "$tmp/readme.out" "Final answer"
+    rg_has "README's first task: status done" "$tmp/readme.err" "status: done"
+fi
+grep -q 'run --mock' README.md && grep -q 'reagent-mock' README.md
+rg_rc "README names run --mock and the installed reagent-mock" $? 0
+
 # batch --mock, reading a FIFO that stays open; then reagent is killed
 # hard: the mock goes with it
 mkfifo "$tmp/fifo"
@@ -143,6 +159,21 @@ else
     rg_fail "batch --mock: the mock is a child of reagent"
 fi
 exec 7>&-
+
+# without --mock, a model that is not up: the status, and a hint at
+# what works without one (port 9, discard, has no listener here)
+cat > "$tmp/down.conf" <<CONF
+load_module calc.so;
+llm m { base_url http://127.0.0.1:9/v1; model mock-1; max_retries 0; }
+agent a { tools calc; }
+CONF
+"$R" -c "$tmp/down.conf" run "hi" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+rg_rc "run with no model up" $rc 2
+rg_has "... the status says the model cannot be reached" "$tmp/err" \
+    "status: failed: model call failed (connect_error): cannot reach the model"
+rg_has "... and the hint names run --mock" "$tmp/err" \
+    'hint: nothing answers at the llm'"'"'s base_url; "reagent run --mock"'
 
 # no mock beside the binary (nor installed): the error says what to do
 prefix=$(sed -n 's/^PREFIX *= *//p' "$B/Makefile")

@@ -349,6 +349,36 @@ for f in $(sed -n 's/^COPY \([^-][^ ]*\) .*/\1/p' "$D"); do
 done
 rg_equal "Dockerfile: every file it copies exists" "${missing# }" ""
 
+# every program the tests look for (command -v) or use without asking
+# (ps, pgrep, ss, setpriv) is installed by deploy/deps.sh: a fresh
+# machine skips nothing for want of one
+deps=$(sed -n '/^pkgs="/,/"$/p' deploy/deps.sh | tr -d '"' | sed 's/^pkgs=//')
+used=$( (grep -rhoE 'command -v [a-z0-9_.-]+' tests --include='*.sh' \
+            --exclude-dir=bench | sed 's/command -v //'
+         echo ps; echo pgrep; echo ss; echo setpriv) | sort -u)
+unlisted=
+for c in $used; do
+    case $c in
+        redis-server)    p=redis-server ;;
+        jq)              p=jq ;;
+        curl)            p=curl ;;
+        python3)         p=python3 ;;
+        script)          p=bsdutils ;;
+        npm)             p=npm ;;        # deps.sh installs it when missing
+        systemd-analyze) p=systemd ;;
+        ss)              p=iproute2 ;;
+        ps|pgrep)        p=procps ;;
+        logrotate)       p=logrotate ;;
+        sha256sum|dpkg|setpriv) p=essential ;;  # coreutils, dpkg, util-linux
+        *)               p=unknown ;;
+    esac
+    case " $(echo $deps) npm essential " in
+        *" $p "*) ;;
+        *) unlisted="$unlisted $c($p)" ;;
+    esac
+done
+rg_equal "deps.sh installs every program the tests use" "${unlisted# }" ""
+
 # its package list, by its own command, out of deploy/deps.sh
 cmd=$(sed -n 's/^RUN pkgs=\$(\(.*\)) \\$/\1/p' "$D")
 pkgs=$(sh -c "$cmd" 2>&1 | tr -s ' \n' '  ')
