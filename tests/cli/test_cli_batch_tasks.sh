@@ -189,5 +189,52 @@ rg_has "progress from a pipe: the total once the input ended" "$tmp/bars2" \
     "] 10/10 done (0 not done), 0 running,"
 
 
+# a provider's finish reason ends in the result line: a content filter's
+# is filtered, one nobody knows is failed; both quote it
+for f in content_filter finish_unknown; do
+    rg_mock_start "$f" --script "tests/integration/provider_$f.json"
+    cat > "$tmp/$f.conf" <<CONF
+llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { }
+CONF
+    echo '{"id":"f","input":"hi"}' > "$tmp/$f.jsonl"
+    "$R" -c "$tmp/$f.conf" batch --no-progress "$tmp/$f.jsonl" \
+        > "$tmp/$f.out" 2> "$tmp/$f.err"
+done
+rg_has "a content filter's finish: status filtered" "$tmp/content_filter.out" \
+    '"status":"filtered"'
+rg_has "... with the finish reason in the result" "$tmp/content_filter.out" \
+    '"finish_reason":"content_filter"'
+rg_has "an unknown finish reason: status failed" "$tmp/finish_unknown.out" \
+    '"status":"failed"'
+rg_has "... with the finish reason in the result" "$tmp/finish_unknown.out" \
+    '"finish_reason":"abort"'
+rg_has "... and a readable error that quotes it" "$tmp/finish_unknown.out" \
+    '"error":"the model'"'"'s answer ended with finish_reason \"abort\"'
+
+# the provider's request id under the Anthropic-style name request-id
+rg_mock_start rid --request-id request-id
+cat > "$tmp/rid.conf" <<CONF
+llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { }
+CONF
+"$R" -c "$tmp/rid.conf" run --transcript "$tmp/rid.json" "hi" \
+    > /dev/null 2> "$tmp/rid.err"
+if python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+calls = [e for e in t["events"] if e["type"] == "model_call"]
+assert calls
+for e in calls:
+    assert list(e["provider_request_id"]) == ["request-id"], e
+    assert e["provider_request_id"]["request-id"].startswith("req-mock-"), e
+' "$tmp/rid.json" 2> "$tmp/rid.py"; then
+    rg_ok "a request-id header is kept as the provider's request id"
+else
+    rg_fail "a request-id header is kept as the provider's request id"
+    sed 's/^/#   /' "$tmp/rid.py" "$tmp/rid.err"
+fi
+
+
 echo "# $n checks, $failed failed"
 [ $failed -eq 0 ]
