@@ -116,6 +116,9 @@ fi
     < /dev/null > "$tmp/out" 2> "$tmp/err"
 rg_expect "no terminal, no flag: refused" "$tmp/default.json" \
     'was not approved'
+rg_expect "no terminal, no flag: one warn line names the tool, the agent, the way to allow it and the session" \
+    "$tmp/err" \
+    '\[warn\] .*dangerous tool "danger" refused: agent "a" does not approve it and there is no terminal to ask \("approve danger;" in the agent, or --approve-all, allows it\), agent: "a", session: "s-'
 
 
 # a slow model: 20 tasks, 10 at a time, each answer takes 3 s

@@ -213,6 +213,58 @@ rg_lacks "environ: the key is in none of them" "$tmp/environ.json" "$KEY"
 rg_lacks "environ: not even scrubbed: it was not there" "$tmp/environ.json" \
     "$MASK"
 
+# 1b. reagent is not dumpable: while it runs as an ordinary user (nobody),
+# another process of that user, outside any sandbox, cannot read its
+# /proc/PID/environ (it can read that of a plain process of the user)
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv > /dev/null; then
+    rg_skip "dumpable: reagent's /proc/PID/environ is closed to its user" \
+        "needs root and setpriv to run reagent as another user"
+elif ! setpriv --reuid=65534 --regid=65534 --clear-groups "$R" -V \
+        > /dev/null 2>&1; then
+    rg_skip "dumpable: reagent's /proc/PID/environ is closed to its user" \
+        "user nobody cannot run $R from $(pwd)"
+else
+    rg_script dumpable <<'EOF'
+[{"message":{"tool_calls":[{"id":"d1","name":"exec","arguments":{"argv":
+  ["sleep","3"]}}]}},
+ {"message":{"content":"slept"}}]
+EOF
+    dd=$(mktemp -d /tmp/rg-sec-nobody-XXXXXX)
+    mkdir "$dd/root"
+    cat > "$dd/d.conf" <<EOF
+load_module $M/exec.so;
+module exec { root $dd/root; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { tools exec; approve exec; }
+EOF
+    chown -R 65534:65534 "$dd"
+    as_nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+    $as_nobody "$R" -c "$dd/d.conf" run "the task" < /dev/null \
+        > "$tmp/dumpable.out" 2> "$tmp/dumpable.err" &
+    rpid=$!
+    $as_nobody sleep 5 &
+    spid=$!
+    i=0
+    # the tool's sleep runs: reagent is well past its start
+    while ! pgrep -u 65534 -f '^sleep 3$' > /dev/null && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    $as_nobody head -c 4 "/proc/$spid/environ" > /dev/null 2>&1
+    rc=$?
+    rg_check "dumpable: nobody reads its plain process's environ" test $rc -eq 0
+    $as_nobody head -c 4 "/proc/$rpid/environ" > /dev/null 2> "$tmp/dumpable.read"
+    rc=$?
+    rg_check "dumpable: nobody cannot read reagent's environ" test $rc -ne 0
+    rg_has "dumpable: ... permission denied" "$tmp/dumpable.read" \
+        "Permission denied"
+    kill "$spid" 2>/dev/null
+    wait "$rpid"
+    wait "$spid" 2>/dev/null
+    rm -rf "$dd"
+    rg_has "dumpable: the task ended \"done\"" "$tmp/dumpable.err" "status: done"
+fi
+
 
 # 2. a provider that quotes the key in its 401 ---------------------------
 
@@ -370,13 +422,9 @@ done
 
 rg_check "escalation: the child's exec did not run" \
     test ! -e "$tmp/escalate-child.ran"
-rg_has "escalation: refused at warn, naming the tool and the agent" \
-    "$tmp/escalate-child.err" \
-    '[warn]'
-rg_has "escalation: ... which agent refuses it" "$tmp/escalate-child.err" \
-    'dangerous tool "exec" refused: agent "a" does not approve it'
-rg_has "escalation: ... and the session" "$tmp/escalate-child.err" \
-    'agent: "admin", session: "'
+rg_check "escalation: refused at warn, in one line naming the tool, the agent that refuses it, the session" \
+    grep -Eq '\[warn\] .*dangerous tool "exec" refused: agent "a" does not approve it.*agent: "admin", session: "' \
+    "$tmp/escalate-child.err"
 if command -v curl > /dev/null; then
     curl -s "http://127.0.0.1:$child/last_request" > "$tmp/escalate.last"
     rg_has "escalation: the child's model was told why" "$tmp/escalate.last" \
