@@ -379,6 +379,34 @@ rg_eq "ulimit -n 256: 2,000 done" \
 rg_expect "ulimit -n 256: the summary" "$tmp/t2000.err" \
     '^batch: 2000 tasks in .*: 2000 done, 0 failed'
 
+# a soft limit below the hard one is raised to it at start (as nginx's
+# worker_rlimit_nofile), seen in /proc/PID/limits of a waiting run
+hard=$(ulimit -Hn)
+if [ "$hard" = unlimited ] || [ "$hard" -le 256 ]; then
+    n=$((n + 1))
+    echo "ok $n - the soft descriptor limit is raised to the hard one # skip hard limit $hard"
+else
+    rg_mock lazy --rounds 0 --latency 3000
+    cat > "$tmp/lazy.conf" <<CONF
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { }
+CONF
+    ( ulimit -Sn 256 && exec "$R" -c "$tmp/lazy.conf" run "x" ) \
+        > /dev/null 2> "$tmp/lazy.err" &
+    lpid=$!
+    i=0
+    soft=
+    while [ $i -lt 100 ]; do
+        soft=$(sed -n 's/^Max open files *\([0-9]*\) .*/\1/p' \
+               "/proc/$lpid/limits" 2>/dev/null)
+        [ "$soft" = "$hard" ] && break
+        sleep 0.05
+        i=$((i + 1))
+    done
+    rg_eq "ulimit -Sn 256 under a hard limit of $hard: raised to the hard one" \
+        "$soft" "$hard"
+    wait "$lpid"
+fi
 
 # --- -c on a FIFO --------------------------------------------------------
 
