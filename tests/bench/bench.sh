@@ -145,14 +145,16 @@ echo
 # --- store redis beside store memory -------------------------------------
 # the same batch (R=3 K=2, 0 ms) with sessions checkpointed in a
 # redis-server on a unix socket: CPU per model call of both, the Redis
-# commands each session sends per model call (each one round trip,
-# pipelined with the other sessions' on the same connections; a turn is a
-# round of tool calls, 3 per session, and the start and the end add one
-# checkpoint each), the commands Redis ran for them (inside the scripts
-# too), and the Redis server's own CPU per model call
+# commands each session sends per turn and in all (each one round trip,
+# pipelined with the other sessions' on the same connections, counted by
+# MONITOR in one more run; a turn is a model call and its tool calls, 4
+# per session; a session also loads, takes and releases its lease and
+# checkpoints at its start), the commands Redis
+# ran for them (inside the scripts too, from commandstats), and the Redis
+# server's own CPU per model call
 if command -v redis-server >/dev/null; then
     echo "store: R=3 K=2, 0 ms; memory beside redis (unix socket, appendonly no); median of $RUNS runs"
-    printf "%-9s %15s %15s %8s %14s %14s %14s %14s\n" sessions "memory us/call" "redis us/call" ratio "trips/call" "trips/turn" "commands/call" "redis us/call"
+    printf "%-9s %15s %15s %8s %14s %14s %14s %14s\n" sessions "memory us/call" "redis us/call" ratio "trips/turn" "trips/session" "commands/call" "redis us/call"
     mkdir -p "$tmp/redis.d"
     redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp/redis.d" \
         --save "" --appendonly no --logfile "$tmp/redis.log" &
@@ -186,11 +188,29 @@ if command -v redis-server >/dev/null; then
             r=$((r + 1))
             [ $r -lt "$RUNS" ] && redis-cli -s "$tmp/redis.sock" flushall > /dev/null
             done
-            # sent by reagent: scripts and plain commands; run: those and
-            # the commands inside the scripts
+            # run by Redis: reagent's commands and those inside its
+            # scripts (commandstats counts both)
             redis-cli -s "$tmp/redis.sock" info commandstats > "$tmp/cs"
-            sent=$(awk -F'[=:,]' '/^cmdstat_(evalsha|eval|get|set|del):/ { s += $3 } END { print s + 0 }' "$tmp/cs")
             cmds=$(awk -F'[=:,]' '/^cmdstat_/ && !/cmdstat_(info|config|ping|script)/ { s += $3 } END { print s + 0 }' "$tmp/cs")
+            # sent by reagent, each one round trip: MONITOR's lines from
+            # its connections, not "[0 lua]" ones, in one more run, untimed
+            # (SCRIPT LOAD is each connection's handshake, not a turn's)
+            if [ $st = redis ]; then
+                redis-cli -s "$tmp/redis.sock" flushall > /dev/null
+                redis-cli -s "$tmp/redis.sock" monitor > "$tmp/store.mon" &
+                smon=$!
+                sleep 0.2
+                "$B/reagent" -q -c "$tmp/store.conf" batch --concurrency "$n" \
+                    --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> /dev/null
+                sleep 0.2
+                kill "$smon"
+                wait "$smon" 2>/dev/null
+                sent=$(awk '$3 != "lua]" && $4 ~ /^"/ {
+                                c = toupper($4)
+                                if (c !~ /^"(INFO|CONFIG|FLUSHALL|PING|MONITOR|SCRIPT)"$/) s++ }
+                            END { print s + 0 }' "$tmp/store.mon")
+                rm -f "$tmp/store.mon"
+            fi
             eval "cpu_$st=\$(bench_median \"\$tmp/runs.s\" 2)"
             eval "done_$st=\$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' \"\$tmp/out\")"
             redis-cli -s "$tmp/redis.sock" flushall > /dev/null
@@ -198,7 +218,7 @@ if command -v redis-server >/dev/null; then
         awk -v n="$n" -v m="$cpu_memory" -v r="$cpu_redis" -v c="$cmds" \
             -v t="$sent" -v a="$rcpu0" -v b="$rcpu1" 'BEGIN {
             printf "%-9s %15s %15s %7.2fx %14.2f %14.2f %14.2f %14.1f\n", n, m, r,
-                   (m > 0 ? r / m : 0), t / (4 * n), t / (3 * n), c / (4 * n),
+                   (m > 0 ? r / m : 0), t / (4 * n), t / n, c / (4 * n),
                    (b - a) * 1e6 / (4 * n) }'
         [ "$done_memory" = "$n" ] && [ "$done_redis" = "$n" ] ||
             echo "  (done: memory $done_memory, redis $done_redis of $n)"
