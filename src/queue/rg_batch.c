@@ -203,7 +203,81 @@ rg_batch_session_done(rg_session_t *s)
 }
 
 
-/* "b-" and 128 bits of the SHA-256 of the output file and the task id */
+/* A durable batch's id: 128 random bits, so that batches of two hosts
+ * (or two runs of one) never share a session. With -o FILE (a regular
+ * file) it is kept in FILE.rg-batch until every task has its line, and
+ * --resume reads it back to go on with the sessions a killed run left;
+ * without it, or without the file, the batch is a new one. Read and
+ * written before the reactor runs, as the output file is opened. */
+static rg_int_t
+rg_batch_open_id(rg_batch_t *b, const char *output, rg_uint_t resume)
+{
+    int          fd;
+    char         id[33];
+    ssize_t      n;
+    size_t       len;
+    struct stat  st;
+
+    id[0] = '\0';
+
+    if (output && stat(output, &st) == 0 && S_ISREG(st.st_mode)) {
+        len = strlen(output);
+        b->id_file = malloc(len + sizeof(".rg-batch"));
+        if (b->id_file == NULL) {
+            fprintf(stderr, "reagent: out of memory\n");
+            return RG_ERROR;
+        }
+        memcpy(b->id_file, output, len);
+        memcpy(b->id_file + len, ".rg-batch", sizeof(".rg-batch"));
+
+        fd = resume ? open(b->id_file, O_RDONLY | O_CLOEXEC) : -1;
+        if (fd != -1) {
+            n = read(fd, id, 32);
+            close(fd);
+            id[n == 32 ? 32 : 0] = '\0';
+            if (strspn(id, "0123456789abcdef") != 32) {
+                id[0] = '\0';
+            }
+        }
+        if (resume && id[0] == '\0') {
+            rg_log_error(RG_LOG_NOTICE, b->engine->log, 0, "--resume: no "
+                         "batch id in \"%s\": the tasks without a result "
+                         "start again", b->id_file);
+        }
+    }
+
+    if (id[0] == '\0') {
+        if (rg_random_hex(id, 16) != RG_OK) {
+            fprintf(stderr, "reagent: no random bytes for the batch id\n");
+            return RG_ERROR;
+        }
+
+        if (b->id_file) {
+            fd = open(b->id_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                      0644);
+            if (fd == -1 || write(fd, id, 32) != 32) {
+                fprintf(stderr, "reagent: cannot write the batch id to "
+                        "\"%s\": %s\n", b->id_file, strerror(errno));
+                if (fd != -1) {
+                    close(fd);
+                }
+                return RG_ERROR;
+            }
+            close(fd);
+        }
+    }
+
+    b->store_key = strdup(id);
+    if (b->store_key == NULL) {
+        fprintf(stderr, "reagent: out of memory\n");
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+/* "b-" and 128 bits of the SHA-256 of the batch id and the task id */
 static void
 rg_batch_session_id(rg_batch_t *b, const char *id, char *buf, size_t size)
 {
@@ -302,8 +376,8 @@ rg_batch_task(void *data, rg_task_t *t)
     if (b->store_key) {
         char  sid[48];
 
-        /* named after its output file and its id: a batch run again
-         * with --resume finds the sessions it left, to go on with them */
+        /* named after its batch and its id: a batch run again with
+         * --resume finds the sessions it left, to go on with them */
         rg_batch_session_id(b, t->id, sid, sizeof(sid));
         s = rg_session_open(b->engine, agent, sid, strlen(sid), t->id,
                             t->input, t->input_len, t->messages,
@@ -536,9 +610,13 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
         return 1;
     }
 
-    /* the output file (opened by now) names the sessions */
-    if (rg_store_ctx(e)->durable && opts->output) {
-        b.store_key = realpath(opts->output, NULL);
+    if (rg_store_ctx(e)->durable
+        && rg_batch_open_id(&b, opts->output, opts->resume) != RG_OK)
+    {
+        free(b.id_file);
+        free(b.store_key);
+        b.queue->close(b.queue);
+        return 1;
     }
 
     b.ids = json_object();
@@ -602,9 +680,15 @@ rg_batch_run(rg_engine_t *e, rg_batch_opts_t *opts)
         rc = 130;
     }
 
+    /* every task has its line: no session is left to resume */
+    if (b.id_file && !b.stopping && b.queue->stats.write_errors == 0) {
+        (void) unlink(b.id_file);
+    }
+
 done:
 
     free(b.store_key);
+    free(b.id_file);
 
     if (b.progress_ev) {
         event_free(b.progress_ev);

@@ -32,9 +32,11 @@ typedef struct {
     rg_engine_t        *engine;
     rg_batch_opts_t    *opts;
     rg_queue_t         *queue;
-    char               *store_key;    /* with store redis and -o: the
-                                         output's path, which names the
+    char               *store_key;    /* with store redis: the batch's
+                                         random id, which names the
                                          tasks' sessions; NULL: none */
+    char               *id_file;      /* where -o FILE's batch id is
+                                         kept for --resume, or NULL */
 
     unsigned            stopping:1;
     unsigned            finished:1;

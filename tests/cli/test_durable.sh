@@ -153,6 +153,8 @@ wait $bpid 2>/dev/null
 first=$(grep -c '"n":' "$tmp/requests.log")
 rg_check "the batch was killed with rounds still to go ($first model calls)" \
     test "$first" -ge 30 -a "$first" -lt 60
+rg_check "the killed batch's id is kept beside its results" \
+    grep -Eqx '[0-9a-f]{32}' "$tmp/b.out.rg-batch"
 "$R" -c "$tmp/d.conf" batch --no-progress --concurrency 20 --resume \
     -o "$tmp/b.out" "$tmp/b.jsonl" > /dev/null 2> "$tmp/b2.err"
 rg_equal "batch --resume ends" "$?" 0
@@ -163,5 +165,26 @@ total=$(grep -c '"n":' "$tmp/requests.log")
 rg_check "the resumed tasks went on: $total model calls for 60, at most \
 one repeated per task" test "$total" -ge 60 -a "$total" -le 80
 rg_expect "they were resumed" "$tmp/b2.err" "resumed (after|in) round"
+rg_check "once the resumed batch has every line, its batch id is gone" \
+    test ! -e "$tmp/b.out.rg-batch"
+
+# the sessions of a batch are its own (a random batch id, not the name of
+# its output file): the same tasks into the same path again, after the
+# first results were removed, call the model again
+: > "$tmp/requests.log"
+: > "$tmp/c.out"
+"$R" -c "$tmp/d.conf" batch --no-progress --concurrency 20 -o "$tmp/c.out" \
+    "$tmp/b.jsonl" > /dev/null 2> "$tmp/c1.err"
+rg_equal "a batch ends" "$?" 0
+rg_check "... and leaves no batch id once every task has its line" \
+    test ! -e "$tmp/c.out.rg-batch"
+rm -f "$tmp/c.out"
+: > "$tmp/c.out"
+"$R" -c "$tmp/d.conf" batch --no-progress --concurrency 20 -o "$tmp/c.out" \
+    "$tmp/b.jsonl" > /dev/null 2> "$tmp/c2.err"
+rg_equal "the same batch into the same path again ends" "$?" 0
+rg_equal "... every task ran again: 120 model calls for both runs" \
+    "$(grep -c '"n":' "$tmp/requests.log")" 120
+rg_lacks "... none was resumed" "$tmp/c2.err" "resumed"
 
 rg_done
