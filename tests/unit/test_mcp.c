@@ -9,7 +9,8 @@
  * cancels the call (notifications/cancelled, with its id), garbage on
  * stdout, a message over max_message, a crash and the restart after it,
  * a list that changes, a server that speaks another protocol version or
- * never starts, silence to server/discover, the environment it gets, a
+ * never starts, silence to server/discover, a server that never answers
+ * its handshake (bounded by start_timeout), the environment it gets, a
  * ping from the server, approval of a destructive tool, dedupe of a
  * read-only one, and the end of a server that ignores the end of its
  * input (SIGTERM) or even SIGTERM (SIGKILL). The real servers from npm
@@ -239,6 +240,11 @@ rg_fake_line(const char *line)
         return;
     }
 
+    if (strcmp(rg_fake_mode, "mute") == 0) {
+        json_decref(m);                  /* reads all, answers nothing */
+        return;
+    }
+
     id = json_object_get(m, "id");
     params = json_object_get(m, "params");
     method = json_string_value(json_object_get(m, "method"));
@@ -305,9 +311,16 @@ rg_fake_main(void)
     rg_fake_log = log ? fopen(log, "a") : NULL;
     memset(&line, 0, sizeof(line));
 
+    /* when each start began: the restarts' waits are measured by it */
     if (rg_fake_log) {
-        fprintf(rg_fake_log, "pid %d\n", (int) getpid());
+        fprintf(rg_fake_log, "pid %d at %lld\n", (int) getpid(),
+                (long long) rg_monotonic_msec());
         fflush(rg_fake_log);
+    }
+
+    if (strcmp(rg_fake_mode, "exit") == 0) {
+        fprintf(stderr, "exiting at once, as asked\n");
+        _exit(1);
     }
 
     if (strcmp(rg_fake_mode, "ignore-term") == 0) {
@@ -373,6 +386,8 @@ typedef struct {
     json_t             *msgs;
     char                self[PATH_MAX];
     char                log[PATH_MAX];
+    char                errlog[PATH_MAX];  /* reagent's, when logging */
+    rg_uint_t           logging;
     char                err[512];
 } rg_test_ctx_t;
 
@@ -400,6 +415,10 @@ rg_test_setup(void **state)
              (int) getpid());
     unlink(t->log);
 
+    snprintf(t->errlog, sizeof(t->errlog), "%s/reagent-%d.log",
+             rg_test_tmpdir(), (int) getpid());
+    unlink(t->errlog);
+
     return 0;
 }
 
@@ -417,6 +436,7 @@ rg_test_teardown(void **state)
     rg_test_mock_stop(t->mock);
     json_decref(t->msgs);
     unlink(t->log);
+    unlink(t->errlog);
     free(t);
 
     return 0;
@@ -440,12 +460,21 @@ rg_test_mock(rg_test_ctx_t *t, const char *script)
 
 
 /* llm at the mock, mcp "fk" the fake server in mode with `mcp` added,
- * agent "a" with `agent` (its tools fk__* unless it names its own) */
+ * agent "a" with `agent` (its tools fk__* unless it names its own);
+ * with t->logging, reagent's log at info goes to t->errlog */
 static void
 rg_test_engine(rg_test_ctx_t *t, const char *mode, const char *mcp,
     const char *agent)
 {
+    char  errlog[PATH_MAX + 32];
+
+    errlog[0] = '\0';
+    if (t->logging) {
+        snprintf(errlog, sizeof(errlog), "error_log %s info;", t->errlog);
+    }
+
     t->cycle = rg_test_cycle(t->err, sizeof(t->err),
+        "%s\n"
         "llm mock { base_url http://127.0.0.1:%d/v1; model mock-1;"
         "    max_retries 0; api_key_env " RG_TEST_KEY_ENV "; }\n"
         "mcp fk {\n"
@@ -456,7 +485,7 @@ rg_test_engine(rg_test_ctx_t *t, const char *mode, const char *mcp,
         "    %s\n"
         "}\n"
         "agent a { %s %s }\n",
-        t->mock ? t->mock->port : 1, t->self, mode, t->log,
+        errlog, t->mock ? t->mock->port : 1, t->self, mode, t->log,
         mcp && strstr(mcp, "restart_backoff") ? ""
                                                : "restart_backoff 100ms 1s;",
         mcp ? mcp : "",
@@ -552,15 +581,15 @@ rg_test_tool_result(rg_test_ctx_t *t, const char *id)
     } while (0)
 
 
-/* what the fake server was sent, and wrote (its pid) */
+/* a file's text, "" when there is none */
 static char *
-rg_test_fake_log(rg_test_ctx_t *t)
+rg_test_read(const char *path)
 {
     FILE    *f;
     char    *s;
     long     n;
 
-    f = fopen(t->log, "r");
+    f = fopen(path, "r");
     if (f == NULL) {
         return strdup("");
     }
@@ -577,6 +606,22 @@ rg_test_fake_log(rg_test_ctx_t *t)
     fclose(f);
 
     return s;
+}
+
+
+/* what the fake server was sent, and wrote (its pid) */
+static char *
+rg_test_fake_log(rg_test_ctx_t *t)
+{
+    return rg_test_read(t->log);
+}
+
+
+/* what reagent logged (t->logging) */
+static char *
+rg_test_errlog(rg_test_ctx_t *t)
+{
+    return rg_test_read(t->errlog);
 }
 
 
@@ -1344,6 +1389,61 @@ rg_test_silent_discover(void **state)
 }
 
 
+/* a server that never answers its handshake: the engine waits for it
+ * no longer than its start_timeout and starts without its tools; it is
+ * tried again, and a call of its tool is told so */
+static void
+rg_test_mute(void **state)
+{
+    char             *log;
+    rg_msec_t         start, took;
+    rg_test_ctx_t    *t;
+    rg_mcp_server_t  *s;
+
+    t = *state;
+
+    rg_test_mock(t, "["
+        "{\"message\": {\"tool_calls\": [{\"id\": \"e1\", \"name\": "
+            "\"fk__echo\", \"arguments\": {\"text\": \"x\"}}]}},"
+        "{\"message\": {\"content\": \"done\"}}]");
+
+    t->logging = 1;
+    start = rg_monotonic_msec();
+    rg_test_engine(t, "mute", "start_timeout 1s;", NULL);
+    took = rg_monotonic_msec() - start;
+
+    /* its start_timeout ended the wait, not the engine's own bound on it
+     * (start_timeout + 0.5s, after which it would still be starting) */
+    s = rg_test_server(t);
+    assert_int_equal(s->state, RG_MCP_DOWN);
+    assert_string_equal(s->why, "it did not finish starting within 1s "
+                        "(start_timeout)");
+    assert_true(s->restart_set);
+    assert_null(s->list);
+    assert_true(took >= 1000);
+
+    /* it was sent the handshake, and never got further */
+    log = rg_test_fake_log(t);
+    assert_int_equal(rg_test_count_lines(log, "\"initialize\"", NULL), 1);
+    assert_int_equal(rg_test_count_lines(log, "tools/list", NULL), 0);
+    free(log);
+
+    log = rg_test_errlog(t);
+    rg_test_contains(log, "mcp \"fk\": it did not finish starting within "
+                     "1s (start_timeout); starting it again in 0.1s");
+    rg_test_lacks(log, "still starting");
+    free(log);
+
+    /* the engine runs sessions; its tool is not there, and the model is
+     * told which are */
+    rg_test_session(t, "a", "go");
+    assert_int_equal(t->s->state, RG_SESSION_DONE);
+    assert_string_equal(rg_test_tool_result(t, "e1"), "error: unknown tool "
+                        "\"fk__echo\"; the tools you can call are: none");
+    assert_int_not_equal(rg_test_server(t)->state, RG_MCP_READY);
+}
+
+
 static void
 rg_test_session_protocol(void **state)
 {
@@ -1621,6 +1721,8 @@ main(int argc, char **argv)
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_silent_discover,
                                         rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_mute, rg_test_setup,
+                                        rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_session_protocol,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_env, rg_test_setup,
