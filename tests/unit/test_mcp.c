@@ -6,7 +6,8 @@
  * that this test binary plays itself (`test_mcp --fake-mcp`, told what
  * to do by FAKE_MODE and writing what it was sent to FAKE_LOG): calls in
  * parallel answered out of order, an error result, a timeout that
- * cancels the call (notifications/cancelled, with its id), garbage on
+ * cancels the call (notifications/cancelled, with its id), the mcp
+ * block's tool_timeout and the agent's per tool over it, garbage on
  * stdout, a message over max_message, a crash and the restart after it,
  * a list that changes, a server that speaks another protocol version or
  * never starts, silence to server/discover, a server that never answers
@@ -1168,6 +1169,43 @@ rg_test_parallel(void **state)
 }
 
 
+/* how many notifications/cancelled, for the reason, the fake server got
+ * with the id of the (first) call of its tool name */
+static int
+rg_test_cancelled(rg_test_ctx_t *t, const char *name, const char *reason)
+{
+    int          n;
+    char        *log, call[128], id[256];
+    const char  *p;
+
+    log = rg_test_fake_log(t);
+
+    snprintf(call, sizeof(call), "\"name\":\"%s\"", name);
+    p = strstr(log, call);
+    if (p == NULL) {
+        free(log);
+        return 0;
+    }
+    while (p > log && p[-1] != '\n') {
+        p--;
+    }
+    p = strstr(p, "\"id\":");
+    if (p == NULL) {
+        free(log);
+        return 0;
+    }
+
+    /* as reagent writes it: the id, then the reason */
+    snprintf(id, sizeof(id), "\"requestId\":%d,\"reason\":\"%s\"",
+             atoi(p + 5), reason);
+    n = rg_test_count_lines(log, "notifications/cancelled", id);
+
+    free(log);
+
+    return n;
+}
+
+
 static void
 rg_test_timeout_cancel(void **state)
 {
@@ -1212,6 +1250,71 @@ rg_test_timeout_cancel(void **state)
 
     /* the session's end cancels a call still running too */
     assert_int_equal(rg_test_server(t)->pending, 0);
+}
+
+
+/* the mcp block's tool_timeout, with no timeout in the agent */
+static void
+rg_test_block_timeout(void **state)
+{
+    rg_test_ctx_t  *t;
+
+    t = *state;
+
+    rg_test_mock(t, "["
+        "{\"message\": {\"tool_calls\": [{\"id\": \"h1\", \"name\": "
+            "\"fk__hang\", \"arguments\": {}}]}},"
+        "{\"message\": {\"tool_calls\": [{\"id\": \"e1\", \"name\": "
+            "\"fk__echo\", \"arguments\": {\"text\": \"after\"}}]}},"
+        "{\"message\": {\"content\": \"done\"}}]");
+
+    rg_test_engine(t, "good", "tool_timeout 300ms;", NULL);
+
+    rg_test_session(t, "a", "go");
+    assert_int_equal(t->s->state, RG_SESSION_DONE);
+
+    assert_string_equal(rg_test_tool_result(t, "h1"), "error: fk__hang timed "
+                        "out after 0.3s; try a smaller request or another "
+                        "approach");
+    assert_int_equal(rg_test_cancelled(t, "hang", "timed out"), 1);
+    assert_string_equal(rg_test_tool_result(t, "e1"), "echo: after");
+}
+
+
+/* the agent's tool_timeout for one tool wins over the block's, and the
+ * block's over the agent's for all its tools */
+static void
+rg_test_timeout_override(void **state)
+{
+    rg_test_ctx_t  *t;
+
+    t = *state;
+
+    rg_test_mock(t, "["
+        "{\"message\": {\"tool_calls\": ["
+            "{\"id\": \"h1\", \"name\": \"fk__hang\", \"arguments\": {}},"
+            "{\"id\": \"s1\", \"name\": \"fk__slow\", \"arguments\": "
+            "{\"ms\": 4000, \"text\": \"late\"}}]}},"
+        "{\"message\": {\"tool_calls\": [{\"id\": \"e1\", \"name\": "
+            "\"fk__echo\", \"arguments\": {\"text\": \"after\"}}]}},"
+        "{\"message\": {\"content\": \"done\"}}]");
+
+    rg_test_engine(t, "good", "tool_timeout 300ms;",
+                   "tool_timeout 5s; tool_timeout fk__hang 600ms;");
+
+    rg_test_session(t, "a", "go");
+    assert_int_equal(t->s->state, RG_SESSION_DONE);
+
+    assert_string_equal(rg_test_tool_result(t, "h1"), "error: fk__hang timed "
+                        "out after 0.6s; try a smaller request or another "
+                        "approach");
+    assert_string_equal(rg_test_tool_result(t, "s1"), "error: fk__slow timed "
+                        "out after 0.3s; try a smaller request or another "
+                        "approach");
+    /* answered after the server read the cancellations before it */
+    assert_string_equal(rg_test_tool_result(t, "e1"), "echo: after");
+    assert_int_equal(rg_test_cancelled(t, "hang", "timed out"), 1);
+    assert_int_equal(rg_test_cancelled(t, "slow", "timed out"), 1);
 }
 
 
@@ -1711,6 +1814,10 @@ main(int argc, char **argv)
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_timeout_cancel, rg_test_setup,
                                         rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_block_timeout, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_timeout_override,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_garbage, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_crash, rg_test_setup,
