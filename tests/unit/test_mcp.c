@@ -1377,6 +1377,7 @@ rg_test_crash(void **state)
             " \"name\": \"fk__echo\", \"arguments\": {\"text\": \"back\"}}]}},"
         "{\"message\": {\"content\": \"done\"}}]");
 
+    t->logging = 1;
     rg_test_engine(t, "good", "restart_backoff 1s 2s;", NULL);
 
     rg_test_session(t, "a", "go");
@@ -1403,6 +1404,16 @@ rg_test_crash(void **state)
     log = rg_test_fake_log(t);
     assert_int_equal(rg_test_count_lines(log, "pid ", NULL), 2);
     assert_int_equal(rg_test_count_lines(log, "\"initialize\"", NULL), 2);
+    free(log);
+
+    /* its stderr reached the log as it came, and again when it died */
+    log = rg_test_errlog(t);
+    assert_int_equal(rg_test_count_lines(log, "[info]", "mcp \"fk\" stderr: "
+                                         "crashing now, as asked"), 1);
+    assert_int_equal(rg_test_count_lines(log, "[warn]", "mcp \"fk\": its "
+                                         "process exited (exit status 3); "
+                                         "its stderr said: crashing now, as "
+                                         "asked"), 1);
     free(log);
 }
 

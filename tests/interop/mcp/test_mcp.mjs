@@ -398,6 +398,12 @@ async function restart() {
     ok(second !== first, `restart: another process serves (${first}, then ${second})`);
     has(r.stderr, "its process was killed by signal 9 (Killed); starting it again in 0.3s",
         "restart: the log says it died and when it starts again");
+    // server-everything says it starts on stderr: each process's line is
+    // logged as it comes, and the dead one's again with its death
+    const banner = r.stderr.split("\n").filter((l) => l.includes("mcp \"ev\" stderr: Starting default (STDIO) server"));
+    eq(banner.length, 2, "restart: each process's stderr reaches the log");
+    has(r.stderr, "mcp \"ev\": its process was killed by signal 9 (Killed); its stderr said: Starting default (STDIO) server",
+        "restart: the dead process's last stderr lines are logged with its death");
     m.stop();
 }
 
