@@ -9,6 +9,7 @@
  * cancels the call (notifications/cancelled, with its id), the mcp
  * block's tool_timeout and the agent's per tool over it, garbage on
  * stdout, a message over max_message, a crash and the restart after it,
+ * restarts after waits that double up to restart_backoff's longest,
  * a list that changes, a server that speaks another protocol version or
  * never starts, silence to server/discover, a server that never answers
  * its handshake (bounded by start_timeout), the environment it gets, a
@@ -1418,6 +1419,95 @@ rg_test_crash(void **state)
 }
 
 
+/* the engine's reactor runs for ms */
+static void
+rg_test_spin(rg_test_ctx_t *t, rg_msec_t ms)
+{
+    struct timeval  tv;
+
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+
+    event_base_loopexit(t->engine->base, &tv);
+    event_base_dispatch(t->engine->base);
+}
+
+
+/* a server that exits as soon as it starts: the waits before each start
+ * double from restart_backoff's first up to its longest */
+static void
+rg_test_backoff(void **state)
+{
+    int             i, n;
+    char           *log, *p, got[8][16];
+    long long       at[8];
+    rg_test_ctx_t  *t;
+
+    static const char  *want[] = { "0.1s", "0.2s", "0.4s", "0.4s" };
+    static const int    least[] = { 100, 200, 400, 400 };
+
+    t = *state;
+
+    t->logging = 1;
+    rg_test_engine(t, "exit", "restart_backoff 100ms 400ms;", NULL);
+
+    /* five starts: the first and four after a wait (within a minute, as
+     * a loaded machine may take its time) */
+    for (i = 0; i < 600; i++) {
+        log = rg_test_fake_log(t);
+        n = rg_test_count_lines(log, "pid ", NULL);
+        free(log);
+
+        if (n >= 5) {
+            break;
+        }
+
+        rg_test_spin(t, 100);
+    }
+
+    assert_true(n >= 5);
+
+    /* what the log says it waits */
+    log = rg_test_errlog(t);
+    n = 0;
+    for (p = log; n < 8 && (p = strstr(p, "; starting it again in ")); n++) {
+        p += strlen("; starting it again in ");
+        sscanf(p, "%15s", got[n]);
+    }
+    free(log);
+
+    assert_true(n >= 4);
+    for (i = 0; i < 4; i++) {
+        assert_string_equal(got[i], want[i]);
+    }
+
+    /* and at least that long passed between a start and the next */
+    log = rg_test_fake_log(t);
+    n = 0;
+    for (p = log; n < 8 && (p = strstr(p, "pid ")); n++, p++) {
+        p = strstr(p, " at ");
+        assert_non_null(p);
+        at[n] = atoll(p + 4);
+    }
+    free(log);
+
+    assert_true(n >= 5);
+    for (i = 0; i < 4; i++) {
+        if (at[i + 1] - at[i] < least[i]) {
+            print_error("start %d came %lld ms after the one before it\n",
+                        i + 2, at[i + 1] - at[i]);
+            fail();
+        }
+    }
+
+    /* what it said on stderr before each of the four ends */
+    log = rg_test_errlog(t);
+    assert_true(rg_test_count_lines(log, "mcp \"fk\" stderr: exiting at "
+                                    "once, as asked", NULL) >= 4);
+    free(log);
+}
+
+
 static void
 rg_test_list_changed(void **state)
 {
@@ -1832,6 +1922,8 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(rg_test_garbage, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_crash, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_backoff, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_list_changed, rg_test_setup,
                                         rg_test_teardown),
