@@ -8,16 +8,17 @@
  * parallel answered out of order, an error result, a timeout that
  * cancels the call (notifications/cancelled, with its id), the mcp
  * block's tool_timeout and the agent's per tool over it, garbage on
- * stdout, a message over max_message, a crash and the restart after it,
- * restarts after waits that double up to restart_backoff's longest,
- * a list that changes, a server that speaks another protocol version or
- * never starts, silence to server/discover, a server that never answers
- * its handshake (bounded by start_timeout) or closes its input, the environment it gets, a
- * ping from the server, approval of a destructive tool, dedupe of a
- * read-only one, and the end of a server that ignores the end of its
- * input (SIGTERM) or even SIGTERM (SIGKILL). The real servers from npm
- * are tests/cli/test_mcp_interop.sh's. Time is asserted only as lower
- * bounds. */
+ * stdout, a message over max_message, a crash and the restart after it
+ * (its stderr in the log), restarts after waits that double up to
+ * restart_backoff's longest, a list that changes, a server that speaks
+ * another protocol version or never starts, silence to server/discover,
+ * a server that never answers its handshake (bounded by start_timeout)
+ * or closes its input, the environment it gets, a ping from the server,
+ * approval of a destructive tool, dedupe of a read-only one, and the end
+ * of a server that ignores the end of its input (SIGTERM) or even
+ * SIGTERM (SIGKILL). The real servers from npm are
+ * tests/cli/test_mcp_interop.sh's. Time is asserted only as lower bounds.
+ */
 
 #include <rg_config.h>
 #include <rg_core.h>
