@@ -601,7 +601,7 @@ rg_mcp_restart_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_mcp_down(rg_mcp_server_t *s, rg_uint_t retry, const char *fmt, ...)
 {
-    char            sent[512], waiting[512];
+    char            sent[512], waiting[512], why[sizeof(s->why)];
     va_list         args;
     rg_msec_t       now, wait;
     struct timeval  tv;
@@ -613,9 +613,11 @@ rg_mcp_down(rg_mcp_server_t *s, rg_uint_t retry, const char *fmt, ...)
     /* from here on the handlers of the requests it fails see it down */
     s->state = retry ? RG_MCP_DOWN : RG_MCP_FAILED;
 
+    /* through a copy: callers pass s->why itself as an argument */
     va_start(args, fmt);
-    vsnprintf(s->why, sizeof(s->why), fmt, args);
+    vsnprintf(why, sizeof(why), fmt, args);
     va_end(args);
+    memcpy(s->why, why, sizeof(why));
 
     now = rg_monotonic_msec();
     wait = 0;

@@ -4,7 +4,8 @@
 # over stdio and Streamable HTTP, server-filesystem over stdio, a v1 SDK
 # server whose tools change, a v2 SDK server of the stateless revision, a
 # hand-written HTTP server that misbehaves, and the conformance suite's
-# client scenarios initialize, tools_call and sse-retry, all through the
+# client scenarios initialize, tools_call and sse-retry (elicitation is
+# checked to be declined; auth/* are not run: no OAuth), all through the
 # agent loop against the mock model (B/reagent, B/rg_mock).
 #
 # Run from the repository root by tests/run.sh. Without the interop tree

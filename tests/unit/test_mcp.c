@@ -6,15 +6,19 @@
  * that this test binary plays itself (`test_mcp --fake-mcp`, told what
  * to do by FAKE_MODE and writing what it was sent to FAKE_LOG): calls in
  * parallel answered out of order, an error result, a timeout that
- * cancels the call (notifications/cancelled, with its id), garbage on
- * stdout, a message over max_message, a crash and the restart after it,
- * a list that changes, a server that speaks another protocol version or
- * never starts, silence to server/discover, the environment it gets, a
- * ping from the server, approval of a destructive tool, dedupe of a
- * read-only one, and the end of a server that ignores the end of its
- * input (SIGTERM) or even SIGTERM (SIGKILL). The real servers from npm
- * are tests/cli/test_mcp_interop.sh's. Time is asserted only as lower
- * bounds. */
+ * cancels the call (notifications/cancelled, with its id), the mcp
+ * block's tool_timeout and the agent's per tool over it, garbage on
+ * stdout, a message over max_message, a crash and the restart after it
+ * (its stderr in the log), restarts after waits that double up to
+ * restart_backoff's longest, a list that changes, a server that speaks
+ * another protocol version or never starts, silence to server/discover,
+ * a server that never answers its handshake (bounded by start_timeout)
+ * or closes its input, the environment it gets, a ping from the server,
+ * approval of a destructive tool, dedupe of a read-only one, and the end
+ * of a server that ignores the end of its input (SIGTERM) or even
+ * SIGTERM (SIGKILL). The real servers from npm are
+ * tests/cli/test_mcp_interop.sh's. Time is asserted only as lower bounds.
+ */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -239,6 +243,11 @@ rg_fake_line(const char *line)
         return;
     }
 
+    if (strcmp(rg_fake_mode, "mute") == 0) {
+        json_decref(m);                  /* reads all, answers nothing */
+        return;
+    }
+
     id = json_object_get(m, "id");
     params = json_object_get(m, "params");
     method = json_string_value(json_object_get(m, "method"));
@@ -256,6 +265,10 @@ rg_fake_line(const char *line)
         }
 
     } else if (strcmp(method, "server/discover") == 0) {
+        if (strcmp(rg_fake_mode, "ignore-input") == 0) {
+            close(STDIN_FILENO);         /* what comes next is EPIPE */
+        }
+
         if (strcmp(rg_fake_mode, "silent") != 0) {
             rg_fake_send(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc",
                                    "2.0", "id", id, "error", "code", -32601,
@@ -305,9 +318,16 @@ rg_fake_main(void)
     rg_fake_log = log ? fopen(log, "a") : NULL;
     memset(&line, 0, sizeof(line));
 
+    /* when each start began: the restarts' waits are measured by it */
     if (rg_fake_log) {
-        fprintf(rg_fake_log, "pid %d\n", (int) getpid());
+        fprintf(rg_fake_log, "pid %d at %lld\n", (int) getpid(),
+                (long long) rg_monotonic_msec());
         fflush(rg_fake_log);
+    }
+
+    if (strcmp(rg_fake_mode, "exit") == 0) {
+        fprintf(stderr, "exiting at once, as asked\n");
+        _exit(1);
     }
 
     if (strcmp(rg_fake_mode, "ignore-term") == 0) {
@@ -373,6 +393,8 @@ typedef struct {
     json_t             *msgs;
     char                self[PATH_MAX];
     char                log[PATH_MAX];
+    char                errlog[PATH_MAX];  /* reagent's, when logging */
+    rg_uint_t           logging;
     char                err[512];
 } rg_test_ctx_t;
 
@@ -400,6 +422,10 @@ rg_test_setup(void **state)
              (int) getpid());
     unlink(t->log);
 
+    snprintf(t->errlog, sizeof(t->errlog), "%s/reagent-%d.log",
+             rg_test_tmpdir(), (int) getpid());
+    unlink(t->errlog);
+
     return 0;
 }
 
@@ -417,6 +443,7 @@ rg_test_teardown(void **state)
     rg_test_mock_stop(t->mock);
     json_decref(t->msgs);
     unlink(t->log);
+    unlink(t->errlog);
     free(t);
 
     return 0;
@@ -440,12 +467,21 @@ rg_test_mock(rg_test_ctx_t *t, const char *script)
 
 
 /* llm at the mock, mcp "fk" the fake server in mode with `mcp` added,
- * agent "a" with `agent` (its tools fk__* unless it names its own) */
+ * agent "a" with `agent` (its tools fk__* unless it names its own);
+ * with t->logging, reagent's log at info goes to t->errlog */
 static void
 rg_test_engine(rg_test_ctx_t *t, const char *mode, const char *mcp,
     const char *agent)
 {
+    char  errlog[PATH_MAX + 32];
+
+    errlog[0] = '\0';
+    if (t->logging) {
+        snprintf(errlog, sizeof(errlog), "error_log %s info;", t->errlog);
+    }
+
     t->cycle = rg_test_cycle(t->err, sizeof(t->err),
+        "%s\n"
         "llm mock { base_url http://127.0.0.1:%d/v1; model mock-1;"
         "    max_retries 0; api_key_env " RG_TEST_KEY_ENV "; }\n"
         "mcp fk {\n"
@@ -456,7 +492,7 @@ rg_test_engine(rg_test_ctx_t *t, const char *mode, const char *mcp,
         "    %s\n"
         "}\n"
         "agent a { %s %s }\n",
-        t->mock ? t->mock->port : 1, t->self, mode, t->log,
+        errlog, t->mock ? t->mock->port : 1, t->self, mode, t->log,
         mcp && strstr(mcp, "restart_backoff") ? ""
                                                : "restart_backoff 100ms 1s;",
         mcp ? mcp : "",
@@ -552,15 +588,15 @@ rg_test_tool_result(rg_test_ctx_t *t, const char *id)
     } while (0)
 
 
-/* what the fake server was sent, and wrote (its pid) */
+/* a file's text, "" when there is none */
 static char *
-rg_test_fake_log(rg_test_ctx_t *t)
+rg_test_read(const char *path)
 {
     FILE    *f;
     char    *s;
     long     n;
 
-    f = fopen(t->log, "r");
+    f = fopen(path, "r");
     if (f == NULL) {
         return strdup("");
     }
@@ -577,6 +613,22 @@ rg_test_fake_log(rg_test_ctx_t *t)
     fclose(f);
 
     return s;
+}
+
+
+/* what the fake server was sent, and wrote (its pid) */
+static char *
+rg_test_fake_log(rg_test_ctx_t *t)
+{
+    return rg_test_read(t->log);
+}
+
+
+/* what reagent logged (t->logging) */
+static char *
+rg_test_errlog(rg_test_ctx_t *t)
+{
+    return rg_test_read(t->errlog);
 }
 
 
@@ -1037,7 +1089,13 @@ rg_test_no_start(void **state)
     assert_non_null(e);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(rg_mcp_ctx(e)->servers[0].state, RG_MCP_DOWN);
-    rg_test_contains(rg_mcp_ctx(e)->servers[0].why, "exit status 1");
+    /* its exit seen, or (on a loaded machine) the first write to it
+     * finding it gone */
+    if (strstr(rg_mcp_ctx(e)->servers[0].why, "it closed its input")
+        == NULL)
+    {
+        rg_test_contains(rg_mcp_ctx(e)->servers[0].why, "exit status 1");
+    }
 
     rg_engine_destroy(e);
     rg_cycle_destroy(cycle);
@@ -1123,6 +1181,43 @@ rg_test_parallel(void **state)
 }
 
 
+/* how many notifications/cancelled, for the reason, the fake server got
+ * with the id of the (first) call of its tool name */
+static int
+rg_test_cancelled(rg_test_ctx_t *t, const char *name, const char *reason)
+{
+    int          n;
+    char        *log, call[128], id[256];
+    const char  *p;
+
+    log = rg_test_fake_log(t);
+
+    snprintf(call, sizeof(call), "\"name\":\"%s\"", name);
+    p = strstr(log, call);
+    if (p == NULL) {
+        free(log);
+        return 0;
+    }
+    while (p > log && p[-1] != '\n') {
+        p--;
+    }
+    p = strstr(p, "\"id\":");
+    if (p == NULL) {
+        free(log);
+        return 0;
+    }
+
+    /* as reagent writes it: the id, then the reason */
+    snprintf(id, sizeof(id), "\"requestId\":%d,\"reason\":\"%s\"",
+             atoi(p + 5), reason);
+    n = rg_test_count_lines(log, "notifications/cancelled", id);
+
+    free(log);
+
+    return n;
+}
+
+
 static void
 rg_test_timeout_cancel(void **state)
 {
@@ -1167,6 +1262,71 @@ rg_test_timeout_cancel(void **state)
 
     /* the session's end cancels a call still running too */
     assert_int_equal(rg_test_server(t)->pending, 0);
+}
+
+
+/* the mcp block's tool_timeout, with no timeout in the agent */
+static void
+rg_test_block_timeout(void **state)
+{
+    rg_test_ctx_t  *t;
+
+    t = *state;
+
+    rg_test_mock(t, "["
+        "{\"message\": {\"tool_calls\": [{\"id\": \"h1\", \"name\": "
+            "\"fk__hang\", \"arguments\": {}}]}},"
+        "{\"message\": {\"tool_calls\": [{\"id\": \"e1\", \"name\": "
+            "\"fk__echo\", \"arguments\": {\"text\": \"after\"}}]}},"
+        "{\"message\": {\"content\": \"done\"}}]");
+
+    rg_test_engine(t, "good", "tool_timeout 300ms;", NULL);
+
+    rg_test_session(t, "a", "go");
+    assert_int_equal(t->s->state, RG_SESSION_DONE);
+
+    assert_string_equal(rg_test_tool_result(t, "h1"), "error: fk__hang timed "
+                        "out after 0.3s; try a smaller request or another "
+                        "approach");
+    assert_int_equal(rg_test_cancelled(t, "hang", "timed out"), 1);
+    assert_string_equal(rg_test_tool_result(t, "e1"), "echo: after");
+}
+
+
+/* the agent's tool_timeout for one tool wins over the block's, and the
+ * block's over the agent's for all its tools */
+static void
+rg_test_timeout_override(void **state)
+{
+    rg_test_ctx_t  *t;
+
+    t = *state;
+
+    rg_test_mock(t, "["
+        "{\"message\": {\"tool_calls\": ["
+            "{\"id\": \"h1\", \"name\": \"fk__hang\", \"arguments\": {}},"
+            "{\"id\": \"s1\", \"name\": \"fk__slow\", \"arguments\": "
+            "{\"ms\": 4000, \"text\": \"late\"}}]}},"
+        "{\"message\": {\"tool_calls\": [{\"id\": \"e1\", \"name\": "
+            "\"fk__echo\", \"arguments\": {\"text\": \"after\"}}]}},"
+        "{\"message\": {\"content\": \"done\"}}]");
+
+    rg_test_engine(t, "good", "tool_timeout 300ms;",
+                   "tool_timeout 5s; tool_timeout fk__hang 600ms;");
+
+    rg_test_session(t, "a", "go");
+    assert_int_equal(t->s->state, RG_SESSION_DONE);
+
+    assert_string_equal(rg_test_tool_result(t, "h1"), "error: fk__hang timed "
+                        "out after 0.6s; try a smaller request or another "
+                        "approach");
+    assert_string_equal(rg_test_tool_result(t, "s1"), "error: fk__slow timed "
+                        "out after 0.3s; try a smaller request or another "
+                        "approach");
+    /* answered after the server read the cancellations before it */
+    assert_string_equal(rg_test_tool_result(t, "e1"), "echo: after");
+    assert_int_equal(rg_test_cancelled(t, "hang", "timed out"), 1);
+    assert_int_equal(rg_test_cancelled(t, "slow", "timed out"), 1);
 }
 
 
@@ -1229,6 +1389,7 @@ rg_test_crash(void **state)
             " \"name\": \"fk__echo\", \"arguments\": {\"text\": \"back\"}}]}},"
         "{\"message\": {\"content\": \"done\"}}]");
 
+    t->logging = 1;
     rg_test_engine(t, "good", "restart_backoff 1s 2s;", NULL);
 
     rg_test_session(t, "a", "go");
@@ -1255,6 +1416,105 @@ rg_test_crash(void **state)
     log = rg_test_fake_log(t);
     assert_int_equal(rg_test_count_lines(log, "pid ", NULL), 2);
     assert_int_equal(rg_test_count_lines(log, "\"initialize\"", NULL), 2);
+    free(log);
+
+    /* its stderr reached the log as it came, and again when it died */
+    log = rg_test_errlog(t);
+    assert_int_equal(rg_test_count_lines(log, "[info]", "mcp \"fk\" stderr: "
+                                         "crashing now, as asked"), 1);
+    assert_int_equal(rg_test_count_lines(log, "[warn]", "mcp \"fk\": its "
+                                         "process exited (exit status 3); "
+                                         "its stderr said: crashing now, as "
+                                         "asked"), 1);
+    free(log);
+}
+
+
+/* the engine's reactor runs for ms */
+static void
+rg_test_spin(rg_test_ctx_t *t, rg_msec_t ms)
+{
+    struct timeval  tv;
+
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+
+    event_base_loopexit(t->engine->base, &tv);
+    event_base_dispatch(t->engine->base);
+}
+
+
+/* a server that exits as soon as it starts: the waits before each start
+ * double from restart_backoff's first up to its longest */
+static void
+rg_test_backoff(void **state)
+{
+    int             i, n;
+    char           *log, *p, got[8][16];
+    long long       at[8];
+    rg_test_ctx_t  *t;
+
+    static const char  *want[] = { "0.1s", "0.2s", "0.4s", "0.4s" };
+    static const int    least[] = { 100, 200, 400, 400 };
+
+    t = *state;
+
+    t->logging = 1;
+    rg_test_engine(t, "exit", "restart_backoff 100ms 400ms;", NULL);
+
+    /* five starts: the first and four after a wait (within a minute, as
+     * a loaded machine may take its time) */
+    for (i = 0; i < 600; i++) {
+        log = rg_test_fake_log(t);
+        n = rg_test_count_lines(log, "pid ", NULL);
+        free(log);
+
+        if (n >= 5) {
+            break;
+        }
+
+        rg_test_spin(t, 100);
+    }
+
+    assert_true(n >= 5);
+
+    /* what the log says it waits */
+    log = rg_test_errlog(t);
+    n = 0;
+    for (p = log; n < 8 && (p = strstr(p, "; starting it again in ")); n++) {
+        p += strlen("; starting it again in ");
+        sscanf(p, "%15s", got[n]);
+    }
+    free(log);
+
+    assert_true(n >= 4);
+    for (i = 0; i < 4; i++) {
+        assert_string_equal(got[i], want[i]);
+    }
+
+    /* and at least that long passed between a start and the next */
+    log = rg_test_fake_log(t);
+    n = 0;
+    for (p = log; n < 8 && (p = strstr(p, "pid ")); n++, p++) {
+        p = strstr(p, " at ");
+        assert_non_null(p);
+        at[n] = atoll(p + 4);
+    }
+    free(log);
+
+    assert_true(n >= 5);
+    for (i = 0; i < 4; i++) {
+        if (at[i + 1] - at[i] < least[i]) {
+            print_error("start %d came %lld ms after the one before it\n",
+                        i + 2, at[i + 1] - at[i]);
+            fail();
+        }
+    }
+
+    /* what it said on stderr before each of the four ends */
+    log = rg_test_errlog(t);
+    assert_true(rg_test_count_lines(log, "mcp \"fk\" stderr: exiting at "
+                                    "once, as asked", NULL) >= 4);
     free(log);
 }
 
@@ -1340,6 +1600,86 @@ rg_test_silent_discover(void **state)
     log = rg_test_fake_log(t);
     assert_int_equal(rg_test_count_lines(log, "server/discover", NULL), 1);
     assert_int_equal(rg_test_count_lines(log, "\"initialize\"", NULL), 1);
+    free(log);
+}
+
+
+/* a server that never answers its handshake: the engine waits for it
+ * no longer than its start_timeout and starts without its tools; it is
+ * tried again, and a call of its tool is told so */
+static void
+rg_test_mute(void **state)
+{
+    char             *log;
+    rg_msec_t         start, took;
+    rg_test_ctx_t    *t;
+    rg_mcp_server_t  *s;
+
+    t = *state;
+
+    rg_test_mock(t, "["
+        "{\"message\": {\"tool_calls\": [{\"id\": \"e1\", \"name\": "
+            "\"fk__echo\", \"arguments\": {\"text\": \"x\"}}]}},"
+        "{\"message\": {\"content\": \"done\"}}]");
+
+    t->logging = 1;
+    start = rg_monotonic_msec();
+    rg_test_engine(t, "mute", "start_timeout 1s;", NULL);
+    took = rg_monotonic_msec() - start;
+
+    /* its start_timeout ended the wait, not the engine's own bound on it
+     * (start_timeout + 0.5s, after which it would still be starting) */
+    s = rg_test_server(t);
+    assert_int_equal(s->state, RG_MCP_DOWN);
+    assert_string_equal(s->why, "it did not finish starting within 1s "
+                        "(start_timeout)");
+    assert_true(s->restart_set);
+    assert_null(s->list);
+    assert_true(took >= 1000);
+
+    /* it was sent the handshake, and never got further */
+    log = rg_test_fake_log(t);
+    assert_int_equal(rg_test_count_lines(log, "\"initialize\"", NULL), 1);
+    assert_int_equal(rg_test_count_lines(log, "tools/list", NULL), 0);
+    free(log);
+
+    log = rg_test_errlog(t);
+    rg_test_contains(log, "mcp \"fk\": it did not finish starting within "
+                     "1s (start_timeout); starting it again in 0.1s");
+    rg_test_lacks(log, "still starting");
+    free(log);
+
+    /* the engine runs sessions; its tool is not there, and the model is
+     * told which are */
+    rg_test_session(t, "a", "go");
+    assert_int_equal(t->s->state, RG_SESSION_DONE);
+    assert_string_equal(rg_test_tool_result(t, "e1"), "error: unknown tool "
+                        "\"fk__echo\"; the tools you can call are: none");
+    assert_int_not_equal(rg_test_server(t)->state, RG_MCP_READY);
+}
+
+
+/* a server that closes its input (and lives on): the write that finds
+ * out says so, in the log and in why */
+static void
+rg_test_closed_input(void **state)
+{
+    char             *log;
+    rg_test_ctx_t    *t;
+    rg_mcp_server_t  *s;
+
+    t = *state;
+
+    t->logging = 1;
+    rg_test_engine(t, "ignore-input", NULL, NULL);
+
+    s = rg_test_server(t);
+    assert_int_equal(s->state, RG_MCP_DOWN);
+    assert_string_equal(s->why, "it closed its input");
+
+    log = rg_test_errlog(t);
+    rg_test_contains(log, "mcp \"fk\": it closed its input; starting it "
+                     "again in 0.1s");
     free(log);
 }
 
@@ -1611,9 +1951,15 @@ main(int argc, char **argv)
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_timeout_cancel, rg_test_setup,
                                         rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_block_timeout, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_timeout_override,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_garbage, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_crash, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_backoff, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_list_changed, rg_test_setup,
                                         rg_test_teardown),
@@ -1621,6 +1967,10 @@ main(int argc, char **argv)
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_silent_discover,
                                         rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_mute, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_closed_input, rg_test_setup,
+                                        rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_session_protocol,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_env, rg_test_setup,
