@@ -53,6 +53,7 @@ typedef struct {
 
 static void rg_durable_done(void *data, const rg_store_res_t *res);
 static void rg_durable_retry(evutil_socket_t fd, short what, void *arg);
+static void rg_durable_fail(rg_session_t *s, const char *why);
 
 
 static rg_int_t
@@ -394,8 +395,25 @@ rg_durable_send(rg_session_t *s)
 
 failed:
 
-    rg_session_finish(s, RG_SESSION_FAILED, "out of memory writing the "
-                      "session's checkpoint");
+    rg_durable_fail(s, "out of memory writing the session's checkpoint");
+}
+
+
+/* the checkpoint cannot be written: a live session ends failed; one
+ * that had ended (this was its final status) tells its owner all the
+ * same, with the status it has, for nothing else will */
+static void
+rg_durable_fail(rg_session_t *s, const char *why)
+{
+    if (!rg_session_final(s)) {
+        rg_session_finish(s, RG_SESSION_FAILED, "%s", why);
+        return;
+    }
+
+    rg_log_error(RG_LOG_ERR, &s->log, 0, "the session %s, but its final "
+                 "status was not written to the store: %s",
+                 rg_session_state_name(s->state), why);
+    rg_session_drop(s, why);     /* may destroy s */
 }
 
 
@@ -446,11 +464,11 @@ rg_durable_done(void *data, const rg_store_res_t *res)
     timeout = rg_store_timeout(s->engine);
 
     if (rg_monotonic_msec() - s->dur->cp_failing >= timeout) {
-        snprintf(why, sizeof(why), "%s", res->err ? res->err : "no answer");
+        snprintf(why, sizeof(why), "the store did not take the session's "
+                 "checkpoint for %.3gs (store_timeout): %s",
+                 (double) timeout / 1000, res->err ? res->err : "no answer");
         s->fenced = 1;        /* the final status cannot be written either */
-        rg_session_finish(s, RG_SESSION_FAILED, "the store did not take the "
-                          "session's checkpoint for %.3gs (store_timeout): "
-                          "%s", (double) timeout / 1000, why);
+        rg_durable_fail(s, why);
         return;
     }
 
@@ -508,8 +526,7 @@ void
 rg_durable_checkpoint(rg_session_t *s, rg_durable_next_pt next)
 {
     if (rg_durable_init(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory writing the "
-                          "session's checkpoint");
+        rg_durable_fail(s, "out of memory writing the session's checkpoint");
         return;
     }
 

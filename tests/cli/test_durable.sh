@@ -6,8 +6,9 @@
 # of round 2 is finished by `reagent resume`, and its model requests are
 # byte for byte those of an uninterrupted run (the model call in flight
 # at the kill is the only one sent again); a resumed session that had
-# ended says so; an unknown id, and a store that cannot be reached at
-# start (run and -t), are clear errors naming what is wrong.
+# ended says so; a turn of 300 calls is checkpointed whole and ends done;
+# an unknown id, and a store that cannot be reached at start (run and
+# -t), are clear errors naming what is wrong.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -117,6 +118,24 @@ rg_expect "and prints its answer" "$tmp/r2.out" '^four and nine$'
     > "$tmp/r3.out" 2> "$tmp/r3.err"
 rg_equal "an unknown id exits 1" "$?" 1
 rg_expect "and says so" "$tmp/r3.err" 'no session "s-0+" in the store'
+
+# a turn of 300 calls: a checkpoint larger than a fixed array of
+# arguments holds; the session ends done and the store has all of it
+rg_mock big --calls 300
+cat > "$tmp/big.conf" <<CONF
+load_module $(cd "$B" && pwd)/modules/calc.so;
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; tools calc; max_tool_calls_per_turn 300; }
+store redis { server unix:$redis_sock; prefix "t:"; }
+CONF
+timeout -k 5 120 "$R" -c "$tmp/big.conf" run -a a "many sums" \
+    > "$tmp/big.out" 2> "$tmp/big.err"
+rg_equal "a turn of 300 calls ends, done" "$?" 0
+bid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/big.err")
+rg_equal "the store says done" "$(rg_rcli hget "t:{$bid}:meta" status)" done
+rg_check "and holds the turn's records ($(rg_rcli llen "t:{$bid}:msgs"))" \
+    test "$(rg_rcli llen "t:{$bid}:msgs")" -gt 600
+rg_lacks "no false out of memory" "$tmp/big.err" 'out of memory'
 
 # a store that cannot be reached
 sed "s|unix:$redis_sock|127.0.0.1:1; connect_timeout 300ms|" \
