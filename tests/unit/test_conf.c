@@ -1637,6 +1637,8 @@ rg_test_cycle_errors(void **state)
         { RG_TEST_LLM "agent x {\n    dedupe_ttl forever;\n}\n",
           "\"dedupe_ttl\" directive expects a time such as 500ms, 30s, 5m "
           "or 1h in test.conf:3" },
+        { RG_TEST_LLM "agent x {\n    dedupe_ttl 0;\n}\n",
+          "\"dedupe_ttl\" directive must be more than 0 in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    context_limit lots;\n}\n",
           "\"context_limit\" directive expects a non-negative integer "
           "in test.conf:3" },
