@@ -5,7 +5,9 @@
 #   - the server is stopped while 300 sessions run and started again on
 #     the same port 3 s later: every task ends done, once, and Redis
 #     holds each session's final status;
-#   - the log says the outage once, not once per operation;
+#   - the log says the outage once, not once per operation nor once per
+#     session (a few lines in all, one summing up the sessions that
+#     waited);
 #   - a Redis that never answers: `reagent -t` and run say so within the
 #     connect timeout, with the address.
 #
@@ -98,6 +100,16 @@ rg_check "the outage is logged once, not per operation ($lines lines for \
 300 sessions)" test "$lines" -ge 1 -a "$lines" -le 4
 [ "$lines" -le 4 ] || sed 's/^/#   /' "$tmp/outage.log" | head -n 10
 rg_expect "and its end" "$tmp/b.err" "redis 127.0.0.1:$rport reachable again"
+# and nothing else per session: the sessions that waited are summed up
+# in one line when the store takes their checkpoints again
+# (the log's lines, not the batch summary's)
+grep -E '^[0-9]{4}/[0-9]{2}/[0-9]{2} ' "$tmp/b.err" > "$tmp/nonbatch.log"
+lines=$(grep -c . "$tmp/nonbatch.log")
+rg_check "the whole log of the outage is a few lines ($lines for 300 \
+sessions)" test "$lines" -ge 1 -a "$lines" -le 4
+[ "$lines" -le 4 ] || sed 's/^/#   /' "$tmp/nonbatch.log" | head -n 10
+rg_expect "one of them sums up the sessions that waited" "$tmp/b.err" \
+    'the store took the checkpoints again: [0-9]+ sessions waited for it'
 
 # a Redis that is not there
 dead=$(rg_free_port)
