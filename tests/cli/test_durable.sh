@@ -7,6 +7,7 @@
 # byte for byte those of an uninterrupted run (the model call in flight
 # at the kill is the only one sent again); a resumed session that had
 # ended says so; a turn of 300 calls is checkpointed whole and ends done;
+# status prints the reason of a session that did not end done;
 # an unknown id, and a store that cannot be reached at start (run and
 # -t), are clear errors naming what is wrong.
 #
@@ -182,5 +183,17 @@ total=$(grep -c '"n":' "$tmp/requests.log")
 rg_check "the resumed tasks went on: $total model calls for 60, at most \
 one repeated per task" test "$total" -ge 60 -a "$total" -le 80
 rg_expect "they were resumed" "$tmp/b2.err" "resumed (after|in) round"
+
+# a session that did not end done: status gives its reason, from the
+# store, in another process
+sed 's/system_prompt "You add.";/max_rounds 1;/' "$tmp/d.conf" \
+    > "$tmp/mr.conf"
+"$R" -c "$tmp/mr.conf" run -a a "do the sums" > "$tmp/mr.out" 2> "$tmp/mr.err"
+rg_check "a run stopped by max_rounds exits non-zero" test "$?" -ne 0
+mid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/mr.err")
+"$R" -c "$tmp/d.conf" status "$mid" > "$tmp/mst.out" 2>&1
+rg_expect "status prints its status" "$tmp/mst.out" '^status: max_rounds$'
+rg_expect "and its reason" "$tmp/mst.out" \
+    '^reason: stopped after 1 rounds? \(max_rounds\): the model still asked for 1 tool call, the first to "calc"$'
 
 rg_done
