@@ -33,6 +33,9 @@ typedef struct {
     char                worker[128];  /* "host:pid", for the store */
     uint64_t            checkpoints;
     uint64_t            checkpoint_retries;
+    rg_uint_t           cp_waiting;   /* sessions waiting for the store */
+    rg_uint_t           cp_waited;    /* of this outage, written since */
+    rg_msec_t           cp_wait_max;  /* the longest wait of the outage */
     uint64_t            resumed;
     void               *flights;      /* dedupe keys of calls in flight
                                          (rg_dedupe.c) */

@@ -39,6 +39,8 @@ static rg_conf_num_bounds_t  rg_agent_depth_bounds = { 0, 16 };
 static rg_conf_num_bounds_t  rg_agent_repeat_bounds = { 0, 1000 };
 static rg_conf_num_bounds_t  rg_agent_threshold_bounds = { 0, 1 };
 static rg_conf_num_bounds_t  rg_agent_calls_bounds = { 1, RG_LLM_MAX_CALLS };
+/* a TTL of 0 would keep the keys forever */
+static rg_conf_num_bounds_t  rg_agent_ttl_bounds = { 1, 0 };
 
 static rg_conf_enum_t  rg_agent_dedupe_enum[] = {
     { rg_string("off"), RG_DEDUPE_OFF },
@@ -121,7 +123,8 @@ static rg_command_t  rg_agent_commands[] = {
       rg_agent_dedupe_enum },
 
     { rg_string("dedupe_ttl"), RG_AGENT_CONF|RG_CONF_TAKE1,
-      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, dedupe_ttl), NULL },
+      rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, dedupe_ttl),
+      &rg_agent_ttl_bounds },
 
     { rg_string("dedupe_wait"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, dedupe_wait), NULL },

@@ -53,6 +53,8 @@ typedef struct {
 
 static void rg_durable_done(void *data, const rg_store_res_t *res);
 static void rg_durable_retry(evutil_socket_t fd, short what, void *arg);
+static void rg_durable_fail(rg_session_t *s, const char *why);
+static void rg_durable_waited(rg_session_t *s, rg_uint_t written);
 
 
 static rg_int_t
@@ -394,8 +396,25 @@ rg_durable_send(rg_session_t *s)
 
 failed:
 
-    rg_session_finish(s, RG_SESSION_FAILED, "out of memory writing the "
-                      "session's checkpoint");
+    rg_durable_fail(s, "out of memory writing the session's checkpoint");
+}
+
+
+/* the checkpoint cannot be written: a live session ends failed; one
+ * that had ended (this was its final status) tells its owner all the
+ * same, with the status it has, for nothing else will */
+static void
+rg_durable_fail(rg_session_t *s, const char *why)
+{
+    if (!rg_session_final(s)) {
+        rg_session_finish(s, RG_SESSION_FAILED, "%s", why);
+        return;
+    }
+
+    rg_log_error(RG_LOG_ERR, &s->log, 0, "the session %s, but its final "
+                 "status was not written to the store: %s",
+                 rg_session_state_name(s->state), why);
+    rg_session_drop(s, why);     /* may destroy s */
 }
 
 
@@ -413,12 +432,12 @@ rg_durable_done(void *data, const rg_store_res_t *res)
 
     if (res->rc == RG_OK) {
         if (s->dur->cp_failing) {
-            rg_log_error(RG_LOG_NOTICE, &s->log, 0, "checkpoint written "
+            rg_log_error(RG_LOG_INFO, &s->log, 0, "checkpoint written "
                          "after %lu attempts",
                          (unsigned long) s->dur->cp_attempts + 1);
         }
 
-        s->dur->cp_failing = 0;
+        rg_durable_waited(s, 1);
         s->dur->cp_attempts = 0;
         rg_durable_commit(s);
 
@@ -434,6 +453,7 @@ rg_durable_done(void *data, const rg_store_res_t *res)
         snprintf(why, sizeof(why), "%s", res->err ? res->err : "refused");
         rg_log_error(RG_LOG_WARN, &s->log, 0, "the store refused the "
                      "session's checkpoint (%s): dropping it here", why);
+        rg_durable_waited(s, 0);
         rg_session_drop(s, why);
         return;
     }
@@ -441,16 +461,18 @@ rg_durable_done(void *data, const rg_store_res_t *res)
     /* the store is away: wait for it, up to store_timeout */
     if (s->dur->cp_failing == 0) {
         s->dur->cp_failing = rg_monotonic_msec();
+        rg_agent_ctx(s->engine)->cp_waiting++;
     }
 
     timeout = rg_store_timeout(s->engine);
 
     if (rg_monotonic_msec() - s->dur->cp_failing >= timeout) {
-        snprintf(why, sizeof(why), "%s", res->err ? res->err : "no answer");
+        snprintf(why, sizeof(why), "the store did not take the session's "
+                 "checkpoint for %.3gs (store_timeout): %s",
+                 (double) timeout / 1000, res->err ? res->err : "no answer");
         s->fenced = 1;        /* the final status cannot be written either */
-        rg_session_finish(s, RG_SESSION_FAILED, "the store did not take the "
-                          "session's checkpoint for %.3gs (store_timeout): "
-                          "%s", (double) timeout / 1000, why);
+        rg_durable_waited(s, 0);
+        rg_durable_fail(s, why);
         return;
     }
 
@@ -476,6 +498,45 @@ rg_durable_done(void *data, const rg_store_res_t *res)
     evtimer_assign(&s->dur->cp_retry, s->engine->base, rg_durable_retry, s);
     evtimer_add(&s->dur->cp_retry, &tv);
     s->cp_retry_set = 1;
+}
+
+
+/* the session waits for the store no more; the last of an outage to
+ * stop waiting says, for all of them, that it is over: one line per
+ * outage, not one per session */
+static void
+rg_durable_waited(rg_session_t *s, rg_uint_t written)
+{
+    rg_msec_t        wait;
+    rg_agent_ctx_t  *ctx;
+
+    if (s->dur->cp_failing == 0) {
+        return;
+    }
+
+    ctx = rg_agent_ctx(s->engine);
+    wait = rg_monotonic_msec() - s->dur->cp_failing;
+    s->dur->cp_failing = 0;
+
+    ctx->cp_waiting--;
+
+    if (written) {
+        ctx->cp_waited++;
+        ctx->cp_wait_max = rg_max(ctx->cp_wait_max, wait);
+    }
+
+    if (ctx->cp_waiting || ctx->cp_waited == 0) {
+        return;
+    }
+
+    rg_log_error(RG_LOG_NOTICE, s->engine->log, 0, "the store took the "
+                 "checkpoints again: %lu session%s waited for it, up to "
+                 "%.3gs", (unsigned long) ctx->cp_waited,
+                 ctx->cp_waited == 1 ? "" : "s",
+                 (double) ctx->cp_wait_max / 1000);
+
+    ctx->cp_waited = 0;
+    ctx->cp_wait_max = 0;
 }
 
 
@@ -508,13 +569,12 @@ void
 rg_durable_checkpoint(rg_session_t *s, rg_durable_next_pt next)
 {
     if (rg_durable_init(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory writing the "
-                          "session's checkpoint");
+        rg_durable_fail(s, "out of memory writing the session's checkpoint");
         return;
     }
 
     s->dur->cp_next = next;
-    s->dur->cp_failing = 0;
+    rg_durable_waited(s, 0);
     s->dur->cp_attempts = 0;
 
     rg_durable_send(s);
@@ -541,6 +601,7 @@ rg_durable_stop(rg_session_t *s)
         s->cp_retry_set = 0;
     }
 
+    rg_durable_waited(s, 0);
     s->dur->cp_next = NULL;
 }
 

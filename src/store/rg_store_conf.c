@@ -35,6 +35,8 @@ static rg_conf_num_bounds_t  rg_store_db_bounds = { 0, 1000 };
 static rg_conf_num_bounds_t  rg_store_conns_bounds = { 1, 64 };
 static rg_conf_num_bounds_t  rg_store_events_bounds = { 1, 1000000 };
 static rg_conf_num_bounds_t  rg_store_events_ttl_bounds = { 1, 0 };
+/* a TTL of 0 would keep the keys forever */
+static rg_conf_num_bounds_t  rg_store_ttl_bounds = { 1, 0 };
 
 
 static rg_command_t  rg_store_commands[] = {
@@ -44,7 +46,8 @@ static rg_command_t  rg_store_commands[] = {
       rg_store_directive, 0, NULL },
 
     { rg_string("session_ttl"), RG_MAIN_CONF|RG_CONF_TAKE1,
-      rg_conf_set_msec_slot, offsetof(rg_store_conf_t, session_ttl), NULL },
+      rg_conf_set_msec_slot, offsetof(rg_store_conf_t, session_ttl),
+      &rg_store_ttl_bounds },
 
     { rg_string("store_timeout"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_msec_slot, offsetof(rg_store_conf_t, store_timeout),

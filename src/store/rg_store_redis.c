@@ -14,7 +14,8 @@
 #include <rg_redis.h>
 
 
-#define RG_STORE_REDIS_ARGS  512      /* arguments of one operation */
+#define RG_STORE_REDIS_ARGS  64       /* arguments of a small operation */
+#define RG_STORE_REDIS_ITEMS 512      /* reply items read without malloc */
 
 
 typedef enum {
@@ -265,12 +266,16 @@ static rg_redis_script_t  *rg_sr_scripts[] = {
 };
 
 
-/* arguments of one command, built on the stack of the caller */
+/* arguments of one command, built on the stack of the caller; a
+ * checkpoint, whose count grows with its records, sizes its own arrays */
 typedef struct {
     int                 argc;
+    int                 nargs;        /* room in argv and lens */
     int                 nkeys;
-    const char         *argv[RG_STORE_REDIS_ARGS];
-    size_t              lens[RG_STORE_REDIS_ARGS];
+    const char        **argv;
+    size_t             *lens;
+    const char         *argv0[RG_STORE_REDIS_ARGS];
+    size_t              lens0[RG_STORE_REDIS_ARGS];
     char                buf[4096];    /* keys and numbers */
     size_t              used;
     unsigned            overflow:1;
@@ -278,9 +283,22 @@ typedef struct {
 
 
 static void
+rg_sr_args_init(rg_sr_args_t *a)
+{
+    a->argc = 0;
+    a->nargs = RG_STORE_REDIS_ARGS;
+    a->nkeys = 0;
+    a->argv = a->argv0;
+    a->lens = a->lens0;
+    a->used = 0;
+    a->overflow = 0;
+}
+
+
+static void
 rg_sr_arg(rg_sr_args_t *a, const char *p, size_t len)
 {
-    if (a->argc == RG_STORE_REDIS_ARGS) {
+    if (a->argc == a->nargs) {
         a->overflow = 1;
         return;
     }
@@ -524,7 +542,7 @@ static void
 rg_sr_reply_handler(void *data, redisReply *reply, const char *err)
 {
     rg_uint_t        i, n;
-    rg_str_t         buf[RG_STORE_REDIS_ARGS];
+    rg_str_t         buf[RG_STORE_REDIS_ITEMS];
     rg_str_t        *items;
     redisReply      *f, *l;
     rg_store_op_t   *op;
@@ -710,9 +728,7 @@ rg_sr_get(rg_store_t *st, const rg_str_t *key, rg_store_pt cb, void *data)
 {
     rg_sr_args_t  a;
 
-    a.argc = a.nkeys = 0;
-    a.used = 0;
-    a.overflow = 0;
+    rg_sr_args_init(&a);
     st->stats.gets++;
 
     rg_str_t      tag;
@@ -732,9 +748,7 @@ rg_sr_set(rg_store_t *st, const rg_str_t *key, const rg_str_t *value,
     rg_sr_args_t  a;
     rg_str_t      tag;
 
-    a.argc = a.nkeys = 0;
-    a.used = 0;
-    a.overflow = 0;
+    rg_sr_args_init(&a);
     st->stats.sets++;
 
     rg_sr_arg(&a, "SET", 3);
@@ -765,9 +779,7 @@ rg_sr_del(rg_store_t *st, const rg_str_t *key, rg_store_pt cb, void *data)
 {
     rg_sr_args_t  a;
 
-    a.argc = a.nkeys = 0;
-    a.used = 0;
-    a.overflow = 0;
+    rg_sr_args_init(&a);
 
     rg_str_t      tag;
 
@@ -785,9 +797,7 @@ rg_sr_incr(rg_store_t *st, const rg_str_t *key, int64_t by, rg_msec_t ttl,
 {
     rg_sr_args_t  a;
 
-    a.argc = a.nkeys = 0;
-    a.used = 0;
-    a.overflow = 0;
+    rg_sr_args_init(&a);
 
     rg_str_t      tag;
 
@@ -804,6 +814,7 @@ static rg_store_op_t *
 rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     rg_store_pt cb, void *data)
 {
+    size_t             n;
     rg_uint_t          i;
     rg_sr_args_t      *a;
     rg_store_op_t     *op;
@@ -811,15 +822,35 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
 
     r = (rg_store_redis_t *) st;
 
+    /* 4 keys and 4 numbers, the records, the meta's pairs */
+    if (cp->nmsgs > (rg_uint_t) INT_MAX / 4
+        || cp->nfields > (rg_uint_t) INT_MAX / 8)
+    {
+        return NULL;
+    }
+
+    n = 8 + cp->nmsgs + 2 * cp->nfields;
+
     /* the arguments are large: off the stack */
     a = malloc(sizeof(rg_sr_args_t));
     if (a == NULL) {
         return NULL;
     }
 
-    a->argc = a->nkeys = 0;
-    a->used = 0;
-    a->overflow = 0;
+    rg_sr_args_init(a);
+
+    if (n > RG_STORE_REDIS_ARGS) {
+        a->argv = malloc(n * sizeof(const char *));
+        a->lens = malloc(n * sizeof(size_t));
+        a->nargs = (int) n;
+
+        if (a->argv == NULL || a->lens == NULL) {
+            free(a->argv);
+            free(a->lens);
+            free(a);
+            return NULL;
+        }
+    }
 
     rg_sr_session_key(r, a, &cp->id, "meta", 4);
     rg_sr_session_key(r, a, &cp->id, "msgs", 4);
@@ -838,7 +869,14 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
         rg_sr_arg(a, cp->fields[i].data, cp->fields[i].len);
     }
 
-    op = rg_sr_send(st, &cp->id, a, &rg_sr_checkpoint_lua, RG_SR_CHECKPOINT, cb, data);
+    op = rg_sr_send(st, &cp->id, a, &rg_sr_checkpoint_lua, RG_SR_CHECKPOINT,
+                    cb, data);
+
+    if (a->argv != a->argv0) {
+        free(a->argv);
+        free(a->lens);
+    }
+
     free(a);
 
     return op;
@@ -852,9 +890,7 @@ rg_sr_load(rg_store_t *st, const rg_str_t *id, rg_store_pt cb, void *data)
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
-    a.argc = a.nkeys = 0;
-    a.used = 0;
-    a.overflow = 0;
+    rg_sr_args_init(&a);
 
     rg_sr_session_key(r, &a, id, "meta", 4);
     rg_sr_session_key(r, &a, id, "msgs", 4);
@@ -871,9 +907,7 @@ rg_sr_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
-    a.argc = a.nkeys = 0;
-    a.used = 0;
-    a.overflow = 0;
+    rg_sr_args_init(&a);
 
     rg_sr_session_key(r, &a, &p->id, p->name.data, p->name.len);
     rg_sr_session_key(r, &a, &p->id, "lease", 5);
@@ -895,9 +929,7 @@ rg_sr_lease(rg_store_t *st, const rg_str_t *id, const rg_str_t *holder,
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
-    a.argc = a.nkeys = 0;
-    a.used = 0;
-    a.overflow = 0;
+    rg_sr_args_init(&a);
 
     rg_sr_session_key(r, &a, id, "lease", 5);
     rg_sr_session_key(r, &a, id, "fence", 5);
@@ -917,9 +949,7 @@ rg_sr_release(rg_store_t *st, const rg_str_t *id, int64_t token,
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
-    a.argc = a.nkeys = 0;
-    a.used = 0;
-    a.overflow = 0;
+    rg_sr_args_init(&a);
 
     rg_sr_session_key(r, &a, id, "lease", 5);
     rg_sr_num(&a, (int64_t) token);
@@ -937,8 +967,7 @@ rg_sr_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
-    a.argc = a.nkeys = 0;
-    a.used = 0;
+    rg_sr_args_init(&a);
     a.overflow = nb == 0 || nb > 8;
 
     if (nb == 0) {
@@ -976,8 +1005,7 @@ rg_sr_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
-    a.argc = a.nkeys = 0;
-    a.used = 0;
+    rg_sr_args_init(&a);
     a.overflow = ms == 0;
 
     rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) name->len, name->data);
@@ -996,9 +1024,7 @@ rg_sr_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
-    a.argc = a.nkeys = 0;
-    a.used = 0;
-    a.overflow = 0;
+    rg_sr_args_init(&a);
 
     rg_sr_argf(&a, "%ssl:{%.*s}", r->prefix, (int) name->len, name->data);
     a.nkeys++;
@@ -1020,8 +1046,7 @@ rg_sr_append(rg_store_t *st, const rg_store_event_t *ev, rg_store_pt cb,
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
-    a.argc = a.nkeys = 0;
-    a.used = 0;
+    rg_sr_args_init(&a);
     a.overflow = ev->max == 0 || ev->ttl == 0;
 
     rg_sr_session_key(r, &a, &ev->id, "events", 6);
@@ -1047,8 +1072,7 @@ rg_sr_range(rg_store_t *st, const rg_str_t *id, const char *after,
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
-    a.argc = a.nkeys = 0;
-    a.used = 0;
+    rg_sr_args_init(&a);
     a.overflow = count == 0;
 
     rg_sr_arg(&a, "XRANGE", 6);

@@ -9,7 +9,9 @@
 #     answered with the result;
 #   - two processes on one store redis: the second waits for the first
 #     one's pending call (dedupe_wait) and takes its result; a third,
-#     later, is answered from the store; a key of each scope has a TTL;
+#     later, is answered from the store; the same with dedupe agent,
+#     whose results another agent does not share; a key of each scope
+#     has its TTL;
 #   - a process killed while its call runs: the other one waits at most
 #     dedupe_wait, then runs the call itself.
 #
@@ -190,5 +192,39 @@ rg_equal "the other process ends done" "$?" 0
 rg_equal "after dedupe_wait it ran the call itself" \
     "$(count k1)" 4
 rg_expect "and says why" "$tmp/v.err" "no result (after|within) dedupe_wait"
+
+# dedupe agent across processes: shared by the agent's sessions in every
+# process, not with another agent; its key has the agent's dedupe_ttl
+cat > "$tmp/ascope.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"s1","name":"peek","arguments":{"key":"ka","ms":300}}]}},
+ {"message":{"content":"peeked"}}]
+JSON
+rg_mock as --script "$tmp/ascope.json"
+cat > "$tmp/agent.conf" <<CONF
+load_module $plugin;
+module count { redis $csock; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; tools peek; dedupe agent; dedupe_ttl 5m; }
+agent b { llm m; tools peek; dedupe agent; dedupe_ttl 5m; }
+$store
+CONF
+"$R" -c "$tmp/agent.conf" run -a a "one" > /dev/null 2> "$tmp/a1.err"
+rg_equal "agent scope: a first process ends done" "$?" 0
+"$R" -c "$tmp/agent.conf" run -a a "two" > /dev/null 2> "$tmp/a2.err"
+rg_equal "a second process of the same agent ends done" "$?" 0
+rg_equal "and was answered from the store: the call ran once" \
+    "$(count ka)" 1
+"$R" -c "$tmp/agent.conf" run -a b "three" > /dev/null 2> "$tmp/a3.err"
+rg_equal "another agent ends done" "$?" 0
+rg_equal "and ran the call itself: the scope is the agent" "$(count ka)" 2
+
+key=$(rg_rcli --scan --pattern 'rg:dd:a:a:*' | grep -v ':p$' | head -n 1)
+rg_check "the agent's result is stored under its scope" test -n "$key"
+ttl=$(rg_rcli pttl "$key")
+rg_check "with the agent's dedupe_ttl (5m): $ttl ms" \
+    test "$ttl" -gt 200000 -a "$ttl" -le 300000
+rg_check "and the other agent's under its own" \
+    test -n "$(rg_rcli --scan --pattern 'rg:dd:a:b:*' | grep -v ':p$')"
 
 rg_done

@@ -6,8 +6,10 @@
 # of round 2 is finished by `reagent resume`, and its model requests are
 # byte for byte those of an uninterrupted run (the model call in flight
 # at the kill is the only one sent again); a resumed session that had
-# ended says so; an unknown id, and a store that cannot be reached at
-# start (run and -t), are clear errors naming what is wrong.
+# ended says so; a turn of 300 calls is checkpointed whole and ends done;
+# status prints the reason of a session that did not end done;
+# an unknown id, and a store that cannot be reached at start (run and
+# -t), are clear errors naming what is wrong.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -118,6 +120,24 @@ rg_expect "and prints its answer" "$tmp/r2.out" '^four and nine$'
 rg_equal "an unknown id exits 1" "$?" 1
 rg_expect "and says so" "$tmp/r3.err" 'no session "s-0+" in the store'
 
+# a turn of 300 calls: a checkpoint larger than a fixed array of
+# arguments holds; the session ends done and the store has all of it
+rg_mock big --calls 300
+cat > "$tmp/big.conf" <<CONF
+load_module $(cd "$B" && pwd)/modules/calc.so;
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; tools calc; max_tool_calls_per_turn 300; }
+store redis { server unix:$redis_sock; prefix "t:"; }
+CONF
+timeout -k 5 120 "$R" -c "$tmp/big.conf" run -a a "many sums" \
+    > "$tmp/big.out" 2> "$tmp/big.err"
+rg_equal "a turn of 300 calls ends, done" "$?" 0
+bid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/big.err")
+rg_equal "the store says done" "$(rg_rcli hget "t:{$bid}:meta" status)" done
+rg_check "and holds the turn's records ($(rg_rcli llen "t:{$bid}:msgs"))" \
+    test "$(rg_rcli llen "t:{$bid}:msgs")" -gt 600
+rg_lacks "no false out of memory" "$tmp/big.err" 'out of memory'
+
 # a store that cannot be reached
 sed "s|unix:$redis_sock|127.0.0.1:1; connect_timeout 300ms|" \
     "$tmp/d.conf" > "$tmp/down.conf"
@@ -186,5 +206,17 @@ rg_equal "the same batch into the same path again ends" "$?" 0
 rg_equal "... every task ran again: 120 model calls for both runs" \
     "$(grep -c '"n":' "$tmp/requests.log")" 120
 rg_lacks "... none was resumed" "$tmp/c2.err" "resumed"
+
+# a session that did not end done: status gives its reason, from the
+# store, in another process
+sed 's/system_prompt "You add.";/max_rounds 1;/' "$tmp/d.conf" \
+    > "$tmp/mr.conf"
+"$R" -c "$tmp/mr.conf" run -a a "do the sums" > "$tmp/mr.out" 2> "$tmp/mr.err"
+rg_check "a run stopped by max_rounds exits non-zero" test "$?" -ne 0
+mid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/mr.err")
+"$R" -c "$tmp/d.conf" status "$mid" > "$tmp/mst.out" 2>&1
+rg_expect "status prints its status" "$tmp/mst.out" '^status: max_rounds$'
+rg_expect "and its reason" "$tmp/mst.out" \
+    '^reason: stopped after 1 rounds? \(max_rounds\): the model still asked for 1 tool call, the first to "calc"$'
 
 rg_done

@@ -5,9 +5,14 @@
 #   - the server is stopped while 300 sessions run and started again on
 #     the same port 3 s later: every task ends done, once, and Redis
 #     holds each session's final status;
-#   - the log says the outage once, not once per operation;
+#   - the log says the outage once, not once per operation nor once per
+#     session (a few lines in all, one summing up the sessions that
+#     waited);
 #   - a Redis that never answers: `reagent -t` and run say so within the
-#     connect timeout, with the address.
+#     connect timeout, with the address;
+#   - Redis away for longer than store_timeout: a session ends failed
+#     saying so, and one whose final status cannot be written still ends
+#     (its owner hears of it) with its answer.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -98,6 +103,16 @@ rg_check "the outage is logged once, not per operation ($lines lines for \
 300 sessions)" test "$lines" -ge 1 -a "$lines" -le 4
 [ "$lines" -le 4 ] || sed 's/^/#   /' "$tmp/outage.log" | head -n 10
 rg_expect "and its end" "$tmp/b.err" "redis 127.0.0.1:$rport reachable again"
+# and nothing else per session: the sessions that waited are summed up
+# in one line when the store takes their checkpoints again
+# (the log's lines, not the batch summary's)
+grep -E '^[0-9]{4}/[0-9]{2}/[0-9]{2} ' "$tmp/b.err" > "$tmp/nonbatch.log"
+lines=$(grep -c . "$tmp/nonbatch.log")
+rg_check "the whole log of the outage is a few lines ($lines for 300 \
+sessions)" test "$lines" -ge 1 -a "$lines" -le 4
+[ "$lines" -le 4 ] || sed 's/^/#   /' "$tmp/nonbatch.log" | head -n 10
+rg_expect "one of them sums up the sessions that waited" "$tmp/b.err" \
+    'the store took the checkpoints again: [0-9]+ sessions waited for it'
 
 # a Redis that is not there
 dead=$(rg_free_port)
@@ -108,5 +123,61 @@ rg_expect "naming the address" "$tmp/t.out" "127.0.0.1:$dead"
 "$R" -c "$tmp/dead.conf" run -a a "x" > /dev/null 2> "$tmp/run.err"
 rg_equal "run does not start without it" "$?" 1
 rg_expect "and says so" "$tmp/run.err" "127.0.0.1:$dead"
+
+# store_timeout: Redis stopped while a model call is in flight and not
+# back within 1 s; the session's next checkpoint cannot be written
+stop_redis() {
+    redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
+    wait $redis_pid 2>/dev/null
+}
+
+cat > "$tmp/two.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"c1","name":"calc","arguments":{"expression":"6*7"}}]}},
+ {"message":{"content":"42"}}]
+JSON
+echo '[{"message":{"content":"42"}}]' > "$tmp/one.json"
+
+rg_mock two --script "$tmp/two.json" --latency 1500 \
+    --request-log "$tmp/two.log"
+cat > "$tmp/st.conf" <<CONF
+load_module $(cd "$B" && pwd)/modules/calc.so;
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; tools calc; }
+store redis { server 127.0.0.1:$rport; connect_timeout 500ms; }
+store_timeout 1s;
+CONF
+rg_mock one --script "$tmp/one.json" --latency 1500 \
+    --request-log "$tmp/one.log"
+sed "s|127.0.0.1:[0-9]*/v1|127.0.0.1:$port/v1|" "$tmp/st.conf" \
+    > "$tmp/st1.conf"
+
+# in the middle of the session: it ends failed, saying why
+timeout -k 5 60 "$R" -c "$tmp/st.conf" run -a a "compute" \
+    > "$tmp/f.out" 2> "$tmp/f.err" &
+fpid=$!
+rg_wait_for "$tmp/two.log" '"n":' 1
+stop_redis
+wait $fpid
+rc=$?
+rg_check "a session the store cannot take for store_timeout ends (exit \
+$rc)" test "$rc" -ne 0 -a "$rc" -ne 124 -a "$rc" -ne 137
+rg_expect "failed, with the reason named" "$tmp/f.err" \
+    'session failed .*the store did not take the session.s checkpoint for 1s \(store_timeout\)'
+
+# its final checkpoint: the session had ended (done), it still ends
+start_redis
+timeout -k 5 60 "$R" -c "$tmp/st1.conf" run -a a "compute" \
+    > "$tmp/g.out" 2> "$tmp/g.err" &
+gpid=$!
+rg_wait_for "$tmp/one.log" '"n":' 1
+stop_redis
+wait $gpid
+rc=$?
+rg_check "a session whose final status cannot be written still ends \
+(exit $rc)" test "$rc" -ne 124 -a "$rc" -ne 137
+rg_expect "with its answer" "$tmp/g.out" '^42$'
+rg_expect "and the log says the store lacks its end" "$tmp/g.err" \
+    'the session done, but its final status was not written to the store: the store did not take'
 
 rg_done

@@ -7,7 +7,10 @@
 # while the slow one runs. `reagent resume` runs the turn again: the fast
 # call is answered from its stored result, the slow one is not run
 # blindly (the model is told its outcome is unknown, with the key), and
-# each counter stays at 1. Modules are given the call's idempotency key.
+# each counter stays at 1, while a read-only call of the same turn (peek,
+# not claimed) simply runs again. Modules are given the call's
+# idempotency key. The same through `batch --resume` with the task's
+# events and transcripts: both say the outcome is unknown.
 #
 # A child agent's session is named after its parent's call
 # (c-<sha256 of session and call id>): the parent resumed after a kill -9
@@ -27,6 +30,7 @@ rg_redis r
 cat > "$tmp/script.json" <<'JSON'
 [{"message":{"tool_calls":[
    {"id":"fast","name":"count","arguments":{"key":"kf"}},
+   {"id":"look","name":"peek","arguments":{"key":"kp"}},
    {"id":"slow","name":"count","arguments":{"key":"ks","ms":4000}}]}},
  {"message":{"content":"counted"}}]
 JSON
@@ -37,7 +41,7 @@ cat > "$tmp/s.conf" <<CONF
 load_module $(cd "$B" && pwd)/tests/plugins/count.so;
 module count { redis $redis_sock; }
 llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
-agent a { llm m; tools count; tool_timeout 30s; }
+agent a { llm m; tools count peek; tool_timeout 30s; }
 store redis { server unix:$redis_sock; }
 lease_ttl 1s;
 CONF
@@ -59,6 +63,9 @@ wait $kpid 2>/dev/null
 sid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/k.err")
 rg_equal "the fast call ran once" "$(rg_rcli get count:kf)" 1
 rg_equal "the slow call started once" "$(rg_rcli get count:ks)" 1
+rg_equal "the read-only call ran once" "$(rg_rcli get count:kp)" 1
+rg_check "and has no claim: it is not a side effect" \
+    test -z "$(rg_rcli get "rg:{$sid}:idem:look")"
 rg_equal "the module had the call's idempotency key" \
     "$(rg_rcli get "count:kf:$sid:fast")" 1
 rg_check "the store holds the fast call's result" \
@@ -71,15 +78,59 @@ rg_expect "with the answer" "$tmp/r.out" '^counted$'
 
 rg_equal "the fast call did not run again" "$(rg_rcli get count:kf)" 1
 rg_equal "the slow call did not run again" "$(rg_rcli get count:ks)" 1
+rg_equal "the read-only call ran again, freely" "$(rg_rcli get count:kp)" 2
 
 sed -n 1p "$tmp/requests.log" | jq -r '.body.messages[] | select(.role == "tool") | .tool_call_id + ": " + .content' \
     > "$tmp/tool.msgs"
 rg_expect "the model gets the fast call's stored result" "$tmp/tool.msgs" \
     '^fast: counted 1$'
+rg_expect "and the read-only call's new result" "$tmp/tool.msgs" \
+    '^look: peeked kp$'
 rg_expect "and is told the slow call's outcome is unknown" "$tmp/tool.msgs" \
     "^slow: outcome unknown: count may or may not have completed before a restart \\(idempotency key $sid:slow\\); check its effect before calling it again$"
 rg_expect "the log says so" "$tmp/r.err" \
     'count \(call slow\) was claimed before a restart and has no result'
+
+# the same through a batch with --resume, its task's events on and
+# transcripts written: they say the outcome is unknown too
+rg_rcli del count:kf count:ks count:kp > /dev/null
+: > "$tmp/requests.log"
+echo '{"id":"e1","input":"count","events":true}' > "$tmp/e.jsonl"
+"$R" -c "$tmp/s.conf" batch --no-progress -o "$tmp/e.out" "$tmp/e.jsonl" \
+    > /dev/null 2> "$tmp/e1.err" &
+epid=$!
+pids="$pids $epid"
+i=0
+while [ "$(rg_rcli get count:ks)" != 1 ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+sleep 0.3
+kill -9 $epid
+wait $epid 2>/dev/null
+mkdir -p "$tmp/tr"
+"$R" -c "$tmp/s.conf" batch --no-progress --resume --transcripts "$tmp/tr" \
+    -o "$tmp/e.out" "$tmp/e.jsonl" > /dev/null 2> "$tmp/e2.err"
+rg_equal "the batch resumed ends" "$?" 0
+rg_equal "its task ends done" "$(jq -r .status "$tmp/e.out")" done
+rg_equal "its side effects ran once, its read-only call twice" \
+    "$(rg_rcli get count:kf),$(rg_rcli get count:ks),$(rg_rcli get count:kp)" \
+    "1,1,2"
+rg_check "the transcript says the slow call's outcome is unknown" \
+    test "$(jq -r '.events[] | select(.type == "tool_call"
+        and .tool_call_id == "slow") | .result' "$tmp/tr/e1.json" |
+        grep -c '^outcome unknown: count may or may not have completed')" \
+        -ge 1
+esid=$(sed -n 's/.*session: "\(b-[0-9a-f]*\)".*/\1/p' "$tmp/e2.err" | head -n 1)
+"$R" -c "$tmp/s.conf" events --session "$esid" > "$tmp/e.events" \
+    2> "$tmp/e.events.err"
+rg_equal "the task's events are read from the store" "$?" 0
+rg_check "and its tool_call_ended event says so" \
+    test "$(jq -r 'select(.type == "tool_call_ended")
+        | .data | select(.id == "slow")
+        | .result // .error' "$tmp/e.events" |
+        grep -c '^outcome unknown: count may or may not have completed')" \
+        -ge 1
 
 # a fresh run: both run, once each
 rg_rcli del count:kf count:ks > /dev/null

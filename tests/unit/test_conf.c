@@ -1287,6 +1287,44 @@ rg_test_cycle_units(void **state)
 }
 
 
+/* a tenant's budget: tokens with k or m, "per" and a window */
+static void
+rg_test_cycle_tenant_budget(void **state)
+{
+    rg_uint_t              i;
+    rg_cycle_t            *cycle;
+    rg_agent_main_conf_t  *amcf;
+    char                   text[512];
+
+    static const struct {
+        const char  *text;
+        rg_int_t     tokens;
+        rg_msec_t    window;
+    } budgets[] = {
+        { "1m per 1d", 1000000, 86400000 },
+        { "500k per 1h", 500000, 3600000 },
+        { "1.5M per 12h", 1500000, 43200000 },
+        { "2K per 30m", 2000, 1800000 },
+        { "2500 per 1s", 2500, 1000 }
+    };
+
+    cycle = rg_test_conf_ok(RG_TEST_LLM "agent x { }\n");
+    assert_int_equal(rg_agent_main_conf(cycle)->tenant_max_tokens, 0);
+    rg_cycle_destroy(cycle);
+
+    for (i = 0; i < rg_nelems(budgets); i++) {
+        snprintf(text, sizeof(text), "tenant_max_tokens %s;\n"
+                 RG_TEST_LLM "agent x { }\n", budgets[i].text);
+
+        cycle = rg_test_conf_ok(text);
+        amcf = rg_agent_main_conf(cycle);
+        assert_int_equal(amcf->tenant_max_tokens, budgets[i].tokens);
+        assert_int_equal(amcf->tenant_window, budgets[i].window);
+        rg_cycle_destroy(cycle);
+    }
+}
+
+
 static void
 rg_test_cycle_error_log(void **state)
 {
@@ -1637,6 +1675,52 @@ rg_test_cycle_errors(void **state)
         { RG_TEST_LLM "agent x {\n    dedupe_ttl forever;\n}\n",
           "\"dedupe_ttl\" directive expects a time such as 500ms, 30s, 5m "
           "or 1h in test.conf:3" },
+        { RG_TEST_LLM "agent x {\n    dedupe_ttl 0;\n}\n",
+          "\"dedupe_ttl\" directive must be more than 0 in test.conf:3" },
+        { "tenant_max_tokens 0 per 1d;\n",
+          "\"tenant_max_tokens\" directive expects tokens, \"per\" and a "
+          "window of at least 1s, such as \"tenant_max_tokens 1m per "
+          "1d;\" in test.conf:1" },
+        { "tenant_max_tokens -5 per 1d;\n",
+          "\"tenant_max_tokens\" directive expects tokens, \"per\" and a "
+          "window of at least 1s, such as \"tenant_max_tokens 1m per "
+          "1d;\" in test.conf:1" },
+        { "tenant_max_tokens 1g per 1d;\n",
+          "\"tenant_max_tokens\" directive expects tokens, \"per\" and a "
+          "window of at least 1s, such as \"tenant_max_tokens 1m per "
+          "1d;\" in test.conf:1" },
+        { "tenant_max_tokens 1mm per 1d;\n",
+          "\"tenant_max_tokens\" directive expects tokens, \"per\" and a "
+          "window of at least 1s, such as \"tenant_max_tokens 1m per "
+          "1d;\" in test.conf:1" },
+        { "tenant_max_tokens m per 1d;\n",
+          "\"tenant_max_tokens\" directive expects tokens, \"per\" and a "
+          "window of at least 1s, such as \"tenant_max_tokens 1m per "
+          "1d;\" in test.conf:1" },
+        { "tenant_max_tokens 1m each 1d;\n",
+          "\"tenant_max_tokens\" directive expects tokens, \"per\" and a "
+          "window of at least 1s, such as \"tenant_max_tokens 1m per "
+          "1d;\" in test.conf:1" },
+        { "tenant_max_tokens 1m per 500ms;\n",
+          "\"tenant_max_tokens\" directive expects tokens, \"per\" and a "
+          "window of at least 1s, such as \"tenant_max_tokens 1m per "
+          "1d;\" in test.conf:1" },
+        { "tenant_max_tokens 1m per forever;\n",
+          "\"tenant_max_tokens\" directive expects tokens, \"per\" and a "
+          "window of at least 1s, such as \"tenant_max_tokens 1m per "
+          "1d;\" in test.conf:1" },
+        { "tenant_max_tokens 1e16 per 1d;\n",
+          "\"tenant_max_tokens\" directive expects tokens, \"per\" and a "
+          "window of at least 1s, such as \"tenant_max_tokens 1m per "
+          "1d;\" in test.conf:1" },
+        { "tenant_max_tokens 1m per;\n",
+          "invalid number of arguments in \"tenant_max_tokens\" directive "
+          "in test.conf:1" },
+        { "tenant_max_tokens 1m per 1d;\ntenant_max_tokens 2m per 1d;\n",
+          "\"tenant_max_tokens\" directive is duplicate in test.conf:2" },
+        { RG_TEST_LLM "agent x {\n    tenant_max_tokens 1m per 1d;\n}\n",
+          "\"tenant_max_tokens\" directive is not allowed here; it belongs "
+          "at the top level in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    context_limit lots;\n}\n",
           "\"context_limit\" directive expects a non-negative integer "
           "in test.conf:3" },
@@ -2728,6 +2812,7 @@ main(void)
         cmocka_unit_test(rg_test_cycle_defaults),
         cmocka_unit_test(rg_test_cycle_all_directives),
         cmocka_unit_test(rg_test_cycle_units),
+        cmocka_unit_test(rg_test_cycle_tenant_budget),
         cmocka_unit_test(rg_test_cycle_error_log),
         cmocka_unit_test(rg_test_cycle_errors),
         cmocka_unit_test(rg_test_cycle_not_allowed_here),

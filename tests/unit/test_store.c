@@ -3,11 +3,11 @@
  * real redis-server started on a free loopback port. Answers never come
  * inside the call; values are binary safe; NX sets and claims return the
  * value that won; expiry; counters; checkpoints that append exactly once
- * (a retry is recognised, another base is "diverged"); loading a
- * session; leases with fencing tokens that refuse a stale writer; shared
- * token buckets, all or nothing, with a cool-down; a session's events
- * (ids that grow, a range after an id, the newest max kept, expiry,
- * fencing); cancel and shutdown.
+ * (a retry is recognised, another base is "diverged"), of 1,000 records
+ * too; loading a session; leases with fencing tokens that refuse a stale
+ * writer; shared token buckets, all or nothing, with a cool-down; a
+ * session's events (ids that grow, a range after an id, the newest max
+ * kept, expiry, fencing); cancel and shutdown.
  * Redis only: every key written has a TTL, and the prefix is applied. */
 
 #include <rg_config.h>
@@ -46,6 +46,7 @@ typedef struct {
     rg_uint_t           nitems;
     rg_uint_t           nfields;
     char                items[16][128];
+    char                last[128];    /* the last item */
     char                fields[32][64];
     rg_uint_t           nentries;
     char                ids[16][48];
@@ -74,6 +75,12 @@ rg_test_answer(void *data, const rg_store_res_t *res)
     for (i = 0; i < res->nitems && i < 16; i++) {
         snprintf(a->items[i], sizeof(a->items[i]), "%.*s",
                  (int) res->items[i].len, res->items[i].data);
+    }
+
+    if (res->nitems) {
+        snprintf(a->last, sizeof(a->last), "%.*s",
+                 (int) res->items[res->nitems - 1].len,
+                 res->items[res->nitems - 1].data);
     }
 
     a->nfields = res->nfields;
@@ -446,6 +453,63 @@ test_checkpoint(void **state)
     assert_int_equal(b.nfields, 2);
     assert_string_equal(rg_test_field(&b, "status"), "done");
     assert_string_equal(rg_test_field(&b, "round"), "2");
+}
+
+
+/* a checkpoint of more records than any fixed array of arguments holds:
+ * a turn of hundreds of calls, or a long conversation given as the task */
+static void
+test_checkpoint_large(void **state)
+{
+    rg_uint_t               i;
+    rg_test_ctx_t          *t = *state;
+    rg_test_ans_t           a, b;
+    rg_str_t                id, *msgs, fields[64];
+    rg_store_checkpoint_t   cp;
+    char                  (*text)[32], names[32][16], values[32][16];
+
+    msgs = calloc(1000, sizeof(rg_str_t));
+    text = calloc(1000, sizeof(*text));
+    assert_non_null(msgs);
+    assert_non_null(text);
+
+    for (i = 0; i < 1000; i++) {
+        snprintf(text[i], sizeof(text[i]), "record %u", (unsigned) i);
+        msgs[i] = rg_test_str(text[i]);
+    }
+
+    /* as many meta fields as a session writes, and more */
+    for (i = 0; i < 32; i++) {
+        snprintf(names[i], sizeof(names[i]), "f%u", (unsigned) i);
+        snprintf(values[i], sizeof(values[i]), "v%u", (unsigned) i);
+        fields[2 * i] = rg_test_str(names[i]);
+        fields[2 * i + 1] = rg_test_str(values[i]);
+    }
+
+    id = rg_test_str("s-large");
+    cp = rg_test_cp("s-large", 0, msgs, 1000, fields, 32, 0);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+
+    /* and 1,000 more after them */
+    cp = rg_test_cp("s-large", 1000, msgs, 1000, fields, 32, 0);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    t->st->load(t->st, &id, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_OK);
+    assert_int_equal(b.nitems, 2000);
+    assert_string_equal(b.items[0], "record 0");
+    assert_string_equal(b.items[15], "record 15");
+    assert_string_equal(b.last, "record 999");
+    assert_int_equal(b.nfields, 32);
+    assert_string_equal(rg_test_field(&b, "f0"), "v0");
+    assert_string_equal(rg_test_field(&b, "f15"), "v15");
+
+    free(msgs);
+    free(text);
 }
 
 
@@ -992,6 +1056,7 @@ main(void)
         RG_TEST_BOTH(test_expiry),
         RG_TEST_BOTH(test_incr),
         RG_TEST_BOTH(test_checkpoint),
+        RG_TEST_BOTH(test_checkpoint_large),
         RG_TEST_BOTH(test_lease),
         RG_TEST_BOTH(test_put),
         RG_TEST_BOTH(test_take),

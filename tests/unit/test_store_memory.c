@@ -3,7 +3,8 @@
  * inside the call; the store is bounded in keys and in bytes, the oldest
  * keys going first; a value that can never fit is refused; the counters
  * follow overwrites and expiry. Then the `store` directive that sets the
- * bounds, and events_max and events_ttl (src/store/rg_store_conf.c). */
+ * bounds, events_max, events_ttl and session_ttl (none of them 0:
+ * nothing the store writes lives forever; src/store/rg_store_conf.c). */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -267,6 +268,11 @@ rg_test_directive(void **state)
 
     assert_null(rg_test_cycle(err, sizeof(err), "events_ttl 0;\n"));
     assert_string_equal(err, "\"events_ttl\" directive must be more than "
+                             "0 in test.conf:1");
+
+    /* nothing the store writes may live forever */
+    assert_null(rg_test_cycle(err, sizeof(err), "session_ttl 0;\n"));
+    assert_string_equal(err, "\"session_ttl\" directive must be more than "
                              "0 in test.conf:1");
 
     cycle = rg_test_cycle(err, sizeof(err),
