@@ -654,12 +654,47 @@ rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
 /* keeping entries, handing them back -------------------------------------- */
 
 static void
-rg_stream_claim(rg_stream_t *q, rg_uint_t shard, const char **ids,
-    rg_uint_t n, rg_uint_t back)
+rg_stream_claimed(void *data, redisReply *reply, const char *err)
 {
-    char         idle[24];
-    rg_uint_t    i, k;
-    const char  *argv[24];
+    rg_stream_op_t  *op;
+
+    op = data;
+
+    if (err && op->err[0] == '\0') {
+        snprintf(op->err, sizeof(op->err), "%s", err);
+    }
+
+    if (--op->left) {
+        return;
+    }
+
+    if (op->done) {
+        op->done(op->data, op->err[0] ? op->err : NULL);
+    }
+    rg_stream_op_free(op);
+}
+
+
+/* cb (may be NULL) once every command of it is answered */
+static void
+rg_stream_claim(rg_stream_t *q, rg_uint_t shard, const char **ids,
+    rg_uint_t n, rg_uint_t back, rg_stream_done_pt cb, void *data)
+{
+    char             idle[24];
+    rg_uint_t        i, k;
+    const char      *argv[24];
+    rg_stream_op_t  *op;
+
+    op = cb ? rg_stream_op(q, shard, data) : NULL;
+    if (cb && op == NULL) {
+        cb(data, "out of memory");
+        return;
+    }
+
+    if (op) {
+        op->done = cb;
+        op->left = 1;                  /* until every command is sent */
+    }
 
     snprintf(idle, sizeof(idle), "%llu",
              (unsigned long long) q->conf->claim_idle + 1000);
@@ -685,8 +720,22 @@ rg_stream_claim(rg_stream_t *q, rg_uint_t shard, const char **ids,
 
         argv[k++] = "JUSTID";
 
-        rg_stream_send(q->redis, &q->tags[shard], 0, rg_stream_ignore, NULL,
-                       (int) k, argv);
+        if (op == NULL) {
+            rg_stream_send(q->redis, &q->tags[shard], 0, rg_stream_ignore,
+                           NULL, (int) k, argv);
+            continue;
+        }
+
+        op->left++;
+        if (rg_stream_send(q->redis, &q->tags[shard], 0, rg_stream_claimed,
+                           op, (int) k, argv) != RG_OK)
+        {
+            rg_stream_claimed(op, NULL, "out of memory");
+        }
+    }
+
+    if (op) {
+        rg_stream_claimed(op, NULL, NULL);
     }
 }
 
@@ -695,15 +744,15 @@ void
 rg_stream_touch(rg_stream_t *q, rg_uint_t shard, const char **ids,
     rg_uint_t n)
 {
-    rg_stream_claim(q, shard, ids, n, 0);
+    rg_stream_claim(q, shard, ids, n, 0, NULL, NULL);
 }
 
 
 void
 rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
-    rg_uint_t n)
+    rg_uint_t n, rg_stream_done_pt cb, void *data)
 {
-    rg_stream_claim(q, shard, ids, n, 1);
+    rg_stream_claim(q, shard, ids, n, 1, cb, data);
 }
 
 

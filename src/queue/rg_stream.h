@@ -46,9 +46,10 @@ void rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
 /* the entries this worker runs stay its own: their idle time restarts */
 void rg_stream_touch(rg_stream_t *q, rg_uint_t shard, const char **ids,
     rg_uint_t n);
-/* entries handed back: idle enough for any worker to take them now */
+/* entries handed back: idle enough for any worker to take them now;
+ * cb once Redis answered (it must be, before the connection goes) */
 void rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
-    rg_uint_t n);
+    rg_uint_t n, rg_stream_done_pt cb, void *data);
 /* a task's final result: kept under its session ({ID}:result), added to
  * the results stream, then the entry acknowledged */
 void rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,

@@ -1,0 +1,133 @@
+#!/bin/sh
+# test_serve_ops.sh: what `reagent serve` does at the edges of a task's
+# life (src/serve/rg_serve_worker.c, src/queue/rg_stream.c,
+# rg_stream_cli.c), with the real binary, a redis-server on a unix socket
+# and the mock model:
+#   - QUIT past drain_timeout: the task still running is handed back
+#     (idle past claim_idle at once), so the next worker takes it over at
+#     its first look, long before claim_idle, and it ends once;
+#   - a result that Redis refuses to keep: its entry is neither announced
+#     nor acknowledged, it stays pending and ends when it is taken over;
+#   - reagent status takes the task id that submit prints;
+#   - a worker that exits cleanly leaves no consumer behind.
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+
+rg_redis r
+
+cat > "$tmp/slow.json" <<'JSON'
+[{"message":{"content":"slow and done"}}]
+JSON
+rg_mock w --script "$tmp/slow.json" --latency 3000
+wport=$port
+cat > "$tmp/fast.json" <<'JSON'
+[{"message":{"content":"quick"}}]
+JSON
+rg_mock f --script "$tmp/fast.json"
+fport=$port
+
+# conf CLAIM_IDLE: one worker
+conf() {
+    cat <<CONF
+worker_processes 1;
+concurrency 10;
+pid $tmp/reagent.pid;
+error_log $tmp/error.log info;
+drain_timeout 1s;
+llm w { base_url http://127.0.0.1:$wport/v1; model mock-1; }
+llm f { base_url http://127.0.0.1:$fport/v1; model mock-1; }
+agent fast { llm f; }
+agent slow { llm w; }
+store redis { server unix:$redis_sock; }
+lease_ttl 1s;
+queue { claim_idle $1; max_deliveries 5; block 500ms; }
+CONF
+}
+
+S='rg:{q:tasks:0}'
+
+# serve_start: a master in the background, until its worker reads
+serve_start() {
+    "$R" -c "$tmp/s.conf" serve --foreground > /dev/null 2>&1 &
+    master=$!
+    pids="$pids $master"
+    started=$((${started:-0} + 1))
+    rg_wait_for "$tmp/error.log" "reading the queue" $started
+}
+
+# serve_quit: QUIT, until the master is gone
+serve_quit() {
+    kill -QUIT "$master"
+    i=0
+    while kill -0 "$master" 2>/dev/null && [ $i -lt 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    wait "$master" 2>/dev/null
+}
+
+sid() {
+    printf 'task\000%s' "$1" | sha256sum | cut -c1-32 | sed 's/^/t-/'
+}
+
+# result ID: the status in the task's kept result, if any
+result() {
+    rg_rcli get "rg:{$(sid "$1")}:result" | jq -r '.status // empty' \
+        2>/dev/null
+}
+
+# announced ID: how often the results stream has ID
+announced() {
+    rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c "^$1\$"
+}
+
+# a task still running when drain_timeout passes -----------------------
+conf 30s > "$tmp/s.conf"
+serve_start
+worker=$(pgrep -P "$master")
+echo '{"id":"d1","agent":"slow","input":"take your time"}' > "$tmp/d.jsonl"
+"$R" -c "$tmp/s.conf" submit "$tmp/d.jsonl" > /dev/null 2>&1
+i=0
+while [ "$(curl -s "http://127.0.0.1:$wport/stats" | jq .requests)" != 1 ] \
+      && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+serve_quit
+rg_check "the master quit" test ! -d "/proc/$master"
+rg_expect "the drain ran out with the task running" "$tmp/error.log" \
+    "drain_timeout passed with 1 tasks running"
+# XPENDING's detail: id, consumer, idle ms, deliveries
+idle=$(rg_rcli xpending "$S" workers - + 10 | sed -n 3p)
+rg_check "it was handed back: idle past claim_idle at once (${idle}ms)" \
+    test "${idle:-0}" -ge 30000
+rg_lacks "the worker did not die" "$tmp/error.log" \
+    "exited on signal|exited with code [1-9]"
+
+# the next worker takes it at its first look, not claim_idle later
+t0=$(date +%s)
+serve_start
+i=0
+while [ "$(result d1)" != done ] && [ $i -lt 300 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+t1=$(date +%s)
+rg_equal "the task handed back ends done" "$(result d1)" done
+rg_check "taken over well before claim_idle 30s ($((t1 - t0))s)" \
+    test $((t1 - t0)) -lt 20
+rg_equal "it is announced once" "$(announced d1)" 1
+rg_equal "and nothing is left pending" \
+    "$(rg_rcli xpending "$S" workers | head -n 1)" 0
+rg_check "the model was asked again (the call in flight was cut)" \
+    test "$(curl -s "http://127.0.0.1:$wport/stats" | jq .requests)" -eq 2
+serve_quit
+
+rg_done
