@@ -51,7 +51,8 @@ void rg_stream_touch(rg_stream_t *q, rg_uint_t shard, const char **ids,
 void rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
     rg_uint_t n, rg_stream_done_pt cb, void *data);
 /* a task's final result: kept under its session ({ID}:result), added to
- * the results stream, then the entry acknowledged */
+ * the results stream, then the entry acknowledged, each step once the
+ * one before succeeded (a failure: cb's err, the entry stays pending) */
 void rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
     const char *task_id, const char *sid, const char *result, size_t len,
     rg_stream_done_pt cb, void *data);

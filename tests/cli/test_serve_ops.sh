@@ -130,4 +130,36 @@ rg_check "the model was asked again (the call in flight was cut)" \
     test "$(curl -s "http://127.0.0.1:$wport/stats" | jq .requests)" -eq 2
 serve_quit
 
+# a result Redis refuses to keep -------------------------------------------
+conf 2s > "$tmp/s.conf"
+serve_start
+# SET refused on keys ending in "t" (the task's ":result"), the rest (its
+# session, the queue, the results stream, the scripts) allowed
+rg_rcli acl setuser default -set '(+set ~*[^t])' > /dev/null
+echo '{"id":"r1","agent":"fast","input":"keep me"}' > "$tmp/r.jsonl"
+"$R" -c "$tmp/s.conf" submit "$tmp/r.jsonl" > /dev/null 2>&1
+rg_wait_for "$tmp/error.log" "a result was not acknowledged \(NOPERM"
+rg_expect "the refused result is not acknowledged" "$tmp/error.log" \
+    "a result was not acknowledged \(NOPERM"
+rg_equal "its entry stays pending" \
+    "$(rg_rcli xpending "$S" workers | head -n 1)" 1
+rg_equal "and it is not announced" "$(announced r1)" 0
+rg_rcli acl setuser default clearselectors +set > /dev/null
+i=0
+while [ "$(result r1)" != done ] && [ $i -lt 200 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_equal "taken over, it ends done" "$(result r1)" done
+rg_equal "announced once" "$(announced r1)" 1
+i=0
+while [ "$(rg_rcli xpending "$S" workers | head -n 1)" != 0 ] \
+      && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_equal "and acknowledged then" \
+    "$(rg_rcli xpending "$S" workers | head -n 1)" 0
+serve_quit
+
 rg_done
