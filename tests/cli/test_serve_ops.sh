@@ -137,7 +137,7 @@ serve_start
 # session, the queue, the results stream, the scripts) allowed
 rg_rcli acl setuser default -set '(+set ~*[^t])' > /dev/null
 echo '{"id":"r1","agent":"fast","input":"keep me"}' > "$tmp/r.jsonl"
-"$R" -c "$tmp/s.conf" submit "$tmp/r.jsonl" > /dev/null 2>&1
+"$R" -c "$tmp/s.conf" submit "$tmp/r.jsonl" > "$tmp/ids.out" 2>/dev/null
 rg_wait_for "$tmp/error.log" "a result was not acknowledged \(NOPERM"
 rg_expect "the refused result is not acknowledged" "$tmp/error.log" \
     "a result was not acknowledged \(NOPERM"
@@ -161,5 +161,23 @@ done
 rg_equal "and acknowledged then" \
     "$(rg_rcli xpending "$S" workers | head -n 1)" 0
 serve_quit
+
+# reagent status with the id that submit printed -------------------------
+"$R" -c "$tmp/s.conf" status "$(head -n 1 "$tmp/ids.out")" > "$tmp/st.out" \
+    2> "$tmp/st.err"
+rg_equal "reagent status takes the task id submit printed" "$? $(cat \
+    "$tmp/ids.out")" "0 r1"
+rg_expect "and says how the task ended" "$tmp/st.out" "^status: done\$"
+rg_expect "with its task's answer" "$tmp/st.out" "^answer: quick\$"
+"$R" -c "$tmp/s.conf" status "$(sid r1)" > "$tmp/st2.out" 2>&1
+rg_equal "the same as for its session id" "$(cat "$tmp/st2.out")" \
+    "$(cat "$tmp/st.out")"
+"$R" -c "$tmp/s.conf" status nosuch > /dev/null 2> "$tmp/st.err"
+rg_equal "an id that is neither fails" "$?" 1
+rg_expect "naming both" "$tmp/st.err" \
+    "no session \"nosuch\" nor task \"nosuch\" \(session $(sid nosuch)\)"
+"$R" -c "$tmp/s.conf" status s-nosuch > /dev/null 2> "$tmp/st.err"
+rg_expect "a session id is not taken for a task's" "$tmp/st.err" \
+    "no session \"s-nosuch\" in the store"
 
 rg_done
