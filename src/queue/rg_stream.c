@@ -756,6 +756,73 @@ rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
 }
 
 
+/* KEYS: the stream. ARGV: the group, the consumer. A consumer deleted
+ * with entries would leave them unclaimable: only one that holds none */
+static rg_redis_script_t  rg_stream_leave_lua = { "leave",
+    "if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2])"
+    " > 0 then\n"
+    "  return -1\n"
+    "end\n"
+    "return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], "
+    "ARGV[2])\n", ""
+};
+
+
+static void
+rg_stream_left(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_op_t  *op;
+
+    op = data;
+
+    if (err == NULL && reply && reply->type == REDIS_REPLY_INTEGER
+        && reply->integer < 0)
+    {
+        err = "it still holds entries";
+    }
+
+    op->done(op->data, err);
+    rg_stream_op_free(op);
+}
+
+
+void
+rg_stream_leave(rg_stream_t *q, rg_uint_t shard, rg_stream_done_pt cb,
+    void *data)
+{
+    size_t           lens[3];
+    rg_stream_op_t  *op;
+    const char      *argv[3];
+
+    op = rg_stream_op(q, shard, data);
+
+    if (op == NULL
+        || (rg_stream_leave_lua.sha[0] == '\0'
+            && rg_redis_script_init(&rg_stream_leave_lua) != RG_OK))
+    {
+        free(op);
+        cb(data, "out of memory");
+        return;
+    }
+
+    op->done = cb;
+
+    argv[0] = q->keys[shard];
+    argv[1] = q->conf->group.data;
+    argv[2] = q->consumer;
+    lens[0] = strlen(argv[0]);
+    lens[1] = strlen(argv[1]);
+    lens[2] = strlen(argv[2]);
+
+    if (rg_redis_eval(q->redis, &q->tags[shard], &rg_stream_leave_lua,
+                      rg_stream_left, op, 1, 3, argv, lens) == NULL)
+    {
+        rg_stream_op_free(op);
+        cb(data, "out of memory");
+    }
+}
+
+
 /* results ------------------------------------------------------------- */
 
 /* KEYS: the task's mark, the results stream (one slot: {q:NAME}). ARGV:

@@ -50,6 +50,10 @@ void rg_stream_touch(rg_stream_t *q, rg_uint_t shard, const char **ids,
  * cb once Redis answered (it must be, before the connection goes) */
 void rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
     rg_uint_t n, rg_stream_done_pt cb, void *data);
+/* this worker's consumer out of shard's group, when it holds no entry
+ * there (a clean exit: `reagent queue` lists no worker that is gone) */
+void rg_stream_leave(rg_stream_t *q, rg_uint_t shard, rg_stream_done_pt cb,
+    void *data);
 /* a task's final result: kept under its session ({ID}:result), added to
  * the results stream, then the entry acknowledged, each step once the
  * one before succeeded (a failure: cb's err, the entry stays pending) */

@@ -84,6 +84,7 @@ struct rg_serve_s {
     unsigned            expiring:1;   /* parked tasks' waits, asked */
     unsigned            draining:1;
     unsigned            exiting:1;
+    unsigned            leaving:1;    /* the consumer is being deleted */
     unsigned            read_failed:1;
     unsigned            asking:1;     /* the cancel set, asked */
 };
@@ -662,14 +663,50 @@ rg_serve_sizes_handler(evutil_socket_t fd, short what, void *arg)
 /* draining, stopping ------------------------------------------------------ */
 
 static void
+rg_serve_left(void *data, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->writing--;
+
+    if (err && !sv->exiting) {
+        rg_log_error(RG_LOG_INFO, sv->engine->log, 0, "queue: the consumer "
+                     "stays in the group (%s)", err);
+    }
+
+    rg_serve_check_exit(sv);
+}
+
+
+static void
 rg_serve_check_exit(rg_serve_t *sv)
 {
-    if (sv->draining && sv->running == 0 && sv->writing == 0
-        && sv->engine->holds == 0 && !sv->exiting)
+    rg_uint_t  shard;
+
+    if (!sv->draining || sv->running || sv->writing
+        || sv->engine->holds || sv->exiting)
     {
-        sv->exiting = 1;
-        event_base_loopbreak(sv->engine->base);
+        return;
     }
+
+    if (sv->queue && !sv->leaving) {
+        /* all done here: the consumer goes, so that `reagent queue`
+         * shows no worker that is gone (within the bound on the wait) */
+        sv->leaving = 1;
+        if (!evtimer_pending(sv->last_ev, NULL)) {
+            rg_serve_later(sv, sv->last_ev, 1000);
+        }
+
+        sv->writing = rg_stream_shards(sv->queue);
+        for (shard = 0; shard < rg_stream_shards(sv->queue); shard++) {
+            rg_stream_leave(sv->queue, shard, rg_serve_left, sv);
+        }
+        return;
+    }
+
+    sv->exiting = 1;
+    event_base_loopbreak(sv->engine->base);
 }
 
 

@@ -238,6 +238,20 @@ rg_equal "a poison task ends failed" "$(jq -r .status "$tmp/p.out")" failed
 rg_expect "after max_deliveries" "$tmp/p.out" "gave up after 3 deliveries"
 rg_equal "it is in the dead letters" \
     "$(rg_rcli xlen 'rg:{q:tasks:0}:dead')" 1
+"$R" -c "$tmp/s.conf" queue > "$tmp/queue.out" 2>&1
+rg_expect "reagent queue counts the dead letter" "$tmp/queue.out" \
+    "^shard 0: [0-9]+ entries, [0-9]+ not yet read, [0-9]+ pending, \
+1 dead letters\$"
+rg_expect "the worker killed long ago is gone" "$tmp/queue.out" \
+    "^  worker [^ ]*:$victim: 0 pending, gone \(last seen"
+alive=$(sed -n 's/^  worker [^ ]*:\([0-9]*\): .*, alive (.*/\1/p' \
+        "$tmp/queue.out")
+strays=0
+for a in $alive; do
+    pgrep -P $master | grep -qx "$a" || strays=$((strays + 1))
+done
+rg_check "the workers shown alive ($(echo $alive)) are the master's" \
+    test -n "$alive" -a $strays -eq 0
 
 # signals
 "$R" -c "$tmp/s.conf" -s reopen

@@ -9,7 +9,8 @@
 #   - a result that Redis refuses to keep: its entry is neither announced
 #     nor acknowledged, it stays pending and ends when it is taken over;
 #   - reagent status takes the task id that submit prints;
-#   - a worker that exits cleanly leaves no consumer behind.
+#   - a worker that exits cleanly holding no entry leaves the group;
+#     reagent queue shows one that holds some as gone.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -91,7 +92,7 @@ announced() {
 # a task still running when drain_timeout passes -----------------------
 conf 30s > "$tmp/s.conf"
 serve_start
-worker=$(pgrep -P "$master")
+w1=$(pgrep -P "$master")
 echo '{"id":"d1","agent":"slow","input":"take your time"}' > "$tmp/d.jsonl"
 "$R" -c "$tmp/s.conf" submit "$tmp/d.jsonl" > /dev/null 2>&1
 i=0
@@ -114,6 +115,7 @@ rg_lacks "the worker did not die" "$tmp/error.log" \
 # the next worker takes it at its first look, not claim_idle later
 t0=$(date +%s)
 serve_start
+w2=$(pgrep -P "$master")
 i=0
 while [ "$(result d1)" != done ] && [ $i -lt 300 ]; do
     sleep 0.1
@@ -133,6 +135,7 @@ serve_quit
 # a result Redis refuses to keep -------------------------------------------
 conf 2s > "$tmp/s.conf"
 serve_start
+w3=$(pgrep -P "$master")
 # SET refused on keys ending in "t" (the task's ":result"), the rest (its
 # session, the queue, the results stream, the scripts) allowed
 rg_rcli acl setuser default -set '(+set ~*[^t])' > /dev/null
@@ -179,5 +182,15 @@ rg_expect "naming both" "$tmp/st.err" \
 "$R" -c "$tmp/s.conf" status s-nosuch > /dev/null 2> "$tmp/st.err"
 rg_expect "a session id is not taken for a task's" "$tmp/st.err" \
     "no session \"s-nosuch\" in the store"
+
+# consumers: one that exits holding nothing leaves the group ------------
+"$R" -c "$tmp/s.conf" queue > "$tmp/queue.out" 2>&1
+rg_expect "the worker that exited holding a handed-back task stays, gone" \
+    "$tmp/queue.out" "^  worker [^ ]*:$w1: 0 pending, gone \(last seen"
+rg_lacks "those that exited holding nothing left the group" \
+    "$tmp/queue.out" "^  worker [^ ]*:($w2|$w3):"
+rg_lacks "and no worker left is shown alive" "$tmp/queue.out" "alive"
+rg_expect "the shard's line still counts" "$tmp/queue.out" \
+    "^shard 0: 2 entries, 0 not yet read, 0 pending, 0 dead letters\$"
 
 rg_done
