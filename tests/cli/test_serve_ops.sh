@@ -10,7 +10,9 @@
 #     nor acknowledged, it stays pending and ends when it is taken over;
 #   - reagent status takes the task id that submit prints;
 #   - a worker that exits cleanly holding no entry leaves the group;
-#     reagent queue shows one that holds some as gone.
+#     reagent queue shows one that holds some as gone;
+#   - reagent results [-o FILE] [--follow], submit -a AGENT -;
+#   - backpressure: a worker holds at most `concurrency` entries.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -34,11 +36,11 @@ JSON
 rg_mock f --script "$tmp/fast.json"
 fport=$port
 
-# conf CLAIM_IDLE: one worker
+# conf CLAIM_IDLE [CONCURRENCY]: one worker
 conf() {
     cat <<CONF
 worker_processes 1;
-concurrency 10;
+concurrency ${2:-10};
 pid $tmp/reagent.pid;
 error_log $tmp/error.log info;
 drain_timeout 1s;
@@ -192,5 +194,76 @@ rg_lacks "those that exited holding nothing left the group" \
 rg_lacks "and no worker left is shown alive" "$tmp/queue.out" "alive"
 rg_expect "the shard's line still counts" "$tmp/queue.out" \
     "^shard 0: 2 entries, 0 not yet read, 0 pending, 0 dead letters\$"
+
+# reagent results, submit -a AGENT - ---------------------------------------
+"$R" -c "$tmp/s.conf" results -o "$tmp/res.jsonl" > "$tmp/res.out" 2>&1
+rg_equal "results -o writes the results stream, one line each" \
+    "$(jq -r .id "$tmp/res.jsonl" | sort | tr '\n' ' ')$(wc -c < \
+       "$tmp/res.out")" "d1 r1 0"
+rg_equal "as JSON with their status" \
+    "$(jq -r .status "$tmp/res.jsonl" | sort -u)" done
+"$R" -c "$tmp/s.conf" results > "$tmp/res2.out" 2>&1
+rg_equal "and without -o, to stdout" "$(cat "$tmp/res2.out")" \
+    "$(cat "$tmp/res.jsonl")"
+
+serve_start
+"$R" -c "$tmp/s.conf" results --follow > "$tmp/follow.out" 2>&1 &
+follow=$!
+pids="$pids $follow"
+echo '{"id":"x1","input":"from stdin"}' |
+    "$R" -c "$tmp/s.conf" submit -a slow - > "$tmp/x.out" 2>/dev/null
+rg_equal "submit - reads the tasks from stdin" "$?,$(cat "$tmp/x.out")" \
+    "0,x1"
+i=0
+while ! grep -q '"x1"' "$tmp/follow.out" && [ $i -lt 300 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_check "results --follow prints a result that comes after it started" \
+    test "$(jq -r 'select(.id == "x1") | .status' "$tmp/follow.out")" = done
+rg_check "and goes on following" kill -0 "$follow"
+kill "$follow"
+rg_equal "it printed the earlier ones first" \
+    "$(jq -r .id "$tmp/follow.out" | tr '\n' ' ')" "d1 r1 x1 "
+"$R" -c "$tmp/s.conf" status x1 > "$tmp/x.st" 2>&1
+rg_expect "submit -a AGENT runs the tasks on that agent" "$tmp/x.st" \
+    "^agent: slow\$"
+rg_expect "(the slow one's model)" "$tmp/x.st" "^answer: slow and done\$"
+serve_quit
+
+# backpressure: a worker holds at most concurrency entries ---------------
+conf 30s 2 > "$tmp/s.conf"
+serve_start
+i=0
+: > "$tmp/b.jsonl"
+while [ $i -lt 8 ]; do
+    echo "{\"id\":\"b$i\",\"agent\":\"slow\",\"input\":\"b$i\"}" \
+        >> "$tmp/b.jsonl"
+    i=$((i + 1))
+done
+before=$(curl -s "http://127.0.0.1:$wport/stats" | jq .requests)
+"$R" -c "$tmp/s.conf" submit "$tmp/b.jsonl" > /dev/null 2>&1
+i=0
+while [ "$(curl -s "http://127.0.0.1:$wport/stats" | jq .requests)" \
+        -lt $((before + 2)) ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+most=0
+i=0
+while [ $i -lt 10 ]; do
+    p=$(rg_rcli xpending "$S" workers | head -n 1)
+    [ "$p" -gt "$most" ] && most=$p
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_equal "with concurrency 2 the worker holds 2 of 8 entries at most" \
+    "$most" 2
+"$R" -c "$tmp/s.conf" queue > "$tmp/queue.out" 2>&1
+rg_expect "reagent queue: the other 6 not yet read" "$tmp/queue.out" \
+    "^shard 0: [0-9]+ entries, 6 not yet read, 2 pending, 0 dead letters\$"
+rg_expect "and the worker alive with its 2" "$tmp/queue.out" \
+    "^  worker [^ ]*: 2 pending, alive \(last seen"
+kill -TERM "$master"
 
 rg_done
