@@ -13,6 +13,7 @@
 #include <rg_store.h>
 #include <rg_store_conf.h>
 #include <rg_secret.h>
+#include <rg_digest.h>
 #include <signal.h>
 #include <event2/event.h>
 
@@ -27,7 +28,7 @@ const rg_cli_t  rg_resume_cli = {
     "  resume [--approve-all|--deny-dangerous] ID\n"
     "      continue a session kept by the store (store redis) where it\n"
     "      stopped: its next model call is the one it was about to make\n",
-    "a session id: reagent resume s-…",
+    "a session id (s-…), or a queue task's id: reagent resume s-…",
     sizeof(rg_run_opts_t),
     rg_resume_option,
     rg_resume_main
@@ -37,9 +38,9 @@ const rg_cli_t  rg_resume_cli = {
 const rg_cli_t  rg_status_cli = {
     "status",
     "  status ID\n"
-    "      what the store says of a session: its status, reason, rounds,\n"
-    "      tokens and answer\n",
-    "a session id: reagent status s-…",
+    "      what the store says of a session (or of the session of the\n"
+    "      queue task ID): its status, reason, rounds, tokens and answer\n",
+    "a session id (s-…), or a queue task's id: reagent status s-…",
     sizeof(rg_run_opts_t),
     NULL,
     rg_status_main
@@ -56,6 +57,7 @@ rg_resume_option(void *opts, int argc, char **argv, int i)
 typedef struct {
     struct event_base  *base;
     rg_uint_t           done;
+    rg_uint_t           quiet;        /* no word of a session not there */
     rg_int_t            rc;
     char                err[512];
     char                agent[256];
@@ -145,12 +147,56 @@ rg_resume_peek(rg_engine_t *e, const char *id, rg_store_pt cb,
     }
 
     if (ctx->rc == RG_DECLINED) {
-        fprintf(stderr, "reagent: no session \"%s\" in the store (never "
-                "there, or expired after session_ttl)\n", id);
-        return RG_ERROR;
+        if (!ctx->quiet) {
+            fprintf(stderr, "reagent: no session \"%s\" in the store "
+                    "(never there, or expired after session_ttl)\n", id);
+        }
+        return RG_DECLINED;
     }
 
     return RG_OK;
+}
+
+
+/* the session of ID, into sid: ID itself, or, when it is none and not a
+ * session's id, the session of the queue task ID (rg_stream_session_id:
+ * "t-" and 128 bits of the SHA-256 of "task", a NUL and the id) */
+static rg_int_t
+rg_resume_find(rg_engine_t *e, const char *id, rg_store_pt cb,
+    rg_resume_ctx_t *ctx, char *sid, size_t size)
+{
+    char      digest[RG_SHA256_HEX];
+    rg_int_t  rc;
+
+    snprintf(sid, size, "%s", id);
+
+    if (strncmp(id, "s-", 2) == 0 || strncmp(id, "t-", 2) == 0) {
+        return rg_resume_peek(e, id, cb, ctx);
+    }
+
+    ctx->quiet = 1;
+    rc = rg_resume_peek(e, id, cb, ctx);
+    ctx->quiet = 0;
+
+    if (rc != RG_DECLINED) {
+        return rc;
+    }
+
+    if (rg_sha256_hex(digest, "task", 5, id, strlen(id)) != RG_OK) {
+        return RG_ERROR;
+    }
+
+    snprintf(sid, size, "t-%.32s", digest);
+    ctx->done = 0;
+
+    rc = rg_resume_peek(e, sid, cb, ctx);
+    if (rc == RG_DECLINED) {
+        fprintf(stderr, "reagent: no session \"%s\" nor task \"%s\" "
+                "(session %s) in the store (never there, or expired after "
+                "session_ttl)\n", id, id, sid);
+    }
+
+    return rc;
 }
 
 
@@ -179,6 +225,7 @@ static int
 rg_resume_main(rg_cycle_t *cycle, void *opts, const char *arg)
 {
     int               rc;
+    char              sid[64];
     rg_engine_t      *e;
     rg_session_t     *s;
     struct event     *sigint, *sigterm;
@@ -192,7 +239,9 @@ rg_resume_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     memset(&ctx, 0, sizeof(ctx));
 
-    if (rg_resume_peek(e, arg, rg_resume_peeked, &ctx) != RG_OK) {
+    if (rg_resume_find(e, arg, rg_resume_peeked, &ctx, sid, sizeof(sid))
+        != RG_OK)
+    {
         rg_engine_destroy(e);
         return 1;
     }
@@ -200,17 +249,17 @@ rg_resume_main(rg_cycle_t *cycle, void *opts, const char *arg)
     agent = rg_agent_find(cycle, ctx.agent, strlen(ctx.agent));
     if (agent == NULL) {
         fprintf(stderr, "reagent: session \"%s\" is of agent \"%s\", which "
-                "this configuration does not have\n", arg, ctx.agent);
+                "this configuration does not have\n", sid, ctx.agent);
         rg_engine_destroy(e);
         return 1;
     }
 
     ctx.done = 0;
 
-    s = rg_session_open(e, agent, arg, strlen(arg), NULL, NULL, 0, NULL,
+    s = rg_session_open(e, agent, sid, strlen(sid), NULL, NULL, 0, NULL,
                         rg_resume_done, &ctx);
     if (s == NULL) {
-        fprintf(stderr, "reagent: cannot resume session \"%s\"\n", arg);
+        fprintf(stderr, "reagent: cannot resume session \"%s\"\n", sid);
         rg_engine_destroy(e);
         return 1;
     }
@@ -302,6 +351,7 @@ static int
 rg_status_main(rg_cycle_t *cycle, void *opts, const char *arg)
 {
     int               rc;
+    char              sid[64];
     rg_engine_t      *e;
     rg_resume_ctx_t   ctx;
 
@@ -312,7 +362,8 @@ rg_status_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     memset(&ctx, 0, sizeof(ctx));
 
-    rc = rg_resume_peek(e, arg, rg_status_got, &ctx) == RG_OK ? 0 : 1;
+    rc = rg_resume_find(e, arg, rg_status_got, &ctx, sid, sizeof(sid))
+         == RG_OK ? 0 : 1;
 
     rg_engine_destroy(e);
 

@@ -654,12 +654,47 @@ rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
 /* keeping entries, handing them back -------------------------------------- */
 
 static void
-rg_stream_claim(rg_stream_t *q, rg_uint_t shard, const char **ids,
-    rg_uint_t n, rg_uint_t back)
+rg_stream_claimed(void *data, redisReply *reply, const char *err)
 {
-    char         idle[24];
-    rg_uint_t    i, k;
-    const char  *argv[24];
+    rg_stream_op_t  *op;
+
+    op = data;
+
+    if (err && op->err[0] == '\0') {
+        snprintf(op->err, sizeof(op->err), "%s", err);
+    }
+
+    if (--op->left) {
+        return;
+    }
+
+    if (op->done) {
+        op->done(op->data, op->err[0] ? op->err : NULL);
+    }
+    rg_stream_op_free(op);
+}
+
+
+/* cb (may be NULL) once every command of it is answered */
+static void
+rg_stream_claim(rg_stream_t *q, rg_uint_t shard, const char **ids,
+    rg_uint_t n, rg_uint_t back, rg_stream_done_pt cb, void *data)
+{
+    char             idle[24];
+    rg_uint_t        i, k;
+    const char      *argv[24];
+    rg_stream_op_t  *op;
+
+    op = cb ? rg_stream_op(q, shard, data) : NULL;
+    if (cb && op == NULL) {
+        cb(data, "out of memory");
+        return;
+    }
+
+    if (op) {
+        op->done = cb;
+        op->left = 1;                  /* until every command is sent */
+    }
 
     snprintf(idle, sizeof(idle), "%llu",
              (unsigned long long) q->conf->claim_idle + 1000);
@@ -685,8 +720,22 @@ rg_stream_claim(rg_stream_t *q, rg_uint_t shard, const char **ids,
 
         argv[k++] = "JUSTID";
 
-        rg_stream_send(q->redis, &q->tags[shard], 0, rg_stream_ignore, NULL,
-                       (int) k, argv);
+        if (op == NULL) {
+            rg_stream_send(q->redis, &q->tags[shard], 0, rg_stream_ignore,
+                           NULL, (int) k, argv);
+            continue;
+        }
+
+        op->left++;
+        if (rg_stream_send(q->redis, &q->tags[shard], 0, rg_stream_claimed,
+                           op, (int) k, argv) != RG_OK)
+        {
+            rg_stream_claimed(op, NULL, "out of memory");
+        }
+    }
+
+    if (op) {
+        rg_stream_claimed(op, NULL, NULL);
     }
 }
 
@@ -695,15 +744,82 @@ void
 rg_stream_touch(rg_stream_t *q, rg_uint_t shard, const char **ids,
     rg_uint_t n)
 {
-    rg_stream_claim(q, shard, ids, n, 0);
+    rg_stream_claim(q, shard, ids, n, 0, NULL, NULL);
 }
 
 
 void
 rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
-    rg_uint_t n)
+    rg_uint_t n, rg_stream_done_pt cb, void *data)
 {
-    rg_stream_claim(q, shard, ids, n, 1);
+    rg_stream_claim(q, shard, ids, n, 1, cb, data);
+}
+
+
+/* KEYS: the stream. ARGV: the group, the consumer. A consumer deleted
+ * with entries would leave them unclaimable: only one that holds none */
+static rg_redis_script_t  rg_stream_leave_lua = { "leave",
+    "if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2])"
+    " > 0 then\n"
+    "  return -1\n"
+    "end\n"
+    "return redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], "
+    "ARGV[2])\n", ""
+};
+
+
+static void
+rg_stream_left(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_op_t  *op;
+
+    op = data;
+
+    if (err == NULL && reply && reply->type == REDIS_REPLY_INTEGER
+        && reply->integer < 0)
+    {
+        err = "it still holds entries";
+    }
+
+    op->done(op->data, err);
+    rg_stream_op_free(op);
+}
+
+
+void
+rg_stream_leave(rg_stream_t *q, rg_uint_t shard, rg_stream_done_pt cb,
+    void *data)
+{
+    size_t           lens[3];
+    rg_stream_op_t  *op;
+    const char      *argv[3];
+
+    op = rg_stream_op(q, shard, data);
+
+    if (op == NULL
+        || (rg_stream_leave_lua.sha[0] == '\0'
+            && rg_redis_script_init(&rg_stream_leave_lua) != RG_OK))
+    {
+        free(op);
+        cb(data, "out of memory");
+        return;
+    }
+
+    op->done = cb;
+
+    argv[0] = q->keys[shard];
+    argv[1] = q->conf->group.data;
+    argv[2] = q->consumer;
+    lens[0] = strlen(argv[0]);
+    lens[1] = strlen(argv[1]);
+    lens[2] = strlen(argv[2]);
+
+    if (rg_redis_eval(q->redis, &q->tags[shard], &rg_stream_leave_lua,
+                      rg_stream_left, op, 1, 3, argv, lens) == NULL)
+    {
+        rg_stream_op_free(op);
+        cb(data, "out of memory");
+    }
 }
 
 
@@ -723,12 +839,17 @@ static rg_redis_script_t  rg_stream_announce_lua = { "announce",
 };
 
 
-/* a result on its way: kept under its session, announced once, then its
- * entry acknowledged */
+/* a result on its way: kept under its session, then announced once,
+ * then its entry acknowledged; each step only once the one before it is
+ * answered OK (an entry is acknowledged only with its result kept) */
 typedef struct {
     rg_stream_t        *q;
     rg_uint_t           shard;
     char               *entry;
+    char               *task_id;
+    char               *mark;
+    char               *result;
+    size_t              len;
     rg_stream_done_pt   done;
     void               *data;
 } rg_stream_res_t;
@@ -738,22 +859,29 @@ static void
 rg_stream_res_free(rg_stream_res_t *r)
 {
     free(r->entry);
+    free(r->task_id);
+    free(r->mark);
+    free(r->result);
     free(r);
+}
+
+
+/* the end of a result's way: cb with err (NULL: acknowledged) */
+static void
+rg_stream_res_end(rg_stream_res_t *r, const char *err)
+{
+    if (r->done) {
+        r->done(r->data, err);
+    }
+
+    rg_stream_res_free(r);
 }
 
 
 static void
 rg_stream_acked(void *data, redisReply *reply, const char *err)
 {
-    rg_stream_res_t  *r;
-
-    r = data;
-
-    if (r->done) {
-        r->done(r->data, err);
-    }
-
-    rg_stream_res_free(r);
+    rg_stream_res_end(data, err);
 }
 
 
@@ -770,10 +898,7 @@ rg_stream_announced(void *data, redisReply *reply, const char *err)
     if (err) {
         /* not acknowledged: the entry is taken over, its session, ended,
          * gives the result again, and it is announced then */
-        if (r->done) {
-            r->done(r->data, err);
-        }
-        rg_stream_res_free(r);
+        rg_stream_res_end(r, err);
         return;
     }
 
@@ -785,10 +910,49 @@ rg_stream_announced(void *data, redisReply *reply, const char *err)
     if (rg_stream_send(q->redis, &q->tags[r->shard], 0, rg_stream_acked, r,
                        4, argv) != RG_OK)
     {
-        if (r->done) {
-            r->done(r->data, "out of memory");
-        }
-        rg_stream_res_free(r);
+        rg_stream_res_end(r, "out of memory");
+    }
+}
+
+
+static void
+rg_stream_kept(void *data, redisReply *reply, const char *err)
+{
+    char              ttl[24], max[24];
+    size_t            lens[6];
+    rg_stream_t      *q;
+    rg_stream_res_t  *r;
+    const char       *argv[6];
+
+    r = data;
+    q = r->q;
+
+    if (err) {
+        /* nothing announced nor acknowledged without the result kept */
+        rg_stream_res_end(r, err);
+        return;
+    }
+
+    snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long) q->session_ttl);
+    snprintf(max, sizeof(max), "%ld", (long) q->conf->results_max);
+
+    argv[0] = r->mark;
+    argv[1] = q->results;
+    argv[2] = ttl;
+    argv[3] = max;
+    argv[4] = r->task_id;
+    argv[5] = r->result;
+    lens[0] = strlen(r->mark);
+    lens[1] = strlen(q->results);
+    lens[2] = strlen(ttl);
+    lens[3] = strlen(max);
+    lens[4] = strlen(r->task_id);
+    lens[5] = r->len;
+
+    if (rg_redis_eval(q->redis, &q->rtag, &rg_stream_announce_lua,
+                      rg_stream_announced, r, 2, 6, argv, lens) == NULL)
+    {
+        rg_stream_res_end(r, "out of memory");
     }
 }
 
@@ -798,22 +962,25 @@ rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
     const char *task_id, const char *sid, const char *result, size_t len,
     rg_stream_done_pt cb, void *data)
 {
-    char              ttl[24], max[24], *key, *mark;
-    size_t            lens[6];
+    char              ttl[24], *key;
+    size_t            lens[5];
     rg_str_t          tag;
     rg_stream_res_t  *r;
-    const char       *argv[6];
+    const char       *argv[5];
 
     r = calloc(1, sizeof(rg_stream_res_t));
     key = rg_stream_sprintf("%s{%s}:result", q->prefix, sid);
-    mark = rg_stream_sprintf("%s{q:%s}:done:%s", q->prefix,
-                             q->conf->stream.data, sid);
 
     if (r) {
         r->entry = strdup(entry);
+        r->task_id = strdup(task_id);
+        r->mark = rg_stream_sprintf("%s{q:%s}:done:%s", q->prefix,
+                                    q->conf->stream.data, sid);
+        r->result = malloc(len + 1);
     }
 
-    if (r == NULL || r->entry == NULL || key == NULL || mark == NULL
+    if (r == NULL || r->entry == NULL || r->task_id == NULL
+        || r->mark == NULL || r->result == NULL || key == NULL
         || (rg_stream_announce_lua.sha[0] == '\0'
             && rg_redis_script_init(&rg_stream_announce_lua) != RG_OK))
     {
@@ -821,20 +988,21 @@ rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
             rg_stream_res_free(r);
         }
         free(key);
-        free(mark);
         if (cb) {
             cb(data, "out of memory");
         }
         return;
     }
 
+    memcpy(r->result, result, len);
+    r->result[len] = '\0';
+    r->len = len;
     r->q = q;
     r->shard = shard;
     r->done = cb;
     r->data = data;
 
     snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long) q->session_ttl);
-    snprintf(max, sizeof(max), "%ld", (long) q->conf->results_max);
 
     /* kept with the session: the same value whoever writes it */
     tag = rg_stream_tag(key);
@@ -848,33 +1016,14 @@ rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
     lens[2] = len;
     lens[3] = 2;
     lens[4] = strlen(ttl);
-    rg_redis_command(q->redis, &tag, 0, rg_stream_ignore, NULL, 5, argv,
-                     lens);
 
-    argv[0] = mark;
-    argv[1] = q->results;
-    argv[2] = ttl;
-    argv[3] = max;
-    argv[4] = task_id;
-    argv[5] = result;
-    lens[0] = strlen(mark);
-    lens[1] = strlen(q->results);
-    lens[2] = strlen(ttl);
-    lens[3] = strlen(max);
-    lens[4] = strlen(task_id);
-    lens[5] = len;
-
-    if (rg_redis_eval(q->redis, &q->rtag, &rg_stream_announce_lua,
-                      rg_stream_announced, r, 2, 6, argv, lens) == NULL)
+    if (rg_redis_command(q->redis, &tag, 0, rg_stream_kept, r, 5, argv, lens)
+        == NULL)
     {
-        rg_stream_res_free(r);
-        if (cb) {
-            cb(data, "out of memory");
-        }
+        rg_stream_res_end(r, "out of memory");
     }
 
     free(key);
-    free(mark);
 }
 
 

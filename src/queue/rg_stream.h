@@ -46,11 +46,17 @@ void rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
 /* the entries this worker runs stay its own: their idle time restarts */
 void rg_stream_touch(rg_stream_t *q, rg_uint_t shard, const char **ids,
     rg_uint_t n);
-/* entries handed back: idle enough for any worker to take them now */
+/* entries handed back: idle enough for any worker to take them now;
+ * cb once Redis answered (it must be, before the connection goes) */
 void rg_stream_hand_back(rg_stream_t *q, rg_uint_t shard, const char **ids,
-    rg_uint_t n);
+    rg_uint_t n, rg_stream_done_pt cb, void *data);
+/* this worker's consumer out of shard's group, when it holds no entry
+ * there (a clean exit: `reagent queue` lists no worker that is gone) */
+void rg_stream_leave(rg_stream_t *q, rg_uint_t shard, rg_stream_done_pt cb,
+    void *data);
 /* a task's final result: kept under its session ({ID}:result), added to
- * the results stream, then the entry acknowledged */
+ * the results stream, then the entry acknowledged, each step once the
+ * one before succeeded (a failure: cb's err, the entry stays pending) */
 void rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
     const char *task_id, const char *sid, const char *result, size_t len,
     rg_stream_done_pt cb, void *data);

@@ -1073,8 +1073,13 @@ rg_queue_main(rg_cycle_t *cycle, void *opts, const char *arg)
             p = rg_queue_field(r->element[j], "pending");
             idle = rg_queue_field(r->element[j], "idle");
             if (name && p && idle) {
-                printf("  worker %.*s: %lld pending, last seen %.1fs ago\n",
-                       (int) name->len, name->str, p->integer,
+                /* a live worker reads or keeps its entries more often
+                 * than claim_idle; one that is gone may leave entries,
+                 * taken over after it */
+                printf("  worker %.*s: %lld pending, %s (last seen %.1fs "
+                       "ago)\n", (int) name->len, name->str, p->integer,
+                       idle->integer > (long long) c.qcf->claim_idle
+                       ? "gone" : "alive",
                        (double) idle->integer / 1000);
             }
         }

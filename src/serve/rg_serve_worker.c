@@ -66,6 +66,7 @@ struct rg_serve_s {
     struct event       *keep_ev;
     struct event       *reclaim_ev;
     struct event       *drain_ev;
+    struct event       *last_ev;      /* the hand-back's wait, bounded */
     struct event       *cancel_ev;    /* the cancel set, every second */
     char              **asked;        /* the ids it was asked about */
     rg_uint_t           nasked;
@@ -83,6 +84,7 @@ struct rg_serve_s {
     unsigned            expiring:1;   /* parked tasks' waits, asked */
     unsigned            draining:1;
     unsigned            exiting:1;
+    unsigned            leaving:1;    /* the consumer is being deleted */
     unsigned            read_failed:1;
     unsigned            asking:1;     /* the cancel set, asked */
 };
@@ -661,14 +663,50 @@ rg_serve_sizes_handler(evutil_socket_t fd, short what, void *arg)
 /* draining, stopping ------------------------------------------------------ */
 
 static void
+rg_serve_left(void *data, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->writing--;
+
+    if (err && !sv->exiting) {
+        rg_log_error(RG_LOG_INFO, sv->engine->log, 0, "queue: the consumer "
+                     "stays in the group (%s)", err);
+    }
+
+    rg_serve_check_exit(sv);
+}
+
+
+static void
 rg_serve_check_exit(rg_serve_t *sv)
 {
-    if (sv->draining && sv->running == 0 && sv->writing == 0
-        && sv->engine->holds == 0 && !sv->exiting)
+    rg_uint_t  shard;
+
+    if (!sv->draining || sv->running || sv->writing
+        || sv->engine->holds || sv->exiting)
     {
-        sv->exiting = 1;
-        event_base_loopbreak(sv->engine->base);
+        return;
     }
+
+    if (sv->queue && !sv->leaving) {
+        /* all done here: the consumer goes, so that `reagent queue`
+         * shows no worker that is gone (within the bound on the wait) */
+        sv->leaving = 1;
+        if (!evtimer_pending(sv->last_ev, NULL)) {
+            rg_serve_later(sv, sv->last_ev, 1000);
+        }
+
+        sv->writing = rg_stream_shards(sv->queue);
+        for (shard = 0; shard < rg_stream_shards(sv->queue); shard++) {
+            rg_stream_leave(sv->queue, shard, rg_serve_left, sv);
+        }
+        return;
+    }
+
+    sv->exiting = 1;
+    event_base_loopbreak(sv->engine->base);
 }
 
 
@@ -790,6 +828,43 @@ rg_serve_released(rg_engine_t *e)
 }
 
 
+/* the hand-back answered: the entries are free for the others now */
+static void
+rg_serve_handed(void *data, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->writing--;
+
+    if (err && !sv->exiting) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: handing "
+                     "tasks back failed (%s): they are taken over after "
+                     "claim_idle", err);
+    }
+
+    rg_serve_check_exit(sv);
+}
+
+
+/* what is still unanswered after the bound is given up on */
+static void
+rg_serve_last_handler(evutil_socket_t fd, short what, void *arg)
+{
+    rg_serve_t  *sv;
+
+    sv = arg;
+
+    if (!sv->exiting) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: %lu writes "
+                     "unanswered at exit: their tasks are taken over "
+                     "after claim_idle", (unsigned long) sv->writing);
+        sv->exiting = 1;
+        event_base_loopbreak(sv->engine->base);
+    }
+}
+
+
 static void
 rg_serve_drain_expired(evutil_socket_t fd, short what, void *arg)
 {
@@ -815,7 +890,11 @@ rg_serve_drain_expired(evutil_socket_t fd, short what, void *arg)
         }
 
         if (n) {
-            rg_stream_hand_back(sv->queue, shard, ids, n);
+            /* the reactor runs until Redis has them (the connection is
+             * not flushed when it is freed) */
+            sv->writing++;
+            rg_stream_hand_back(sv->queue, shard, ids, n, rg_serve_handed,
+                                sv);
         }
     }
 
@@ -832,9 +911,10 @@ rg_serve_drain_expired(evutil_socket_t fd, short what, void *arg)
         sv->running--;
     }
 
-    sv->writing = 0;
     /* what the API still holds is cut with the engine */
     sv->engine->holds = 0;
+    /* the results and hand-backs in flight have a second to be answered */
+    rg_serve_later(sv, sv->last_ev, 1000);
     rg_serve_check_exit(sv);
 }
 
@@ -942,11 +1022,12 @@ rg_serve_worker_run(rg_worker_t *w)
     sv.reclaim_ev = evtimer_new(sv.engine->base, rg_serve_reclaim_handler,
                                 &sv);
     sv.drain_ev = evtimer_new(sv.engine->base, rg_serve_drain_expired, &sv);
+    sv.last_ev = evtimer_new(sv.engine->base, rg_serve_last_handler, &sv);
     sv.cancel_ev = evtimer_new(sv.engine->base, rg_serve_cancel_handler, &sv);
     sv.sizes_ev = evtimer_new(sv.engine->base, rg_serve_sizes_handler, &sv);
 
     if (sv.pump_ev == NULL || sv.keep_ev == NULL
-        || sv.reclaim_ev == NULL || sv.drain_ev == NULL
+        || sv.reclaim_ev == NULL || sv.drain_ev == NULL || sv.last_ev == NULL
         || sv.cancel_ev == NULL || sv.sizes_ev == NULL)
     {
         goto done;
@@ -1016,6 +1097,9 @@ done:
     }
     if (sv.drain_ev) {
         event_free(sv.drain_ev);
+    }
+    if (sv.last_ev) {
+        event_free(sv.last_ev);
     }
     if (sv.cancel_ev) {
         event_free(sv.cancel_ev);

@@ -10,8 +10,10 @@
 #   - a task submitted twice is queued once;
 #   - SIGHUP under load: nothing lost, later tasks see the new system
 #     prompt; a broken reload keeps the old workers and names file:line;
-#   - SIGSTOP a worker past its lease, SIGCONT: it writes nothing for the
-#     sessions it lost, they end on the other worker, once;
+#   - SIGSTOP a worker past its lease while its sessions sit in a tool
+#     call, SIGCONT: it says it lost them and writes nothing for them
+#     (their messages are those of a run not stopped, no side effect ran
+#     twice), they end on the other worker, once;
 #   - a task its worker dies on every time lands in the dead letters
 #     after max_deliveries, its result failed;
 #   - reagent queue, reagent workers; reagent -s reopen, quit (drains,
@@ -52,6 +54,13 @@ cat > "$tmp/slow.json" <<'JSON'
 JSON
 rg_mock w --script "$tmp/slow.json"
 wport=$port
+cat > "$tmp/held.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"f","name":"count","arguments":{"key":"f","ms":2000}}]}},
+ {"message":{"content":"held"}}]
+JSON
+rg_mock h --script "$tmp/held.json"
+hport=$port
 
 P=$(cd "$B" && pwd)/tests/plugins
 
@@ -62,15 +71,18 @@ load_module $P/crash.so;
 module count { redis $csock; }
 worker_processes 2;
 concurrency 100;
+thread_pool default threads=32;
 pid $tmp/reagent.pid;
 error_log $tmp/error.log info;
 drain_timeout 20s;
 llm m { base_url http://127.0.0.1:$mport/v1; model mock-1; }
 llm p { base_url http://127.0.0.1:$pport/v1; model mock-1; }
 llm w { base_url http://127.0.0.1:$wport/v1; model mock-1; }
+llm h { base_url http://127.0.0.1:$hport/v1; model mock-1; }
 agent a { llm m; tools count; tool_timeout 30s; system_prompt "$1"; }
 agent poison { llm p; tools crash_now; }
 agent slow { llm w; tools count; tool_timeout 30s; }
+agent held { llm h; tools count; tool_timeout 30s; }
 store redis { server unix:$redis_sock; }
 lease_ttl 1s;
 queue { claim_idle 2s; max_deliveries 2; block 500ms; }
@@ -201,27 +213,77 @@ rg_equal "and the old workers stay" "$(pgrep -P $master | sort |
     tr '\n' ' ')" "$workers"
 conf "version two" > "$tmp/s.conf"
 
-# a worker stopped past its lease
-tasks s 100 > "$tmp/s.jsonl"
-"$R" -c "$tmp/s.conf" submit --wait "$tmp/s.jsonl" > "$tmp/s.out" \
+# a worker stopped past its lease: its sessions sit in a 2 s tool call
+sid() {
+    printf 'task\000%s' "$1" | sha256sum | cut -c1-32 | sed 's/^/t-/'
+}
+echo '{"id":"f-ref","agent":"held","input":"count f-ref"}' > "$tmp/f.jsonl"
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/f.jsonl" > /dev/null 2>&1
+ref=$(rg_rcli llen "rg:{$(sid f-ref)}:msgs")
+i=0
+: > "$tmp/f.jsonl"
+while [ $i -lt 24 ]; do
+    echo "{\"id\":\"f$i\",\"agent\":\"held\",\"input\":\"count f$i\"}" \
+        >> "$tmp/f.jsonl"
+    i=$((i + 1))
+done
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/f.jsonl" > "$tmp/f.out" \
     2> /dev/null &
 sub=$!
 pids="$pids $sub"
-sleep 0.3
-frozen=$(pgrep -P $master | head -n 1)
+# until all 24 are in their tool call (count:f counts the executions;
+# thread_pool has a thread for each)
+i=0
+while [ "$(redis-cli -s "$csock" get count:f)" != 25 ] && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+# the worker that runs f0 (one may have read all 24)
+fname=$(rg_rcli hget "rg:{$(sid f0)}:meta" worker)
+frozen=${fname##*:}
+held=
+for t in $(jq -r .id "$tmp/f.jsonl"); do
+    [ "$(rg_rcli hget "rg:{$(sid "$t")}:meta" worker)" = "$fname" ] &&
+    [ "$(rg_rcli hget "rg:{$(sid "$t")}:meta" status)" != done ] &&
+        held="$held $t"
+done
 kill -STOP "$frozen"
-sleep 5
+rg_check "the worker stopped held sessions ($(echo $held | wc -w) of 24)" \
+    test -n "$held" -a -n "$(pgrep -P $master | grep -x "$frozen")"
+sleep 6
 kill -CONT "$frozen"
 wait $sub
 rg_equal "tasks of a stopped worker end, each once" \
-    "$(jq -r .id "$tmp/s.out" | sort -u | wc -l) $(grep -c . "$tmp/s.out")" \
-    "100 100"
-sleep 1
+    "$(jq -r .id "$tmp/f.out" | sort -u | wc -l) $(grep -c . "$tmp/f.out")" \
+    "24 24"
 rg_equal "and are done" \
-    "$(jq -r .status "$tmp/s.out" | sort | uniq -c | tr -s ' ')" " 100 done"
+    "$(jq -r .status "$tmp/f.out" | sort | uniq -c | tr -s ' ')" " 24 done"
 rg_equal "the results stream has each once" \
-    "$(rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c '^s[0-9]*$' |
-       tr -d ' ')" 100
+    "$(rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c '^f[0-9]*$' |
+       tr -d ' ')" 24
+sleep 1
+elsewhere=0
+for t in $held; do
+    [ "$(rg_rcli hget "rg:{$(sid "$t")}:meta" worker)" != "$fname" ] &&
+        elsewhere=$((elsewhere + 1))
+done
+rg_equal "the sessions it held ended on another worker" \
+    "$elsewhere" "$(echo $held | wc -w)"
+rg_check "it noticed it lost them and said so" test "$(grep -Ec \
+    " $frozen#0: .*(the session's lease was lost|is not finished here)" \
+    "$tmp/error.log")" -ge "$(echo $held | wc -w)"
+twice=0
+for k in $(redis-cli -s "$csock" --scan --pattern 'count:f:*'); do
+    [ "$(redis-cli -s "$csock" get "$k")" = 1 ] || twice=$((twice + 1))
+done
+rg_equal "none of their side effects ran twice" "$twice" 0
+wrong=0
+for t in $(jq -r .id "$tmp/f.jsonl"); do
+    [ "$(rg_rcli llen "rg:{$(sid "$t")}:msgs")" = "$ref" ] ||
+        wrong=$((wrong + 1))
+done
+rg_equal "each session has the messages of a run not stopped ($ref)" \
+    "$wrong" 0
 
 # a task that kills its worker every time
 echo '{"id":"bad1","agent":"poison","input":"die"}' > "$tmp/p.jsonl"
@@ -238,6 +300,20 @@ rg_equal "a poison task ends failed" "$(jq -r .status "$tmp/p.out")" failed
 rg_expect "after max_deliveries" "$tmp/p.out" "gave up after 3 deliveries"
 rg_equal "it is in the dead letters" \
     "$(rg_rcli xlen 'rg:{q:tasks:0}:dead')" 1
+"$R" -c "$tmp/s.conf" queue > "$tmp/queue.out" 2>&1
+rg_expect "reagent queue counts the dead letter" "$tmp/queue.out" \
+    "^shard 0: [0-9]+ entries, [0-9]+ not yet read, [0-9]+ pending, \
+1 dead letters\$"
+rg_expect "the worker killed long ago is gone" "$tmp/queue.out" \
+    "^  worker [^ ]*:$victim: 0 pending, gone \(last seen"
+alive=$(sed -n 's/^  worker [^ ]*:\([0-9]*\): .*, alive (.*/\1/p' \
+        "$tmp/queue.out")
+strays=0
+for a in $alive; do
+    pgrep -P $master | grep -qx "$a" || strays=$((strays + 1))
+done
+rg_check "the workers shown alive ($(echo $alive)) are the master's" \
+    test -n "$alive" -a $strays -eq 0
 
 # signals
 "$R" -c "$tmp/s.conf" -s reopen
