@@ -1027,14 +1027,37 @@ rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
 }
 
 
-void
-rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e, const char *why)
+static void
+rg_stream_buried(void *data, redisReply *reply, const char *err)
 {
-    char         cnt[24];
-    size_t       lens[12];
-    const char  *argv[12];
+    rg_stream_op_t  *op;
 
-    snprintf(cnt, sizeof(cnt), "%lld", (long long) e->delivered);
+    op = data;
+
+    if (err == NULL && reply && reply->type == REDIS_REPLY_ERROR) {
+        err = reply->str;
+    }
+
+    op->done(op->data, err);
+    rg_stream_op_free(op);
+}
+
+
+void
+rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e, const char *why,
+    rg_stream_done_pt cb, void *data)
+{
+    size_t           lens[12];
+    const char      *argv[12];
+    rg_stream_op_t  *op;
+
+    op = rg_stream_op(q, e->shard, data);
+    if (op == NULL) {
+        cb(data, "out of memory");
+        return;
+    }
+
+    op->done = cb;
 
     argv[0] = "XADD";
     argv[1] = q->dead[e->shard];
@@ -1054,8 +1077,12 @@ rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e, const char *why)
     }
     lens[11] = e->task ? e->len : 0;
 
-    rg_redis_command(q->redis, &q->tags[e->shard], 0, rg_stream_ignore, NULL,
-                     12, argv, lens);
+    if (rg_redis_command(q->redis, &q->tags[e->shard], 0, rg_stream_buried,
+                         op, 12, argv, lens) == NULL)
+    {
+        rg_stream_op_free(op);
+        cb(data, "out of memory");
+    }
 }
 
 

@@ -60,10 +60,11 @@ void rg_stream_leave(rg_stream_t *q, rg_uint_t shard, rg_stream_done_pt cb,
 void rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
     const char *task_id, const char *sid, const char *result, size_t len,
     rg_stream_done_pt cb, void *data);
-/* an entry given up on: to the shard's dead letters with why, and
- * acknowledged (its result is written by the caller) */
+/* an entry given up on: to the shard's dead letters with why; cb once
+ * Redis has it (the caller then writes its result, which acknowledges
+ * it), or with err: the entry stays pending, to be given up on again */
 void rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e,
-    const char *why);
+    const char *why, rg_stream_done_pt cb, void *data);
 
 /* a task line onto the queue from a worker (the HTTP API, a parked
  * session let go): its mark "{SID}:task" set when absent, then the entry

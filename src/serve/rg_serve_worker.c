@@ -171,6 +171,73 @@ rg_serve_refuse(rg_serve_t *sv, const rg_stream_entry_t *e,
 }
 
 
+/* an entry given up on: its result is written (and the entry
+ * acknowledged) only once its dead letter is, so that neither goes
+ * without the other */
+typedef struct {
+    rg_serve_t         *sv;
+    rg_stream_entry_t   e;            /* its task line not kept */
+    char               *task_id;
+    char                why[160];
+} rg_serve_dead_t;
+
+
+static void
+rg_serve_buried(void *data, const char *err)
+{
+    rg_serve_t       *sv;
+    rg_serve_dead_t  *d;
+
+    d = data;
+    sv = d->sv;
+    sv->writing--;
+
+    if (err) {
+        if (!sv->exiting) {
+            rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: task %s "
+                         "(entry %s): its dead letter was not written (%s): "
+                         "it stays pending, to be given up on again",
+                         d->task_id, d->e.id, err);
+        }
+
+    } else {
+        rg_serve_refuse(sv, &d->e, d->task_id, "failed", d->why);
+        sv->dead++;
+        rg_metrics_task(RG_METRICS_TASK_DEAD, 1);
+    }
+
+    free(d->task_id);
+    free(d);
+    rg_serve_check_exit(sv);
+}
+
+
+static void
+rg_serve_bury(rg_serve_t *sv, const rg_stream_entry_t *e,
+    const char *task_id, const char *why)
+{
+    rg_serve_dead_t  *d;
+
+    d = calloc(1, sizeof(rg_serve_dead_t));
+    if (d) {
+        d->task_id = strdup(task_id ? task_id : e->id);
+    }
+    if (d == NULL || d->task_id == NULL) {
+        free(d);
+        return;                        /* no memory: given up on later */
+    }
+
+    d->sv = sv;
+    d->e = *e;
+    d->e.task = NULL;
+    d->e.len = 0;
+    snprintf(d->why, sizeof(d->why), "%s", why);
+
+    sv->writing++;
+    rg_stream_dead(sv->queue, e, why, rg_serve_buried, d);
+}
+
+
 static void
 rg_serve_unlink(rg_serve_task_t *t)
 {
@@ -334,10 +401,7 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
                  "(max_deliveries %ld): each worker that ran it stopped "
                  "before it ended", (long long) e->delivered,
                  (long) sv->qcf->max_deliveries);
-        rg_stream_dead(sv->queue, e, why);
-        rg_serve_refuse(sv, e, task.id, "failed", why);
-        sv->dead++;
-        rg_metrics_task(RG_METRICS_TASK_DEAD, 1);
+        rg_serve_bury(sv, e, task.id, why);
         rg_task_free(&task);
         return;
     }

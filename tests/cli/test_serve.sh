@@ -315,6 +315,39 @@ done
 rg_check "the workers shown alive ($(echo $alive)) are the master's" \
     test -n "$alive" -a $strays -eq 0
 
+# a dead letter Redis refuses (an ACL: no XADD to a key ending in "d"):
+# the task's result is not written nor its entry acknowledged without it;
+# once Redis takes it, both are
+rg_rcli acl setuser default -xadd '(+xadd ~*[^d])' > /dev/null
+echo '{"id":"bad2","agent":"poison","input":"die"}' > "$tmp/p2.jsonl"
+"$R" -c "$tmp/s.conf" submit --wait "$tmp/p2.jsonl" > "$tmp/p2.out" \
+    2> /dev/null &
+sub=$!
+pids="$pids $sub"
+i=0
+while ! grep -q 'task bad2 .*its dead letter was not written' "$tmp/error.log" \
+      && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_check "a refused dead letter: no result is written" \
+    test "$(rg_rcli exists "rg:{$(sid bad2)}:result")" = 0
+rg_check "  and the entry stays pending" \
+    test "$(rg_rcli xpending 'rg:{q:tasks:0}' workers | head -n 1)" -ge 1
+rg_equal "  and no dead letter was added" \
+    "$(rg_rcli xlen 'rg:{q:tasks:0}:dead')" 1
+rg_rcli acl setuser default clearselectors +xadd > /dev/null
+i=0
+while kill -0 $sub 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_equal "once Redis takes it, the task ends failed" \
+    "$(jq -r .status "$tmp/p2.out")" failed
+rg_expect "  saying it was given up on" "$tmp/p2.out" "gave up after [0-9]+ deliveries"
+rg_equal "  with its dead letter, once" \
+    "$(rg_rcli xrange 'rg:{q:tasks:0}:dead' - + | grep -c '"id":"bad2"')" 1
+
 # signals
 "$R" -c "$tmp/s.conf" -s reopen
 rg_equal "reagent -s reopen" "$?" 0
