@@ -72,6 +72,8 @@ struct rg_serve_s {
     rg_uint_t           nasked;
     struct event       *sizes_ev;     /* the queue's sizes, for metrics */
     rg_uint_t           sizing;       /* shards not yet answered */
+    uint64_t            reads;        /* XREADGROUP calls answered */
+    uint64_t            read;         /* the entries they gave */
     uint64_t            started;
     uint64_t            done;
     uint64_t            lost;
@@ -503,6 +505,9 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
                      "the tasks again");
         sv->read_failed = 0;
     }
+
+    sv->reads++;
+    sv->read += n;
 
     for (i = 0; i < n; i++) {
         rg_serve_start(sv, &e[i]);
@@ -1024,11 +1029,14 @@ rg_serve_status(rg_worker_t *w, char *buf, size_t size)
     sv = w->data;
 
     n = snprintf(buf, size, "{\"sessions\":%lu,\"concurrency\":%lu,"
+                 "\"reads\":%llu,\"read\":%llu,"
                  "\"started\":%llu,\"done\":%llu,\"lost\":%llu,"
                  "\"reclaimed\":%llu,\"dead\":%llu,\"parked\":%llu,"
                  "\"draining\":%s}",
                  (unsigned long) sv->running,
                  (unsigned long) sv->concurrency,
+                 (unsigned long long) sv->reads,
+                 (unsigned long long) sv->read,
                  (unsigned long long) sv->started,
                  (unsigned long long) sv->done,
                  (unsigned long long) sv->lost,

@@ -167,6 +167,9 @@ rg_equal "reagent workers: the master and its two workers" \
     "$master 2"
 rg_check "with their reports" \
     test "$(jq '[.workers[].report.done] | add' "$tmp/workers.json")" -gt 0
+rg_check "their queue reads: each worker reads, and entries came" \
+    jq -e '([.workers[].report.reads > 0] | all)
+           and ([.workers[].report.read] | add) > 0' "$tmp/workers.json"
 
 # the same id again
 echo '{"id":"a1","input":"count again"}' > "$tmp/dup.jsonl"
