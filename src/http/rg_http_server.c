@@ -639,6 +639,7 @@ rg_http_server(rg_http_t *h, void (*cb)(struct evhttp_request *, void *))
     /* libevent's own limit only guards memory (its 413 is not JSON):
      * past max_body the answer is ours, rg_http_body() */
     evhttp_set_max_body_size(eh, (ev_ssize_t) (2 * hcf->max_body + 65536));
+    /* past it libevent answers 400 itself, an HTML page: no gencb */
     evhttp_set_max_headers_size(eh, (ev_ssize_t) hcf->max_header);
     tv.tv_sec = hcf->client_timeout / 1000;
     tv.tv_usec = (hcf->client_timeout % 1000) * 1000;

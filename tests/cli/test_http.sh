@@ -5,9 +5,9 @@
 # 400 with a JSON error naming what is wrong, 404, 405, 409, 413), the
 # Idempotency-Key, one task, an array and JSONL, cancel, the chat
 # completions (non-streamed and streamed), the access log, a slow client
-# cut by client_timeout while others are answered, 1,000 concurrent
-# submits, a drain that answers what it holds, a reload that keeps the
-# socket, and secrets out of answers.
+# cut by client_timeout while others are answered, a drain that answers
+# what it holds, a reload that keeps the socket, and secrets out of
+# answers. 1,000 concurrent submits: test_http_many.sh.
 #
 # Run from the repository root by tests/run.sh; B names the build folder.
 
@@ -301,39 +301,29 @@ wait $slow
 rg_expect "a client that stops sending is cut by client_timeout" \
     "$tmp/slow.out" "closed after [1-4]\.[0-9] s: b''"
 
-# headers past max_header (16k by default)
+# headers past max_header (16k by default): libevent answers them itself,
+# before any handler of ours, with its 400 and an HTML page (README says
+# so; a change of libevent shows here)
 big=$(head -c 20000 /dev/zero | tr '\0' 'x')
-code=$(curl -s -o /dev/null -w '%{http_code}' "$U/healthz" -H "X-Big: $big")
-rg_check "headers past max_header are refused (got $code)" \
-    test "$code" -ge 400
-
-# --- 1,000 concurrent submits ---------------------------------------------
-
+rg_equal "a header past max_header: libevent's 400" \
+    "$(curl -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$U/healthz" \
+       -H "X-Big: $big")" 400
+rg_expect "  its page, not the API's JSON" "$tmp/hdr" "^Content-Type: text/html"
+rg_check "  (no JSON error)" sh -c "! jq -e .error '$tmp/body' >/dev/null 2>&1"
 i=0
-: > "$tmp/many.cfg"
-while [ $i -lt 1000 ]; do
-    [ $i -gt 0 ] && echo next >> "$tmp/many.cfg"
-    printf 'url = "%s/v1/tasks"\nheader = "%s"\ndata = "{\\"id\\":\\"m%d\\",\\"input\\":\\"x\\"}"\nwrite-out = "%%{http_code}\\n"\noutput = "/dev/null"\n' \
-        "$U" "$A" "$i" >> "$tmp/many.cfg"
+: > "$tmp/many.h"
+while [ $i -lt 200 ]; do
+    printf 'X-H%d: %0100d\n' $i 0 >> "$tmp/many.h"
     i=$((i + 1))
 done
-curl -s -Z --parallel-immediate --parallel-max 1000 -K "$tmp/many.cfg" > "$tmp/many.codes" 2>&1
-rg_equal "1,000 concurrent submits: each 202" \
-    "$(grep -c '^202$' "$tmp/many.codes")" 1000
-
-i=0
-while [ $i -lt 300 ]; do
-    rg_req GET /readyz > /dev/null
-    [ "$(jq .sessions "$tmp/body")" = 0 ] && break
-    sleep 0.1
-    i=$((i + 1))
-done
-done_n=0
-for t in m0 m499 m999; do
-    rg_req GET /v1/tasks/$t -H "$A" > /dev/null
-    jq -e '.status == "done"' "$tmp/body" > /dev/null && done_n=$((done_n + 1))
-done
-rg_equal "  and they all run to their end" "$done_n" 3
+rg_equal "  200 headers of 100 bytes, past it together: 400 too" \
+    "$(curl -s -o /dev/null -w '%{http_code}' "$U/healthz" -H @"$tmp/many.h")" \
+    400
+rg_equal "  a request line past it: 400 too" \
+    "$(curl -s -o /dev/null -w '%{http_code}' "$U/healthz?q=$big")" 400
+head -n 100 "$tmp/many.h" > "$tmp/some.h"
+rg_equal "  100 of them (11k), under it: answered" \
+    "$(rg_req GET /healthz -H @"$tmp/some.h")" 200
 
 # --- metrics --------------------------------------------------------------
 
@@ -350,7 +340,7 @@ rg_check "  the text parses as Prometheus exposition format" \
 done1=$(metric 'reagent_sessions_finished_total{status="done"}')
 calls1=$(metric 'reagent_model_calls_total{upstream="m",outcome="ok"}')
 rg_check "  the tasks so far are counted (done $done1, model calls $calls1)" \
-    test "$done1" -ge 1000 -a "$calls1" -ge 2000
+    test "$done1" -ge 8 -a "$calls1" -ge 16
 rg_check "  the API's requests by route and code" \
     grep -q 'reagent_http_requests_total{method="POST",route="/v1/tasks",code="202"}' \
     "$tmp/metrics"
@@ -386,7 +376,7 @@ rg_equal "  but the probes" \
 # --- the access log -------------------------------------------------------
 
 rg_check "the access log: a JSON line per request" \
-    jq -es 'length > 1000 and all(.request_id and .method and .path and
+    jq -es 'length > 40 and all(.request_id and .method and .path and
             (.status | type) == "number" and (.bytes | type) == "number"
             and (.ms | type) == "number")' "$tmp/access.log"
 rg_check "  401s and 404s logged too" \

@@ -2,7 +2,8 @@
 # test_http_approval.sh: human in the loop through the HTTP API. A task
 # submitted through the API parks on a dangerous call (two workers, store
 # redis, the queue): GET shows it awaiting_approval with the calls it
-# waits for; the worker that parked it is killed with -9, and POST
+# waits for, and its events stream says approval_needed; the worker that
+# parked it is killed with -9, and POST
 # …/approve resumes it on another worker, where the tool runs once; a
 # deny tells the model why; one call approved and the other denied by
 # their ids; a second decision, an unknown call and a task not parked are
@@ -76,6 +77,16 @@ rg_check "  GET shows the call it waits for" \
            "arguments":"{\"key\":\"one\"}","decision":null}]' "$tmp/body"
 rg_equal "  the tool did not run" "$(redis-cli -s "$csock" get count:one)" ""
 
+# its events: the stream stays open while it waits (cut by -m), the last
+# event so far approval_needed with the call
+curl -sN -m 3 "$U/v1/tasks/p1/events" -o "$tmp/p1.sse"
+rg_equal "  its events stream says approval_needed, last" \
+    "$(sed -n 's/^event: //p' "$tmp/p1.sse" | tail -n 1)" approval_needed
+sed -n 's/^data: //p' "$tmp/p1.sse" | tail -n 1 > "$tmp/p1.need"
+rg_check "  naming the call it waits for, with a deadline" \
+    jq -e '.type == "approval_needed" and .calls[0].id == "l1" and
+           .calls[0].name == "launch" and .deadline > 0' "$tmp/p1.need"
+
 # the worker that parked it goes; another resumes it
 holder=$(redis-cli -s "$redis_sock" hget 'rg:{'"$(printf 'task\000p1' | sha256sum | cut -c1-32 | sed 's/^/t-/')"'}:meta' worker | sed 's/.*://')
 rg_check "  its worker is known ($holder)" kill -0 "$holder"
@@ -88,6 +99,10 @@ rg_equal "approve through the API: 200" \
 rg_check "  the parked session is resumed on another worker and ends done" \
     rg_wait_task p1 done
 rg_check "  with the model's answer" jq -e '.answer == "launched"' "$tmp/body"
+curl -sN -m 10 "$U/v1/tasks/p1/events" -o "$tmp/p1.sse"
+rg_equal "  its events: approval_needed, then the resumed session to final" \
+    "$(sed -n 's/^event: //p' "$tmp/p1.sse" | tr '\n' ' ')" \
+    "model_call_started model_call_ended approval_needed tool_call_started tool_call_ended model_call_started model_call_ended final "
 rg_equal "  the tool ran once" "$(redis-cli -s "$csock" get count:one)" 1
 now=$(grep -o "worker [0-9]*: reading" "$tmp/error.log" | tail -n 1 | tr -dc 0-9)
 rg_check "  not on the worker that was killed" test "$now" != "$holder"
