@@ -1655,7 +1655,7 @@ rg_tools_ctx_create(struct event_base *base, rg_curl_t *curl, rg_log_t *log,
     ctx->nmods = nmods;
     ctx->prompt_tail = &ctx->prompt_head;
 
-    rg_tool_host_io_init(base, log);
+    rg_tool_host_io_start(&ctx->io, base, log);
 
     return ctx;
 }
@@ -1706,7 +1706,7 @@ rg_tools_ctx_destroy(rg_tools_ctx_t *ctx)
     ctx->pool = NULL;
 
     rg_tools_http_reset(ctx);
-    rg_tool_host_io_init(NULL, NULL);
+    rg_tool_host_io_stop(&ctx->io);
 
     if (ctx->prompt_ev) {
         event_free(ctx->prompt_ev);

@@ -19,6 +19,7 @@
 #include <rg_event_curl.h>
 #include <rg_thread_pool.h>
 #include <rg_isolate.h>
+#include <rg_tool_host_io.h>
 #include <rg_tools_conf.h>
 #include <rg_trace.h>
 #include <jansson.h>
@@ -181,6 +182,7 @@ typedef struct {
 
 struct rg_tools_ctx_s {
     struct event_base  *base;
+    rg_tool_io_ctx_t    io;         /* the modules' io and children here */
     rg_curl_t          *curl;
     rg_thread_pool_t   *pool;       /* NULL: blocking tools run here */
     rg_log_t           *log;
