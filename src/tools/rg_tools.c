@@ -1012,9 +1012,7 @@ rg_tools_approved(const rg_toolset_t *ts, rg_tool_entry_t *te)
     names = ts->approve->elts;
 
     for (i = 0; i < ts->approve->nelts; i++) {
-        if (strlen(te->tool->name) == names[i].len
-            && memcmp(te->tool->name, names[i].data, names[i].len) == 0)
-        {
+        if (rg_tool_entry_is(te, names[i].data, names[i].len)) {
             return 1;
         }
     }
@@ -1742,6 +1740,21 @@ rg_tool_list_t *
 rg_tools_provided(rg_tools_ctx_t *ctx, rg_module_t *m)
 {
     return m->index < ctx->nmods ? ctx->provided[m->index] : NULL;
+}
+
+
+rg_tool_entry_t *
+rg_tool_list_find(rg_tool_list_t *list, const char *name, size_t len)
+{
+    rg_uint_t  i;
+
+    for (i = 0; list && i < list->n; i++) {
+        if (rg_tool_entry_is(&list->tools[i], name, len)) {
+            return &list->tools[i];
+        }
+    }
+
+    return NULL;
 }
 
 

@@ -248,6 +248,9 @@ void rg_tools_provide(rg_tools_ctx_t *ctx, rg_module_t *m,
     rg_tool_list_t *list);
 /* what provider m offers now, or NULL */
 rg_tool_list_t *rg_tools_provided(rg_tools_ctx_t *ctx, rg_module_t *m);
+/* the tool of list (NULL: none) named name, of len bytes, or NULL */
+rg_tool_entry_t *rg_tool_list_find(rg_tool_list_t *list, const char *name,
+    size_t len);
 void rg_tool_list_ref(rg_tool_list_t *list);
 void rg_tool_list_unref(rg_tool_list_t *list);
 /* in a provider's cancel(): whether the call is cancelled because its
