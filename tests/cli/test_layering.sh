@@ -9,31 +9,27 @@
 # per folder and exits 1 when any include breaks the table.
 #
 # Run from the repository root by tests/run.sh (or by hand: sh
-# tests/cli/test_layering.sh [SRC_DIR]); it needs no build. Without
+# tests/cli/test_layering.sh [SRC_DIR]); it needs no build. The table
+# is the one of SRC_DIR/README, read from it (lines "    llm    -> core,
+# event, store (shared limits)", remarks in parentheses). Without
 # SRC_DIR it also tests itself: it breaks copies of src/ and modules/ in
 # a temporary folder, one way at a time, and each copy must fail.
 
 SRC=${1:-src}
 MODULES=${MODULES_DIR:-modules}
 
-# folder: the folders it may include from (itself always)
+# folder: the folders it may include from (itself always), from the
+# table of src/README; UNKNOWN when the table has no row for it
 rg_allowed() {
-    case "$1" in
-        core)   echo "" ;;
-        os)     echo "core" ;;
-        event)  echo "core" ;;
-        metrics) echo "core event" ;;
-        trace)  echo "core event" ;;
-        store)  echo "core event metrics" ;;
-        llm)    echo "core event store metrics trace" ;;
-        tools)  echo "core event store os metrics trace" ;;
-        mcp)    echo "core event tools metrics trace" ;;
-        agent)  echo "core event llm tools store metrics trace" ;;
-        queue)  echo "core event store agent metrics trace" ;;
-        serve)  echo "core os event store agent queue metrics trace" ;;
-        http)   echo "core event store agent queue metrics trace" ;;
-        *)      echo "UNKNOWN" ;;
-    esac
+    row=$(sed -n "s/^    $1 *-> \(.*\)/\1/p" "$SRC/README" 2>/dev/null)
+
+    if [ -z "$row" ]; then
+        echo "UNKNOWN"
+        return
+    fi
+
+    echo "$row" | sed -e 's/([^)]*)//g' -e 's/nothing of src\///' \
+                      -e 's/,/ /g' -e 's/  */ /g' -e 's/^ //' -e 's/ $//'
 }
 
 n=0
@@ -146,8 +142,9 @@ else
 fi
 
 # the self-test: each way of breaking the table must make a copy fail
-# (WHAT FILE LINE: LINE added to FILE, which must exist, of a fresh
-# copy; the copy's src/agent also holds a header not named rg_*.h)
+# (WHAT FILE LINE: LINE added to FILE, which must exist unless FILE
+# begins with "+", of a fresh copy; the copy's src/agent also holds a
+# header not named rg_*.h)
 if [ $# -eq 0 ]; then
     self=$(mktemp -d "${TMPDIR:-/tmp}/rg-layering-XXXXXX") || exit 1
     trap 'rm -rf "$self"' EXIT
@@ -156,10 +153,13 @@ if [ $# -eq 0 ]; then
         rm -rf "$self/src" "$self/modules"
         cp -R "$SRC" "$self/src" && cp -R "$MODULES" "$self/modules" || return 2
         : > "$self/src/agent/session_local.h"
-        if [ -n "$1" ]; then
-            [ -f "$self/$1" ] || return 2
-            printf '%s\n' "$2" >> "$self/$1"
+        f=${1#+}
+        if [ "$f" != "$1" ]; then
+            mkdir -p "$(dirname "$self/$f")" || return 2
+        elif [ -n "$f" ] && [ ! -f "$self/$f" ]; then
+            return 2
         fi
+        [ -n "$f" ] && printf '%s\n' "$2" >> "$self/$f"
         MODULES_DIR="$self/modules" sh "$0" "$self/src" > "$self/out" 2>&1
     }
 
@@ -180,6 +180,7 @@ if [ $# -eq 0 ]; then
         fi
     done <<'EOF_CASES'
 core<rg_session.h> src/core/rg_cycle.c #include <rg_session.h>
+a-folder-without-a-row-in-src/README +src/part/rg_part_new.c #include <rg_core.h>
 core"../agent/rg_session.h" src/core/rg_cycle.c #include "../agent/rg_session.h"
 core"agent/rg_session.h" src/core/rg_cycle.c #include "agent/rg_session.h"
 core"../core/rg_cycle.h" src/core/rg_log.c #include "../core/rg_cycle.h"
