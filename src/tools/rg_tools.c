@@ -57,6 +57,16 @@ struct rg_tool_http_s {
 static _Thread_local rg_tool_run_t  *rg_tools_thread_run;
 
 
+/* where a host function's reason goes: in a pool thread, the buffer of
+ * the task it runs (the thread writes nothing else of the run) */
+#define rg_tools_error(run)                                                  \
+    (rg_tools_thread_run ? rg_tools_thread_run->pool.error : (run)->error)
+
+_Static_assert(sizeof(((rg_tool_task_t *) 0)->error)
+               == sizeof(((rg_tool_run_t *) 0)->error),
+               "a reason fits the thread's buffer as the reactor's");
+
+
 static void rg_tools_finish(rg_tool_run_t *run);
 static const char *rg_tools_traceparent(rg_tool_run_t *run);
 static void rg_tools_launch(rg_tool_run_t *run);
@@ -539,7 +549,7 @@ rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
     run = (rg_tool_run_t *) call;
 
     if (rg_tools_thread_run || run->http) {
-        snprintf(run->error, sizeof(run->error),
+        snprintf(rg_tools_error(run), sizeof(run->error),
                  "one http_get at a time, from the reactor thread");
         return -1;
     }
@@ -639,7 +649,7 @@ rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
     run = (rg_tool_run_t *) call;
 
     if (rg_tools_thread_run || run->ctx->agent_start == NULL || run->child) {
-        snprintf(run->error, sizeof(run->error),
+        snprintf(rg_tools_error(run), sizeof(run->error),
                  "agent_run is not available here");
         return -1;
     }
@@ -700,7 +710,7 @@ rg_tools_host_agent_cancel(rg_tool_call_t *call)
 static const char *
 rg_tools_host_error(rg_tool_call_t *call)
 {
-    return ((rg_tool_run_t *) call)->error;
+    return rg_tools_error((rg_tool_run_t *) call);
 }
 
 

@@ -54,6 +54,7 @@ typedef struct {
     size_t              len;
     int                 failed;     /* 1: failed, 2: said nothing */
     int                 ran;        /* the handler was called */
+    char                error[256]; /* host->error() in the thread */
 } rg_tool_task_t;
 
 
@@ -87,7 +88,7 @@ struct rg_tool_run_s {
                                        session, while one runs */
     rg_tool_agent_pt    agent_cb;
     void               *agent_data;
-    char                error[256]; /* for host->error() */
+    char                error[256]; /* host->error() on the reactor */
     rg_tool_run_t      *next_approval;
 
     /* its execute_tool span, started by the turn's owner (NULL ids: no
