@@ -515,6 +515,13 @@ rg_tools_http_share(rg_tools_ctx_t *ctx, rg_uint_t allow_private)
         curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
         curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
         ctx->http_shares[allow_private] = sh;
+
+        /* its idle connections count against the descriptor budget, as
+         * the model calls' caches do; it is made whatever the count, as
+         * it may share no other cache */
+        if (ctx->curl) {
+            (void) rg_curl_cache_add(ctx->curl, 1);
+        }
     }
 
     return sh;

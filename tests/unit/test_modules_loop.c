@@ -15,6 +15,7 @@
 #include <rg_engine.h>
 #include <rg_session.h>
 #include <rg_tools.h>
+#include <rg_llm.h>
 #include <rg_test.h>
 
 #include <setjmp.h>
@@ -100,11 +101,14 @@ rg_test_teardown(rg_session_t *s, rg_test_mock_t *mock, rg_engine_t *e,
 static void
 rg_test_http_get(void **state)
 {
-    char            script[2048], mods[512], *t;
-    rg_cycle_t     *cycle;
-    rg_engine_t    *e;
-    rg_session_t   *s;
-    rg_test_mock_t *mock, *target;
+    char                     script[2048], mods[512], *t;
+    rg_cycle_t              *cycle;
+    rg_engine_t             *e;
+    rg_session_t            *s;
+    rg_tools_ctx_t          *tc;
+    rg_test_mock_t          *mock, *target;
+    rg_llm_upstream_t       *up;
+    const rg_curl_limits_t  *l;
 
     (void) state;
 
@@ -152,6 +156,19 @@ rg_test_http_get(void **state)
     assert_non_null(t);
     assert_non_null(strstr(t, "http_get failed"));
     free(t);
+
+    /* the tool's connection cache counts in the descriptor budget, with
+     * the model calls' lanes, and running transfers leave room for it */
+    tc = rg_tools_ctx(e);
+    up = rg_llm_upstream(e, s->llm);
+    assert_ptr_equal(up->curl, tc->curl);
+    assert_non_null(tc->http_shares[1]);
+    assert_null(tc->http_shares[0]);
+    l = rg_curl_limits(tc->curl);
+    assert_int_equal(l->caches, up->nlanes + 1);
+    assert_true(l->max_running
+                + (rg_max(l->caches, l->max_caches) + 1) * l->per_cache
+                <= l->budget);
 
     rg_test_teardown(s, mock, e, cycle);
     rg_test_mock_stop(target);
