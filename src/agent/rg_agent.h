@@ -24,7 +24,8 @@ typedef struct {
 } rg_agent_stats_t;
 
 
-typedef struct rg_agent_view_s  rg_agent_view_t;
+typedef struct rg_agent_view_s      rg_agent_view_t;
+typedef struct rg_dedupe_flights_s  rg_dedupe_flights_t;   /* rg_dedupe.c */
 
 typedef struct {
     rg_agent_stats_t    stats;
@@ -37,8 +38,7 @@ typedef struct {
     rg_uint_t           cp_waited;    /* of this outage, written since */
     rg_msec_t           cp_wait_max;  /* the longest wait of the outage */
     uint64_t            resumed;
-    void               *flights;      /* dedupe keys of calls in flight
-                                         (rg_dedupe.c) */
+    rg_dedupe_flights_t *flights;     /* dedupe keys of calls in flight */
     rg_agent_view_t   **views;        /* by agent index, NULL: none yet */
     rg_uint_t           nviews;
 } rg_agent_ctx_t;

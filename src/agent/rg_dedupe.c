@@ -27,6 +27,12 @@
 #include <glib.h>
 
 
+/* the engine's table of keys in flight: key -> rg_dedupe_flight_t */
+struct rg_dedupe_flights_s {
+    GHashTable         *keys;
+};
+
+
 struct rg_dedupe_flight_s {
     char               *key;          /* the table's, owned */
     rg_session_call_t  *owner;
@@ -62,11 +68,23 @@ rg_dedupe_flight_free(gpointer p)
 rg_int_t
 rg_dedupe_init_worker(rg_engine_t *e)
 {
-    rg_agent_ctx(e)->flights = g_hash_table_new_full(g_str_hash,
-                                                     g_str_equal, NULL,
-                                                     rg_dedupe_flight_free);
+    rg_dedupe_flights_t  *fl;
 
-    return rg_agent_ctx(e)->flights ? RG_OK : RG_ERROR;
+    fl = calloc(1, sizeof(rg_dedupe_flights_t));
+    if (fl == NULL) {
+        return RG_ERROR;
+    }
+
+    fl->keys = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+                                     rg_dedupe_flight_free);
+    if (fl->keys == NULL) {
+        free(fl);
+        return RG_ERROR;
+    }
+
+    rg_agent_ctx(e)->flights = fl;
+
+    return RG_OK;
 }
 
 
@@ -74,9 +92,22 @@ void
 rg_dedupe_exit_worker(rg_engine_t *e)
 {
     if (rg_agent_ctx(e) && rg_agent_ctx(e)->flights) {
-        g_hash_table_destroy(rg_agent_ctx(e)->flights);
+        g_hash_table_destroy(rg_agent_ctx(e)->flights->keys);
+        free(rg_agent_ctx(e)->flights);
         rg_agent_ctx(e)->flights = NULL;
     }
+}
+
+
+/* e's table of keys in flight, or NULL (the engine has none) */
+static GHashTable *
+rg_dedupe_table(rg_engine_t *e)
+{
+    rg_dedupe_flights_t  *fl;
+
+    fl = rg_agent_ctx(e)->flights;
+
+    return fl ? fl->keys : NULL;
 }
 
 
@@ -166,7 +197,7 @@ rg_dedupe_land(rg_dedupe_flight_t *f)
     GHashTable         *t;
 
     x = f->owner;
-    t = rg_agent_ctx(x->session->engine)->flights;
+    t = rg_dedupe_table(x->session->engine);
 
     x->flight = NULL;
     g_hash_table_remove(t, f->key);
@@ -206,7 +237,7 @@ rg_dedupe_hand_over(rg_dedupe_flight_t *f)
     w = f->waiters;
 
     if (w == NULL) {
-        g_hash_table_remove(rg_agent_ctx(f->owner->session->engine)->flights,
+        g_hash_table_remove(rg_dedupe_table(f->owner->session->engine),
                             f->key);
         return;
     }
@@ -477,7 +508,7 @@ rg_dedupe_ask(rg_session_t *s, rg_uint_t i)
     rg_dedupe_flight_t  *f;
 
     x = &s->extra[i];
-    t = rg_agent_ctx(s->engine)->flights;
+    t = rg_dedupe_table(s->engine);
 
     if (s->calls[i].has_preset || t == NULL) {
         x->key = NULL;

@@ -154,7 +154,7 @@ struct rg_llm_upstream_s {
     rg_llm_req_t       *queue_head;
     rg_llm_req_t      **queue_tail;
 
-    void              **shares;       /* CURLSH *, one per lane */
+    CURLSH            **shares;       /* one per lane */
     rg_uint_t          *lane_users;
     rg_uint_t           nlanes;
 

@@ -438,7 +438,7 @@ rg_llm_lane_acquire(rg_llm_upstream_t *up)
 {
     CURLSH     *sh;
     rg_uint_t   i, best, size, *users;
-    void      **shares;
+    CURLSH    **shares;
 
     size = rg_llm_lane_size(up);
 
@@ -472,7 +472,7 @@ rg_llm_lane_acquire(rg_llm_upstream_t *up)
     curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
 
-    shares = realloc(up->shares, (up->nlanes + 1) * sizeof(void *));
+    shares = realloc(up->shares, (up->nlanes + 1) * sizeof(CURLSH *));
     if (shares == NULL) {
         curl_share_cleanup(sh);
         return RG_ERROR;

@@ -182,16 +182,16 @@ rg_mcp_exit_worker(rg_engine_t *e)
 rg_tool_entry_t *
 rg_mcp_find_tool(rg_mcp_ctx_t *ctx, const char *name)
 {
-    rg_uint_t        i, j;
-    rg_tool_list_t  *l;
+    size_t            len;
+    rg_uint_t         i;
+    rg_tool_entry_t  *te;
+
+    len = strlen(name);
 
     for (i = 0; i < ctx->nservers; i++) {
-        l = ctx->servers[i].list;
-
-        for (j = 0; l && j < l->n; j++) {
-            if (strcmp(l->tools[j].tool->name, name) == 0) {
-                return &l->tools[j];
-            }
+        te = rg_tool_list_find(ctx->servers[i].list, name, len);
+        if (te) {
+            return te;
         }
     }
 

@@ -351,21 +351,6 @@ rg_mcp_schema(json_t *in)
 }
 
 
-static rg_uint_t
-rg_mcp_name_taken(rg_tool_list_t *list, const char *name)
-{
-    rg_uint_t  i;
-
-    for (i = 0; i < list->n; i++) {
-        if (strcmp(list->tools[i].tool->name, name) == 0) {
-            return 1;
-        }
-    }
-
-    return 0;
-}
-
-
 rg_tool_list_t *
 rg_mcp_tools_build(rg_mcp_server_t *s, json_t *tools)
 {
@@ -410,7 +395,7 @@ rg_mcp_tools_build(rg_mcp_server_t *s, json_t *tools)
 
         for (salt = 0; salt < 8; salt++) {
             rg_mcp_tool_name(&s->conf->prefix, remote, salt, name);
-            if (!rg_mcp_name_taken(&l->list, name)) {
+            if (rg_tool_list_find(&l->list, name, strlen(name)) == NULL) {
                 break;
             }
         }

@@ -43,7 +43,7 @@ typedef struct {
 
 /* a configuration and the workers started with it */
 typedef struct {
-    void               *cycle;
+    rg_cycle_t         *cycle;
     rg_uint_t           generation;
     rg_master_settings_t  set;
 } rg_master_gen_t;
@@ -542,7 +542,7 @@ static void
 rg_master_reload(rg_master_t *m)
 {
     char              err[1024], state[96];
-    void             *cycle;
+    rg_cycle_t       *cycle;
     rg_uint_t         i, old;
     rg_master_gen_t  *g;
 
@@ -888,7 +888,7 @@ rg_master_run(const char *conf_file, const rg_master_ops_t *ops,
     int               sigs[] = { SIGHUP, SIGQUIT, SIGTERM, SIGINT, SIGUSR1,
                                  SIGCHLD };
     char              err[1024], ready[128];
-    void             *cycle;
+    rg_cycle_t       *cycle;
     rg_uint_t         i;
     rg_master_t      *m;
     rg_master_gen_t  *g;

@@ -28,11 +28,11 @@ typedef struct {
 typedef struct {
     /* in the master: read and test the configuration; NULL with err set
      * ("… in FILE:LINE") when it is wrong */
-    void             *(*load)(const char *conf_file, char *err, size_t len);
-    void              (*unload)(void *cycle);
-    void              (*settings)(void *cycle, rg_master_settings_t *s);
+    rg_cycle_t       *(*load)(const char *conf_file, char *err, size_t len);
+    void              (*unload)(rg_cycle_t *cycle);
+    void              (*settings)(rg_cycle_t *cycle, rg_master_settings_t *s);
     /* USR1: reopen the cycle's log files, in the master and in a worker */
-    void              (*reopen)(void *cycle);
+    void              (*reopen)(rg_cycle_t *cycle);
     /* in a new worker process: its whole life; returns its exit code.
      * It calls rg_worker_attach() on its reactor first. */
     int               (*run)(rg_worker_t *w);
@@ -45,7 +45,7 @@ typedef struct {
 struct rg_worker_s {
     rg_uint_t           slot;             /* 0 … workers - 1 */
     rg_uint_t           generation;       /* configurations loaded so far */
-    void               *cycle;
+    rg_cycle_t         *cycle;            /* opaque here: the ops' */
     const rg_master_ops_t *ops;
     rg_log_t           *log;
 

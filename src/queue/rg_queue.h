@@ -4,8 +4,10 @@
  * each task's result, writing it and acknowledging the task; holds back
  * while results wait for room; says when its input is exhausted. It works
  * on the engine's reactor and never blocks it, calling ready() when more
- * may be pulled. One backend today, JSONL files (rg_queue_jsonl.c); a
- * Redis Streams consumer group is another. */
+ * may be pulled. One backend, JSONL files (rg_queue_jsonl.c), which is
+ * what batch reads. The task queue in Redis Streams is not one of them:
+ * it has an interface of its own (rg_stream.h), which serve's workers
+ * read directly. */
 
 #ifndef RG_QUEUE_H
 #define RG_QUEUE_H

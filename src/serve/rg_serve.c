@@ -161,7 +161,7 @@ rg_serve_option(void *opts, int argc, char **argv, int i)
 
 /* the master's operations ---------------------------------------------- */
 
-static void *
+static rg_cycle_t *
 rg_serve_load(const char *conf_file, char *err, size_t len)
 {
     rg_cycle_t  *cycle;
@@ -196,19 +196,17 @@ rg_serve_load(const char *conf_file, char *err, size_t len)
 
 
 static void
-rg_serve_unload(void *cycle)
+rg_serve_unload(rg_cycle_t *cycle)
 {
     rg_cycle_destroy(cycle);
 }
 
 
 static void
-rg_serve_settings(void *data, rg_master_settings_t *s)
+rg_serve_settings(rg_cycle_t *cycle, rg_master_settings_t *s)
 {
-    rg_cycle_t       *cycle;
     rg_serve_conf_t  *scf;
 
-    cycle = data;
     scf = rg_serve_conf(cycle);
 
     s->workers = (rg_uint_t) scf->workers;
@@ -221,12 +219,9 @@ rg_serve_settings(void *data, rg_master_settings_t *s)
 
 /* USR1: the error log's file again (logrotate moved the old one) */
 static void
-rg_serve_reopen(void *data)
+rg_serve_reopen(rg_cycle_t *cycle)
 {
-    int          fd;
-    rg_cycle_t  *cycle;
-
-    cycle = data;
+    int  fd;
 
     if (cycle->log_path == NULL) {
         return;

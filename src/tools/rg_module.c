@@ -412,6 +412,14 @@ rg_module_unload_all(void *data)
 }
 
 
+rg_uint_t
+rg_tool_entry_is(const rg_tool_entry_t *te, const char *name, size_t len)
+{
+    return strlen(te->tool->name) == len
+           && memcmp(te->tool->name, name, len) == 0;
+}
+
+
 rg_tool_entry_t *
 rg_module_find_tool(rg_cycle_t *cycle, const char *name, size_t len)
 {
@@ -423,9 +431,7 @@ rg_module_find_tool(rg_cycle_t *cycle, const char *name, size_t len)
     te = tcf->tools.elts;
 
     for (i = 0; i < tcf->tools.nelts; i++) {
-        if (strlen(te[i].tool->name) == len
-            && memcmp(te[i].tool->name, name, len) == 0)
-        {
+        if (rg_tool_entry_is(&te[i], name, len)) {
             return &te[i];
         }
     }
@@ -440,9 +446,7 @@ rg_toolset_find(const rg_toolset_t *ts, const char *name, size_t len)
     rg_uint_t  i;
 
     for (i = 0; i < ts->ntools; i++) {
-        if (strlen(ts->tools[i]->tool->name) == len
-            && memcmp(ts->tools[i]->tool->name, name, len) == 0)
-        {
+        if (rg_tool_entry_is(ts->tools[i], name, len)) {
             return (rg_int_t) i;
         }
     }

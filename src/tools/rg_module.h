@@ -78,6 +78,10 @@ char *rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd,
 rg_int_t rg_module_init_all(rg_cycle_t *cycle);
 /* a pool cleanup: the modules of a tools conf go */
 void rg_module_unload_all(void *tcf);
+/* te is the tool named name[0..len): the one comparison of a tool lookup
+ * (the registry, a toolset, a provider's list) */
+rg_uint_t rg_tool_entry_is(const rg_tool_entry_t *te, const char *name,
+    size_t len);
 rg_tool_entry_t *rg_module_find_tool(rg_cycle_t *cycle, const char *name,
     size_t len);
 const char *rg_module_tool_list(rg_cycle_t *cycle);

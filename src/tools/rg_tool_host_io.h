@@ -1,6 +1,6 @@
 /* rg_tool_host_io.h: the host table's descriptor watchers and child
  * process notifications (io_add, io_del, child_watch, child_unwatch) on
- * the worker's reactor. */
+ * the reactor of the engine the host table belongs to. */
 
 #ifndef RG_TOOL_HOST_IO_H
 #define RG_TOOL_HOST_IO_H
@@ -10,9 +10,22 @@
 #include <rg_tool_module.h>
 #include <event2/event.h>
 
-/* the reactor to watch on; NULL when it goes away (children still to be
- * reaped are watched again on the next one) */
-void rg_tool_host_io_init(struct event_base *base, rg_log_t *log);
+/* The reactor of one engine's tools part, in its rg_tools_ctx_t: io of
+ * that engine's host tables is watched there. */
+typedef struct rg_tool_io_ctx_s  rg_tool_io_ctx_t;
+
+struct rg_tool_io_ctx_s {
+    struct event_base   *base;
+    rg_log_t            *log;
+    rg_tool_io_ctx_t    *next;      /* the reactors of the process */
+    rg_tool_io_ctx_t   **prev;
+};
+
+/* the reactor begins: children that no reactor watches are watched on it */
+void rg_tool_host_io_start(rg_tool_io_ctx_t *io, struct event_base *base,
+    rg_log_t *log);
+/* it ends: its children are watched on another, or on the next one */
+void rg_tool_host_io_stop(rg_tool_io_ctx_t *io);
 
 /* fills the io_* and child_* members of a host table */
 void rg_tool_host_io_set(rg_tool_host_t *host);

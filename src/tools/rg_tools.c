@@ -57,6 +57,16 @@ struct rg_tool_http_s {
 static _Thread_local rg_tool_run_t  *rg_tools_thread_run;
 
 
+/* where a host function's reason goes: in a pool thread, the buffer of
+ * the task it runs (the thread writes nothing else of the run) */
+#define rg_tools_error(run)                                                  \
+    (rg_tools_thread_run ? rg_tools_thread_run->pool.error : (run)->error)
+
+_Static_assert(sizeof(((rg_tool_task_t *) 0)->error)
+               == sizeof(((rg_tool_run_t *) 0)->error),
+               "a reason fits the thread's buffer as the reactor's");
+
+
 static void rg_tools_finish(rg_tool_run_t *run);
 static const char *rg_tools_traceparent(rg_tool_run_t *run);
 static void rg_tools_launch(rg_tool_run_t *run);
@@ -505,6 +515,13 @@ rg_tools_http_share(rg_tools_ctx_t *ctx, rg_uint_t allow_private)
         curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
         curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
         ctx->http_shares[allow_private] = sh;
+
+        /* its idle connections count against the descriptor budget, as
+         * the model calls' caches do; it is made whatever the count, as
+         * it may share no other cache */
+        if (ctx->curl) {
+            (void) rg_curl_cache_add(ctx->curl, 1);
+        }
     }
 
     return sh;
@@ -539,7 +556,7 @@ rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
     run = (rg_tool_run_t *) call;
 
     if (rg_tools_thread_run || run->http) {
-        snprintf(run->error, sizeof(run->error),
+        snprintf(rg_tools_error(run), sizeof(run->error),
                  "one http_get at a time, from the reactor thread");
         return -1;
     }
@@ -639,7 +656,7 @@ rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
     run = (rg_tool_run_t *) call;
 
     if (rg_tools_thread_run || run->ctx->agent_start == NULL || run->child) {
-        snprintf(run->error, sizeof(run->error),
+        snprintf(rg_tools_error(run), sizeof(run->error),
                  "agent_run is not available here");
         return -1;
     }
@@ -700,7 +717,7 @@ rg_tools_host_agent_cancel(rg_tool_call_t *call)
 static const char *
 rg_tools_host_error(rg_tool_call_t *call)
 {
-    return ((rg_tool_run_t *) call)->error;
+    return rg_tools_error((rg_tool_run_t *) call);
 }
 
 
@@ -1012,9 +1029,7 @@ rg_tools_approved(const rg_toolset_t *ts, rg_tool_entry_t *te)
     names = ts->approve->elts;
 
     for (i = 0; i < ts->approve->nelts; i++) {
-        if (strlen(te->tool->name) == names[i].len
-            && memcmp(te->tool->name, names[i].data, names[i].len) == 0)
-        {
+        if (rg_tool_entry_is(te, names[i].data, names[i].len)) {
             return 1;
         }
     }
@@ -1655,7 +1670,7 @@ rg_tools_ctx_create(struct event_base *base, rg_curl_t *curl, rg_log_t *log,
     ctx->nmods = nmods;
     ctx->prompt_tail = &ctx->prompt_head;
 
-    rg_tool_host_io_init(base, log);
+    rg_tool_host_io_start(&ctx->io, base, log);
 
     return ctx;
 }
@@ -1706,7 +1721,7 @@ rg_tools_ctx_destroy(rg_tools_ctx_t *ctx)
     ctx->pool = NULL;
 
     rg_tools_http_reset(ctx);
-    rg_tool_host_io_init(NULL, NULL);
+    rg_tool_host_io_stop(&ctx->io);
 
     if (ctx->prompt_ev) {
         event_free(ctx->prompt_ev);
@@ -1742,6 +1757,21 @@ rg_tool_list_t *
 rg_tools_provided(rg_tools_ctx_t *ctx, rg_module_t *m)
 {
     return m->index < ctx->nmods ? ctx->provided[m->index] : NULL;
+}
+
+
+rg_tool_entry_t *
+rg_tool_list_find(rg_tool_list_t *list, const char *name, size_t len)
+{
+    rg_uint_t  i;
+
+    for (i = 0; list && i < list->n; i++) {
+        if (rg_tool_entry_is(&list->tools[i], name, len)) {
+            return &list->tools[i];
+        }
+    }
+
+    return NULL;
 }
 
 

@@ -19,6 +19,7 @@
 #include <rg_event_curl.h>
 #include <rg_thread_pool.h>
 #include <rg_isolate.h>
+#include <rg_tool_host_io.h>
 #include <rg_tools_conf.h>
 #include <rg_trace.h>
 #include <jansson.h>
@@ -53,6 +54,7 @@ typedef struct {
     size_t              len;
     int                 failed;     /* 1: failed, 2: said nothing */
     int                 ran;        /* the handler was called */
+    char                error[256]; /* host->error() in the thread */
 } rg_tool_task_t;
 
 
@@ -86,7 +88,7 @@ struct rg_tool_run_s {
                                        session, while one runs */
     rg_tool_agent_pt    agent_cb;
     void               *agent_data;
-    char                error[256]; /* for host->error() */
+    char                error[256]; /* host->error() on the reactor */
     rg_tool_run_t      *next_approval;
 
     /* its execute_tool span, started by the turn's owner (NULL ids: no
@@ -181,6 +183,7 @@ typedef struct {
 
 struct rg_tools_ctx_s {
     struct event_base  *base;
+    rg_tool_io_ctx_t    io;         /* the modules' io and children here */
     rg_curl_t          *curl;
     rg_thread_pool_t   *pool;       /* NULL: blocking tools run here */
     rg_log_t           *log;
@@ -246,6 +249,9 @@ void rg_tools_provide(rg_tools_ctx_t *ctx, rg_module_t *m,
     rg_tool_list_t *list);
 /* what provider m offers now, or NULL */
 rg_tool_list_t *rg_tools_provided(rg_tools_ctx_t *ctx, rg_module_t *m);
+/* the tool of list (NULL: none) named name, of len bytes, or NULL */
+rg_tool_entry_t *rg_tool_list_find(rg_tool_list_t *list, const char *name,
+    size_t len);
 void rg_tool_list_ref(rg_tool_list_t *list);
 void rg_tool_list_unref(rg_tool_list_t *list);
 /* in a provider's cancel(): whether the call is cancelled because its

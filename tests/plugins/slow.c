@@ -3,7 +3,10 @@
  * `slow_async` answers "waited N ms" from a host timer after `ms`
  * milliseconds (RG_TOOL_AGAIN, cancellable); `slow_blocking` is flagged
  * RG_TOOL_BLOCKING, so the host runs it in its thread pool, where it
- * sleeps `ms` milliseconds and answers "slept N ms". The module's exit()
+ * sleeps `ms` milliseconds and answers "slept N ms"; `slow_host_calls`,
+ * blocking too, asks the host for http_get and agent_run from its pool
+ * thread (which refuses both) and answers what host->error() said after
+ * each, "http_get: …; agent_run: …". The module's exit()
  * aborts the process when a slow_blocking call is still running: the host
  * must never unload a module while a thread runs its code. */
 
@@ -31,6 +34,7 @@ static int rg_slow_async(rg_tool_call_t *call);
 static void rg_slow_async_handler(void *data);
 static void rg_slow_async_cancel(rg_tool_call_t *call);
 static int rg_slow_blocking(rg_tool_call_t *call);
+static int rg_slow_host_calls(rg_tool_call_t *call);
 static void rg_slow_exit(rg_tool_host_t *host, void *conf);
 
 
@@ -51,6 +55,10 @@ static const rg_tool_t  rg_slow_tools[] = {
 
     { "slow_blocking", "Sleep the given number of milliseconds, then answer.",
       RG_SLOW_SCHEMA, RG_TOOL_BLOCKING, 0, rg_slow_blocking, NULL },
+
+    { "slow_host_calls", "Ask the host for what a thread may not have.",
+      "{\"type\":\"object\",\"properties\":{}}", RG_TOOL_BLOCKING, 0,
+      rg_slow_host_calls, NULL },
 
     { NULL, NULL, NULL, 0, 0, NULL, NULL }
 };
@@ -183,6 +191,52 @@ rg_slow_blocking(rg_tool_call_t *call)
     call->host->done(call, text, (size_t) n);
 
     atomic_fetch_sub(&rg_slow_running, 1);
+
+    return RG_TOOL_OK;
+}
+
+
+static void
+rg_slow_http_cb(rg_tool_call_t *call, const rg_tool_http_result_t *res,
+    void *data)
+{
+    abort();                            /* refused: never called */
+}
+
+
+static void
+rg_slow_agent_cb(rg_tool_call_t *call, const char *status,
+    const char *answer, size_t len, void *data)
+{
+    abort();                            /* refused: never called */
+}
+
+
+static int
+rg_slow_host_calls(rg_tool_call_t *call)
+{
+    int   n;
+    char  http[128], agent[128], text[300];
+
+    http[0] = '\0';
+    agent[0] = '\0';
+
+    if (call->host->http_get(call, "http://127.0.0.1:9/", 16, 100,
+                             rg_slow_http_cb, NULL) == -1)
+    {
+        snprintf(http, sizeof(http), "%s", call->host->error(call));
+    }
+
+    if (call->host->agent_run(call, "a", "x", 1, rg_slow_agent_cb, NULL)
+        == -1)
+    {
+        snprintf(agent, sizeof(agent), "%s", call->host->error(call));
+    }
+
+    n = snprintf(text, sizeof(text), "http_get: %s; agent_run: %s", http,
+                 agent);
+
+    call->host->done(call, text, (size_t) n);
 
     return RG_TOOL_OK;
 }

@@ -416,6 +416,20 @@ rg_test_deadline(void **state)
 }
 
 
+/* A session's count of calls to a tool never wraps below its cap: it is
+ * unsigned and holds any tool_max_calls (an rg_int_t), so a narrower type
+ * (the uint16_t it once was) does not build. */
+_Static_assert(_Generic(((rg_session_t *) 0)->tool_counts[0],
+                        rg_uint_t: 1, default: 0),
+               "tool_counts are rg_uint_t");
+_Static_assert(sizeof(((rg_session_t *) 0)->tool_counts[0])
+               >= sizeof(((rg_agent_conf_t *) 0)->tool_max_calls),
+               "tool_counts hold any tool_max_calls");
+_Static_assert(sizeof(((rg_session_t *) 0)->tool_counts[0])
+               >= sizeof(((rg_agent_conf_t *) 0)->tool_caps[0]),
+               "tool_counts hold any tool_max_calls NAME N");
+
+
 static void
 rg_test_tool_max_calls(void **state)
 {

@@ -1145,6 +1145,16 @@ rg_test_parallel(void **state)
     assert_string_equal(s->version, "2025-11-25");
     assert_int_equal(s->list->n, 13);
     assert_non_null(rg_mcp_find_tool(rg_mcp_ctx(t->engine), lname));
+    assert_ptr_equal(rg_mcp_find_tool(rg_mcp_ctx(t->engine), "fk__echo"),
+                     rg_tool_list_find(s->list, "fk__echo", 8));
+    assert_string_equal(rg_tool_list_find(s->list, "fk__echo", 8)->tool->name,
+                        "fk__echo");
+    /* unknown, a prefix of a name, a name with more after it */
+    assert_null(rg_mcp_find_tool(rg_mcp_ctx(t->engine), "fk__nope"));
+    assert_null(rg_mcp_find_tool(rg_mcp_ctx(t->engine), "fk__ech"));
+    assert_null(rg_mcp_find_tool(rg_mcp_ctx(t->engine), "fk__echoes"));
+    assert_null(rg_tool_list_find(s->list, "fk__echoes", 7));
+    assert_null(rg_tool_list_find(NULL, "fk__echo", 8));
 
     rg_test_session(t, "a", "go");
     assert_int_equal(t->s->state, RG_SESSION_DONE);

@@ -1806,7 +1806,7 @@ rg_test_plugin_slow(void **state)
     m = rg_test_slow.module;
 
     rg_test_module_valid(m, "slow");
-    assert_int_equal(rg_test_tool_count(m), 2);
+    assert_int_equal(rg_test_tool_count(m), 3);
 
     async = rg_test_tool(m, "slow_async");
     blocking = rg_test_tool(m, "slow_blocking");
@@ -1814,6 +1814,8 @@ rg_test_plugin_slow(void **state)
     assert_false(async->flags & RG_TOOL_BLOCKING);
     assert_non_null(async->cancel);
     assert_true(blocking->flags & RG_TOOL_BLOCKING);
+    /* run by test_tools_parallel, which has the host it asks */
+    assert_true(rg_test_tool(m, "slow_host_calls")->flags & RG_TOOL_BLOCKING);
 
     assert_int_equal(rg_test_call_run(&tc, async, NULL, "{\"ms\":30}"),
                      RG_TOOL_AGAIN);

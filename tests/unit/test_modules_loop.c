@@ -3,7 +3,9 @@
  * (allow-list, size cap), run_agent as a child session on the same
  * reactor (answer, depth limit, a child that ends inside its own start),
  * exec behind approval, fs in the thread
- * pool, and streaming answers when the mock can stream. The model is the
+ * pool, and streaming answers when the mock can stream. Also the host
+ * table's io in engines side by side on one cycle: each watches on its
+ * own reactor, and one that goes leaves the others working. The model is the
  * project's mock, scripted per test; scripts are written at run time
  * because they name the mock's port. */
 
@@ -13,6 +15,7 @@
 #include <rg_engine.h>
 #include <rg_session.h>
 #include <rg_tools.h>
+#include <rg_llm.h>
 #include <rg_test.h>
 
 #include <setjmp.h>
@@ -21,6 +24,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <sys/wait.h>
 
 
 /* the content of the n-th tool message of s, or NULL */
@@ -97,11 +101,14 @@ rg_test_teardown(rg_session_t *s, rg_test_mock_t *mock, rg_engine_t *e,
 static void
 rg_test_http_get(void **state)
 {
-    char            script[2048], mods[512], *t;
-    rg_cycle_t     *cycle;
-    rg_engine_t    *e;
-    rg_session_t   *s;
-    rg_test_mock_t *mock, *target;
+    char                     script[2048], mods[512], *t;
+    rg_cycle_t              *cycle;
+    rg_engine_t             *e;
+    rg_session_t            *s;
+    rg_tools_ctx_t          *tc;
+    rg_test_mock_t          *mock, *target;
+    rg_llm_upstream_t       *up;
+    const rg_curl_limits_t  *l;
 
     (void) state;
 
@@ -149,6 +156,19 @@ rg_test_http_get(void **state)
     assert_non_null(t);
     assert_non_null(strstr(t, "http_get failed"));
     free(t);
+
+    /* the tool's connection cache counts in the descriptor budget, with
+     * the model calls' lanes, and running transfers leave room for it */
+    tc = rg_tools_ctx(e);
+    up = rg_llm_upstream(e, s->llm);
+    assert_ptr_equal(up->curl, tc->curl);
+    assert_non_null(tc->http_shares[1]);
+    assert_null(tc->http_shares[0]);
+    l = rg_curl_limits(tc->curl);
+    assert_int_equal(l->caches, up->nlanes + 1);
+    assert_true(l->max_running
+                + (rg_max(l->caches, l->max_caches) + 1) * l->per_cache
+                <= l->budget);
 
     rg_test_teardown(s, mock, e, cycle);
     rg_test_mock_stop(target);
@@ -526,6 +546,206 @@ rg_test_fs_pool(void **state)
 }
 
 
+/* the host table's io of engines side by side: what a callback saw */
+typedef struct {
+    int     fd;
+    int     events;
+    int     pid;
+    int     status;
+    int     calls;
+} rg_test_io_seen_t;
+
+
+static void
+rg_test_io_cb(int fd, int events, void *data)
+{
+    char                b;
+    rg_test_io_seen_t  *seen;
+
+    seen = data;
+    seen->fd = fd;
+    seen->events = events;
+    seen->calls++;
+    assert_int_equal(read(fd, &b, 1), 1);
+}
+
+
+static void
+rg_test_child_cb(int pid, int status, void *data)
+{
+    rg_test_io_seen_t  *seen;
+
+    seen = data;
+    seen->pid = pid;
+    seen->status = status;
+    seen->calls++;
+}
+
+
+/* turns e's reactor until seen was called (a bound on the rounds, not
+ * on time: a loaded machine only takes longer) */
+static void
+rg_test_io_turn(rg_engine_t *e, rg_test_io_seen_t *seen)
+{
+    int             i;
+    struct timeval  tv;
+
+    for (i = 0; i < 3000 && seen->calls == 0; i++) {
+        tv.tv_sec = 0;
+        tv.tv_usec = 10000;
+        event_base_loopexit(e->base, &tv);
+        event_base_loop(e->base, EVLOOP_ONCE);
+    }
+}
+
+
+/* a child that ends with status code once a byte comes on fd */
+static int
+rg_test_io_child(int fd, int code)
+{
+    char  b;
+    int   pid;
+
+    pid = fork();
+    assert_true(pid >= 0);
+
+    if (pid == 0) {
+        if (read(fd, &b, 1) < 0) {
+            _exit(1);
+        }
+        _exit(code);
+    }
+
+    return pid;
+}
+
+
+/* the host table that engine e gives module 0 */
+static rg_tool_host_t *
+rg_test_io_host(rg_engine_t *e)
+{
+    return &rg_tools_ctx(e)->mods[0].host;
+}
+
+
+/* io_add and child_watch through e's host table, on e's reactor */
+static void
+rg_test_io_works(rg_engine_t *e, int code)
+{
+    int                 p[2], go[2], pid;
+    rg_tool_io_t       *io;
+    rg_tool_host_t     *host;
+    rg_tool_child_t    *c;
+    rg_test_io_seen_t   seen;
+
+    host = rg_test_io_host(e);
+
+    assert_int_equal(pipe(p), 0);
+    memset(&seen, 0, sizeof(seen));
+
+    io = host->io_add(host, p[0], RG_TOOL_IO_READ, rg_test_io_cb, &seen);
+    assert_non_null(io);
+    assert_int_equal(write(p[1], "x", 1), 1);
+    rg_test_io_turn(e, &seen);
+    assert_int_equal(seen.calls, 1);
+    assert_int_equal(seen.fd, p[0]);
+    assert_int_equal(seen.events, RG_TOOL_IO_READ);
+    host->io_del(io);
+
+    assert_int_equal(pipe(go), 0);
+    pid = rg_test_io_child(go[0], code);
+    memset(&seen, 0, sizeof(seen));
+
+    c = host->child_watch(host, pid, rg_test_child_cb, &seen);
+    assert_non_null(c);
+    assert_int_equal(write(go[1], "x", 1), 1);
+    rg_test_io_turn(e, &seen);
+    assert_int_equal(seen.calls, 1);
+    assert_int_equal(seen.pid, pid);
+    assert_true(WIFEXITED(seen.status));
+    assert_int_equal(WEXITSTATUS(seen.status), code);
+
+    close(p[0]);
+    close(p[1]);
+    close(go[0]);
+    close(go[1]);
+}
+
+
+static void
+rg_test_io_engines(void **state)
+{
+    int                 go[2], pid, i;
+    char                err[512];
+    struct timeval      tv;
+    rg_cycle_t         *cycle;
+    rg_engine_t        *a, *b, *c;
+    rg_tool_host_t     *host;
+    rg_tool_child_t    *child;
+    rg_test_io_seen_t   seen;
+
+    (void) state;
+
+    cycle = rg_test_cycle(err, sizeof(err),
+                          "load_module %s/modules/time.so;\n"
+                          "llm m { base_url http://127.0.0.1:1/v1; "
+                          "model mock-1; }\n"
+                          "agent a { tools time_now; }\n",
+                          rg_test_build_dir());
+    if (cycle == NULL) {
+        fail_msg("configuration: %s", err);
+    }
+
+    a = rg_engine_create(cycle, cycle->log);
+    assert_non_null(a);
+    b = rg_engine_create(cycle, cycle->log);
+    assert_non_null(b);
+
+    /* each on its own reactor, while both run */
+    rg_test_io_works(a, 3);
+    rg_test_io_works(b, 4);
+
+    /* a child A watches, and A goes before it ends: B reaps it */
+    host = rg_test_io_host(a);
+    assert_int_equal(pipe(go), 0);
+    pid = rg_test_io_child(go[0], 5);
+    memset(&seen, 0, sizeof(seen));
+    child = host->child_watch(host, pid, rg_test_child_cb, &seen);
+    assert_non_null(child);
+    host->child_unwatch(child);
+
+    rg_engine_destroy(a);
+
+    /* B's io still works once A is gone */
+    rg_test_io_works(b, 6);
+
+    assert_int_equal(write(go[1], "x", 1), 1);
+    close(go[0]);
+    close(go[1]);
+
+    /* a zombie until a reactor reaps it (the test must not: waitpid
+     * here would reap it itself) */
+    for (i = 0; i < 3000 && kill(pid, 0) == 0; i++) {
+        tv.tv_sec = 0;
+        tv.tv_usec = 10000;
+        event_base_loopexit(b->base, &tv);
+        event_base_loop(b->base, EVLOOP_ONCE);
+    }
+    assert_int_equal(kill(pid, 0), -1);
+    assert_int_equal(errno, ESRCH);         /* reaped by B's reactor */
+    assert_int_equal(seen.calls, 0);        /* unwatched: no callback */
+
+    /* and on an engine made after */
+    c = rg_engine_create(cycle, cycle->log);
+    assert_non_null(c);
+    rg_test_io_works(c, 7);
+
+    rg_engine_destroy(c);
+    rg_engine_destroy(b);
+    rg_cycle_destroy(cycle);
+}
+
+
 int
 main(void)
 {
@@ -536,6 +756,7 @@ main(void)
         cmocka_unit_test(rg_test_run_agent_budget),
         cmocka_unit_test(rg_test_exec_approval),
         cmocka_unit_test(rg_test_fs_pool),
+        cmocka_unit_test(rg_test_io_engines),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

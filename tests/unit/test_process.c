@@ -28,7 +28,8 @@
 #include <event2/event.h>
 
 
-/* a configuration: "workers=N drain=MS tag=WORD die=0|1 stubborn=0|1" */
+/* a configuration: "workers=N drain=MS tag=WORD die=0|1 stubborn=0|1";
+ * the master holds it as its rg_cycle_t, which it never looks into */
 typedef struct {
     rg_uint_t           workers;
     rg_msec_t           drain;
@@ -69,7 +70,7 @@ rg_test_event(const char *fmt, ...)
 }
 
 
-static void *
+static rg_cycle_t *
 rg_test_load(const char *file, char *err, size_t len)
 {
     FILE            *f;
@@ -115,14 +116,14 @@ rg_test_load(const char *file, char *err, size_t len)
     c->log.fd = open(rg_test_logfile, O_WRONLY | O_APPEND | O_CREAT, 0644);
     c->log.log_level = RG_LOG_INFO;
 
-    return c;
+    return (rg_cycle_t *) c;
 }
 
 
 static void
-rg_test_unload(void *cycle)
+rg_test_unload(rg_cycle_t *cycle)
 {
-    rg_test_conf_t  *c = cycle;
+    rg_test_conf_t  *c = (rg_test_conf_t *) cycle;
 
     close(c->log.fd);
     free(c);
@@ -130,9 +131,9 @@ rg_test_unload(void *cycle)
 
 
 static void
-rg_test_settings(void *cycle, rg_master_settings_t *s)
+rg_test_settings(rg_cycle_t *cycle, rg_master_settings_t *s)
 {
-    rg_test_conf_t  *c = cycle;
+    rg_test_conf_t  *c = (rg_test_conf_t *) cycle;
 
     s->workers = c->workers;
     s->drain_timeout = c->drain;
@@ -143,7 +144,7 @@ rg_test_settings(void *cycle, rg_master_settings_t *s)
 
 
 static void
-rg_test_reopen(void *cycle)
+rg_test_reopen(rg_cycle_t *cycle)
 {
     rg_test_event("reopen %d", (int) getpid());
 }
@@ -160,7 +161,7 @@ static void
 rg_test_drain(rg_worker_t *w, rg_msec_t timeout)
 {
     struct timeval   tv;
-    rg_test_conf_t  *c = w->cycle;
+    rg_test_conf_t  *c = (rg_test_conf_t *) w->cycle;
 
     rg_test_event("drain %d %llu", (int) getpid(),
                   (unsigned long long) timeout);
@@ -179,7 +180,7 @@ rg_test_drain(rg_worker_t *w, rg_msec_t timeout)
 static void
 rg_test_stop(rg_worker_t *w)
 {
-    rg_test_conf_t  *c = w->cycle;
+    rg_test_conf_t  *c = (rg_test_conf_t *) w->cycle;
 
     rg_test_event("stop %d", (int) getpid());
 
@@ -193,7 +194,7 @@ static size_t
 rg_test_status(rg_worker_t *w, char *buf, size_t size)
 {
     int              n;
-    rg_test_conf_t  *c = w->cycle;
+    rg_test_conf_t  *c = (rg_test_conf_t *) w->cycle;
 
     n = snprintf(buf, size, "{\"tag\":\"%s\",\"sessions\":%lu}", c->tag,
                  (unsigned long) w->slot);
@@ -206,7 +207,7 @@ static int
 rg_test_worker_run(rg_worker_t *w)
 {
     struct event_base  *base;
-    rg_test_conf_t     *c = w->cycle;
+    rg_test_conf_t     *c = (rg_test_conf_t *) w->cycle;
 
     if (c->die) {
         rg_test_event("died %d", (int) getpid());

@@ -13,6 +13,8 @@
  * pool still answers everything. The model's arguments are repaired,
  * coerced or refused with the exact texts of rg_tool_args.h; long results
  * are trimmed on character boundaries; dangerous tools need approval.
+ * A pool thread writes only what its task owns, also the reason a host
+ * function it may not call gives.
  * Scripts: tests/integration/tools_*.json. No assertion is about speed:
  * parallelism is shown by the barriers, never by a clock. */
 
@@ -20,6 +22,8 @@
 #include <rg_core.h>
 #include <rg_test.h>
 #include <rg_thread_pool.h>
+#include <rg_tools.h>
+#include <rg_agent_conf.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -808,11 +812,70 @@ rg_test_pool_signals(void **state)
 }
 
 
+static void
+rg_test_host_calls_done(rg_tool_turn_t *turn)
+{
+    event_base_loopbreak(turn->data);
+}
+
+
+/* http_get and agent_run asked from a pool thread are refused, and the
+ * reasons host->error() gives there are the task's own: the run's
+ * reactor-side buffer stays untouched */
+static void
+rg_test_thread_error(void **state)
+{
+    rg_test_ctx_t      *t = *state;
+    rg_tool_run_t      *run;
+    rg_tool_turn_t     *turn;
+    rg_agent_conf_t    *agent;
+    rg_tool_request_t   req;
+
+    rg_test_mock(t, NULL);                  /* no model call is made */
+    rg_test_engine(t, NULL, "tools slow_host_calls;");
+
+    agent = rg_agent_find(t->cycle, "a", 1);
+    assert_non_null(agent);
+
+    memset(&req, 0, sizeof(req));
+    req.id.data = (char *) "c1";
+    req.id.len = 2;
+    req.name.data = (char *) "slow_host_calls";
+    req.name.len = strlen(req.name.data);
+    req.arguments.data = (char *) "{}";
+    req.arguments.len = 2;
+
+    turn = rg_tools_turn_create(rg_tools_ctx(t->engine), &agent->toolset,
+                                "s-thread", &req, 1, rg_test_host_calls_done,
+                                t->engine->base, rg_log_stderr());
+    assert_non_null(turn);
+
+    rg_tools_turn_start(turn);
+    if (turn->pending) {
+        event_base_dispatch(t->engine->base);
+    }
+    assert_int_equal(turn->pending, 0);
+
+    run = turn->runs[0];
+    assert_true(run->pool.ran);
+    assert_false(run->failed);
+    assert_string_equal(run->result, "http_get: one http_get at a time, "
+                        "from the reactor thread; agent_run: agent_run is "
+                        "not available here");
+    assert_string_equal(run->pool.error, "agent_run is not available here");
+    assert_string_equal(run->error, "");
+
+    rg_tools_turn_destroy(turn);
+}
+
+
 int
 main(void)
 {
     const struct CMUnitTest  tests[] = {
         cmocka_unit_test(rg_test_pool_signals),
+        cmocka_unit_test_setup_teardown(rg_test_thread_error,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_barrier_async,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_barrier_pool,
