@@ -89,6 +89,12 @@ wait_status() {
         sleep 0.05
         i=$((i + 1))
     done
+    # parked: the record of its calls is written a moment after the status
+    while [ "$2" = awaiting_approval ] && [ $i -lt 400 ] \
+          && [ "$(rg_rcli exists "rg:{$(sid "$1")}:approval")" != 1 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
 }
 
 # until task $1 has a result (at most 20 s)

@@ -71,7 +71,20 @@ U=http://127.0.0.1:$hport
 
 rg_equal "a task through the API: 202" \
     "$(rg_req POST /v1/tasks -d '{"id":"p1","agent":"a","input":"launch it"}')" 202
-rg_check "it parks on its dangerous call" rg_wait_task p1 awaiting_approval
+# wait_parked ID: GET says awaiting_approval, with the record of its
+# calls (checkpointed a moment after the status); the answer in $tmp/body
+wait_parked() {
+    rg_wait_task "$1" awaiting_approval || return 1
+    wp_i=0
+    while ! jq -e '.approval.calls' "$tmp/body" > /dev/null 2>&1; do
+        [ $wp_i -lt 50 ] || return 1
+        sleep 0.1
+        rg_req GET "/v1/tasks/$1" > /dev/null
+        wp_i=$((wp_i + 1))
+    done
+}
+
+rg_check "it parks on its dangerous call" wait_parked p1
 rg_check "  GET shows the call it waits for" \
     jq -e '.approval.calls == [{"id":"l1","name":"launch",
            "arguments":"{\"key\":\"one\"}","decision":null}]' "$tmp/body"
@@ -114,7 +127,7 @@ rg_check "  a JSON error naming why" \
 
 # two calls: one approved, one denied with a reason
 rg_req POST /v1/tasks -d '{"id":"p2","agent":"b","input":"two"}' > /dev/null
-rg_check "two calls park" rg_wait_task p2 awaiting_approval
+rg_check "two calls park" wait_parked p2
 rg_equal "an unknown call: 404" \
     "$(rg_req POST /v1/tasks/p2/approve -d '{"tool_call_id":"nope"}')" 404
 rg_check "  no_such_call" jq -e '.error.code == "no_such_call"' "$tmp/body"
@@ -142,7 +155,7 @@ rg_equal "GET on approve: 405" "$(rg_req GET /v1/tasks/p2/approve)" 405
 
 # a parked task cancelled ends at once, its call never run
 rg_req POST /v1/tasks -d '{"id":"p4","agent":"a","input":"cancel me"}' > /dev/null
-rg_check "another parks" rg_wait_task p4 awaiting_approval
+rg_check "another parks" wait_parked p4
 rg_equal "DELETE a parked task: 202" "$(rg_req DELETE /v1/tasks/p4)" 202
 rg_check "  it ends cancelled" rg_wait_task p4 cancelled
 rg_check "  saying why" jq -e '.reason | test("API")' "$tmp/body"
