@@ -7,6 +7,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_core_conf.h>
+#include <sched.h>
 
 
 static char *rg_core_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf);
@@ -132,11 +133,12 @@ rg_core_init_conf(rg_cycle_t *cycle, void *conf)
 }
 
 
-/* worker_processes N|auto; auto: one per core */
+/* worker_processes N|auto; auto: one per core it may use */
 static char *
 rg_core_worker_processes(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
     long             n;
+    cpu_set_t        set;
     rg_core_conf_t  *ccf;
 
     ccf = conf;
@@ -146,7 +148,13 @@ rg_core_worker_processes(rg_conf_t *cf, rg_command_t *cmd, void *conf)
             return "is duplicate";
         }
 
-        n = sysconf(_SC_NPROCESSORS_ONLN);
+        /* the CPUs this process may run on (a container's cpuset), not
+         * every one online */
+        n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+                                                         : 0;
+        if (n <= 0) {
+            n = sysconf(_SC_NPROCESSORS_ONLN);
+        }
         ccf->worker_processes = n > 0 ? (rg_int_t) rg_min(n, 1024) : 1;
         return RG_CONF_OK;
     }

@@ -23,6 +23,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <sched.h>
 #include <cmocka.h>
 
 #include <ftw.h>
@@ -870,6 +871,42 @@ rg_test_agent(rg_cycle_t *cycle, rg_uint_t i)
     assert_true(i < rg_agent_main_conf(cycle)->agents.nelts);
 
     return ((rg_agent_conf_t **) rg_agent_main_conf(cycle)->agents.elts)[i];
+}
+
+
+/* worker_processes auto: one per CPU this process may run on (a
+ * container's cpuset), here one once the test keeps itself to one */
+static void
+rg_test_worker_processes_auto(void **state)
+{
+    cpu_set_t     all, one;
+    rg_cycle_t   *cycle;
+
+    assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+
+    cycle = rg_test_conf_ok("worker_processes auto;\n"
+                            "llm a { base_url http://127.0.0.1:1/v1; "
+                            "model m; }\n"
+                            "agent a { }\n");
+    assert_int_equal(rg_core_conf(cycle)->worker_processes, CPU_COUNT(&all));
+    rg_cycle_destroy(cycle);
+
+    CPU_ZERO(&one);
+    for (int i = 0; i < CPU_SETSIZE; i++) {
+        if (CPU_ISSET(i, &all)) {
+            CPU_SET(i, &one);
+            break;
+        }
+    }
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+
+    cycle = rg_test_conf_ok("worker_processes auto;\n"
+                            "llm a { base_url http://127.0.0.1:1/v1; "
+                            "model m; }\n"
+                            "agent a { }\n");
+    assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+    assert_int_equal(rg_core_conf(cycle)->worker_processes, 1);
+    rg_cycle_destroy(cycle);
 }
 
 
@@ -2810,6 +2847,7 @@ main(void)
 
     const struct CMUnitTest  rg_test_cycle_tests[] = {
         cmocka_unit_test(rg_test_cycle_defaults),
+        cmocka_unit_test(rg_test_worker_processes_auto),
         cmocka_unit_test(rg_test_cycle_all_directives),
         cmocka_unit_test(rg_test_cycle_units),
         cmocka_unit_test(rg_test_cycle_tenant_budget),
