@@ -369,7 +369,7 @@ for c in $used; do
         ss)              p=iproute2 ;;
         ps|pgrep)        p=procps ;;
         logrotate)       p=logrotate ;;
-        sha256sum|dpkg|setpriv) p=essential ;;  # coreutils, dpkg, util-linux
+        sha256sum|nproc|dpkg|setpriv) p=essential ;;  # coreutils, dpkg, util-linux
         *)               p=unknown ;;
     esac
     case " $(echo $deps) npm essential " in
