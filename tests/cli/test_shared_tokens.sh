@@ -10,7 +10,8 @@
 #     one WARN when it goes, one NOTICE when it is back, no model request
 #     while it is down, every task done;
 #   - shared_limits_fallback local: the same outage says that the process
-#     holds the limits alone, once, and when they are shared again.
+#     holds the limits alone, once, and when they are shared again; model
+#     requests go on meanwhile (what makes the wait check able to fail).
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -130,6 +131,8 @@ rg_equal "one line when it answers again" \
 outage local
 rg_equal "local: the batch ends, every task done" \
     "$brc $(grep -c '"done"' "$tmp/local.out")" "0 30"
+rg_check "local: model requests went on while Redis was down ($down_at, \
+then $down_end)" test "$down_end" -gt $((down_at + 1))
 rg_equal "one WARN: the process holds the limits alone" \
     "$(grep -cF 'this process holds them alone until it answers again (shared_limits_fallback local)' \
        "$tmp/local.err")" 1
