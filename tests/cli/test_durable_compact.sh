@@ -89,7 +89,8 @@ rg_check "the store holds a shortening record and a drop record" sh -c \
      grep -q 'xa1k\\\\xa1d'"
 ulen=$(rg_rcli llen "t:{$uid}:msgs")
 
-# killed while its 6th request (the first after the drop) is in flight
+# killed while its 7th request is in flight: the checkpoint of round 6
+# holds the drop made for the 6th
 : > "$tmp/requests.log"
 "$R" -c "$tmp/c.conf" run -a a "read them" > "$tmp/k.out" 2> "$tmp/k.err" &
 kpid=$!
@@ -97,16 +98,19 @@ pids="$pids $kpid"
 watch_llen $kpid "$tmp/k.llen" "$tmp/k.err" &
 wpid=$!
 pids="$pids $wpid"
-rg_wait_for "$tmp/requests.log" '"n":' 6
+rg_wait_for "$tmp/requests.log" '"n":' 7
 sleep 0.05
 kill -9 $kpid
 wait $kpid 2>/dev/null
 wait $wpid 2>/dev/null
 kid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/k.err")
-rg_equal "the killed run sent six requests" \
-    "$(wc -l < "$tmp/requests.log" | tr -d ' ')" 6
-rg_equal "and stopped after round 5" \
-    "$(rg_rcli hget "t:{$kid}:meta" round)" 5
+rg_equal "the killed run sent seven requests" \
+    "$(wc -l < "$tmp/requests.log" | tr -d ' ')" 7
+rg_equal "and stopped after round 6" \
+    "$(rg_rcli hget "t:{$kid}:meta" round)" 6
+rg_check "its records hold the drop" sh -c \
+    "redis-cli -s '$redis_sock' --no-raw lrange 't:{$kid}:msgs' 0 -1 |
+     grep -q 'xa1k\\\\xa1d'"
 klen=$(rg_rcli llen "t:{$kid}:msgs")
 cp "$tmp/requests.log" "$tmp/k.requests"
 : > "$tmp/requests.log"
@@ -119,26 +123,26 @@ wpid=$!
 pids="$pids $wpid"
 wait $rpid
 wait $wpid
-rg_expect "resume says where it resumed" "$tmp/r.err" 'resumed after round 5'
+rg_expect "resume says where it resumed" "$tmp/r.err" 'resumed after round 6'
 rg_equal "it ends as the uninterrupted run did" \
     "$(rg_rcli hget "t:{$kid}:meta" status)" "$ustatus"
 
 nr=$(wc -l < "$tmp/requests.log" | tr -d ' ')
 rg_equal "the resumed run sent the rest: the one in flight again and after" \
-    "$nr" $((nu - 5))
+    "$nr" $((nu - 6))
 i=1
 same=0
-while [ $i -le 5 ]; do
+while [ $i -le 6 ]; do
     [ "$(body "$tmp/k.requests" $i)" = "$(body "$tmp/u.requests" $i)" ] &&
         same=$((same + 1))
     i=$((i + 1))
 done
-rg_equal "the killed run's first five are the uninterrupted run's" "$same" 5
+rg_equal "the killed run's first six are the uninterrupted run's" "$same" 6
 i=1
 same=0
 while [ $i -le "$nr" ]; do
     [ "$(body "$tmp/requests.log" $i)" = \
-      "$(body "$tmp/u.requests" $((i + 5)))" ] && same=$((same + 1))
+      "$(body "$tmp/u.requests" $((i + 6)))" ] && same=$((same + 1))
     i=$((i + 1))
 done
 rg_equal "every resumed request is the uninterrupted run's, compacted alike" \
