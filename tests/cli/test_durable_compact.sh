@@ -22,14 +22,16 @@ rg_redis r
 # (request 6); the mock then answers the shorter conversation again
 mkdir "$tmp/root"
 for i in 1 2 3 4 5 6; do
-    awk -v i=$i 'BEGIN { for (j = 0; j < 120; j++) printf "file %d line of text ", i; print "" }' \
+    awk -v i=$i 'BEGIN { for (j = 0; j < 120; j++)
+                             printf "file %d line of text ", i; print "" }' \
         > "$tmp/root/f$i.txt"
 done
 
 {
     echo '['
     for i in 1 2 3 4 5 6; do
-        echo "{\"message\":{\"tool_calls\":[{\"id\":\"c$i\",\"name\":\"read_file\",\"arguments\":{\"path\":\"f$i.txt\"}}]}},"
+        printf '{"message":{"tool_calls":[{"id":"c%d","name":"read_file",' $i
+        printf '"arguments":{"path":"f%d.txt"}}]}},\n' $i
     done
     echo '{"message":{"content":"all read"}}]'
 } > "$tmp/script.json"
@@ -76,7 +78,8 @@ rg_check "the uninterrupted run ends ($ustatus) after $nu requests" \
 rg_equal "its 4th request has the oldest result shortened" \
     "$(sed -n 4p "$tmp/u.requests" |
        jq -r '[.body.messages[] | select(.role == "tool") | .content |
-               test("shortened to save context")] | map(tostring) | join(",")')" \
+               test("shortened to save context")] | map(tostring) |
+               join(",")')" \
     "true,false,false"
 rg_equal "its 6th has the oldest round dropped: as long as the 5th" \
     "$(sed -n 6p "$tmp/u.requests" | jq '.body.messages | length')" \

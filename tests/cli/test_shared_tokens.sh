@@ -134,8 +134,10 @@ rg_equal "local: the batch ends, every task done" \
 rg_check "local: model requests went on while Redis was down ($down_at, \
 then $down_end)" test "$down_end" -gt $((down_at + 1))
 rg_equal "one WARN: the process holds the limits alone" \
-    "$(grep -cF 'this process holds them alone until it answers again (shared_limits_fallback local)' \
+    "$(grep -cF 'this process holds them alone until it answers again' \
        "$tmp/local.err")" 1
+rg_expect "naming the fallback" "$tmp/local.err" \
+    'alone until it answers again \(shared_limits_fallback local\)'
 rg_equal "one line when it answers again" \
     "$(grep -c 'the store answers again: its limits are shared again' \
        "$tmp/local.err")" 1
