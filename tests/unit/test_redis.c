@@ -4,7 +4,8 @@
  * error replies, scripts by SHA with NOSCRIPT after a flush, command and
  * connect deadlines with the late reply ignored, a server that is down at
  * start and one restarted in the middle, AUTH and SELECT, name resolution
- * with evdns, the bounded queue, cancel and shutdown. Every command must
+ * with evdns, the bounded queue, cancel and shutdown, the reconnect
+ * backoff (growth, cap, jitter). Every command must
  * end with exactly one callback. */
 
 #include <rg_config.h>
@@ -964,6 +965,117 @@ test_cancel_and_destroy(void **state)
 }
 
 
+/* reconnect attempts to a port that accepts and closes at once (each
+ * attempt is an accept the test records): the gaps grow from
+ * backoff_base, each at least half its step, stop growing at
+ * backoff_max, and are jittered below it */
+typedef struct {
+    int        fd;
+    rg_uint_t  n;
+    rg_msec_t  at[64];
+} rg_test_accepts_t;
+
+
+static rg_msec_t
+rg_test_now(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+
+    return (rg_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+
+static void
+rg_test_accept(evutil_socket_t fd, short what, void *arg)
+{
+    int                 s;
+    rg_test_accepts_t  *ac;
+
+    ac = arg;
+
+    while ((s = accept(fd, NULL, NULL)) >= 0) {
+        if (ac->n < 64) {
+            ac->at[ac->n++] = rg_test_now();
+        }
+        close(s);
+    }
+}
+
+
+static void
+test_backoff(void **state)
+{
+    rg_uint_t           i, below;
+    rg_msec_t           gap, step;
+    rg_test_ans_t       a;
+    rg_test_ctx_t      *ctx;
+    struct event       *ev;
+    rg_redis_conf_t     conf;
+    struct sockaddr_in  sin;
+    socklen_t           len;
+    rg_test_accepts_t   ac;
+
+    ctx = *state;
+    memset(&ac, 0, sizeof(ac));
+
+    ac.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(ac.fd, (struct sockaddr *) &sin, sizeof(sin)), 0);
+    assert_int_equal(listen(ac.fd, 16), 0);
+    len = sizeof(sin);
+    getsockname(ac.fd, (struct sockaddr *) &sin, &len);
+
+    ev = event_new(ctx->base, ac.fd, EV_READ | EV_PERSIST, rg_test_accept,
+                   &ac);
+    event_add(ev, NULL);
+
+    memset(&conf, 0, sizeof(conf));
+    conf.host = "127.0.0.1";
+    conf.port = ntohs(sin.sin_port);
+    conf.connections = 1;
+    conf.connect_timeout = 1000;
+    conf.command_timeout = 500;
+    conf.backoff_base = 40;
+    conf.backoff_max = 320;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(a.calls, 1);
+    rg_test_spin(ctx, 3000);
+
+    event_free(ev);
+    close(ac.fd);
+
+    /* growth: the gap after failure k is at least half of
+     * min(base * 2^(k-1), max); 1 ms for the clock's rounding */
+    assert_true(ac.n >= 6);
+    below = 0;
+    for (i = 1; i < ac.n; i++) {
+        gap = ac.at[i] - ac.at[i - 1];
+        step = rg_min((rg_msec_t) 40 << rg_min(i - 1, 8), 320);
+        print_message("attempt %u: %llu ms after the one before (step %llu)"
+                      "\n", (unsigned) i, (unsigned long long) gap,
+                      (unsigned long long) step);
+        assert_true(gap + 1 >= step / 2);
+        if (step == 320 && gap < 288) {
+            below++;
+        }
+    }
+
+    /* the cap: uncapped, the gaps 40..2560 would fit at most 8 attempts
+     * in the first 3.5 s; capped at 320 ms there are about 14 */
+    assert_true(ac.n >= 10);
+
+    /* jitter: not every capped gap is the full step */
+    assert_true(below > 0);
+}
+
+
 static void
 test_parse_server(void **state)
 {
@@ -1038,6 +1150,8 @@ main(void)
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_cancel_and_destroy,
                                         rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_backoff, rg_test_setup,
+                                        rg_test_teardown),
     };
 
     signal(SIGPIPE, SIG_IGN);
