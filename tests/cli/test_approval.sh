@@ -74,12 +74,8 @@ master=$!
 pids="$pids $master"
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 
-sid() {
-    printf 'task\000%s' "$1" | sha256sum | cut -c1-32 | sed 's/^/t-/'
-}
-
 meta() {
-    rg_rcli hget "rg:{$(sid "$1")}:meta" "$2"
+    rg_rcli hget "rg:{$(rg_task_sid "$1")}:meta" "$2"
 }
 
 # until task $1's status is $2 (at most 20 s)
@@ -91,7 +87,7 @@ wait_status() {
     done
     # parked: the record of its calls is written a moment after the status
     while [ "$2" = awaiting_approval ] && [ $i -lt 400 ] \
-          && [ "$(rg_rcli exists "rg:{$(sid "$1")}:approval")" != 1 ]; do
+          && [ "$(rg_rcli exists "rg:{$(rg_task_sid "$1")}:approval")" != 1 ]; do
         sleep 0.05
         i=$((i + 1))
     done
@@ -100,7 +96,7 @@ wait_status() {
 # until task $1 has a result (at most 20 s)
 wait_result() {
     i=0
-    while [ -z "$(rg_rcli get "rg:{$(sid "$1")}:result")" ] \
+    while [ -z "$(rg_rcli get "rg:{$(rg_task_sid "$1")}:result")" ] \
           && [ $i -lt 400 ]; do
         sleep 0.05
         i=$((i + 1))
@@ -108,7 +104,7 @@ wait_result() {
 }
 
 result() {
-    rg_rcli get "rg:{$(sid "$1")}:result" | jq -r "$2"
+    rg_rcli get "rg:{$(rg_task_sid "$1")}:result" | jq -r "$2"
 }
 
 submit() {
@@ -123,7 +119,7 @@ wait_status p1 awaiting_approval
 rg_equal "a dangerous call parks the task" "$(meta p1 status)" \
     awaiting_approval
 
-"$R" -c "$tmp/s.conf" status "$(sid p1)" > "$tmp/status.out" 2>&1
+"$R" -c "$tmp/s.conf" status "$(rg_task_sid p1)" > "$tmp/status.out" 2>&1
 rg_expect "reagent status says so" "$tmp/status.out" \
     '^status: awaiting_approval$'
 
@@ -136,8 +132,8 @@ done
 rg_equal "its entry is acknowledged" \
     "$(rg_rcli xpending 'rg:{q:tasks:0}' workers | head -n 1)" 0
 rg_equal "it has no result" \
-    "$(rg_rcli exists "rg:{$(sid p1)}:result")" 0
-rg_equal "nor a lease" "$(rg_rcli exists "rg:{$(sid p1)}:lease")" 0
+    "$(rg_rcli exists "rg:{$(rg_task_sid p1)}:result")" 0
+rg_equal "nor a lease" "$(rg_rcli exists "rg:{$(rg_task_sid p1)}:lease")" 0
 rg_equal "the tool did not run" "$(rg_rcli -s "$csock" get count:one)" ""
 
 # the workers report every second
@@ -176,7 +172,7 @@ rg_check "on another worker" \
     test "$(meta p1 worker | sed 's/.*://')" != "$parker"
 rg_equal "the tool ran once" "$(rg_rcli -s "$csock" get count:one)" 1
 rg_equal "under its call's key" \
-    "$(rg_rcli -s "$csock" get "count:one:$(sid p1):l1")" 1
+    "$(rg_rcli -s "$csock" get "count:one:$(rg_task_sid p1):l1")" 1
 rg_equal "it is no longer listed" \
     "$("$R" -c "$tmp/s.conf" pending 2>&1)" '[]'
 
@@ -201,7 +197,7 @@ rg_equal "reagent deny" "$?" 0
 wait_result p2
 rg_equal "a denied task goes on to its answer" "$(result p2 .status)" done
 rg_equal "the tool did not run" \
-    "$(rg_rcli -s "$csock" get "count:one:$(sid p2):l1")" ""
+    "$(rg_rcli -s "$csock" get "count:one:$(rg_task_sid p2):l1")" ""
 jq -r '.body.messages[] | select(.role == "tool") | .tool_call_id + ": " + .content' \
     "$tmp/one.log" > "$tmp/denied.msgs"
 rg_expect "the model is told, with the reason" "$tmp/denied.msgs" \
@@ -231,9 +227,9 @@ rg_expect "the last call decided queues it" "$tmp/c2.out" '^queued again$'
 wait_result p3
 rg_equal "it ends done" "$(result p3 .status)" done
 rg_equal "the approved call ran once" \
-    "$(rg_rcli -s "$csock" get "count:two:$(sid p3):c1")" 1
+    "$(rg_rcli -s "$csock" get "count:two:$(rg_task_sid p3):c1")" 1
 rg_equal "the denied one did not" \
-    "$(rg_rcli -s "$csock" get "count:two:$(sid p3):c2")" ""
+    "$(rg_rcli -s "$csock" get "count:two:$(rg_task_sid p3):c2")" ""
 jq -r '.body.messages[] | select(.role == "tool") | .tool_call_id + ": " + .content' \
     "$tmp/two.log" > "$tmp/two.msgs"
 rg_expect "the model gets the approved call's result" "$tmp/two.msgs" \
@@ -277,7 +273,7 @@ rg_equal "it ends done" "$(result p5 .status)" done
 rg_equal "queued twice in all: submitted, and resumed" \
     "$(rg_rcli xrange 'rg:{q:tasks:0}' - + | grep -c '"id":"p5"')" 2
 rg_equal "the tool ran once" \
-    "$(rg_rcli -s "$csock" get "count:one:$(sid p5):l1")" 1
+    "$(rg_rcli -s "$csock" get "count:one:$(rg_task_sid p5):l1")" 1
 
 # without "approval": "park", a dangerous call is refused as before
 : > "$tmp/one.log"

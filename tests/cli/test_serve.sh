@@ -217,12 +217,9 @@ rg_equal "and the old workers stay" "$(pgrep -P $master | sort |
 conf "version two" > "$tmp/s.conf"
 
 # a worker stopped past its lease: its sessions sit in a 2 s tool call
-sid() {
-    printf 'task\000%s' "$1" | sha256sum | cut -c1-32 | sed 's/^/t-/'
-}
 echo '{"id":"f-ref","agent":"held","input":"count f-ref"}' > "$tmp/f.jsonl"
 "$R" -c "$tmp/s.conf" submit --wait "$tmp/f.jsonl" > /dev/null 2>&1
-ref=$(rg_rcli llen "rg:{$(sid f-ref)}:msgs")
+ref=$(rg_rcli llen "rg:{$(rg_task_sid f-ref)}:msgs")
 i=0
 : > "$tmp/f.jsonl"
 while [ $i -lt 24 ]; do
@@ -242,12 +239,12 @@ while [ "$(redis-cli -s "$csock" get count:f)" != 25 ] && [ $i -lt 400 ]; do
     i=$((i + 1))
 done
 # the worker that runs f0 (one may have read all 24)
-fname=$(rg_rcli hget "rg:{$(sid f0)}:meta" worker)
+fname=$(rg_rcli hget "rg:{$(rg_task_sid f0)}:meta" worker)
 frozen=${fname##*:}
 held=
 for t in $(jq -r .id "$tmp/f.jsonl"); do
-    [ "$(rg_rcli hget "rg:{$(sid "$t")}:meta" worker)" = "$fname" ] &&
-    [ "$(rg_rcli hget "rg:{$(sid "$t")}:meta" status)" != done ] &&
+    [ "$(rg_rcli hget "rg:{$(rg_task_sid "$t")}:meta" worker)" = "$fname" ] &&
+    [ "$(rg_rcli hget "rg:{$(rg_task_sid "$t")}:meta" status)" != done ] &&
         held="$held $t"
 done
 kill -STOP "$frozen"
@@ -267,7 +264,7 @@ rg_equal "the results stream has each once" \
 sleep 1
 elsewhere=0
 for t in $held; do
-    [ "$(rg_rcli hget "rg:{$(sid "$t")}:meta" worker)" != "$fname" ] &&
+    [ "$(rg_rcli hget "rg:{$(rg_task_sid "$t")}:meta" worker)" != "$fname" ] &&
         elsewhere=$((elsewhere + 1))
 done
 rg_equal "the sessions it held ended on another worker" \
@@ -282,7 +279,7 @@ done
 rg_equal "none of their side effects ran twice" "$twice" 0
 wrong=0
 for t in $(jq -r .id "$tmp/f.jsonl"); do
-    [ "$(rg_rcli llen "rg:{$(sid "$t")}:msgs")" = "$ref" ] ||
+    [ "$(rg_rcli llen "rg:{$(rg_task_sid "$t")}:msgs")" = "$ref" ] ||
         wrong=$((wrong + 1))
 done
 rg_equal "each session has the messages of a run not stopped ($ref)" \
@@ -334,7 +331,7 @@ while ! grep -q 'task bad2 .*its dead letter was not written' "$tmp/error.log" \
     i=$((i + 1))
 done
 rg_check "a refused dead letter: no result is written" \
-    test "$(rg_rcli exists "rg:{$(sid bad2)}:result")" = 0
+    test "$(rg_rcli exists "rg:{$(rg_task_sid bad2)}:result")" = 0
 rg_check "  and the entry stays pending" \
     test "$(rg_rcli xpending 'rg:{q:tasks:0}' workers | head -n 1)" -ge 1
 rg_equal "  and no dead letter was added" \

@@ -83,28 +83,13 @@ wait_gone() {
     done
 }
 
-sid() {
-    printf 'task\000%s' "$1" | sha256sum | cut -c1-32 | sed 's/^/t-/'
-}
-
-# result ID: the status in the task's kept result, if any
-result() {
-    rg_rcli get "rg:{$(sid "$1")}:result" | jq -r '.status // empty' \
-        2>/dev/null
-}
-
 # wait_result ID: up to 20 s until the task's result is done
 wait_result() {
     i=0
-    while [ "$(result "$1")" != done ] && [ $i -lt 200 ]; do
+    while [ "$(rg_task_status "$1")" != done ] && [ $i -lt 200 ]; do
         sleep 0.1
         i=$((i + 1))
     done
-}
-
-# announced ID: how often the results stream has ID
-announced() {
-    rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c "^$1\$"
 }
 
 requests() {
@@ -154,7 +139,7 @@ rg_equal "it leads a session of its own" \
     "$(ps -o sid= -p "${dm:-0}" | tr -d ' ')" "$dm"
 submit d1 fast
 wait_result d1
-rg_equal "the detached master's worker runs a task" "$(result d1)" done
+rg_equal "the detached master's worker runs a task" "$(rg_task_status d1)" done
 dw=$(pgrep -P "${dm:-0}")
 "$R" -c "$tmp/s.conf" -s quit
 rg_equal "reagent -s quit" "$?" 0
@@ -191,17 +176,17 @@ for w in $ws; do
     gone "$w" || left=$((left + 1))
 done
 rg_equal "and its workers" "$left" 0
-rg_equal "without a drain: the task in flight has no result" "$(result i1)" ""
+rg_equal "without a drain: the task in flight has no result" "$(rg_task_status i1)" ""
 rg_equal "and its entry stays pending" "$(pending)" 1
 
 serve_start "$cpus"
 wait_result i1
 rg_equal "the task INT cut ends done when serve starts again" \
-    "$(result i1)" done
+    "$(rg_task_status i1)" done
 rg_equal "taken over past claim_idle" \
     "$(grep -c "took over 1 tasks idle past claim_idle" "$tmp/error.log")" \
     $((took + 1))
-rg_equal "announced once" "$(announced i1)" 1
+rg_equal "announced once" "$(rg_announced i1)" 1
 rg_equal "the call in flight was sent again" "$(requests)" 2
 
 # the same for TERM
@@ -217,15 +202,15 @@ for w in $ws; do
 done
 rg_equal "TERM stops the master and its workers" "$(gone "$master" &&
     echo gone) $left" "gone 0"
-rg_equal "the task TERM cut has no result" "$(result t1)" ""
+rg_equal "the task TERM cut has no result" "$(rg_task_status t1)" ""
 serve_start "$cpus"
 wait_result t1
-rg_equal "it ends done when serve starts again" "$(result t1)" done
+rg_equal "it ends done when serve starts again" "$(rg_task_status t1)" done
 rg_equal "taken over past claim_idle too" \
     "$(grep -c "took over 1 tasks idle past claim_idle" "$tmp/error.log")" \
     $((took + 2))
-rg_equal "announced once" "$(announced t1)" 1
-rg_equal "i1 still once" "$(announced i1)" 1
+rg_equal "announced once" "$(rg_announced t1)" 1
+rg_equal "i1 still once" "$(rg_announced i1)" 1
 rg_equal "nothing is left pending" "$(pending)" 0
 
 # the result's TTL, the results stream trimmed ---------------------------
@@ -248,18 +233,18 @@ rg_expect "the 300 tasks were read and acknowledged" "$tmp/queue.out" \
     "^shard 0: [0-9]+ entries, 0 not yet read, 0 pending"
 rg_equal "each has its result" \
     "$(rg_rcli --scan --pattern 'rg:{t-*}:result' | wc -l)" 303
-rg_equal "the last one done" "$(result m299)" done
-ttl=$(rg_rcli pttl "rg:{$(sid m150)}:result")
+rg_equal "the last one done" "$(rg_task_status m299)" done
+ttl=$(rg_rcli pttl "rg:{$(rg_task_sid m150)}:result")
 rg_check "a result is kept for session_ttl 1h (pttl ${ttl}ms)" \
     test "$ttl" -gt 3000000 -a "$ttl" -le 3600000
-ttl=$(rg_rcli pttl "rg:{$(sid i1)}:result")
+ttl=$(rg_rcli pttl "rg:{$(rg_task_sid i1)}:result")
 rg_check "that of a task taken over too (pttl ${ttl}ms)" \
     test "$ttl" -gt 3000000 -a "$ttl" -le 3600000
 len=$(rg_rcli xlen 'rg:{q:tasks}:results')
 rg_check "the results stream is trimmed to about results_max 100 ($len)" \
     test "$len" -ge 100 -a "$len" -le 110
 rg_equal "the oldest went first (d1, i1, t1 trimmed)" \
-    "$(announced d1) $(announced i1) $(announced t1)" "0 0 0"
+    "$(rg_announced d1) $(rg_announced i1) $(rg_announced t1)" "0 0 0"
 
 # an entry deleted from the stream while pending ------------------------
 ws=$(pgrep -P "$master")
@@ -278,7 +263,7 @@ rg_expect "the reclaim names the deleted entry" "$tmp/error.log" \
 rg_equal "and drops it: nothing pending" "$(pending)" 0
 submit a1 fast
 wait_result a1
-rg_equal "the worker goes on: a later task ends done" "$(result a1)" done
+rg_equal "the worker goes on: a later task ends done" "$(rg_task_status a1)" done
 rg_lacks "no worker died" "$tmp/error.log" \
     "exited on signal|exited with code [1-9]"
 kill -TERM "$master"

@@ -76,21 +76,6 @@ serve_quit() {
     wait "$master" 2>/dev/null
 }
 
-sid() {
-    printf 'task\000%s' "$1" | sha256sum | cut -c1-32 | sed 's/^/t-/'
-}
-
-# result ID: the status in the task's kept result, if any
-result() {
-    rg_rcli get "rg:{$(sid "$1")}:result" | jq -r '.status // empty' \
-        2>/dev/null
-}
-
-# announced ID: how often the results stream has ID
-announced() {
-    rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c "^$1\$"
-}
-
 # a task still running when drain_timeout passes -----------------------
 conf 30s > "$tmp/s.conf"
 serve_start
@@ -119,15 +104,15 @@ t0=$(date +%s)
 serve_start
 w2=$(pgrep -P "$master")
 i=0
-while [ "$(result d1)" != done ] && [ $i -lt 300 ]; do
+while [ "$(rg_task_status d1)" != done ] && [ $i -lt 300 ]; do
     sleep 0.1
     i=$((i + 1))
 done
 t1=$(date +%s)
-rg_equal "the task handed back ends done" "$(result d1)" done
+rg_equal "the task handed back ends done" "$(rg_task_status d1)" done
 rg_check "taken over well before claim_idle 30s ($((t1 - t0))s)" \
     test $((t1 - t0)) -lt 20
-rg_equal "it is announced once" "$(announced d1)" 1
+rg_equal "it is announced once" "$(rg_announced d1)" 1
 rg_equal "and nothing is left pending" \
     "$(rg_rcli xpending "$S" workers | head -n 1)" 0
 rg_check "the model was asked again (the call in flight was cut)" \
@@ -148,15 +133,15 @@ rg_expect "the refused result is not acknowledged" "$tmp/error.log" \
     "a result was not acknowledged \(NOPERM"
 rg_equal "its entry stays pending" \
     "$(rg_rcli xpending "$S" workers | head -n 1)" 1
-rg_equal "and it is not announced" "$(announced r1)" 0
+rg_equal "and it is not announced" "$(rg_announced r1)" 0
 rg_rcli acl setuser default clearselectors +set > /dev/null
 i=0
-while [ "$(result r1)" != done ] && [ $i -lt 200 ]; do
+while [ "$(rg_task_status r1)" != done ] && [ $i -lt 200 ]; do
     sleep 0.1
     i=$((i + 1))
 done
-rg_equal "taken over, it ends done" "$(result r1)" done
-rg_equal "announced once" "$(announced r1)" 1
+rg_equal "taken over, it ends done" "$(rg_task_status r1)" done
+rg_equal "announced once" "$(rg_announced r1)" 1
 i=0
 while [ "$(rg_rcli xpending "$S" workers | head -n 1)" != 0 ] \
       && [ $i -lt 100 ]; do
@@ -174,13 +159,13 @@ rg_equal "reagent status takes the task id submit printed" "$? $(cat \
     "$tmp/ids.out")" "0 r1"
 rg_expect "and says how the task ended" "$tmp/st.out" "^status: done\$"
 rg_expect "with its task's answer" "$tmp/st.out" "^answer: quick\$"
-"$R" -c "$tmp/s.conf" status "$(sid r1)" > "$tmp/st2.out" 2>&1
+"$R" -c "$tmp/s.conf" status "$(rg_task_sid r1)" > "$tmp/st2.out" 2>&1
 rg_equal "the same as for its session id" "$(cat "$tmp/st2.out")" \
     "$(cat "$tmp/st.out")"
 "$R" -c "$tmp/s.conf" status nosuch > /dev/null 2> "$tmp/st.err"
 rg_equal "an id that is neither fails" "$?" 1
 rg_expect "naming both" "$tmp/st.err" \
-    "no session \"nosuch\" nor task \"nosuch\" \(session $(sid nosuch)\)"
+    "no session \"nosuch\" nor task \"nosuch\" \(session $(rg_task_sid nosuch)\)"
 "$R" -c "$tmp/s.conf" status s-nosuch > /dev/null 2> "$tmp/st.err"
 rg_expect "a session id is not taken for a task's" "$tmp/st.err" \
     "no session \"s-nosuch\" in the store"

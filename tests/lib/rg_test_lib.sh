@@ -151,6 +151,23 @@ rg_rcli() {
     redis-cli -s "$redis_sock" "$@"
 }
 
+# rg_task_sid ID: the session id that serve gives queue task ID (as
+# rg_stream_session_id names it)
+rg_task_sid() {
+    printf 'task\000%s' "$1" | sha256sum | cut -c1-32 | sed 's/^/t-/'
+}
+
+# rg_task_status ID: the status in queue task ID's kept result, if any
+rg_task_status() {
+    rg_rcli get "rg:{$(rg_task_sid "$1")}:result" | jq -r '.status // empty' \
+        2>/dev/null
+}
+
+# rg_announced ID: how often the results stream has task ID
+rg_announced() {
+    rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c "^$1\$"
+}
+
 # rg_req METHOD PATH [CURL ARGS...]: a request to the API at $U, its body
 # in $tmp/body; echoes the status
 rg_req() {
