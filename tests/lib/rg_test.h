@@ -12,6 +12,11 @@
 #include <rg_engine.h>
 #include <rg_session.h>
 
+/* libevent times its timers with CLOCK_MONOTONIC_COARSE (one jiffy, up to
+ * 4 ms at HZ=250), so a delay it runs may end that much early as measured
+ * by a precise clock (rg_monotonic_msec, the mock's) */
+#define RG_TEST_CLOCK_SLACK 10
+
 typedef struct {
     pid_t       pid;
     int         port;

@@ -32,10 +32,6 @@
 
 #define RG_TEST_SCRIPTS     "tests/integration/"
 
-/* libevent times its timers with CLOCK_MONOTONIC_COARSE (a jiffy, up to
- * 4 ms), so a delay may end that much early by the mock's clock */
-#define RG_TEST_CLOCK_SLACK 10
-
 
 typedef struct {
     rg_test_mock_t     *mock;

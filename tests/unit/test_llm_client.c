@@ -38,10 +38,6 @@
 #include <event2/event_struct.h>
 
 
-/* libevent's clock may end a delay up to a jiffy early (see test_loop.c) */
-#define RG_TEST_CLOCK_SLACK 10
-
-
 typedef struct {
     rg_test_mock_t     *mock;
     rg_test_mock_t     *mock2;

@@ -36,11 +36,6 @@
 #define RG_TEST_KEY_ENV     "RG_TEST_LOOP_API_KEY"
 #define RG_TEST_KEY         "sk-rgtest-9f8e7d6c5b4a39281706"
 
-/* libevent times its timers with CLOCK_MONOTONIC_COARSE (one jiffy, up to
- * 4 ms at HZ=250), so a delay it runs may end that much early as measured
- * by the mock's precise clock */
-#define RG_TEST_CLOCK_SLACK 10
-
 
 /* what a test holds; the teardown releases whatever is left */
 typedef struct {
