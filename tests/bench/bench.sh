@@ -18,6 +18,11 @@ Babs=$(cd "$B" && pwd)
 SIZES=${BENCH_SIZES:-100 1000 10000}
 LATENCIES=${BENCH_LATENCIES:-0 200}
 RUNS=${BENCH_RUNS:-3}
+# the agent of the tables against the floor: every guard on, with bounds
+# that never end a session (repeat detection and session dedupe are on
+# by default)
+AGENT="agent bench { tools calc; max_rounds 8; max_tokens 100000000;
+              deadline 1h; tool_max_calls 1000; context_limit 1000000; }"
 
 tmp=$(mktemp -d /tmp/reagent-bench-XXXXXX) || exit 1
 mock=
@@ -80,9 +85,10 @@ bench_median() {
 }
 
 echo "reagent benchmark: R=3 rounds of K=2 tool calls per session (4 model calls),"
-echo "mock model on loopback, one reagent process, $(nproc) cores; beside each row"
-echo "the floor (tests/bench/bench_floor.c: the same sessions by a minimal client on"
-echo "libevent, curl multi and jansson, run against the same mock just after);"
+echo "every guard on, mock model on loopback, one reagent process, $(nproc) cores;"
+echo "beside each row the floor (tests/bench/bench_floor.c: the same sessions by a"
+echo "minimal client on libevent, curl multi and jansson, run against the same mock"
+echo "just after);"
 echo "ratio = reagent / floor; each figure the median of $RUNS runs (BENCH_RUNS)"
 echo
 printf "%-7s %-8s %8s %8s %6s %9s %9s %6s %8s %8s %9s\n" latency sessions "wall s" "floor s" ratio "cpu us" "floor us" ratio "peak MiB" "KiB/sess" "floor KiB"
@@ -94,7 +100,7 @@ for lat in $LATENCIES; do
         cat > "$tmp/bench.conf" <<CONF
 load_module $B/modules/calc.so;
 llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections $n; }
-agent bench { tools calc; max_rounds 8; }
+$AGENT
 CONF
         # RUNS runs of each, alternately: the median of each figure (one
         # run on a shared machine moves by 10-20%)
@@ -136,7 +142,7 @@ echo "reproduce one row: $B/rg_mock --port 8088 --rounds 3 --calls 2 --latency 2
 echo "  then: $B/reagent -c bench.conf batch --concurrency 1000 -o /dev/null tasks.jsonl"
 echo "  with bench.conf: load_module $B/modules/calc.so;"
 echo "                   llm mock { base_url http://127.0.0.1:8088/v1; model mock-1; max_connections 1000; }"
-echo "                   agent bench { tools calc; }"
+echo "                   $AGENT"
 echo "  and the floor: $B/tests/bench_floor http://127.0.0.1:8088/v1/chat/completions 1000 /dev/null"
 echo "  (the batch summary and the floor print the same figures; BENCH_SIZES and"
 echo "  BENCH_LATENCIES narrow make bench; make bench-callgrind counts instructions)"
@@ -170,7 +176,7 @@ if command -v redis-server >/dev/null; then
             {
                 echo "load_module $B/modules/calc.so;"
                 echo "llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections $n; }"
-                echo "agent bench { tools calc; max_rounds 8; }"
+                echo "$AGENT"
                 [ $st = redis ] && echo "store redis { server unix:$tmp/redis.sock; connections 4; }"
             } > "$tmp/store.conf"
             # the median CPU of RUNS runs; the counts of the last

@@ -5,6 +5,9 @@
 # (tests/bench/bench_floor.c) doing the same sessions, R=3 rounds of K=2
 # calc calls, 4 model calls each, at 0 ms against the same mock (which
 # runs natively). The whole process is counted, its start and end too.
+# Every guard is on (budgets, deadline, call caps, context estimate,
+# repeat detection, session dedupe, argument checks), bounded so that
+# none ends a session.
 # BENCH_SIZES="1000 10000" (the default) sets the numbers of sessions.
 
 B=${B:-objs}
@@ -53,7 +56,8 @@ for n in $SIZES; do
 load_module $Babs/modules/calc.so;
 llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections $n;
            timeout 1h; connect_timeout 10m; idle_timeout 10m; }
-agent bench { tools calc; max_rounds 8; }
+agent bench { tools calc; max_rounds 8; max_tokens 100000000; deadline 1h;
+              tool_max_calls 1000; context_limit 1000000; }
 CONF
     valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.reagent.$n" \
         "$B/reagent" -q -c "$tmp/cg.conf" batch --concurrency "$n" \
