@@ -7,14 +7,17 @@
 # on loopback ports:
 #
 #   the API key in /proc/PID/environ, read by an approved exec; a provider
-#   whose 401 quotes the key (stderr, the log, results, the transcript);
-#   http to names and addresses that lead to loopback (v4, v6, mapped);
-#   run_agent to an agent not listed, and to none when none is listed; a
-#   child agent's approval above its parent's; --deny-dangerous over
-#   `approve`; four catastrophic regular expressions at once beside
-#   another blocking call; a setsid() child of a timed-out exec; Landlock
-#   (cat /etc/hostname, a write outside the root); rlimits; network off;
-#   four slow programs beside a blocking call (no pool thread waits).
+#   whose 401 quotes the key (stderr, the log, results, the transcript); a
+#   model that quotes it, served from a Redis queue (results, status, what
+#   Redis keeps); http to names and addresses that lead to loopback (v4,
+#   v6, mapped); run_agent to an agent not listed, and to none when none
+#   is listed; a child agent's approval above its parent's;
+#   --deny-dangerous over `approve`; four catastrophic regular expressions
+#   at once beside another blocking call; a setsid() child of a timed-out
+#   exec; Landlock (cat /etc/hostname, a write outside the root); rlimits;
+#   network off; four slow programs beside a blocking call (no pool thread
+#   waits). A case that needs what this machine lacks is skipped, with the
+#   reason.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
@@ -301,6 +304,92 @@ rg_has "401 in a batch: its error is scrubbed" "$tmp/results.jsonl" "$MASK"
 rg_lacks "401 in a batch: the key is not in the results" \
     "$tmp/results.jsonl" "$KEY"
 rg_lacks "401 in a batch: nor on stderr" "$tmp/batch.err" "$KEY"
+
+
+# 2b. a model that quotes the key, in serve's queue ----------------------
+#
+# The key reaches the model's answer and a tool call's arguments; serve
+# keeps the task in Redis (its result, its meta, its messages, the
+# results stream). What `reagent results`, `submit --wait` and `reagent
+# status` print shows it masked, and nothing Redis holds has it whole: its
+# snapshot, written uncompressed, is searched for it.
+
+if command -v redis-server > /dev/null && command -v redis-cli > /dev/null
+then
+    rg_script quote <<'EOF'
+[{"message":{"content":null,"tool_calls":[{"id":"c1","name":"calc",
+  "arguments":{"expression":"@KEY@"}}]}},
+ {"message":{"content":"the key is @KEY@"}}]
+EOF
+    mkdir -p "$tmp/redis"
+    rsock=$tmp/redis.sock
+    redis-server --port 0 --unixsocket "$rsock" --dir "$tmp/redis" \
+        --save "" --appendonly no --rdbcompression no \
+        --logfile "$tmp/redis.log" &
+    mocks="$mocks $!"
+    i=0
+    while ! redis-cli -s "$rsock" ping > /dev/null 2>&1 && [ $i -lt 200 ]
+    do
+        sleep 0.05
+        i=$((i + 1))
+    done
+
+    cat > "$tmp/quote.conf" <<EOF
+load_module $M/calc.so;
+worker_processes 1;
+pid $tmp/quote.pid;
+error_log $tmp/quote.log info;
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1;
+        api_key_env RG_SEC_KEY; }
+agent a { tools calc; }
+store redis { server unix:$rsock; }
+queue { block 200ms; }
+EOF
+    env RG_SEC_KEY="$KEY" "$R" -c "$tmp/quote.conf" serve --foreground \
+        > "$tmp/quote.serve" 2>&1 &
+    master=$!
+    mocks="$mocks $master"
+
+    printf '{"id":"q1","input":"the task"}\n' > "$tmp/quote.jsonl"
+    env RG_SEC_KEY="$KEY" "$R" -c "$tmp/quote.conf" submit --wait \
+        "$tmp/quote.jsonl" > "$tmp/quote.wait" 2> "$tmp/quote.wait.err"
+    env RG_SEC_KEY="$KEY" "$R" -c "$tmp/quote.conf" results \
+        > "$tmp/quote.results" 2>&1
+    env RG_SEC_KEY="$KEY" "$R" -c "$tmp/quote.conf" status q1 \
+        > "$tmp/quote.status" 2>&1
+
+    sid=t-$(printf 'task\000q1' | sha256sum | cut -c1-32)
+    rc() {
+        redis-cli -s "$rsock" "$@"
+    }
+    rc get "rg:{$sid}:result" > "$tmp/quote.result"
+    rc hgetall "rg:{$sid}:meta" > "$tmp/quote.meta"
+    rc save > /dev/null
+
+    kill -QUIT "$master"
+    wait "$master"
+
+    rg_has "quote in serve: the task ended \"done\"" "$tmp/quote.status" \
+        "status: done"
+    rg_has "quote in serve: submit --wait prints the answer masked" \
+        "$tmp/quote.wait" "\"answer\":\"the key is $MASK\""
+    rg_has "quote in serve: so does reagent results" "$tmp/quote.results" \
+        "\"answer\":\"the key is $MASK\""
+    rg_has "quote in serve: and reagent status" "$tmp/quote.status" \
+        "the key is $MASK"
+    rg_has "quote in serve: the kept result has it masked" \
+        "$tmp/quote.result" "the key is $MASK"
+    rg_has "quote in serve: so has the session's meta" "$tmp/quote.meta" \
+        "the key is $MASK"
+    for f in quote.wait quote.results quote.status quote.result \
+             quote.meta quote.serve quote.log redis/dump.rdb; do
+        rg_lacks "quote in serve: the key is not in $f" "$tmp/$f" "$KEY"
+    done
+    rg_has "quote in serve: ... the snapshot has the masked answer" \
+        "$tmp/redis/dump.rdb" "the key is $MASK"
+else
+    rg_skip "quote in serve" "no redis-server or redis-cli"
+fi
 
 
 # 3. http: names and addresses that lead to loopback ---------------------
