@@ -15,9 +15,9 @@
 #   --deny-dangerous over `approve`; four catastrophic regular expressions
 #   at once beside another blocking call; a setsid() child of a timed-out
 #   exec; Landlock (cat /etc/hostname, a write outside the root); rlimits;
-#   network off; four slow programs beside a blocking call (no pool thread
-#   waits). A case that needs what this machine lacks is skipped, with the
-#   reason.
+#   root's capabilities; network off; four slow programs beside a blocking
+#   call (no pool thread waits). A case that needs what this machine lacks
+#   is skipped, with the reason.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
@@ -183,14 +183,35 @@ target=0
 
 # 1. the key in /proc/PID/environ, read by an approved exec --------------
 #
-# Root reads /proc/PID/environ of any process, dumpable or not: only a key
-# that is gone from the environment is safe. The program walks up its
-# ancestors (its supervisor, reagent, the shell that started it) and
-# prints each one's environment.
+# The program walks up its ancestors (its supervisor, reagent, the shell
+# that started it) and prints the environment of each that it may read.
+# Reagent's it may not: a program of reagent's user cannot read a process
+# that is not dumpable, and one of root keeps no capability to. While the
+# program waits, the test reads reagent's environment itself: as root it
+# may, and the key is gone from it.
+
+cat > "$tmp/root/walk.sh" <<'EOF'
+p=$PPID
+while [ "$p" -gt 1 ]; do
+    echo "== $p"
+    tr '\000' '\n' < /proc/$p/environ
+    q=$p
+    while read k v; do
+        [ "$k" = PPid: ] && p=$v
+    done < /proc/$q/status
+    [ "$p" = "$q" ] && break
+done
+: > walked
+i=0
+while [ ! -e looked ] && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+EOF
 
 rg_script environ <<'EOF'
 [{"message":{"tool_calls":[{"id":"env1","name":"exec","arguments":{"argv":
-  ["sh","-c","p=$PPID; while [ \"$p\" -gt 1 ]; do echo \"== $p\"; tr '\\000' '\\n' < /proc/$p/environ; q=$p; while read k v; do [ \"$k\" = PPid: ] && p=$v; done < /proc/$q/status; [ \"$p\" = \"$q\" ] && break; done"]}}]}},
+  ["sh","walk.sh"]}}]}},
  {"message":{"content":"read them"}}]
 EOF
 
@@ -206,15 +227,34 @@ EOF
 env RG_SEC_KEY="$KEY" RG_SEC_MARK="reagent-env-$$" \
     "$R" -c "$tmp/environ.conf" run \
     --transcript "$tmp/environ.json" "the task" < /dev/null \
-    > "$tmp/environ.out" 2> "$tmp/environ.err"
+    > "$tmp/environ.out" 2> "$tmp/environ.err" &
+rpid=$!
+i=0
+while [ ! -e "$tmp/root/walked" ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+tr '\000' '\n' < "/proc/$rpid/environ" > "$tmp/environ.self" 2>&1
+: > "$tmp/root/looked"
+wait "$rpid"
+
 rg_status environ done
-rg_has "environ: the program read its ancestors' environments" \
-    "$tmp/environ.json" "PATH="
-rg_has "environ: ... reagent's among them" "$tmp/environ.json" \
-    "RG_SEC_MARK=reagent-env-$$"
-rg_lacks "environ: the key is in none of them" "$tmp/environ.json" "$KEY"
+rg_has "environ: the program walked up to reagent" "$tmp/environ.json" \
+    "== $rpid\n"
+rg_has "environ: ... and may not read its environment" \
+    "$tmp/environ.json" "cannot open /proc/$rpid/environ: Permission denied"
+rg_lacks "environ: the key is in nothing it read" "$tmp/environ.json" "$KEY"
 rg_lacks "environ: not even scrubbed: it was not there" "$tmp/environ.json" \
     "$MASK"
+if [ "$(id -u)" -eq 0 ]; then
+    rg_has "environ: root reads reagent's environment" \
+        "$tmp/environ.self" "RG_SEC_MARK=reagent-env-$$"
+    rg_lacks "environ: ... and the key is gone from it" \
+        "$tmp/environ.self" "$KEY"
+else
+    rg_skip "environ: the key is gone from reagent's environment" \
+        "only root reads the environment of a process not dumpable"
+fi
 
 # 1b. reagent is not dumpable: while it runs as an ordinary user (nobody),
 # another process of that user, outside any sandbox, cannot read its
@@ -704,6 +744,47 @@ rg_has "rlimit: 300M of memory is refused" "$tmp/rlimit.json" \
     "dd: memory exhausted"
 rg_has "rlimit: the limits are what the module says" "$tmp/rlimit.json" \
     "v=262144 p=32 c=0"
+
+
+# 10b. root's programs keep no capability ---------------------------------
+#
+# no_new_privs does not stop execve() as uid 0 from giving the program
+# the whole bounding set, and Landlock does not stop what capabilities
+# allow. Root's program has none: every set is empty, and chown (which
+# Landlock does not govern) is refused.
+
+if [ "$(id -u)" -ne 0 ]; then
+    rg_skip "capabilities: root's programs have none" \
+        "runs as uid $(id -u), not root: there are none to drop"
+else
+    printf 'mine\n' > "$tmp/root/owned"
+
+    rg_script caps <<'EOF'
+[{"message":{"tool_calls":[
+  {"id":"k1","name":"exec","arguments":
+    {"argv":["grep","^Cap","/proc/self/status"]}},
+  {"id":"k2","name":"exec","arguments":{"argv":["chown","65534","owned"]}}]}},
+ {"message":{"content":"tried"}}]
+EOF
+
+    cat > "$tmp/caps.conf" <<EOF
+load_module $M/exec.so;
+module exec { root $tmp/root; read_only /proc; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { tools exec; approve exec; }
+EOF
+
+    rg_run caps "$tmp/caps.conf"
+    rg_status caps done
+    for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+        rg_has "capabilities: $c is empty" "$tmp/caps.json" \
+            "$c:\\t0000000000000000"
+    done
+    rg_has "capabilities: chown is refused" "$tmp/caps.json" \
+        "chown: changing ownership of 'owned': Operation not permitted"
+    rg_check "capabilities: ... and the file is still root's" \
+        test "$(stat -c %u "$tmp/root/owned")" -eq 0
+fi
 
 
 # 11. network off ---------------------------------------------------------
