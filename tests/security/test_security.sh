@@ -13,11 +13,12 @@
 #   v6, mapped); run_agent to an agent not listed, and to none when none
 #   is listed; a child agent's approval above its parent's;
 #   --deny-dangerous over `approve`; four catastrophic regular expressions
-#   at once beside another blocking call; a setsid() child of a timed-out
-#   exec; Landlock (cat /etc/hostname, a write outside the root); rlimits;
-#   root's capabilities; network off; four slow programs beside a blocking
-#   call (no pool thread waits). A case that needs what this machine lacks
-#   is skipped, with the reason.
+#   at once beside another blocking call; many costly lines under a short
+#   tool_timeout; a setsid() child of a timed-out exec; Landlock (cat
+#   /etc/hostname, a write outside the root); rlimits; root's
+#   capabilities; network off; four slow programs beside a blocking call
+#   (no pool thread waits). A case that needs what this machine lacks is
+#   skipped, with the reason.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
@@ -620,6 +621,42 @@ rg_has "regex: with what to do" "$tmp/regex.json" "simplify it"
 rg_has "regex: the other blocking call answered" "$tmp/regex.json" \
     "hello from the pool"
 rg_lacks "regex: nothing timed out" "$tmp/regex.json" "timed out"
+
+# 7b. lines that each cost much, but stay under the match limit ----------
+#
+# ^a*a*a*[^a] on 600 a's takes tens of milliseconds a line (cubic
+# backtracking, well under the limit); 200 such lines take longer than
+# the call may. The search looks at the clock after each costly line,
+# so it stops at its deadline (90% of tool_timeout) and answers with what
+# it has, before the host gives up on the call. Looking only every 64
+# lines, it would not.
+
+line=$(printf '%0600d' 0 | tr 0 a)
+i=0
+while [ $i -lt 200 ]; do
+    echo "$line"
+    i=$((i + 1))
+done > "$tmp/fsroot/slow.txt"
+
+rg_script costly <<'EOF'
+[{"message":{"tool_calls":[{"id":"g1","name":"grep","arguments":
+  {"pattern":"^a*a*a*[^a]","path":"slow.txt"}}]}},
+ {"message":{"content":"searched"}}]
+EOF
+
+cat > "$tmp/costly.conf" <<EOF
+load_module $M/fs.so;
+module fs { root $tmp/fsroot; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { tools grep; tool_timeout 5s; }
+EOF
+
+rg_run costly "$tmp/costly.conf"
+rg_status costly done
+rg_has "costly lines: the search stopped at its deadline" \
+    "$tmp/costly.json" "(stopped at the time limit after searching 1 files"
+rg_lacks "costly lines: ... before the call timed out" "$tmp/costly.json" \
+    "timed out"
 
 
 # 8. a setsid() child of an exec that times out --------------------------
