@@ -14,11 +14,11 @@
 #   is listed; a child agent's approval above its parent's;
 #   --deny-dangerous over `approve`; four catastrophic regular expressions
 #   at once beside another blocking call; many costly lines under a short
-#   tool_timeout; a setsid() child of a timed-out exec; Landlock (cat
-#   /etc/hostname, a write outside the root); rlimits; root's
-#   capabilities; network off; four slow programs beside a blocking call
-#   (no pool thread waits). A case that needs what this machine lacks is
-#   skipped, with the reason.
+#   tool_timeout; a setsid() child of an exec that times out, is
+#   cancelled, or whose reagent is killed; Landlock (cat /etc/hostname, a
+#   write outside the root); rlimits; root's capabilities; network off;
+#   four slow programs beside a blocking call (no pool thread waits). A
+#   case that needs what this machine lacks is skipped, with the reason.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
@@ -702,6 +702,36 @@ while kill -0 "${survivor:-1}" 2>/dev/null && [ $i -lt 100 ]; do
     i=$((i + 1))
 done
 rg_check "setsid, cancelled: no survivor after the task" \
+    sh -c "! kill -0 ${survivor:-1} 2>/dev/null"
+
+# the same, with reagent itself killed (SIGKILL) while it runs: the
+# supervisor sees its control pipe close and kills the tree
+rm -f "$tmp/root/survivor.pid"
+sed 's/timeout 1s;/timeout 60s;/' "$tmp/setsid.conf" > "$tmp/setsid-kill.conf"
+
+"$R" -c "$tmp/setsid-kill.conf" run "the task" < /dev/null \
+    > "$tmp/setsid-kill.out" 2> "$tmp/setsid-kill.err" &
+rpid=$!
+i=0
+while [ ! -s "$tmp/root/survivor.pid" ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+survivor=$(cat "$tmp/root/survivor.pid" 2>/dev/null)
+rg_check "setsid, reagent killed: the child left its session" \
+    test -n "$survivor"
+rg_check "setsid, reagent killed: ... and runs while reagent does" \
+    kill -0 "${survivor:-1}"
+kill -KILL "$rpid"
+wait "$rpid"
+rc=$?
+rg_check "setsid, reagent killed: reagent died of SIGKILL" test $rc -eq 137
+i=0
+while kill -0 "${survivor:-1}" 2>/dev/null && [ $i -lt 100 ]; do
+    sleep 0.05                 # the supervisor's SIGTERM, then SIGKILL
+    i=$((i + 1))
+done
+rg_check "setsid, reagent killed: no survivor" \
     sh -c "! kill -0 ${survivor:-1} 2>/dev/null"
 
 
