@@ -16,9 +16,11 @@
 #   at once beside another blocking call; many costly lines under a short
 #   tool_timeout; a setsid() child of an exec that times out, is
 #   cancelled, or whose reagent is killed; Landlock (cat /etc/hostname, a
-#   write outside the root); rlimits; root's capabilities; network off;
-#   four slow programs beside a blocking call (no pool thread waits). A
-#   case that needs what this machine lacks is skipped, with the reason.
+#   write outside the root), and a kernel without it
+#   (B/tests/security/rg_nolandlock, built by make tests); rlimits; root's
+#   capabilities; network off; four slow programs beside a blocking call
+#   (no pool thread waits). A case that needs what this machine lacks is
+#   skipped, with the reason.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
@@ -777,6 +779,55 @@ if [ $landlock = yes ]; then
         "$tmp/landlock-iso.json" 'exit status 0\n--- stdout ---\ninside'
 else
     rg_skip "landlock" "this kernel has no Landlock"
+fi
+
+
+# 9b. a kernel without Landlock: said, never pretended -------------------
+#
+# B/tests/security/rg_nolandlock runs reagent under a seccomp filter that
+# fails the landlock_* system calls with ENOSYS, as an older kernel does.
+# reagent says so in -V and at start, and its programs are then in fact
+# not confined: what one reads outside the root is what it reads.
+
+nl=$B/tests/security/rg_nolandlock
+printf 'outside\n' > "$tmp/outside.txt"
+
+if [ ! -x "$nl" ]; then
+    rg_skip "no landlock" "$nl is not built (make tests builds it)"
+elif ! "$nl" true 2> "$tmp/nolandlock.probe"; then
+    rg_skip "no landlock" "$(cat "$tmp/nolandlock.probe")"
+else
+    "$nl" "$R" -V > "$tmp/nolandlock.version" 2>&1
+    rg_has "no landlock: -V says programs are not confined" \
+        "$tmp/nolandlock.version" "exec confinement: no landlock (Function \
+not implemented): exec's programs are not confined to its root"
+    rg_lacks "no landlock: -V claims no ABI" "$tmp/nolandlock.version" \
+        "landlock ABI"
+
+    rg_script nolandlock <<'EOF'
+[{"message":{"tool_calls":[{"id":"n1","name":"exec","arguments":{"argv":
+  ["cat","@TMP@/outside.txt"]}}]}},
+ {"message":{"content":"read it"}}]
+EOF
+
+    cat > "$tmp/nolandlock.conf" <<EOF
+load_module $M/exec.so;
+module exec { root $tmp/root; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { tools exec; approve exec; }
+EOF
+
+    "$nl" "$R" -c "$tmp/nolandlock.conf" run \
+        --transcript "$tmp/nolandlock.json" "the task" < /dev/null \
+        > "$tmp/nolandlock.out" 2> "$tmp/nolandlock.err"
+    rg_status nolandlock done
+    rg_has "no landlock: a warning at start says so" "$tmp/nolandlock.err" \
+        "exec: this kernel has no Landlock (Function not implemented): \
+programs are NOT confined to root \"$tmp/root\""
+    rg_check "no landlock: ... at warn" grep -q \
+        '\[warn\] .*this kernel has no Landlock' "$tmp/nolandlock.err"
+    rg_has "no landlock: ... and it is true: the program read outside" \
+        "$tmp/nolandlock.json" 'exit status 0\n--- stdout ---\noutside'
 fi
 
 
