@@ -763,7 +763,7 @@ if [ $landlock = yes ]; then
     rg_has "landlock: /etc/hostname is refused" "$tmp/landlock.json" \
         "cat: /etc/hostname: Permission denied"
     rg_has "landlock: a write outside the root is refused" \
-        "$tmp/landlock.json" "Permission denied"
+        "$tmp/landlock.json" "cannot create $tmp/escaped: Permission denied"
     rg_check "landlock: ... and nothing was written" test ! -e "$tmp/escaped"
     rg_has "landlock: the root is readable" "$tmp/landlock.json" \
         'exit status 0\n--- stdout ---\ninside'
