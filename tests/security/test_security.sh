@@ -845,7 +845,7 @@ EOF
 cat > "$tmp/rlimit.conf" <<EOF
 load_module $M/exec.so;
 module exec { root $tmp/root; timeout 20s; max_cpu 1s; max_file_size 1m;
-              max_memory 256m; max_processes 32; }
+              max_memory 256m; max_processes 1000; }
 llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
 agent a { tools exec; approve exec; tool_timeout 30s; }
 EOF
@@ -861,7 +861,7 @@ rg_check "rlimit: ... at 1m" \
 rg_has "rlimit: 300M of memory is refused" "$tmp/rlimit.json" \
     "dd: memory exhausted"
 rg_has "rlimit: the limits are what the module says" "$tmp/rlimit.json" \
-    "v=262144 p=32 c=0"
+    "v=262144 p=1000 c=0"
 
 
 # 10b. root's programs keep no capability ---------------------------------
