@@ -53,11 +53,13 @@
 #define RG_FS_GREP_BYTES    (256 * 1024 * 1024)
 #define RG_FS_PATTERN_MAX   1024
 #define RG_FS_MATCH_LIMIT   5000000     /* PCRE2 backtracking steps a line */
+#define RG_FS_MATCH_CHEAP   10000       /* steps a line takes unlooked at */
 #define RG_FS_DEPTH_LIMIT   100000      /* nested backtracking points */
 #define RG_FS_HEAP_LIMIT    16384       /* KiB for the match's frames */
 #define RG_FS_JIT_STACK     (1024 * 1024)
 #define RG_FS_TIME_LIMIT    10000       /* ms, when the host sets none */
-#define RG_FS_CLOCK_EVERY   64          /* lines or entries between looks */
+#define RG_FS_CLOCK_EVERY   64          /* cheap lines or entries between
+                                           looks at the clock */
 
 #define RG_FS_EXAMPLE       "e.g. \"notes/a.txt\""
 
@@ -787,8 +789,8 @@ rg_fs_grep(rg_tool_call_t *call)
 
 
 /* The pattern, compiled for UTF-8 text that may hold invalid bytes (JIT
- * where it is available), and the match limits of every line. 0, or -1
- * after fail(). */
+ * where it is available), and the match limits of every line (the cheap
+ * one first: see rg_fs_grep_line). 0, or -1 after fail(). */
 static int
 rg_fs_grep_compile(rg_tool_call_t *call, rg_fs_grep_t *g,
     const char *pattern, size_t len, const char *shown)
@@ -829,7 +831,7 @@ rg_fs_grep_compile(rg_tool_call_t *call, rg_fs_grep_t *g,
         }
     }
 
-    pcre2_set_match_limit(g->mc, RG_FS_MATCH_LIMIT);
+    pcre2_set_match_limit(g->mc, RG_FS_MATCH_CHEAP);
     pcre2_set_depth_limit(g->mc, RG_FS_DEPTH_LIMIT);
     pcre2_set_heap_limit(g->mc, RG_FS_HEAP_LIMIT);
 
@@ -1051,6 +1053,23 @@ rg_fs_grep_line(rg_fs_grep_t *g, char *line, size_t len, size_t lineno)
     line[len] = '\0';
 
     rc = pcre2_match(g->re, (PCRE2_SPTR) line, len, 0, 0, g->md, g->mc);
+
+    /* A line past the cheap limit may take seconds under the whole one:
+     * the clock is looked at before it is matched again, and before the
+     * next line. Between looks there are at most RG_FS_CLOCK_EVERY cheap
+     * lines, or one costly one. */
+    if (rc == PCRE2_ERROR_MATCHLIMIT) {
+        g->ticks = RG_FS_CLOCK_EVERY - 1;
+        if (rg_fs_grep_late(g)) {
+            return;
+        }
+
+        pcre2_set_match_limit(g->mc, RG_FS_MATCH_LIMIT);
+        rc = pcre2_match(g->re, (PCRE2_SPTR) line, len, 0, 0, g->md, g->mc);
+        pcre2_set_match_limit(g->mc, RG_FS_MATCH_CHEAP);
+
+        g->ticks = RG_FS_CLOCK_EVERY - 1;
+    }
 
     if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT
         || rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT)

@@ -24,7 +24,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
+#include <linux/securebits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -73,6 +75,7 @@
 #define RG_EXEC_STEP_EXEC     7
 #define RG_EXEC_STEP_FORK     8
 #define RG_EXEC_STEP_SUPER    9
+#define RG_EXEC_STEP_CAPS     10
 
 /* Landlock, beyond what older <linux/landlock.h> define */
 #define RG_EXEC_LL_TRUNCATE   (1ULL << 14)    /* ABI 3 */

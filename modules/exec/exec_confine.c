@@ -2,8 +2,8 @@
  * Landlock ruleset built at init (and again in a process forked after
  * it), the probe of a network namespace for `network off`, and the
  * program's own process, which applies its limits, namespace,
- * no_new_privs and ruleset before execve(). Between fork() and execve()
- * only system calls run. */
+ * capabilities (none), no_new_privs and ruleset before execve().
+ * Between fork() and execve() only system calls run. */
 
 #include "exec.h"
 
@@ -245,9 +245,70 @@ rg_exec_network_init(rg_tool_host_t *host, rg_exec_conf_t *ecf)
 }
 
 
+/* Leaves the process no capability, for good: the ambient set, and
+ * where it may (CAP_SETPCAP, which root has) the bounding set and the
+ * securebits that make uid 0 an ordinary user at execve() (else root
+ * would get the whole bounding set back, and Landlock does not stop
+ * what capabilities allow: modules, mounts, raw sockets, chown). Then
+ * the permitted, effective and inheritable sets, all empty. Root that
+ * cannot do all of it (no CAP_SETPCAP) is refused. 0 or -1. */
+static int
+rg_exec_caps_drop(void)
+{
+    int                               cap, rc;
+    struct __user_cap_header_struct   hd;
+    struct __user_cap_data_struct     data[2];
+
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1
+        && errno != EINVAL)
+    {
+        return -1;
+    }
+
+    memset(&hd, 0, sizeof(hd));
+    memset(data, 0, sizeof(data));
+    hd.version = _LINUX_CAPABILITY_VERSION_3;
+
+    if (syscall(SYS_capget, &hd, data) == -1) {
+        return -1;
+    }
+
+    if (data[0].effective & CAP_TO_MASK(CAP_SETPCAP)) {
+        if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED
+                  | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED
+                  | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE
+                  | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) == -1)
+        {
+            return -1;
+        }
+
+        /* up to the kernel's last capability, which READ says */
+        for (cap = 0; cap < 64; cap++) {
+            rc = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+            if (rc == -1) {
+                break;
+            }
+
+            if (rc == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1) {
+                return -1;
+            }
+        }
+
+    } else if (geteuid() == 0) {
+        errno = EPERM;
+        return -1;
+    }
+
+    memset(data, 0, sizeof(data));
+
+    return syscall(SYS_capset, &hd, data) == -1 ? -1 : 0;
+}
+
+
 /* The program's process: its own group, dead with the supervisor, its
- * descriptors, working directory, limits, network, no_new_privs and
- * Landlock, then execve(). A failed step is written to errfd. */
+ * descriptors, working directory, limits, network, capabilities,
+ * no_new_privs and Landlock, then execve(). A failed step is written to
+ * errfd. */
 void
 rg_exec_child(const rg_exec_spawn_t *sp, int errfd)
 {
@@ -341,6 +402,12 @@ rg_exec_child(const rg_exec_spawn_t *sp, int errfd)
             }
             close(fd);
         }
+    }
+
+    step = RG_EXEC_STEP_CAPS;
+
+    if (rg_exec_caps_drop() != 0) {
+        goto failed;
     }
 
     step = RG_EXEC_STEP_NNP;

@@ -559,6 +559,8 @@ rg_exec_answer(rg_exec_run_t *r)
                            ? "cannot cut it off the network (unshare)"
                          : r->step == RG_EXEC_STEP_NNP
                            ? "cannot set no_new_privs"
+                         : r->step == RG_EXEC_STEP_CAPS
+                           ? "cannot drop its capabilities"
                          : r->step == RG_EXEC_STEP_LANDLOCK
                            ? "cannot confine it (landlock_restrict_self)"
                          : r->step == RG_EXEC_STEP_FORK ? "fork"

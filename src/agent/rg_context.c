@@ -8,6 +8,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_context.h>
+#include <rg_secret.h>
 #include <rg_llm_request.h>
 #include <rg_tool_args.h>
 
@@ -43,12 +44,20 @@ rg_msgs_append(rg_msgs_t *m, rg_pool_t *pool, uint8_t role,
     msg->short_stored = 0;
     msg->ncalls = 0;
     msg->seq = 0;
-    msg->json.len = len;
     msg->json.data = copy ? rg_pstrdup(pool, json, len) : (char *) json;
 
     if (msg->json.data == NULL) {
         return RG_ERROR;
     }
+
+    /* what the conversation holds is sent, stored and resumed: never a
+     * secret (a provider may quote the key in an answer) */
+    if (copy) {
+        len = rg_secret_scrub(msg->json.data, len);
+        msg->json.data[len] = '\0';
+    }
+
+    msg->json.len = len;
 
     *m->last = msg;
     m->last = &msg->next;

@@ -41,6 +41,9 @@ typedef struct {
 } rg_context_result_t;
 
 void rg_msgs_init(rg_msgs_t *m);
+
+/* appends a message; a copied one (copy 1) has every secret scrubbed,
+ * one kept as is (copy 0) is the configuration's */
 rg_int_t rg_msgs_append(rg_msgs_t *m, rg_pool_t *pool, uint8_t role,
     const char *json, size_t len, rg_uint_t copy);
 rg_msg_t *rg_msgs_last(rg_msgs_t *m);

@@ -32,6 +32,7 @@
 #include <rg_store.h>
 #include <rg_store_conf.h>
 #include <rg_llm_request.h>
+#include <rg_secret.h>
 
 
 #define RG_DURABLE_FIELDS   40        /* meta pairs at most */
@@ -1147,11 +1148,17 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
 
     if (final != RG_SESSION_QUEUED) {
         rg_session_set_state(s, final);
-        s->reason = rg_durable_meta_str(s, res, "reason");
+        /* given again as it was kept: scrubbed, unless a reagent that
+         * did not scrub kept it */
+        s->reason = rg_secret_scrub_str(rg_durable_meta_str(s, res,
+                                                            "reason"));
         v = rg_durable_meta_get(res, "answer");
         if (v && v->len) {
             s->answer.data = rg_pstrdup(s->pool, v->data, v->len);
-            s->answer.len = s->answer.data ? v->len : 0;
+            if (s->answer.data) {
+                s->answer.len = rg_secret_scrub(s->answer.data, v->len);
+                s->answer.data[s->answer.len] = '\0';
+            }
         }
         s->ended = rg_monotonic_msec();
         rg_session_handler(s);

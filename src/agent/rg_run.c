@@ -13,7 +13,6 @@
 #include <rg_replay.h>
 #include <rg_run.h>
 #include <rg_tools.h>
-#include <rg_secret.h>
 #include <rg_core_conf.h>
 #include <signal.h>
 #include <event2/event.h>
@@ -229,19 +228,15 @@ rg_run_signal(evutil_socket_t sig, short what, void *arg)
 void
 rg_run_report(rg_session_t *s)
 {
-    char    *text;
-    size_t   len;
-
+    /* the answer was scrubbed when the session kept it */
     if (s->answer.data) {
-        text = rg_strdup_len(s->answer.data, s->answer.len);
-        len = text ? rg_secret_scrub(text, s->answer.len) : 0;
-
-        fwrite(text, 1, len, stdout);
-        if (len == 0 || text[len - 1] != '\n') {
+        fwrite(s->answer.data, 1, s->answer.len, stdout);
+        if (s->answer.len == 0
+            || s->answer.data[s->answer.len - 1] != '\n')
+        {
             fputc('\n', stdout);
         }
         fflush(stdout);
-        free(text);
     }
 
     if (s->answers == 0 && !s->resumed) {

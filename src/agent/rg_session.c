@@ -1111,8 +1111,12 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
                                            resp->finish_reason.data
                                            ? resp->finish_reason.data : "",
                                            resp->finish_reason.len);
-        s->finish_reason.len = s->finish_reason.data
-                               ? resp->finish_reason.len : 0;
+        s->finish_reason.len = 0;
+        if (s->finish_reason.data) {
+            s->finish_reason.len = rg_secret_scrub(s->finish_reason.data,
+                                                   resp->finish_reason.len);
+            s->finish_reason.data[s->finish_reason.len] = '\0';
+        }
     }
 
     if (rg_msgs_append(&s->msgs, s->pool, 'a', resp->message.data,
@@ -1133,10 +1137,18 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
             s->answer = resp->refusal;
         }
 
+        /* scrubbed once here: results, the store, events and the API
+         * all write this copy */
         if (s->answer.data) {
             s->answer.data = rg_pstrdup(s->pool, s->answer.data,
                                         s->answer.len);
-            s->answer.len = s->answer.data ? s->answer.len : 0;
+            if (s->answer.data) {
+                s->answer.len = rg_secret_scrub(s->answer.data,
+                                                s->answer.len);
+                s->answer.data[s->answer.len] = '\0';
+            } else {
+                s->answer.len = 0;
+            }
         }
 
         if (rg_session_finish_unusual(s, resp)) {

@@ -10,6 +10,7 @@
 #include <rg_session_context.h>
 #include <rg_durable.h>
 #include <rg_llm_request.h>
+#include <rg_secret.h>
 
 
 static const char  rg_session_context_prompt[] =
@@ -129,8 +130,8 @@ rg_session_context_summary(rg_session_t *s, rg_llm_response_t *resp)
                 {
                     m->role = 'u';
                     m->inserted = 1;
-                    m->json.data = rg_pstrdup(s->pool, j.data, j.len);
-                    m->json.len = j.len;
+                    m->json.len = rg_secret_scrub(j.data, j.len);
+                    m->json.data = rg_pstrdup(s->pool, j.data, m->json.len);
                     if (m->json.data) {
                         rg_context_insert_after_task(&s->msgs, m);
                     }

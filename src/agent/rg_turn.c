@@ -29,6 +29,7 @@
 #include <rg_tools_conf.h>
 #include <rg_store_conf.h>
 #include <rg_tool_args.h>
+#include <rg_secret.h>
 #include <jansson.h>
 
 
@@ -517,8 +518,12 @@ rg_turn_remember(rg_session_t *s, rg_uint_t i, const char *text,
         s->sigs = sigs;
     }
 
+    /* kept, and stored, without secrets: the call has its own copy of
+     * the arguments by now; a repeat that quotes a key is not noticed */
     s->sigs[s->nsigs].sig = s->extra[i].sig;
-    s->sigs[s->nsigs].len = s->extra[i].sig_len;
+    s->sigs[s->nsigs].len = rg_secret_scrub(s->extra[i].sig,
+                                            s->extra[i].sig_len);
+    s->extra[i].sig[s->sigs[s->nsigs].len] = '\0';
     s->sigs[s->nsigs].round = s->round;
     s->sigs[s->nsigs].result.data = rg_pstrdup(s->pool, text, len);
     s->sigs[s->nsigs].result.len = len;

@@ -1,8 +1,10 @@
 /* rg_secret.h: the secrets of the configuration (API keys) and their
  * removal from whatever reagent writes. A secret is registered when the
- * configuration reads it; every output point (the log writer, results,
- * transcripts, the run's output, tool results) passes its text through
- * rg_secret_scrub(), which replaces each secret by "sk-…last4". */
+ * configuration reads it; every output point (the log writer,
+ * transcripts, events, tool results) passes its text through
+ * rg_secret_scrub(), which replaces each secret by "sk-…last4", and what
+ * a session keeps (its answer, reason and conversation) is scrubbed once
+ * when it is taken in, for results and the store. */
 
 #ifndef RG_SECRET_H
 #define RG_SECRET_H

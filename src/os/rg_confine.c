@@ -66,11 +66,15 @@ rg_confine_describe(void)
     err = errno;
     net = rg_confine_netns();
 
+    /* signal scoping came with ABI 6: below it a program may signal
+     * every process of reagent's user, its supervisor and reagent too */
     if (abi > 0) {
-        snprintf(buf, sizeof(buf), "landlock ABI %d, no_new_privs, rlimits, "
-                 "%s", abi, net ? "network namespaces"
-                                : "no network namespaces (network off is "
-                                  "refused)");
+        snprintf(buf, sizeof(buf), "landlock ABI %d%s, no_new_privs, "
+                 "rlimits, %s", abi,
+                 abi < 6 ? " (no signal scoping: programs may signal "
+                           "every process of reagent's user)" : "",
+                 net ? "network namespaces"
+                     : "no network namespaces (network off is refused)");
     } else {
         snprintf(buf, sizeof(buf), "no landlock (%s): exec's programs are "
                  "not confined to its root; no_new_privs, rlimits, %s",

@@ -7,14 +7,20 @@
 # on loopback ports:
 #
 #   the API key in /proc/PID/environ, read by an approved exec; a provider
-#   whose 401 quotes the key (stderr, the log, results, the transcript);
-#   http to names and addresses that lead to loopback (v4, v6, mapped);
-#   run_agent to an agent not listed, and to none when none is listed; a
-#   child agent's approval above its parent's; --deny-dangerous over
-#   `approve`; four catastrophic regular expressions at once beside
-#   another blocking call; a setsid() child of a timed-out exec; Landlock
-#   (cat /etc/hostname, a write outside the root); rlimits; network off;
-#   four slow programs beside a blocking call (no pool thread waits).
+#   whose 401 quotes the key (stderr, the log, results, the transcript); a
+#   model that quotes it, served from a Redis queue (results, status, what
+#   Redis keeps); http to names and addresses that lead to loopback (v4,
+#   v6, mapped); run_agent to an agent not listed, and to none when none
+#   is listed; a child agent's approval above its parent's;
+#   --deny-dangerous over `approve`; four catastrophic regular expressions
+#   at once beside another blocking call; many costly lines under a short
+#   tool_timeout; a setsid() child of an exec that times out, is
+#   cancelled, or whose reagent is killed; Landlock (cat /etc/hostname, a
+#   write outside the root), and a kernel without it
+#   (B/tests/security/rg_nolandlock, built by make tests); rlimits; root's
+#   capabilities; network off; four slow programs beside a blocking call
+#   (no pool thread waits). A case that needs what this machine lacks is
+#   skipped, with the reason.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
@@ -180,14 +186,35 @@ target=0
 
 # 1. the key in /proc/PID/environ, read by an approved exec --------------
 #
-# Root reads /proc/PID/environ of any process, dumpable or not: only a key
-# that is gone from the environment is safe. The program walks up its
-# ancestors (its supervisor, reagent, the shell that started it) and
-# prints each one's environment.
+# The program walks up its ancestors (its supervisor, reagent, the shell
+# that started it) and prints the environment of each that it may read.
+# Reagent's it may not: a program of reagent's user cannot read a process
+# that is not dumpable, and one of root keeps no capability to. While the
+# program waits, the test reads reagent's environment itself: as root it
+# may, and the key is gone from it.
+
+cat > "$tmp/root/walk.sh" <<'EOF'
+p=$PPID
+while [ "$p" -gt 1 ]; do
+    echo "== $p"
+    tr '\000' '\n' < /proc/$p/environ
+    q=$p
+    while read k v; do
+        [ "$k" = PPid: ] && p=$v
+    done < /proc/$q/status
+    [ "$p" = "$q" ] && break
+done
+: > walked
+i=0
+while [ ! -e looked ] && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+EOF
 
 rg_script environ <<'EOF'
 [{"message":{"tool_calls":[{"id":"env1","name":"exec","arguments":{"argv":
-  ["sh","-c","p=$PPID; while [ \"$p\" -gt 1 ]; do echo \"== $p\"; tr '\\000' '\\n' < /proc/$p/environ; q=$p; while read k v; do [ \"$k\" = PPid: ] && p=$v; done < /proc/$q/status; [ \"$p\" = \"$q\" ] && break; done"]}}]}},
+  ["sh","walk.sh"]}}]}},
  {"message":{"content":"read them"}}]
 EOF
 
@@ -203,15 +230,34 @@ EOF
 env RG_SEC_KEY="$KEY" RG_SEC_MARK="reagent-env-$$" \
     "$R" -c "$tmp/environ.conf" run \
     --transcript "$tmp/environ.json" "the task" < /dev/null \
-    > "$tmp/environ.out" 2> "$tmp/environ.err"
+    > "$tmp/environ.out" 2> "$tmp/environ.err" &
+rpid=$!
+i=0
+while [ ! -e "$tmp/root/walked" ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+tr '\000' '\n' < "/proc/$rpid/environ" > "$tmp/environ.self" 2>&1
+: > "$tmp/root/looked"
+wait "$rpid"
+
 rg_status environ done
-rg_has "environ: the program read its ancestors' environments" \
-    "$tmp/environ.json" "PATH="
-rg_has "environ: ... reagent's among them" "$tmp/environ.json" \
-    "RG_SEC_MARK=reagent-env-$$"
-rg_lacks "environ: the key is in none of them" "$tmp/environ.json" "$KEY"
+rg_has "environ: the program walked up to reagent" "$tmp/environ.json" \
+    "== $rpid\n"
+rg_has "environ: ... and may not read its environment" \
+    "$tmp/environ.json" "cannot open /proc/$rpid/environ: Permission denied"
+rg_lacks "environ: the key is in nothing it read" "$tmp/environ.json" "$KEY"
 rg_lacks "environ: not even scrubbed: it was not there" "$tmp/environ.json" \
     "$MASK"
+if [ "$(id -u)" -eq 0 ]; then
+    rg_has "environ: root reads reagent's environment" \
+        "$tmp/environ.self" "RG_SEC_MARK=reagent-env-$$"
+    rg_lacks "environ: ... and the key is gone from it" \
+        "$tmp/environ.self" "$KEY"
+else
+    rg_skip "environ: the key is gone from reagent's environment" \
+        "only root reads the environment of a process not dumpable"
+fi
 
 # 1b. reagent is not dumpable: while it runs as an ordinary user (nobody),
 # another process of that user, outside any sandbox, cannot read its
@@ -301,6 +347,92 @@ rg_has "401 in a batch: its error is scrubbed" "$tmp/results.jsonl" "$MASK"
 rg_lacks "401 in a batch: the key is not in the results" \
     "$tmp/results.jsonl" "$KEY"
 rg_lacks "401 in a batch: nor on stderr" "$tmp/batch.err" "$KEY"
+
+
+# 2b. a model that quotes the key, in serve's queue ----------------------
+#
+# The key reaches the model's answer and a tool call's arguments; serve
+# keeps the task in Redis (its result, its meta, its messages, the
+# results stream). What `reagent results`, `submit --wait` and `reagent
+# status` print shows it masked, and nothing Redis holds has it whole: its
+# snapshot, written uncompressed, is searched for it.
+
+if command -v redis-server > /dev/null && command -v redis-cli > /dev/null
+then
+    rg_script quote <<'EOF'
+[{"message":{"content":null,"tool_calls":[{"id":"c1","name":"calc",
+  "arguments":{"expression":"@KEY@"}}]}},
+ {"message":{"content":"the key is @KEY@"}}]
+EOF
+    mkdir -p "$tmp/redis"
+    rsock=$tmp/redis.sock
+    redis-server --port 0 --unixsocket "$rsock" --dir "$tmp/redis" \
+        --save "" --appendonly no --rdbcompression no \
+        --logfile "$tmp/redis.log" &
+    mocks="$mocks $!"
+    i=0
+    while ! redis-cli -s "$rsock" ping > /dev/null 2>&1 && [ $i -lt 200 ]
+    do
+        sleep 0.05
+        i=$((i + 1))
+    done
+
+    cat > "$tmp/quote.conf" <<EOF
+load_module $M/calc.so;
+worker_processes 1;
+pid $tmp/quote.pid;
+error_log $tmp/quote.log info;
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1;
+        api_key_env RG_SEC_KEY; }
+agent a { tools calc; }
+store redis { server unix:$rsock; }
+queue { block 200ms; }
+EOF
+    env RG_SEC_KEY="$KEY" "$R" -c "$tmp/quote.conf" serve --foreground \
+        > "$tmp/quote.serve" 2>&1 &
+    master=$!
+    mocks="$mocks $master"
+
+    printf '{"id":"q1","input":"the task"}\n' > "$tmp/quote.jsonl"
+    env RG_SEC_KEY="$KEY" "$R" -c "$tmp/quote.conf" submit --wait \
+        "$tmp/quote.jsonl" > "$tmp/quote.wait" 2> "$tmp/quote.wait.err"
+    env RG_SEC_KEY="$KEY" "$R" -c "$tmp/quote.conf" results \
+        > "$tmp/quote.results" 2>&1
+    env RG_SEC_KEY="$KEY" "$R" -c "$tmp/quote.conf" status q1 \
+        > "$tmp/quote.status" 2>&1
+
+    sid=t-$(printf 'task\000q1' | sha256sum | cut -c1-32)
+    rc() {
+        redis-cli -s "$rsock" "$@"
+    }
+    rc get "rg:{$sid}:result" > "$tmp/quote.result"
+    rc hgetall "rg:{$sid}:meta" > "$tmp/quote.meta"
+    rc save > /dev/null
+
+    kill -QUIT "$master"
+    wait "$master"
+
+    rg_has "quote in serve: the task ended \"done\"" "$tmp/quote.status" \
+        "status: done"
+    rg_has "quote in serve: submit --wait prints the answer masked" \
+        "$tmp/quote.wait" "\"answer\":\"the key is $MASK\""
+    rg_has "quote in serve: so does reagent results" "$tmp/quote.results" \
+        "\"answer\":\"the key is $MASK\""
+    rg_has "quote in serve: and reagent status" "$tmp/quote.status" \
+        "the key is $MASK"
+    rg_has "quote in serve: the kept result has it masked" \
+        "$tmp/quote.result" "the key is $MASK"
+    rg_has "quote in serve: so has the session's meta" "$tmp/quote.meta" \
+        "the key is $MASK"
+    for f in quote.wait quote.results quote.status quote.result \
+             quote.meta quote.serve quote.log redis/dump.rdb; do
+        rg_lacks "quote in serve: the key is not in $f" "$tmp/$f" "$KEY"
+    done
+    rg_has "quote in serve: ... the snapshot has the masked answer" \
+        "$tmp/redis/dump.rdb" "the key is $MASK"
+else
+    rg_skip "quote in serve" "no redis-server or redis-cli"
+fi
 
 
 # 3. http: names and addresses that lead to loopback ---------------------
@@ -492,6 +624,42 @@ rg_has "regex: the other blocking call answered" "$tmp/regex.json" \
     "hello from the pool"
 rg_lacks "regex: nothing timed out" "$tmp/regex.json" "timed out"
 
+# 7b. lines that each cost much, but stay under the match limit ----------
+#
+# ^a*a*a*[^a] on 600 a's takes tens of milliseconds a line (cubic
+# backtracking, well under the limit); 200 such lines take longer than
+# the call may. The search looks at the clock after each costly line,
+# so it stops at its deadline (90% of tool_timeout) and answers with what
+# it has, before the host gives up on the call. Looking only every 64
+# lines, it would not.
+
+line=$(printf '%0600d' 0 | tr 0 a)
+i=0
+while [ $i -lt 200 ]; do
+    echo "$line"
+    i=$((i + 1))
+done > "$tmp/fsroot/slow.txt"
+
+rg_script costly <<'EOF'
+[{"message":{"tool_calls":[{"id":"g1","name":"grep","arguments":
+  {"pattern":"^a*a*a*[^a]","path":"slow.txt"}}]}},
+ {"message":{"content":"searched"}}]
+EOF
+
+cat > "$tmp/costly.conf" <<EOF
+load_module $M/fs.so;
+module fs { root $tmp/fsroot; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { tools grep; tool_timeout 5s; }
+EOF
+
+rg_run costly "$tmp/costly.conf"
+rg_status costly done
+rg_has "costly lines: the search stopped at its deadline" \
+    "$tmp/costly.json" "(stopped at the time limit after searching 1 files"
+rg_lacks "costly lines: ... before the call timed out" "$tmp/costly.json" \
+    "timed out"
+
 
 # 8. a setsid() child of an exec that times out --------------------------
 
@@ -538,6 +706,36 @@ done
 rg_check "setsid, cancelled: no survivor after the task" \
     sh -c "! kill -0 ${survivor:-1} 2>/dev/null"
 
+# the same, with reagent itself killed (SIGKILL) while it runs: the
+# supervisor sees its control pipe close and kills the tree
+rm -f "$tmp/root/survivor.pid"
+sed 's/timeout 1s;/timeout 60s;/' "$tmp/setsid.conf" > "$tmp/setsid-kill.conf"
+
+"$R" -c "$tmp/setsid-kill.conf" run "the task" < /dev/null \
+    > "$tmp/setsid-kill.out" 2> "$tmp/setsid-kill.err" &
+rpid=$!
+i=0
+while [ ! -s "$tmp/root/survivor.pid" ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+survivor=$(cat "$tmp/root/survivor.pid" 2>/dev/null)
+rg_check "setsid, reagent killed: the child left its session" \
+    test -n "$survivor"
+rg_check "setsid, reagent killed: ... and runs while reagent does" \
+    kill -0 "${survivor:-1}"
+kill -KILL "$rpid"
+wait "$rpid"
+rc=$?
+rg_check "setsid, reagent killed: reagent died of SIGKILL" test $rc -eq 137
+i=0
+while kill -0 "${survivor:-1}" 2>/dev/null && [ $i -lt 100 ]; do
+    sleep 0.05                 # the supervisor's SIGTERM, then SIGKILL
+    i=$((i + 1))
+done
+rg_check "setsid, reagent killed: no survivor" \
+    sh -c "! kill -0 ${survivor:-1} 2>/dev/null"
+
 
 # 9. Landlock: only the root, and what programs need to run --------------
 
@@ -565,7 +763,7 @@ if [ $landlock = yes ]; then
     rg_has "landlock: /etc/hostname is refused" "$tmp/landlock.json" \
         "cat: /etc/hostname: Permission denied"
     rg_has "landlock: a write outside the root is refused" \
-        "$tmp/landlock.json" "Permission denied"
+        "$tmp/landlock.json" "cannot create $tmp/escaped: Permission denied"
     rg_check "landlock: ... and nothing was written" test ! -e "$tmp/escaped"
     rg_has "landlock: the root is readable" "$tmp/landlock.json" \
         'exit status 0\n--- stdout ---\ninside'
@@ -584,6 +782,55 @@ else
 fi
 
 
+# 9b. a kernel without Landlock: said, never pretended -------------------
+#
+# B/tests/security/rg_nolandlock runs reagent under a seccomp filter that
+# fails the landlock_* system calls with ENOSYS, as an older kernel does.
+# reagent says so in -V and at start, and its programs are then in fact
+# not confined: what one reads outside the root is what it reads.
+
+nl=$B/tests/security/rg_nolandlock
+printf 'outside\n' > "$tmp/outside.txt"
+
+if [ ! -x "$nl" ]; then
+    rg_skip "no landlock" "$nl is not built (make tests builds it)"
+elif ! "$nl" true 2> "$tmp/nolandlock.probe"; then
+    rg_skip "no landlock" "$(cat "$tmp/nolandlock.probe")"
+else
+    "$nl" "$R" -V > "$tmp/nolandlock.version" 2>&1
+    rg_has "no landlock: -V says programs are not confined" \
+        "$tmp/nolandlock.version" "exec confinement: no landlock (Function \
+not implemented): exec's programs are not confined to its root"
+    rg_lacks "no landlock: -V claims no ABI" "$tmp/nolandlock.version" \
+        "landlock ABI"
+
+    rg_script nolandlock <<'EOF'
+[{"message":{"tool_calls":[{"id":"n1","name":"exec","arguments":{"argv":
+  ["cat","@TMP@/outside.txt"]}}]}},
+ {"message":{"content":"read it"}}]
+EOF
+
+    cat > "$tmp/nolandlock.conf" <<EOF
+load_module $M/exec.so;
+module exec { root $tmp/root; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { tools exec; approve exec; }
+EOF
+
+    "$nl" "$R" -c "$tmp/nolandlock.conf" run \
+        --transcript "$tmp/nolandlock.json" "the task" < /dev/null \
+        > "$tmp/nolandlock.out" 2> "$tmp/nolandlock.err"
+    rg_status nolandlock done
+    rg_has "no landlock: a warning at start says so" "$tmp/nolandlock.err" \
+        "exec: this kernel has no Landlock (Function not implemented): \
+programs are NOT confined to root \"$tmp/root\""
+    rg_check "no landlock: ... at warn" grep -q \
+        '\[warn\] .*this kernel has no Landlock' "$tmp/nolandlock.err"
+    rg_has "no landlock: ... and it is true: the program read outside" \
+        "$tmp/nolandlock.json" 'exit status 0\n--- stdout ---\noutside'
+fi
+
+
 # 10. resource limits -----------------------------------------------------
 
 rg_script rlimit <<'EOF'
@@ -598,7 +845,7 @@ EOF
 cat > "$tmp/rlimit.conf" <<EOF
 load_module $M/exec.so;
 module exec { root $tmp/root; timeout 20s; max_cpu 1s; max_file_size 1m;
-              max_memory 256m; max_processes 32; }
+              max_memory 256m; max_processes 1000; }
 llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
 agent a { tools exec; approve exec; tool_timeout 30s; }
 EOF
@@ -614,7 +861,48 @@ rg_check "rlimit: ... at 1m" \
 rg_has "rlimit: 300M of memory is refused" "$tmp/rlimit.json" \
     "dd: memory exhausted"
 rg_has "rlimit: the limits are what the module says" "$tmp/rlimit.json" \
-    "v=262144 p=32 c=0"
+    "v=262144 p=1000 c=0"
+
+
+# 10b. root's programs keep no capability ---------------------------------
+#
+# no_new_privs does not stop execve() as uid 0 from giving the program
+# the whole bounding set, and Landlock does not stop what capabilities
+# allow. Root's program has none: every set is empty, and chown (which
+# Landlock does not govern) is refused.
+
+if [ "$(id -u)" -ne 0 ]; then
+    rg_skip "capabilities: root's programs have none" \
+        "runs as uid $(id -u), not root: there are none to drop"
+else
+    printf 'mine\n' > "$tmp/root/owned"
+
+    rg_script caps <<'EOF'
+[{"message":{"tool_calls":[
+  {"id":"k1","name":"exec","arguments":
+    {"argv":["grep","^Cap","/proc/self/status"]}},
+  {"id":"k2","name":"exec","arguments":{"argv":["chown","65534","owned"]}}]}},
+ {"message":{"content":"tried"}}]
+EOF
+
+    cat > "$tmp/caps.conf" <<EOF
+load_module $M/exec.so;
+module exec { root $tmp/root; read_only /proc; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { tools exec; approve exec; }
+EOF
+
+    rg_run caps "$tmp/caps.conf"
+    rg_status caps done
+    for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+        rg_has "capabilities: $c is empty" "$tmp/caps.json" \
+            "$c:\\t0000000000000000"
+    done
+    rg_has "capabilities: chown is refused" "$tmp/caps.json" \
+        "chown: changing ownership of 'owned': Operation not permitted"
+    rg_check "capabilities: ... and the file is still root's" \
+        test "$(stat -c %u "$tmp/root/owned")" -eq 0
+fi
 
 
 # 11. network off ---------------------------------------------------------
