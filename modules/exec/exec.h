@@ -122,8 +122,6 @@ typedef struct {
     int                       ruleset;      /* -1: no Landlock */
     pid_t                     ruleset_pid;  /* the process it is open in */
     int                       userns;       /* network off needs one */
-    char                      uid_map[64];  /* written in a user namespace */
-    char                      gid_map[64];
 } rg_exec_conf_t;
 
 

@@ -201,11 +201,6 @@ rg_exec_network_init(rg_tool_host_t *host, rg_exec_conf_t *ecf)
         return 0;
     }
 
-    snprintf(ecf->uid_map, sizeof(ecf->uid_map), "%lu %lu 1\n",
-             (unsigned long) getuid(), (unsigned long) getuid());
-    snprintf(ecf->gid_map, sizeof(ecf->gid_map), "%lu %lu 1\n",
-             (unsigned long) getgid(), (unsigned long) getgid());
-
     for (i = 0; i < 2; i++) {
         pid = fork();
         if (pid == -1) {
@@ -312,7 +307,7 @@ rg_exec_caps_drop(void)
 void
 rg_exec_child(const rg_exec_spawn_t *sp, int errfd)
 {
-    int                    e, step, fd;
+    int                    e, step;
     int32_t                rec[2];
     sigset_t               none;
     struct rlimit          rl;
@@ -379,28 +374,13 @@ rg_exec_child(const rg_exec_spawn_t *sp, int errfd)
                 goto failed;
             }
 
-            /* the same uid and gid inside, and nothing more */
-            fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
-            if (fd == -1 || write(fd, "deny", 4) != 4) {
-                goto failed;
-            }
-            close(fd);
-
-            fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
-            if (fd == -1 || write(fd, ecf->uid_map, strlen(ecf->uid_map))
-                            == -1)
-            {
-                goto failed;
-            }
-            close(fd);
-
-            fd = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
-            if (fd == -1 || write(fd, ecf->gid_map, strlen(ecf->gid_map))
-                            == -1)
-            {
-                goto failed;
-            }
-            close(fd);
+            /* no uid or gid map: the child is a copy of the worker,
+             * which is not dumpable, so its /proc/self/uid_map is
+             * root's and cannot be written; made dumpable for the
+             * write, it would open the worker's memory (the key among
+             * it) to every process of the user. Unmapped, the program
+             * sees itself as the overflow uid (65534) while the kernel
+             * checks and owns its files as reagent's user. */
         }
     }
 

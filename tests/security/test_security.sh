@@ -937,6 +937,40 @@ EOF
             "exit status 7"
         rg_lacks "network off: ... and got nothing" "$tmp/net-off.json" \
             '\"requests\"'
+
+        # as an ordinary user: a user namespace of its own around it
+        # (reagent, not dumpable, cannot write its uid map)
+        if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null &&
+           setpriv --reuid=65534 --regid=65534 --clear-groups "$R" -V \
+               > /dev/null 2>&1
+        then
+            rg_script netu <<'EOF'
+[{"message":{"tool_calls":[{"id":"w1","name":"exec","arguments":{"argv":["sh","-c","id -u; curl -sS -m 5 http://127.0.0.1:@PORT@/stats; echo $? > rc"]}}]}},
+ {"message":{"content":"connected?"}}]
+EOF
+            nd=$(mktemp -d /tmp/rg-sec-nobody-XXXXXX)
+            mkdir "$nd/root"
+            sed "s|$tmp/root|$nd/root|; s|:[0-9]*/v1|:$port/v1|" \
+                "$tmp/net-off.conf" > "$nd/n.conf"
+            chown -R 65534:65534 "$nd"
+            setpriv --reuid=65534 --regid=65534 --clear-groups "$R" \
+                -c "$nd/n.conf" run --transcript "$nd/n.json" "the task" \
+                < /dev/null > "$tmp/netu.out" 2> "$tmp/netu.err"
+            cp "$nd/n.json" "$tmp/netu.json" 2>/dev/null
+            rg_status netu done
+            rg_check "network off, as nobody: the program cannot connect" \
+                test "$(cat "$nd/root/rc" 2>/dev/null)" = 7
+            rg_lacks "network off, as nobody: ... and got nothing" \
+                "$tmp/netu.json" '\"requests\"'
+            rg_has "network off, as nobody: it sees the overflow uid" \
+                "$tmp/netu.json" 'stdout ---\n65534'
+            rg_check "network off, as nobody: it writes below its root" \
+                test "$(stat -c %u "$nd/root/rc")" = 65534
+            rm -rf "$nd"
+        else
+            rg_skip "network off as an ordinary user" \
+                "needs root and setpriv to run reagent as nobody"
+        fi
     else
         "$R" -t -c "$tmp/net-off.conf" > "$tmp/net-off.out" 2>&1
         rg_has "network off without namespaces: refused at start" \
