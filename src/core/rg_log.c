@@ -56,7 +56,13 @@ rg_log_verror(rg_uint_t level, rg_log_t *log, int err, const char *fmt,
     len += n > 0 ? rg_min((size_t) n, max - len) : 0;
 
     n = vsnprintf(line + len, max - len, fmt, args);
-    len += n > 0 ? rg_min((size_t) n, max - len - 1) : 0;
+    /* the message may be cut inside a secret: scrubbed before what
+     * follows it (rg_secret_scrub masks a cut secret at a text's end) */
+    if (n > 0) {
+        n = (int) rg_secret_scrub(line + len,
+                                  rg_min((size_t) n, max - len - 1));
+        len += (size_t) n;
+    }
 
     if (err && len < max) {
         n = snprintf(line + len, max - len, " (%d: %s)", err, strerror(err));

@@ -19,6 +19,7 @@
 #define RG_SECRET_ENV_MAX    32
 #define RG_SECRET_SHOWN      20     /* from this length on: "sk-…abcd" */
 #define RG_SECRET_MASK_MAX   16
+#define RG_SECRET_CUT_MIN    12     /* a cut secret's shortest masked tail */
 
 
 typedef struct {
@@ -154,6 +155,39 @@ rg_secret_add(const char *s, size_t len)
 }
 
 
+/* A text cut to a size (a reason, a log line, the start of a body) may
+ * end inside a secret: a tail of RG_SECRET_CUT_MIN bytes or more that
+ * begins the secret is masked too (a shorter one tells next to nothing,
+ * and a longer one is seldom anything else). In place, never longer. */
+static size_t
+rg_secret_scrub_cut(const rg_secret_t *sec, char *buf, size_t len)
+{
+    size_t       k, from;
+    const char  *mask;
+
+    if (len < RG_SECRET_CUT_MIN) {
+        return len;
+    }
+
+    from = len > sec->len - 1 ? len - (sec->len - 1) : 0;
+
+    for (k = len - from; k >= RG_SECRET_CUT_MIN; k--) {
+        if (buf[len - k] != sec->text[0]
+            || memcmp(buf + len - k, sec->text, k) != 0)
+        {
+            continue;
+        }
+
+        mask = k >= sec->mask_len ? sec->mask : "\xe2\x80\xa6";
+        memcpy(buf + len - k, mask, strlen(mask));
+
+        return len - k + strlen(mask);
+    }
+
+    return len;
+}
+
+
 size_t
 rg_secret_scrub(char *buf, size_t len)
 {
@@ -182,6 +216,8 @@ rg_secret_scrub(char *buf, size_t len)
             end = buf + len;
             p += sec->mask_len;
         }
+
+        len = rg_secret_scrub_cut(sec, buf, len);
     }
 
     return len;

@@ -528,6 +528,8 @@ rg_llm_openai_raw_error(rg_pool_t *pool, int http_status, const char *body,
         r->error.len--;
     }
 
+    /* the cut may fall inside a key the body quotes */
+    r->error.len = rg_secret_scrub(p, r->error.len);
     p[r->error.len] = '\0';
 
     return RG_OK;

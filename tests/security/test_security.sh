@@ -348,6 +348,28 @@ rg_lacks "401 in a batch: the key is not in the results" \
     "$tmp/results.jsonl" "$KEY"
 rg_lacks "401 in a batch: nor on stderr" "$tmp/batch.err" "$KEY"
 
+# a body that is not JSON is cut to its first 200 bytes for the reason:
+# here the cut falls inside the key, whose first 20 bytes it holds
+fill=$(printf '%0168d' 0)
+rg_script cut401 <<EOF
+[{"status":401,"raw":"<html><body>$fill@KEY@ is not a key</body></html>"}]
+EOF
+sed "s|:[0-9]*/v1|:$port/v1|; s|echo401|cut401|" "$tmp/echo401.conf" \
+    > "$tmp/cut401.conf"
+env RG_SEC_KEY="$KEY" "$R" -c "$tmp/cut401.conf" run \
+    --transcript "$tmp/cut401.json" "the task" < /dev/null \
+    > "$tmp/cut401.out" 2> "$tmp/cut401.err"
+rg_status cut401 failed
+rg_has "401 cut inside the key: the reason shows the body" \
+    "$tmp/cut401.err" "HTTP 401: <html><body>0000"
+cut=$(printf '%s' "$KEY" | cut -c1-20)
+for f in cut401.err cut401.out cut401.log cut401.json; do
+    rg_lacks "401 cut inside the key: what is left of it is not in $f" \
+        "$tmp/$f" "$cut"
+done
+rg_has "401 cut inside the key: masked where it was cut" "$tmp/cut401.err" \
+    "0000$MASK"
+
 
 # 2b. a model that quotes the key, in serve's queue ----------------------
 #

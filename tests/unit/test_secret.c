@@ -64,9 +64,20 @@ rg_test_scrub(void **state)
                      RG_TEST_MASK RG_TEST_MASK "x" RG_TEST_MASK);
     rg_test_scrub_is("Bearer " RG_TEST_KEY, "Bearer " RG_TEST_MASK);
 
-    /* a part of the key is not the key */
-    rg_test_scrub_is("sk-proj-0123456789abcdef", "sk-proj-0123456789abcdef");
+    /* a part of the key inside a text is not the key */
+    rg_test_scrub_is("sk-proj-0123456789abcdef and more",
+                     "sk-proj-0123456789abcdef and more");
     rg_test_scrub_is("", "");
+
+    /* but a text cut to a size inside the key (a reason, a log line, the
+     * start of a body) hides what is left of it, from 12 bytes on */
+    rg_test_scrub_is("key: sk-proj-0123456789abcdef",
+                     "key: " RG_TEST_MASK);
+    rg_test_scrub_is("key: sk-proj-0123", "key: " RG_TEST_MASK);
+    rg_test_scrub_is("key: " RG_TEST_KEY " and sk-proj-012345",
+                     "key: " RG_TEST_MASK " and " RG_TEST_MASK);
+    rg_test_scrub_is("key: sk-proj-012", "key: sk-proj-012");
+    rg_test_scrub_is("sk-proj-0123456789abcdeX", "sk-proj-0123456789abcdeX");
 
     /* registering twice is harmless */
     assert_int_equal(rg_secret_add(RG_TEST_KEY, strlen(RG_TEST_KEY)), RG_OK);
