@@ -1,18 +1,19 @@
 /* rg_serve_worker.c: a worker of `reagent serve`. One engine on one
  * reactor, reading tasks from the queue (rg_stream.c) only as many as it
- * has free session slots (`concurrency` minus running: backpressure).
- * Each task runs in the session named after its id (rg_stream_session_id),
- * opened from the store: a task taken over from a worker that died goes
- * on from its last checkpoint, under this worker's lease. Its entry is
- * acknowledged once its final result is written; a session this worker
- * lost (its lease passed to another, or another holds it) writes and
- * acknowledges nothing: its holder does. Its entries are kept fresh while
- * it runs them; every so often it takes over entries idle past
- * claim_idle; one delivered more than max_deliveries times goes to the
- * dead letters with its task failed. A task that parks for an operator
- * (rg_park.c) is put on the queue's list of parked tasks and its entry
- * acknowledged without a result; the reclaim timer also looks for parked
- * tasks past approval_timeout (rg_approval.c). Drain (QUIT, a reload): no more
+ * has free session slots (`concurrency` minus running, minus what the
+ * read and the reclaim in flight may bring: backpressure). Each task runs
+ * in the session named after its id (rg_stream_session_id), opened from
+ * the store: a task taken over from a worker that died goes on from its
+ * last checkpoint, under this worker's lease. Its entry is acknowledged
+ * once its final result is written; a session this worker lost (its
+ * lease passed to another, or another holds it) writes and acknowledges
+ * nothing: its holder does. Its entries are kept fresh while it runs
+ * them; every so often it takes over entries idle past claim_idle; one
+ * delivered more than max_deliveries times goes to the dead letters with
+ * its task failed. A task that parks for an operator (rg_park.c) is put
+ * on the queue's list of parked tasks and its entry acknowledged without
+ * a result; the reclaim timer also looks for parked tasks past
+ * approval_timeout (rg_approval.c). Drain (QUIT, a reload): no more
  * reads, the sessions finish within the timeout, what is left is handed
  * back to the queue at once. Stop (TERM): it goes now; every session is
  * checkpointed and its entry will be taken over. */
@@ -60,6 +61,10 @@ struct rg_serve_s {
     rg_uint_t           concurrency;
     rg_uint_t           running;
     rg_uint_t           writing;      /* results not yet acknowledged */
+    rg_uint_t           promised;     /* slots the read and the reclaim in
+                                         flight may fill */
+    rg_uint_t           read_asked;   /* the read's part of it */
+    rg_uint_t           reclaim_asked;
     rg_uint_t           shard;        /* the next to read */
     rg_serve_task_t     head;         /* the running tasks, a ring */
     struct event       *pump_ev;      /* a read after a failed one */
@@ -83,6 +88,8 @@ struct rg_serve_s {
     unsigned            ready:1;      /* the group is there */
     unsigned            reading:1;
     unsigned            reclaiming:1;
+    unsigned            reclaim_due:1; /* its timer came; it waits for a
+                                          free slot */
     unsigned            expiring:1;   /* parked tasks' waits, asked */
     unsigned            draining:1;
     unsigned            exiting:1;
@@ -93,6 +100,7 @@ struct rg_serve_s {
 
 
 static void rg_serve_pump(rg_serve_t *sv);
+static void rg_serve_reclaim(rg_serve_t *sv);
 static void rg_serve_check_exit(rg_serve_t *sv);
 
 
@@ -476,6 +484,20 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
 
 /* reading the queue -------------------------------------------------- */
 
+/* session slots that neither a session nor the read or reclaim in flight
+ * holds: what one more read or reclaim may ask for (a read and a reclaim
+ * may both be in flight: each fills at most the slots it was promised) */
+static rg_uint_t
+rg_serve_free(rg_serve_t *sv)
+{
+    rg_uint_t  used;
+
+    used = sv->running + sv->promised;
+
+    return used < sv->concurrency ? sv->concurrency - used : 0;
+}
+
+
 static void
 rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
     const char *err)
@@ -485,6 +507,8 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
 
     sv = data;
     sv->reading = 0;
+    sv->promised -= sv->read_asked;
+    sv->read_asked = 0;
 
     if (sv->exiting) {
         return;                        /* the queue is being taken down */
@@ -521,28 +545,36 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
 static void
 rg_serve_pump(rg_serve_t *sv)
 {
-    rg_uint_t  free_slots;
+    rg_uint_t  avail, shard;
 
     if (sv->queue == NULL) {
         return;
     }
 
-    if (!sv->ready || sv->reading || sv->draining || sv->exiting
-        || sv->running >= sv->concurrency)
-    {
+    if (!sv->ready || sv->draining || sv->exiting) {
         return;
     }
 
-    if (evtimer_pending(sv->pump_ev, NULL)) {
+    /* entries of a worker that died go first: they waited longest */
+    rg_serve_reclaim(sv);
+
+    if (sv->reading || evtimer_pending(sv->pump_ev, NULL)) {
         return;                        /* after a failure: wait for it */
     }
 
-    free_slots = sv->concurrency - sv->running;
+    avail = rg_serve_free(sv);
+    if (avail == 0) {
+        return;
+    }
+
+    shard = sv->shard;
 
     sv->reading = 1;
-    rg_stream_read(sv->queue, sv->shard, free_slots, rg_serve_read_handler,
-                   sv);
-    sv->shard = (sv->shard + 1) % rg_stream_shards(sv->queue);
+    sv->read_asked = avail;
+    sv->promised += avail;
+    sv->shard = (shard + 1) % rg_stream_shards(sv->queue);
+
+    rg_stream_read(sv->queue, shard, avail, rg_serve_read_handler, sv);
 }
 
 
@@ -618,6 +650,8 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
 
     sv = data;
     sv->reclaiming = 0;
+    sv->promised -= sv->reclaim_asked;
+    sv->reclaim_asked = 0;
 
     if (sv->exiting) {
         return;
@@ -626,6 +660,7 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
     if (err) {
         rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: taking over "
                      "idle tasks failed (%s); trying again later", err);
+        rg_serve_pump(sv);
         return;
     }
 
@@ -640,6 +675,35 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
             rg_serve_start(sv, &e[i]);
         }
     }
+
+    /* a read held back for it goes now */
+    rg_serve_pump(sv);
+}
+
+
+/* a reclaim that is due, when a slot is free for it: while a read in
+ * flight holds every free slot, it waits for that read's answer (within
+ * block, shorter than claim_idle) */
+static void
+rg_serve_reclaim(rg_serve_t *sv)
+{
+    rg_uint_t  avail, shard;
+
+    avail = rg_serve_free(sv);
+
+    if (!sv->reclaim_due || sv->reclaiming || avail == 0 || !sv->ready
+        || sv->draining || sv->exiting)
+    {
+        return;
+    }
+
+    sv->reclaim_due = 0;
+    sv->reclaiming = 1;
+    sv->reclaim_asked = avail;
+    sv->promised += avail;
+
+    shard = (rg_uint_t) (random() % rg_stream_shards(sv->queue));
+    rg_stream_reclaim(sv->queue, shard, avail, rg_serve_reclaimed, sv);
 }
 
 
@@ -662,20 +726,13 @@ rg_serve_expired(void *data, rg_uint_t n, const char *err)
 static void
 rg_serve_reclaim_handler(evutil_socket_t fd, short what, void *arg)
 {
-    rg_uint_t    shard, free_slots;
     rg_serve_t  *sv;
 
     sv = arg;
 
-    if (sv->ready && !sv->draining && !sv->reclaiming
-        && sv->running < sv->concurrency)
-    {
-        free_slots = sv->concurrency - sv->running;
-        shard = (rg_uint_t) (random() % rg_stream_shards(sv->queue));
-        sv->reclaiming = 1;
-        rg_stream_reclaim(sv->queue, shard, free_slots, rg_serve_reclaimed,
-                          sv);
-    }
+    /* at once, or when a slot is free (rg_serve_reclaim) */
+    sv->reclaim_due = 1;
+    rg_serve_pump(sv);
 
     /* parked tasks whose wait passed go back to the queue to end */
     if (sv->ready && !sv->draining && !sv->expiring) {

@@ -1,0 +1,146 @@
+#!/bin/sh
+# test_serve_queue.sh: how a worker of `reagent serve` reads the queue
+# (src/serve/rg_serve_worker.c, src/queue/rg_stream.c, rg_stream_cli.c),
+# with the real binary, a redis-server on a unix socket and the mock model:
+#   - concurrency 2 is a bound on what a worker holds, also when entries
+#     left by a worker that died are taken over while its read waits and
+#     new tasks come then;
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+
+rg_redis r
+
+echo '[{"message":{"content":"slow and done"}}]' > "$tmp/slow.json"
+rg_mock w --script "$tmp/slow.json" --latency 2000
+wport=$port
+echo '[{"message":{"content":"quick"}}]' > "$tmp/fast.json"
+rg_mock f --script "$tmp/fast.json" --latency 50
+fport=$port
+
+# conf WORKERS CONCURRENCY SHARDS CLAIM_IDLE BLOCK
+conf() {
+    cat <<CONF
+worker_processes $1;
+concurrency $2;
+pid $tmp/reagent.pid;
+error_log $tmp/error.log info;
+drain_timeout 1s;
+llm w { base_url http://127.0.0.1:$wport/v1; model mock-1; }
+llm f { base_url http://127.0.0.1:$fport/v1; model mock-1; }
+agent slow { llm w; }
+agent fast { llm f; }
+store redis { server unix:$redis_sock; }
+lease_ttl 1s;
+queue { shards $3; claim_idle $4; max_deliveries 5; block $5; }
+CONF
+}
+
+S='rg:{q:tasks:0}'
+started=0
+
+# serve_start WORKERS: a master in the background, until its workers read
+serve_start() {
+    "$R" -c "$tmp/s.conf" serve --foreground >> "$tmp/serve.err" 2>&1 &
+    master=$!
+    pids="$pids $master"
+    started=$((started + $1))
+    rg_wait_for "$tmp/error.log" "reading the queue" $started
+}
+
+# serve_stop: TERM, until the master is gone
+serve_stop() {
+    kill -TERM "$master"
+    i=0
+    while kill -0 "$master" 2>/dev/null && [ $i -lt 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    wait "$master" 2>/dev/null
+}
+
+# task ID AGENT: the task line
+task() {
+    echo "{\"id\":\"$1\",\"agent\":\"$2\",\"input\":\"$1\"}"
+}
+
+# wait_done SECONDS ID...: until each task's result is done, at most
+# SECONDS; true when they all are
+wait_done() {
+    wd_left=$(($1 * 10))
+    shift
+    for wd in "$@"; do
+        while [ "$(rg_task_status "$wd")" != done ] && [ $wd_left -gt 0 ]; do
+            sleep 0.1
+            wd_left=$((wd_left - 1))
+        done
+        [ "$(rg_task_status "$wd")" = done ] || return 1
+    done
+}
+
+# held STREAM: the most entries one live consumer holds now (XPENDING's
+# summary: count, first, last, then each consumer and its count)
+held() {
+    rg_rcli xpending "$1" workers | sed -n '4,$p' | paste - - |
+        awk '$1 != "gone" && $2 > m { m = $2 } END { print m + 0 }'
+}
+
+# queue SHARD AGENT ID...: the tasks onto the shard at once (XADD, as
+# submit does); the id of the last entry, whose first part is when it
+# was added (ms)
+queue() {
+    q_key="rg:{q:tasks:$1}"
+    q_agent=$2
+    shift 2
+    q_lines=
+    for q_id in "$@"; do
+        q_lines="$q_lines $(task "$q_id" "$q_agent")"
+    done
+    # shellcheck disable=SC2086
+    rg_rcli eval 'local last
+        for i = 1, #ARGV do
+            last = redis.call("XADD", KEYS[1], "*", "task", ARGV[i])
+        end
+        return last' 1 "$q_key" $q_lines
+}
+
+# the concurrency bound while entries are taken over -----------------------
+# two entries held by a worker that died (a consumer that read them and
+# is gone), then serve with concurrency 2; when it takes them over, four
+# new tasks come while its read waits (block 1900ms)
+conf 1 2 1 2s 1900ms > "$tmp/s.conf"
+rg_rcli xgroup create "$S" workers 0 mkstream > /dev/null
+queue 0 slow r0 r1 > /dev/null
+rg_rcli xreadgroup group workers gone count 2 streams "$S" '>' > /dev/null
+serve_start 1
+rg_wait_for "$tmp/error.log" "took over 2 tasks" 1
+queue 0 slow n0 n1 n2 n3 > /dev/null
+most=0
+i=0
+while [ "$(rg_task_status n3)" != done ] && [ $i -lt 150 ]; do
+    h=$(held "$S")
+    [ "$h" -gt "$most" ] && most=$h
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_expect "the worker took over the dead one's two entries" \
+    "$tmp/error.log" "took over 2 tasks idle past claim_idle"
+rg_equal "with concurrency 2 it never held more than 2 entries" "$most" 2
+rg_check "the six tasks end done" wait_done 10 r0 r1 n0 n1 n2 n3
+"$R" -c "$tmp/s.conf" workers > "$tmp/workers.json" 2>&1
+rg_equal "it started six sessions" \
+    "$(jq '[.workers[].report.started] | add' "$tmp/workers.json")" 6
+serve_stop
+
+rg_lacks "no worker died" "$tmp/error.log" \
+    "exited on signal|exited with code [1-9]"
+rg_lacks "nor did a sanitizer speak" "$tmp/serve.err" \
+    "AddressSanitizer|LeakSanitizer|runtime error"
+
+rg_done
