@@ -2,18 +2,19 @@
  * {task: <the JSONL line>} of `shards` streams, each with a hash tag of
  * its own ("P{q:tasks:0}", so that a Redis Cluster spreads them), read by
  * one consumer group. A worker reads with XREADGROUP only as many entries
- * as it has free session slots, on connections of its own (a read
- * blocks, at most `block`); it acknowledges an entry (XACK) once the
- * task's final result is written: kept under its session
+ * as it has free session slots, one shard at a time, on a connection of
+ * its own: at once, or waiting at most `block` (and it may wait for an
+ * entry on any shard with XREAD, which delivers nothing); which to do
+ * when is the worker's (rg_serve_worker.c). It acknowledges an entry
+ * (XACK) once the task's final result is written: kept under its session
  * ("P{t-…}:result") and announced once on the results stream
  * ("P{q:tasks}:results", trimmed with MAXLEN ~; a mark in its slot makes
  * a second announcement of a task, by a worker that took it over, none).
- * Entries idle longer than `claim_idle` are taken
- * over with XAUTOCLAIM (whose list of entries deleted meanwhile is
- * logged); a live worker keeps its entries fresh with XCLAIM … JUSTID, so
- * they are never taken while it works; one delivered more than
- * `max_deliveries` times goes to the shard's dead letters
- * ("P{q:tasks:0}:dead") with the reason. */
+ * Entries idle longer than `claim_idle` are taken over with XAUTOCLAIM
+ * (whose list of entries deleted meanwhile is logged); a live worker
+ * keeps its entries fresh with XCLAIM … JUSTID, so they are never taken
+ * while it works; one delivered more than `max_deliveries` times goes to
+ * the shard's dead letters ("P{q:tasks:0}:dead") with the reason. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -32,6 +33,7 @@ struct rg_stream_s {
     char              **dead;         /* per shard: its dead letters */
     char               *results;
     rg_str_t           *tags;         /* per shard */
+    rg_uint_t           one_read;     /* one read names every shard */
     rg_str_t            rtag;
     char               *consumer;
     const char         *prefix;
@@ -127,6 +129,7 @@ rg_stream_create(rg_engine_t *e, const char *consumer)
     }
 
     q->rtag = rg_stream_tag(q->results);
+    q->one_read = !rg_store_conf(e->cycle)->cluster;
 
     for (i = 0; i < n; i++) {
         q->keys[i] = rg_stream_sprintf("%s{q:%s:%lu}", q->prefix,
@@ -373,11 +376,29 @@ rg_stream_entries(rg_uint_t shard, redisReply *list, rg_stream_entry_t *e,
 }
 
 
+/* the shard whose stream key is k (n bytes) */
+static rg_int_t
+rg_stream_shard_named(rg_stream_t *q, const char *k, size_t n)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < rg_stream_shards(q); i++) {
+        if (strlen(q->keys[i]) == n && memcmp(q->keys[i], k, n) == 0) {
+            return (rg_int_t) i;
+        }
+    }
+
+    return -1;
+}
+
+
 static void
 rg_stream_read_handler(void *data, redisReply *reply, const char *err)
 {
-    rg_uint_t           n;
-    redisReply         *list;
+    size_t              i, n;
+    rg_int_t            shard;
+    rg_uint_t           got;
+    redisReply         *x;
     rg_stream_op_t     *op;
     rg_stream_entry_t  *e;
 
@@ -389,13 +410,21 @@ rg_stream_read_handler(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    /* nil: nothing within block; else [[stream, [entries]]] */
-    list = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements
-           && reply->element[0]->type == REDIS_REPLY_ARRAY
-           && reply->element[0]->elements == 2
-           ? reply->element[0]->element[1] : NULL;
+    /* nil: nothing within block; else [[stream, [entries]], ...], one
+     * for each stream that had entries */
+    n = 0;
 
-    n = list && list->type == REDIS_REPLY_ARRAY ? list->elements : 0;
+    for (i = 0; reply && reply->type == REDIS_REPLY_ARRAY
+                && i < reply->elements; i++)
+    {
+        x = reply->element[i];
+        if (x->type == REDIS_REPLY_ARRAY && x->elements == 2
+            && x->element[1]->type == REDIS_REPLY_ARRAY)
+        {
+            n += x->element[1]->elements;
+        }
+    }
+
     e = n ? calloc(n, sizeof(rg_stream_entry_t)) : NULL;
 
     if (n && e == NULL) {
@@ -404,22 +433,117 @@ rg_stream_read_handler(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    n = rg_stream_entries(op->shard, list, e, n);
+    got = 0;
 
-    op->read(op->data, e, n, NULL);
+    for (i = 0; n && i < reply->elements; i++) {
+        x = reply->element[i];
+        if (x->type != REDIS_REPLY_ARRAY || x->elements != 2
+            || x->element[0]->type != REDIS_REPLY_STRING)
+        {
+            continue;
+        }
+
+        shard = rg_stream_shard_named(op->q, x->element[0]->str,
+                                      x->element[0]->len);
+        if (shard < 0) {
+            continue;
+        }
+
+        got += rg_stream_entries((rg_uint_t) shard, x->element[1], e + got,
+                                 (rg_uint_t) n - got);
+    }
+
+    op->read(op->data, e, got, NULL);
 
     free(e);
     rg_stream_op_free(op);
 }
 
 
+/* the wait answered: an entry came (what it was does not matter), or
+ * nil: block passed */
+static void
+rg_stream_waited(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_op_t  *op;
+
+    op = data;
+    op->done(op->data, err);
+    rg_stream_op_free(op);
+}
+
+
+/* XREADGROUP … COUNT count [BLOCK block] STREAMS key >, or with xread
+ * XREAD COUNT 1 BLOCK block STREAMS every key and as many "$" */
+static void
+rg_stream_xread(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
+    rg_uint_t wait, rg_uint_t xread, rg_stream_op_t *op)
+{
+    int                 argc;
+    char                c[24], b[24];
+    size_t             *lens;
+    rg_uint_t           i, first, nkeys;
+    const char        **argv;
+    rg_redis_cmd_t     *cmd;
+    rg_redis_reply_pt   handler;
+
+    first = xread ? 0 : shard;
+    nkeys = xread ? rg_stream_shards(q) : 1;
+    handler = xread ? rg_stream_waited : rg_stream_read_handler;
+
+    argv = malloc((9 + 2 * nkeys) * sizeof(char *));
+    lens = malloc((9 + 2 * nkeys) * sizeof(size_t));
+    cmd = NULL;
+
+    if (argv && lens) {
+        snprintf(c, sizeof(c), "%lu", (unsigned long) count);
+        snprintf(b, sizeof(b), "%llu", (unsigned long long) q->conf->block);
+
+        argc = 0;
+        if (xread) {
+            argv[argc++] = "XREAD";
+        } else {
+            argv[argc++] = "XREADGROUP";
+            argv[argc++] = "GROUP";
+            argv[argc++] = q->conf->group.data;
+            argv[argc++] = q->consumer;
+        }
+        argv[argc++] = "COUNT";
+        argv[argc++] = c;
+        if (wait) {
+            argv[argc++] = "BLOCK";
+            argv[argc++] = b;
+        }
+        argv[argc++] = "STREAMS";
+        for (i = 0; i < nkeys; i++) {
+            argv[argc++] = q->keys[first + i];
+        }
+        for (i = 0; i < nkeys; i++) {
+            argv[argc++] = xread ? "$" : ">";
+        }
+
+        for (i = 0; i < (rg_uint_t) argc; i++) {
+            lens[i] = strlen(argv[i]);
+        }
+
+        cmd = rg_redis_command(q->reader, &q->tags[first], 0, handler, op,
+                               argc, argv, lens);
+    }
+
+    free(argv);
+    free(lens);
+
+    if (cmd == NULL) {
+        handler(op, NULL, "out of memory");
+    }
+}
+
+
 void
 rg_stream_read(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
-    rg_stream_read_pt cb, void *data)
+    rg_uint_t wait, rg_stream_read_pt cb, void *data)
 {
-    char             c[24], b[24];
     rg_stream_op_t  *op;
-    const char      *argv[10];
 
     op = rg_stream_op(q, shard, data);
     if (op == NULL) {
@@ -428,34 +552,30 @@ rg_stream_read(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
     }
 
     op->read = cb;
+    rg_stream_xread(q, shard, count, wait, 0, op);
+}
 
-    snprintf(c, sizeof(c), "%lu", (unsigned long) count);
-    snprintf(b, sizeof(b), "%llu", (unsigned long long) q->conf->block);
 
-    argv[0] = "XREADGROUP";
-    argv[1] = "GROUP";
-    argv[2] = q->conf->group.data;
-    argv[3] = q->consumer;
-    argv[4] = "COUNT";
-    argv[5] = c;
-    argv[6] = "BLOCK";
-    argv[7] = b;
-    argv[8] = "STREAMS";
-    argv[9] = q->keys[shard];
+rg_uint_t
+rg_stream_one_read(rg_stream_t *q)
+{
+    return q->one_read;
+}
 
-    {
-        const char  *a[11];
 
-        memcpy(a, argv, sizeof(argv));
-        a[10] = ">";
+void
+rg_stream_wait(rg_stream_t *q, rg_stream_done_pt cb, void *data)
+{
+    rg_stream_op_t  *op;
 
-        if (rg_stream_send(q->reader, &q->tags[shard], 0,
-                           rg_stream_read_handler, op, 11, a) != RG_OK)
-        {
-            rg_stream_op_free(op);
-            cb(data, NULL, 0, "out of memory");
-        }
+    op = rg_stream_op(q, 0, data);
+    if (op == NULL) {
+        cb(data, "out of memory");
+        return;
     }
+
+    op->done = cb;
+    rg_stream_xread(q, 0, 1, 1, 1, op);
 }
 
 

@@ -36,9 +36,17 @@ rg_uint_t rg_stream_shards(rg_stream_t *q);
 
 /* the group on every shard (made when absent, from the first entry) */
 void rg_stream_prepare(rg_stream_t *q, rg_stream_done_pt cb, void *data);
-/* new entries of shard, at most count, waiting at most block */
+/* new entries of shard, at most count: at once (wait 0: none may be
+ * there), or waiting at most block for the first */
 void rg_stream_read(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
-    rg_stream_read_pt cb, void *data);
+    rg_uint_t wait, rg_stream_read_pt cb, void *data);
+/* 1 when one command can name every shard: they are on one server (in
+ * a cluster each shard's key is in a slot of its own) */
+rg_uint_t rg_stream_one_read(rg_stream_t *q);
+/* waits, at most block, until an entry is added to any shard (XREAD:
+ * nothing is delivered, the reads that follow take it); cb once it came
+ * or block passed. Entries added before it was sent are not seen. */
+void rg_stream_wait(rg_stream_t *q, rg_stream_done_pt cb, void *data);
 /* entries of shard idle longer than claim_idle, taken over, at most
  * count, with their delivery counts */
 void rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,

@@ -1,22 +1,24 @@
 /* rg_serve_worker.c: a worker of `reagent serve`. One engine on one
  * reactor, reading tasks from the queue (rg_stream.c) only as many as it
  * has free session slots (`concurrency` minus running, minus what the
- * read and the reclaim in flight may bring: backpressure). Each task runs
- * in the session named after its id (rg_stream_session_id), opened from
- * the store: a task taken over from a worker that died goes on from its
- * last checkpoint, under this worker's lease. Its entry is acknowledged
- * once its final result is written; a session this worker lost (its
- * lease passed to another, or another holds it) writes and acknowledges
- * nothing: its holder does. Its entries are kept fresh while it runs
- * them; every so often it takes over entries idle past claim_idle; one
- * delivered more than max_deliveries times goes to the dead letters with
- * its task failed. A task that parks for an operator (rg_park.c) is put
- * on the queue's list of parked tasks and its entry acknowledged without
- * a result; the reclaim timer also looks for parked tasks past
- * approval_timeout (rg_approval.c). Drain (QUIT, a reload): no more
- * reads, the sessions finish within the timeout, what is left is handed
- * back to the queue at once. Stop (TERM): it goes now; every session is
- * checkpointed and its entry will be taken over. */
+ * read and the reclaim in flight may bring: backpressure), its shards in
+ * turn without waiting, and waiting (at most `block`) only once a whole
+ * round found nothing. Each task runs in the session named after its id
+ * (rg_stream_session_id), opened from the store: a task taken over from
+ * a worker that died goes on from its last checkpoint, under this
+ * worker's lease. Its entry is acknowledged once its final result is
+ * written; a session this worker lost (its lease passed to another, or
+ * another holds it) writes and acknowledges nothing: its holder does.
+ * Its entries are kept fresh while it runs them; every so often it takes
+ * over entries idle past claim_idle; one delivered more than
+ * max_deliveries times goes to the dead letters with its task failed. A
+ * task that parks for an operator (rg_park.c) is put on the queue's list
+ * of parked tasks and its entry acknowledged without a result; the
+ * reclaim timer also looks for parked tasks past approval_timeout
+ * (rg_approval.c). Drain (QUIT, a reload): no more reads, the sessions
+ * finish within the timeout, what is left is handed back to the queue at
+ * once. Stop (TERM): it goes now; every session is checkpointed and its
+ * entry will be taken over. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -66,6 +68,7 @@ struct rg_serve_s {
     rg_uint_t           read_asked;   /* the read's part of it */
     rg_uint_t           reclaim_asked;
     rg_uint_t           shard;        /* the next to read */
+    rg_uint_t           empty;        /* reads in a row that found none */
     rg_serve_task_t     head;         /* the running tasks, a ring */
     struct event       *pump_ev;      /* a read after a failed one */
     struct event       *keep_ev;
@@ -87,6 +90,7 @@ struct rg_serve_s {
     uint64_t            parked;
     unsigned            ready:1;      /* the group is there */
     unsigned            reading:1;
+    unsigned            waiting:1;    /* the read in flight may block */
     unsigned            reclaiming:1;
     unsigned            reclaim_due:1; /* its timer came; it waits for a
                                           free slot */
@@ -520,6 +524,8 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
                          "the tasks failed (%s); trying again", err);
         }
         sv->read_failed = 1;
+        sv->empty = 0;
+        sv->waiting = 0;
         rg_serve_later(sv, sv->pump_ev, 1000);
         return;
     }
@@ -533,6 +539,10 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
     sv->reads++;
     sv->read += n;
 
+    /* a read that waited starts a new round, as one that found some */
+    sv->empty = (n || sv->waiting) ? 0 : sv->empty + 1;
+    sv->waiting = 0;
+
     for (i = 0; i < n; i++) {
         rg_serve_start(sv, &e[i]);
     }
@@ -542,10 +552,47 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
 }
 
 
+/* the wait for an entry on any shard ended: a new round */
+static void
+rg_serve_waited(void *data, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->reading = 0;
+    sv->waiting = 0;
+    sv->empty = 0;
+
+    if (sv->exiting) {
+        return;
+    }
+
+    if (err) {
+        if (!sv->read_failed) {
+            rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: waiting "
+                         "for tasks failed (%s); trying again", err);
+        }
+        sv->read_failed = 1;
+        rg_serve_later(sv, sv->pump_ev, 1000);
+        return;
+    }
+
+    rg_serve_pump(sv);
+    rg_serve_check_exit(sv);
+}
+
+
+/* The shards are read in turn, each at once (no BLOCK), so that an empty
+ * one never holds up a backlog on another. Once a whole round found
+ * nothing, the worker waits (at most block) for an entry: on one server,
+ * for one on any shard (XREAD, which delivers nothing: the next round
+ * reads it); in a cluster, where one command cannot name every shard,
+ * the round's last read waits on its own shard (a task on another is
+ * read within block). */
 static void
 rg_serve_pump(rg_serve_t *sv)
 {
-    rg_uint_t  avail, shard;
+    rg_uint_t  avail, shards, shard, all;
 
     if (sv->queue == NULL) {
         return;
@@ -567,14 +614,25 @@ rg_serve_pump(rg_serve_t *sv)
         return;
     }
 
+    shards = rg_stream_shards(sv->queue);
     shard = sv->shard;
+    all = shards > 1 && rg_stream_one_read(sv->queue);
 
     sv->reading = 1;
+
+    if (all && sv->empty >= shards) {
+        sv->waiting = 1;
+        rg_stream_wait(sv->queue, rg_serve_waited, sv);
+        return;
+    }
+
+    sv->waiting = !all && sv->empty + 1 >= shards;
     sv->read_asked = avail;
     sv->promised += avail;
-    sv->shard = (shard + 1) % rg_stream_shards(sv->queue);
+    sv->shard = (shard + 1) % shards;
 
-    rg_stream_read(sv->queue, shard, avail, rg_serve_read_handler, sv);
+    rg_stream_read(sv->queue, shard, avail, sv->waiting,
+                   rg_serve_read_handler, sv);
 }
 
 

@@ -5,6 +5,8 @@
 #   - concurrency 2 is a bound on what a worker holds, also when entries
 #     left by a worker that died are taken over while its read waits and
 #     new tasks come then;
+#   - shards 3 with tasks on one shard only: they are read at once, not
+#     after a read of each empty shard waited out `block`;
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -91,6 +93,11 @@ held() {
         awk '$1 != "gone" && $2 > m { m = $2 } END { print m + 0 }'
 }
 
+# shard_of ID N: the shard of N that task ID goes to (rg_stream_shard_of)
+shard_of() {
+    echo $((0x$(printf '%s' "$1" | sha256sum | cut -c1-8) % $2))
+}
+
 # queue SHARD AGENT ID...: the tasks onto the shard at once (XADD, as
 # submit does); the id of the last entry, whose first part is when it
 # was added (ms)
@@ -108,6 +115,12 @@ queue() {
             last = redis.call("XADD", KEYS[1], "*", "task", ARGV[i])
         end
         return last' 1 "$q_key" $q_lines
+}
+
+# pickup ID ENTRY: ms from the entry's XADD to the start of its session
+pickup() {
+    echo $(($(rg_rcli hget "rg:{$(rg_task_sid "$1")}:meta" created) -
+            ${2%-*}))
 }
 
 # the concurrency bound while entries are taken over -----------------------
@@ -136,6 +149,45 @@ rg_check "the six tasks end done" wait_done 10 r0 r1 n0 n1 n2 n3
 "$R" -c "$tmp/s.conf" workers > "$tmp/workers.json" 2>&1
 rg_equal "it started six sessions" \
     "$(jq '[.workers[].report.started] | add' "$tmp/workers.json")" 6
+serve_stop
+
+# shards 3, tasks on one shard only ----------------------------------------
+rg_rcli flushall > /dev/null
+conf 1 2 3 6s 5s > "$tmp/s.conf"
+serve_start 1
+# eight tasks on shard 1 while shards 0 and 2 stay empty: a backlog
+# that a worker with two slots reads as they free, without waiting on
+# the empty shards
+ids=
+i=0
+while [ "$(echo $ids | wc -w)" -lt 8 ]; do
+    [ "$(shard_of "s$i" 3)" = 1 ] && ids="$ids s$i"
+    i=$((i + 1))
+done
+sleep 0.5
+e=$(queue 1 fast $ids)
+rg_check "the eight tasks on shard 1 end done" wait_done 40 $ids
+most=0
+for t in $ids; do
+    p=$(pickup "$t" "$e")
+    [ "$p" -gt "$most" ] && most=$p
+done
+rg_check "two at a time, the last started well within block 5s \
+(${most} ms)" test "$most" -lt 2500
+
+# an idle worker: a task on each shard is read as it comes (in the order
+# opposite to a turn of the shards)
+for s in 1 0 2; do
+    i=0
+    while [ "$(shard_of "p$s-$i" 3)" != "$s" ]; do
+        i=$((i + 1))
+    done
+    sleep 0.5
+    e=$(queue "$s" fast "p$s-$i")
+    wait_done 10 "p$s-$i"
+    rg_check "an idle worker reads a task on shard $s at once \
+($(pickup "p$s-$i" "$e") ms)" test "$(pickup "p$s-$i" "$e")" -lt 1000
+done
 serve_stop
 
 rg_lacks "no worker died" "$tmp/error.log" \
