@@ -11,10 +11,11 @@
  * ("P{q:tasks}:results", trimmed with MAXLEN ~; a mark in its slot makes
  * a second announcement of a task, by a worker that took it over, none).
  * Entries idle longer than `claim_idle` are taken over with XAUTOCLAIM
- * (whose list of entries deleted meanwhile is logged); a live worker
- * keeps its entries fresh with XCLAIM … JUSTID, so they are never taken
- * while it works; one delivered more than `max_deliveries` times goes to
- * the shard's dead letters ("P{q:tasks:0}:dead") with the reason. */
+ * (whose list of entries deleted meanwhile is logged), each shard's scan
+ * going on from where the last one stopped; a live worker keeps its
+ * entries fresh with XCLAIM … JUSTID, so they are never taken while it
+ * works; one delivered more than `max_deliveries` times goes to the
+ * shard's dead letters ("P{q:tasks:0}:dead") with the reason. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -22,6 +23,12 @@
 #include <rg_queue_conf.h>
 #include <rg_store_conf.h>
 #include <rg_digest.h>
+
+
+/* an XAUTOCLAIM cursor: the pending entry its next scan starts at */
+typedef struct {
+    char                id[48];
+} rg_stream_cursor_t;
 
 
 struct rg_stream_s {
@@ -33,6 +40,7 @@ struct rg_stream_s {
     char              **dead;         /* per shard: its dead letters */
     char               *results;
     rg_str_t           *tags;         /* per shard */
+    rg_stream_cursor_t *cursors;      /* per shard: where reclaims go on */
     rg_uint_t           one_read;     /* one read names every shard */
     rg_str_t            rtag;
     char               *consumer;
@@ -118,12 +126,13 @@ rg_stream_create(rg_engine_t *e, const char *consumer)
     q->keys = calloc(n, sizeof(char *));
     q->dead = calloc(n, sizeof(char *));
     q->tags = calloc(n, sizeof(rg_str_t));
+    q->cursors = calloc(n, sizeof(rg_stream_cursor_t));
     q->consumer = strdup(consumer);
     q->results = rg_stream_sprintf("%s{q:%s}:results", q->prefix,
                                    qcf->stream.data);
 
     if (q->keys == NULL || q->dead == NULL || q->tags == NULL
-        || q->consumer == NULL || q->results == NULL)
+        || q->cursors == NULL || q->consumer == NULL || q->results == NULL)
     {
         goto failed;
     }
@@ -140,6 +149,7 @@ rg_stream_create(rg_engine_t *e, const char *consumer)
             goto failed;
         }
         q->tags[i] = rg_stream_tag(q->keys[i]);
+        memcpy(q->cursors[i].id, "0-0", 4);
     }
 
     /* a blocking read holds its connection: the reads have their own,
@@ -186,6 +196,7 @@ rg_stream_destroy(rg_stream_t *q)
     free(q->keys);
     free(q->dead);
     free(q->tags);
+    free(q->cursors);
     free(q->consumer);
     free(q->results);
     free(q);
@@ -623,7 +634,7 @@ rg_stream_reclaimed(void *data, redisReply *reply, const char *err)
 {
     size_t           i;
     rg_uint_t        n;
-    redisReply      *del;
+    redisReply      *del, *x;
     rg_stream_op_t  *op;
     rg_stream_t     *q;
     const char      *argv[7];
@@ -638,6 +649,18 @@ rg_stream_reclaimed(void *data, redisReply *reply, const char *err)
         op->read(op->data, NULL, 0, err ? err : "an answer it cannot read");
         rg_stream_op_free(op);
         return;
+    }
+
+    /* the next scan of this shard starts where this one stopped (0-0:
+     * it reached the end, the next starts again at the beginning), so
+     * that idle entries behind more live ones than a scan looks at
+     * (COUNT times 10) are reached too */
+    x = reply->element[0];
+    if (x->type == REDIS_REPLY_STRING
+        && x->len < sizeof(q->cursors[op->shard].id))
+    {
+        memcpy(q->cursors[op->shard].id, x->str, x->len);
+        q->cursors[op->shard].id[x->len] = '\0';
     }
 
     /* entries trimmed or deleted while they were pending: gone, and no
@@ -758,7 +781,7 @@ rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
     argv[2] = q->conf->group.data;
     argv[3] = q->consumer;
     argv[4] = idle;
-    argv[5] = "0-0";
+    argv[5] = q->cursors[shard].id;
     argv[6] = "COUNT";
     argv[7] = c;
 

@@ -48,7 +48,8 @@ rg_uint_t rg_stream_one_read(rg_stream_t *q);
  * or block passed. Entries added before it was sent are not seen. */
 void rg_stream_wait(rg_stream_t *q, rg_stream_done_pt cb, void *data);
 /* entries of shard idle longer than claim_idle, taken over, at most
- * count, with their delivery counts */
+ * count, with their delivery counts; each shard's scan of the pending
+ * entries goes on where the last one stopped (XAUTOCLAIM's cursor) */
 void rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
     rg_stream_read_pt cb, void *data);
 /* the entries this worker runs stay its own: their idle time restarts */

@@ -7,6 +7,8 @@
 #     new tasks come then;
 #   - shards 3 with tasks on one shard only: they are read at once, not
 #     after a read of each empty shard waited out `block`;
+#   - a dead worker's entry behind more live entries than one XAUTOCLAIM
+#     looks at is reached (the scan goes on from its cursor);
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -188,6 +190,40 @@ for s in 1 0 2; do
     rg_check "an idle worker reads a task on shard $s at once \
 ($(pickup "p$s-$i" "$e") ms)" test "$(pickup "p$s-$i" "$e")" -lt 1000
 done
+serve_stop
+
+# a dead worker's entry behind live ones -----------------------------------
+# 25 entries held by a live consumer that keeps them fresh, as a worker
+# does with what it runs, then one of a consumer that died: a reclaim of
+# concurrency 2 asks XAUTOCLAIM for 2, which looks at 20 pending entries
+rg_rcli flushall > /dev/null
+rg_rcli xgroup create "$S" workers 0 mkstream > /dev/null
+ids=
+i=0
+while [ $i -lt 25 ]; do
+    ids="$ids l$i"
+    i=$((i + 1))
+done
+queue 0 slow $ids > /dev/null
+rg_rcli xreadgroup group workers live count 25 streams "$S" '>' > /dev/null
+live=$(rg_rcli xpending "$S" workers - + 25 live | awk 'NR % 4 == 1')
+queue 0 fast d1 > /dev/null
+rg_rcli xreadgroup group workers gone count 1 streams "$S" '>' > /dev/null
+# shellcheck disable=SC2086
+while :; do
+    rg_rcli xclaim "$S" workers live 0 $live justid > /dev/null
+    sleep 0.3
+done &
+fresh=$!
+pids="$pids $fresh"
+conf 1 2 1 2s 500ms > "$tmp/s.conf"
+serve_start 1
+rg_check "the dead consumer's task, behind 25 live entries, ends done" \
+    wait_done 12 d1
+rg_equal "the live entries stay with their consumer, delivered once" \
+    "$(rg_rcli xpending "$S" workers - + 30 live | awk 'NR % 4 == 0' |
+       sort | uniq -c | tr -s ' ')" " 25 1"
+kill "$fresh"
 serve_stop
 
 rg_lacks "no worker died" "$tmp/error.log" \
