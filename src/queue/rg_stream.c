@@ -15,7 +15,9 @@
  * going on from where the last one stopped; a live worker keeps its
  * entries fresh with XCLAIM … JUSTID, so they are never taken while it
  * works; one delivered more than `max_deliveries` times goes to the
- * shard's dead letters ("P{q:tasks:0}:dead") with the reason. */
+ * shard's dead letters ("P{q:tasks:0}:dead") with the reason. A task is
+ * submitted once: its mark is set in two steps around its entry
+ * (rg_stream.h), so that a submitter dying between them loses nothing. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -44,6 +46,7 @@ struct rg_stream_s {
     rg_uint_t           one_read;     /* one read names every shard */
     rg_str_t            rtag;
     char               *consumer;
+    uint64_t            submits;      /* this worker's, for their marks */
     const char         *prefix;
     rg_msec_t           session_ttl;
 };
@@ -1251,10 +1254,29 @@ rg_stream_shard_of(rg_uint_t shards, const char *task_id)
 }
 
 
+rg_redis_script_t  rg_stream_mark_lua = { "mark",
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v and v ~= ARGV[1] then\n"
+    "  if string.sub(v, 1, 2) ~= 's ' then\n"
+    "    return 0\n"
+    "  end\n"
+    "  if redis.call('PTTL', KEYS[1])\n"
+    "     > tonumber(ARGV[2]) - tonumber(ARGV[3]) then\n"
+    "    return 2\n"
+    "  end\n"
+    "  if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then\n"
+    "    return 0\n"
+    "  end\n"
+    "end\n"
+    "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "return 1\n", ""
+};
+
+
 typedef struct {
     rg_stream_t          *q;
     rg_uint_t             shard;
-    rg_uint_t             again;      /* the mark is the first submit's */
+    rg_uint_t             again;      /* no mark: the first submit's stays */
     char                 *mark;       /* "P{SID}:task" */
     char                 *text;
     size_t                len;
@@ -1285,16 +1307,31 @@ rg_stream_sub_end(rg_stream_sub_t *sb, rg_int_t rc, const char *what)
 static void
 rg_stream_added(void *data, redisReply *reply, const char *err)
 {
-    char              id[64];
+    char              id[64], ttl[24];
     rg_str_t          tag;
     rg_stream_sub_t  *sb;
-    const char       *argv[2];
+    const char       *argv[5];
 
     sb = data;
+    tag = rg_stream_tag(sb->mark);
 
     if (err == NULL && reply && reply->type == REDIS_REPLY_STRING) {
         snprintf(id, sizeof(id), "%.*s", (int) rg_min(reply->len, 60),
                  reply->str);
+
+        if (!sb->again) {
+            /* queued: the mark now lasts as the session may */
+            snprintf(ttl, sizeof(ttl), "%llu",
+                     (unsigned long long) sb->q->session_ttl);
+            argv[0] = "SET";
+            argv[1] = sb->mark;
+            argv[2] = sb->q->consumer;
+            argv[3] = "PX";
+            argv[4] = ttl;
+            rg_stream_send(sb->q->redis, &tag, 0, rg_stream_ignore, NULL, 5,
+                           argv);
+        }
+
         rg_stream_sub_end(sb, RG_OK, id);
         return;
     }
@@ -1307,7 +1344,6 @@ rg_stream_added(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    tag = rg_stream_tag(sb->mark);
     argv[0] = "DEL";
     argv[1] = sb->mark;
     rg_stream_send(sb->q->redis, &tag, 0, rg_stream_ignore, NULL, 2, argv);
@@ -1356,7 +1392,9 @@ rg_stream_marked(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    if (reply == NULL || reply->type == REDIS_REPLY_NIL) {
+    if (reply == NULL || reply->type != REDIS_REPLY_INTEGER
+        || reply->integer != 1)
+    {
         rg_stream_sub_end(sb, RG_DECLINED, "exists");
         return;
     }
@@ -1369,7 +1407,10 @@ void
 rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
     size_t len, rg_uint_t again, rg_stream_submit_pt cb, void *data)
 {
-    char              sid[48], ttl[24];
+    char              sid[48], value[160], ttl[24], stale[24];
+    char             *meta, *result;
+    size_t            lens[6];
+    rg_uint_t         i;
     rg_str_t          tag;
     rg_stream_sub_t  *sb;
     const char       *argv[6];
@@ -1382,7 +1423,10 @@ rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
         sb->text = malloc(len + 1);
     }
 
-    if (sb == NULL || sb->mark == NULL || sb->text == NULL) {
+    if (sb == NULL || sb->mark == NULL || sb->text == NULL
+        || (rg_stream_mark_lua.sha[0] == '\0'
+            && rg_redis_script_init(&rg_stream_mark_lua) != RG_OK))
+    {
         if (sb) {
             rg_stream_sub_free(sb);
         }
@@ -1406,21 +1450,36 @@ rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
         return;
     }
 
-    snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long) q->session_ttl);
+    /* this submit's own: two of one worker at once differ */
+    snprintf(value, sizeof(value), "s %.100s %llu", q->consumer,
+             (unsigned long long) ++q->submits);
+    snprintf(ttl, sizeof(ttl), "%d", RG_STREAM_SUBMITTING_TTL);
+    snprintf(stale, sizeof(stale), "%d", RG_STREAM_SUBMITTING_STALE);
     tag = rg_stream_tag(sb->mark);
 
-    argv[0] = "SET";
-    argv[1] = sb->mark;
-    argv[2] = q->consumer;
-    argv[3] = "NX";
-    argv[4] = "PX";
-    argv[5] = ttl;
+    meta = rg_stream_sprintf("%s{%s}:meta", q->prefix, sid);
+    result = rg_stream_sprintf("%s{%s}:result", q->prefix, sid);
 
-    if (rg_stream_send(q->redis, &tag, 0, rg_stream_marked, sb, 6, argv)
-        != RG_OK)
+    argv[0] = sb->mark;
+    argv[1] = meta ? meta : "";
+    argv[2] = result ? result : "";
+    argv[3] = value;
+    argv[4] = ttl;
+    argv[5] = stale;
+
+    for (i = 0; i < 6; i++) {
+        lens[i] = strlen(argv[i]);
+    }
+
+    if (meta == NULL || result == NULL
+        || rg_redis_eval(q->redis, &tag, &rg_stream_mark_lua,
+                         rg_stream_marked, sb, 3, 6, argv, lens) == NULL)
     {
         rg_stream_sub_end(sb, RG_ERROR, "out of memory");
     }
+
+    free(meta);
+    free(result);
 }
 
 

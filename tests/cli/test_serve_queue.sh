@@ -9,6 +9,8 @@
 #     after a read of each empty shard waited out `block`;
 #   - a dead worker's entry behind more live entries than one XAUTOCLAIM
 #     looks at is reached (the scan goes on from its cursor);
+#   - a submitter that died between its mark and the entry does not keep
+#     the task off the queue; one that is queueing it now does;
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -18,6 +20,7 @@ B=${B:-objs}
 command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
 command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
 command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
 
 rg_redis r
 
@@ -28,7 +31,7 @@ echo '[{"message":{"content":"quick"}}]' > "$tmp/fast.json"
 rg_mock f --script "$tmp/fast.json" --latency 50
 fport=$port
 
-# conf WORKERS CONCURRENCY SHARDS CLAIM_IDLE BLOCK
+# conf WORKERS CONCURRENCY SHARDS CLAIM_IDLE BLOCK [MORE]
 conf() {
     cat <<CONF
 worker_processes $1;
@@ -43,6 +46,7 @@ agent fast { llm f; }
 store redis { server unix:$redis_sock; }
 lease_ttl 1s;
 queue { shards $3; claim_idle $4; max_deliveries 5; block $5; }
+${6:-}
 CONF
 }
 
@@ -224,6 +228,59 @@ rg_equal "the live entries stay with their consumer, delivered once" \
     "$(rg_rcli xpending "$S" workers - + 30 live | awk 'NR % 4 == 0' |
        sort | uniq -c | tr -s ' ')" " 25 1"
 kill "$fresh"
+serve_stop
+
+# a submitter that died between its mark and its entry ---------------------
+rg_rcli flushall > /dev/null
+hport=$(rg_free_port)
+conf 1 10 1 2s 500ms "http { listen 127.0.0.1:$hport; }" > "$tmp/s.conf"
+serve_start 1
+rg_wait_for "$tmp/error.log" "http: worker .* answers"
+U=http://127.0.0.1:$hport
+
+# mark ID VALUE PTTL: task ID's mark, as a submitter left it
+mark() {
+    rg_rcli set "rg:{$(rg_task_sid "$1")}:task" "$2" px "$3" > /dev/null
+}
+
+# submit ID: submit's report on stderr
+submit() {
+    task "$1" fast | "$R" -c "$tmp/s.conf" submit - 2>&1 > /dev/null
+}
+
+# a submit that died 20 s ago, its mark set and no entry added: its
+# short mark (60 s) has 40 s left
+mark c1 's 0123456789abcdef 1' 40000
+rg_equal "a task whose submitter died before its entry is queued" \
+    "$(submit c1)" \
+    "reagent: 1 tasks queued, 0 submitted before, 0 refused"
+rg_check "and runs" wait_done 10 c1
+ttl=$(rg_rcli pttl "rg:{$(rg_task_sid c1)}:task")
+rg_check "its mark is kept as long as its session now (pttl $ttl)" \
+    test "$ttl" -gt 600000
+mark c2 's vm:1 1' 40000
+rg_equal "the same through the API" "$(rg_req POST /v1/tasks \
+    -d "$(task c2 fast)")" 202
+rg_check "  it runs" wait_done 10 c2
+
+# a submit adding its entry now (its mark is a second old): refused
+mark c3 's 0123456789abcdef 1' 59000
+rg_equal "a task that another submit is queueing now is not queued again" \
+    "$(submit c3)" "reagent: task c3 is being submitted by another submit \
+now: not queued again
+reagent: 0 tasks queued, 1 submitted before, 0 refused"
+rg_equal "  nor through the API" "$(rg_req POST /v1/tasks \
+    -d "$(task c3 fast)")" 409
+
+# a submit that died after its entry, whose task ran: refused
+mark c1 's 0123456789abcdef 1' 40000
+rg_equal "a task that ran is not queued again, its mark stale or not" \
+    "$(submit c1)" "reagent: task c1 was submitted before: not queued again
+reagent: 0 tasks queued, 1 submitted before, 0 refused"
+rg_equal "  nor through the API" "$(rg_req POST /v1/tasks \
+    -d "$(task c1 fast)")" 409
+rg_equal "two entries were added, once each" \
+    "$(rg_rcli xlen "$S") $(rg_announced c1) $(rg_announced c2)" "2 1 1"
 serve_stop
 
 rg_lacks "no worker died" "$tmp/error.log" \
