@@ -11,6 +11,8 @@
 #     looks at is reached (the scan goes on from its cursor);
 #   - a submitter that died between its mark and the entry does not keep
 #     the task off the queue; one that is queueing it now does;
+#   - a task that runs three times claim_idle on two workers stays with
+#     the worker that runs it (kept fresh): delivered once, one model call.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -30,6 +32,9 @@ wport=$port
 echo '[{"message":{"content":"quick"}}]' > "$tmp/fast.json"
 rg_mock f --script "$tmp/fast.json" --latency 50
 fport=$port
+echo '[{"message":{"content":"long"}}]' > "$tmp/long.json"
+rg_mock l --script "$tmp/long.json" --latency 6000
+lport=$port
 
 # conf WORKERS CONCURRENCY SHARDS CLAIM_IDLE BLOCK [MORE]
 conf() {
@@ -41,8 +46,10 @@ error_log $tmp/error.log info;
 drain_timeout 1s;
 llm w { base_url http://127.0.0.1:$wport/v1; model mock-1; }
 llm f { base_url http://127.0.0.1:$fport/v1; model mock-1; }
+llm l { base_url http://127.0.0.1:$lport/v1; model mock-1; }
 agent slow { llm w; }
 agent fast { llm f; }
+agent long { llm l; }
 store redis { server unix:$redis_sock; }
 lease_ttl 1s;
 queue { shards $3; claim_idle $4; max_deliveries 5; block $5; }
@@ -281,6 +288,23 @@ rg_equal "  nor through the API" "$(rg_req POST /v1/tasks \
     -d "$(task c1 fast)")" 409
 rg_equal "two entries were added, once each" \
     "$(rg_rcli xlen "$S") $(rg_announced c1) $(rg_announced c2)" "2 1 1"
+serve_stop
+
+# a task that runs three times claim_idle, on two workers ------------------
+rg_rcli flushall > /dev/null
+conf 2 10 1 2s 500ms > "$tmp/s.conf"
+serve_start 2
+took=$(grep -c "took over" "$tmp/error.log")
+task k1 long | "$R" -c "$tmp/s.conf" submit - > /dev/null 2>&1
+sleep 5
+rg_equal "5 s in, its entry was delivered once (claim_idle 2s)" \
+    "$(rg_rcli xpending "$S" workers - + 10 | sed -n 4p)" 1
+rg_check "it ends done" wait_done 10 k1
+rg_equal "no worker took it over" "$(grep -c "took over" "$tmp/error.log")" \
+    "$took"
+rg_equal "the model was asked once" \
+    "$(curl -s "http://127.0.0.1:$lport/stats" | jq .requests)" 1
+rg_equal "its result was announced once" "$(rg_announced k1)" 1
 serve_stop
 
 rg_lacks "no worker died" "$tmp/error.log" \
