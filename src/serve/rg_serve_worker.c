@@ -1111,6 +1111,12 @@ rg_serve_drain(rg_worker_t *w, rg_msec_t timeout)
     sv = w->data;
     sv->draining = 1;
 
+    if (sv->queue) {
+        rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: no more "
+                     "reads; draining %lu tasks running",
+                     (unsigned long) sv->running);
+    }
+
     /* the API takes no new request */
     rg_engine_drain(sv->engine);
 
