@@ -2,18 +2,22 @@
  * {task: <the JSONL line>} of `shards` streams, each with a hash tag of
  * its own ("P{q:tasks:0}", so that a Redis Cluster spreads them), read by
  * one consumer group. A worker reads with XREADGROUP only as many entries
- * as it has free session slots, on connections of its own (a read
- * blocks, at most `block`); it acknowledges an entry (XACK) once the
- * task's final result is written: kept under its session
+ * as it has free session slots, one shard at a time, on a connection of
+ * its own: at once, or waiting at most `block` (and it may wait for an
+ * entry on any shard with XREAD, which delivers nothing); which to do
+ * when is the worker's (rg_serve_worker.c). It acknowledges an entry
+ * (XACK) once the task's final result is written: kept under its session
  * ("P{t-…}:result") and announced once on the results stream
  * ("P{q:tasks}:results", trimmed with MAXLEN ~; a mark in its slot makes
  * a second announcement of a task, by a worker that took it over, none).
- * Entries idle longer than `claim_idle` are taken
- * over with XAUTOCLAIM (whose list of entries deleted meanwhile is
- * logged); a live worker keeps its entries fresh with XCLAIM … JUSTID, so
- * they are never taken while it works; one delivered more than
- * `max_deliveries` times goes to the shard's dead letters
- * ("P{q:tasks:0}:dead") with the reason. */
+ * Entries idle longer than `claim_idle` are taken over with XAUTOCLAIM
+ * (whose list of entries deleted meanwhile is logged), each shard's scan
+ * going on from where the last one stopped; a live worker keeps its
+ * entries fresh with XCLAIM … JUSTID, so they are never taken while it
+ * works; one delivered more than `max_deliveries` times goes to the
+ * shard's dead letters ("P{q:tasks:0}:dead") with the reason. A task is
+ * submitted once: its mark is set in two steps around its entry
+ * (rg_stream.h), so that a submitter dying between them loses nothing. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -21,6 +25,12 @@
 #include <rg_queue_conf.h>
 #include <rg_store_conf.h>
 #include <rg_digest.h>
+
+
+/* an XAUTOCLAIM cursor: the pending entry its next scan starts at */
+typedef struct {
+    char                id[48];
+} rg_stream_cursor_t;
 
 
 struct rg_stream_s {
@@ -32,8 +42,11 @@ struct rg_stream_s {
     char              **dead;         /* per shard: its dead letters */
     char               *results;
     rg_str_t           *tags;         /* per shard */
+    rg_stream_cursor_t *cursors;      /* per shard: where reclaims go on */
+    rg_uint_t           one_read;     /* one read names every shard */
     rg_str_t            rtag;
     char               *consumer;
+    uint64_t            submits;      /* this worker's, for their marks */
     const char         *prefix;
     rg_msec_t           session_ttl;
 };
@@ -116,17 +129,19 @@ rg_stream_create(rg_engine_t *e, const char *consumer)
     q->keys = calloc(n, sizeof(char *));
     q->dead = calloc(n, sizeof(char *));
     q->tags = calloc(n, sizeof(rg_str_t));
+    q->cursors = calloc(n, sizeof(rg_stream_cursor_t));
     q->consumer = strdup(consumer);
     q->results = rg_stream_sprintf("%s{q:%s}:results", q->prefix,
                                    qcf->stream.data);
 
     if (q->keys == NULL || q->dead == NULL || q->tags == NULL
-        || q->consumer == NULL || q->results == NULL)
+        || q->cursors == NULL || q->consumer == NULL || q->results == NULL)
     {
         goto failed;
     }
 
     q->rtag = rg_stream_tag(q->results);
+    q->one_read = !rg_store_conf(e->cycle)->cluster;
 
     for (i = 0; i < n; i++) {
         q->keys[i] = rg_stream_sprintf("%s{q:%s:%lu}", q->prefix,
@@ -137,6 +152,7 @@ rg_stream_create(rg_engine_t *e, const char *consumer)
             goto failed;
         }
         q->tags[i] = rg_stream_tag(q->keys[i]);
+        memcpy(q->cursors[i].id, "0-0", 4);
     }
 
     /* a blocking read holds its connection: the reads have their own,
@@ -183,6 +199,7 @@ rg_stream_destroy(rg_stream_t *q)
     free(q->keys);
     free(q->dead);
     free(q->tags);
+    free(q->cursors);
     free(q->consumer);
     free(q->results);
     free(q);
@@ -373,11 +390,29 @@ rg_stream_entries(rg_uint_t shard, redisReply *list, rg_stream_entry_t *e,
 }
 
 
+/* the shard whose stream key is k (n bytes) */
+static rg_int_t
+rg_stream_shard_named(rg_stream_t *q, const char *k, size_t n)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < rg_stream_shards(q); i++) {
+        if (strlen(q->keys[i]) == n && memcmp(q->keys[i], k, n) == 0) {
+            return (rg_int_t) i;
+        }
+    }
+
+    return -1;
+}
+
+
 static void
 rg_stream_read_handler(void *data, redisReply *reply, const char *err)
 {
-    rg_uint_t           n;
-    redisReply         *list;
+    size_t              i, n;
+    rg_int_t            shard;
+    rg_uint_t           got;
+    redisReply         *x;
     rg_stream_op_t     *op;
     rg_stream_entry_t  *e;
 
@@ -389,13 +424,21 @@ rg_stream_read_handler(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    /* nil: nothing within block; else [[stream, [entries]]] */
-    list = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements
-           && reply->element[0]->type == REDIS_REPLY_ARRAY
-           && reply->element[0]->elements == 2
-           ? reply->element[0]->element[1] : NULL;
+    /* nil: nothing within block; else [[stream, [entries]], ...], one
+     * for each stream that had entries */
+    n = 0;
 
-    n = list && list->type == REDIS_REPLY_ARRAY ? list->elements : 0;
+    for (i = 0; reply && reply->type == REDIS_REPLY_ARRAY
+                && i < reply->elements; i++)
+    {
+        x = reply->element[i];
+        if (x->type == REDIS_REPLY_ARRAY && x->elements == 2
+            && x->element[1]->type == REDIS_REPLY_ARRAY)
+        {
+            n += x->element[1]->elements;
+        }
+    }
+
     e = n ? calloc(n, sizeof(rg_stream_entry_t)) : NULL;
 
     if (n && e == NULL) {
@@ -404,22 +447,117 @@ rg_stream_read_handler(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    n = rg_stream_entries(op->shard, list, e, n);
+    got = 0;
 
-    op->read(op->data, e, n, NULL);
+    for (i = 0; n && i < reply->elements; i++) {
+        x = reply->element[i];
+        if (x->type != REDIS_REPLY_ARRAY || x->elements != 2
+            || x->element[0]->type != REDIS_REPLY_STRING)
+        {
+            continue;
+        }
+
+        shard = rg_stream_shard_named(op->q, x->element[0]->str,
+                                      x->element[0]->len);
+        if (shard < 0) {
+            continue;
+        }
+
+        got += rg_stream_entries((rg_uint_t) shard, x->element[1], e + got,
+                                 (rg_uint_t) n - got);
+    }
+
+    op->read(op->data, e, got, NULL);
 
     free(e);
     rg_stream_op_free(op);
 }
 
 
+/* the wait answered: an entry came (what it was does not matter), or
+ * nil: block passed */
+static void
+rg_stream_waited(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_op_t  *op;
+
+    op = data;
+    op->done(op->data, err);
+    rg_stream_op_free(op);
+}
+
+
+/* XREADGROUP … COUNT count [BLOCK block] STREAMS key >, or with xread
+ * XREAD COUNT 1 BLOCK block STREAMS every key and as many "$" */
+static void
+rg_stream_xread(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
+    rg_uint_t wait, rg_uint_t xread, rg_stream_op_t *op)
+{
+    int                 argc;
+    char                c[24], b[24];
+    size_t             *lens;
+    rg_uint_t           i, first, nkeys;
+    const char        **argv;
+    rg_redis_cmd_t     *cmd;
+    rg_redis_reply_pt   handler;
+
+    first = xread ? 0 : shard;
+    nkeys = xread ? rg_stream_shards(q) : 1;
+    handler = xread ? rg_stream_waited : rg_stream_read_handler;
+
+    argv = malloc((9 + 2 * nkeys) * sizeof(char *));
+    lens = malloc((9 + 2 * nkeys) * sizeof(size_t));
+    cmd = NULL;
+
+    if (argv && lens) {
+        snprintf(c, sizeof(c), "%lu", (unsigned long) count);
+        snprintf(b, sizeof(b), "%llu", (unsigned long long) q->conf->block);
+
+        argc = 0;
+        if (xread) {
+            argv[argc++] = "XREAD";
+        } else {
+            argv[argc++] = "XREADGROUP";
+            argv[argc++] = "GROUP";
+            argv[argc++] = q->conf->group.data;
+            argv[argc++] = q->consumer;
+        }
+        argv[argc++] = "COUNT";
+        argv[argc++] = c;
+        if (wait) {
+            argv[argc++] = "BLOCK";
+            argv[argc++] = b;
+        }
+        argv[argc++] = "STREAMS";
+        for (i = 0; i < nkeys; i++) {
+            argv[argc++] = q->keys[first + i];
+        }
+        for (i = 0; i < nkeys; i++) {
+            argv[argc++] = xread ? "$" : ">";
+        }
+
+        for (i = 0; i < (rg_uint_t) argc; i++) {
+            lens[i] = strlen(argv[i]);
+        }
+
+        cmd = rg_redis_command(q->reader, &q->tags[first], 0, handler, op,
+                               argc, argv, lens);
+    }
+
+    free(argv);
+    free(lens);
+
+    if (cmd == NULL) {
+        handler(op, NULL, "out of memory");
+    }
+}
+
+
 void
 rg_stream_read(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
-    rg_stream_read_pt cb, void *data)
+    rg_uint_t wait, rg_stream_read_pt cb, void *data)
 {
-    char             c[24], b[24];
     rg_stream_op_t  *op;
-    const char      *argv[10];
 
     op = rg_stream_op(q, shard, data);
     if (op == NULL) {
@@ -428,34 +566,30 @@ rg_stream_read(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
     }
 
     op->read = cb;
+    rg_stream_xread(q, shard, count, wait, 0, op);
+}
 
-    snprintf(c, sizeof(c), "%lu", (unsigned long) count);
-    snprintf(b, sizeof(b), "%llu", (unsigned long long) q->conf->block);
 
-    argv[0] = "XREADGROUP";
-    argv[1] = "GROUP";
-    argv[2] = q->conf->group.data;
-    argv[3] = q->consumer;
-    argv[4] = "COUNT";
-    argv[5] = c;
-    argv[6] = "BLOCK";
-    argv[7] = b;
-    argv[8] = "STREAMS";
-    argv[9] = q->keys[shard];
+rg_uint_t
+rg_stream_one_read(rg_stream_t *q)
+{
+    return q->one_read;
+}
 
-    {
-        const char  *a[11];
 
-        memcpy(a, argv, sizeof(argv));
-        a[10] = ">";
+void
+rg_stream_wait(rg_stream_t *q, rg_stream_done_pt cb, void *data)
+{
+    rg_stream_op_t  *op;
 
-        if (rg_stream_send(q->reader, &q->tags[shard], 0,
-                           rg_stream_read_handler, op, 11, a) != RG_OK)
-        {
-            rg_stream_op_free(op);
-            cb(data, NULL, 0, "out of memory");
-        }
+    op = rg_stream_op(q, 0, data);
+    if (op == NULL) {
+        cb(data, "out of memory");
+        return;
     }
+
+    op->done = cb;
+    rg_stream_xread(q, 0, 1, 1, 1, op);
 }
 
 
@@ -503,7 +637,7 @@ rg_stream_reclaimed(void *data, redisReply *reply, const char *err)
 {
     size_t           i;
     rg_uint_t        n;
-    redisReply      *del;
+    redisReply      *del, *x;
     rg_stream_op_t  *op;
     rg_stream_t     *q;
     const char      *argv[7];
@@ -518,6 +652,18 @@ rg_stream_reclaimed(void *data, redisReply *reply, const char *err)
         op->read(op->data, NULL, 0, err ? err : "an answer it cannot read");
         rg_stream_op_free(op);
         return;
+    }
+
+    /* the next scan of this shard starts where this one stopped (0-0:
+     * it reached the end, the next starts again at the beginning), so
+     * that idle entries behind more live ones than a scan looks at
+     * (COUNT times 10) are reached too */
+    x = reply->element[0];
+    if (x->type == REDIS_REPLY_STRING
+        && x->len < sizeof(q->cursors[op->shard].id))
+    {
+        memcpy(q->cursors[op->shard].id, x->str, x->len);
+        q->cursors[op->shard].id[x->len] = '\0';
     }
 
     /* entries trimmed or deleted while they were pending: gone, and no
@@ -638,7 +784,7 @@ rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
     argv[2] = q->conf->group.data;
     argv[3] = q->consumer;
     argv[4] = idle;
-    argv[5] = "0-0";
+    argv[5] = q->cursors[shard].id;
     argv[6] = "COUNT";
     argv[7] = c;
 
@@ -1108,10 +1254,29 @@ rg_stream_shard_of(rg_uint_t shards, const char *task_id)
 }
 
 
+rg_redis_script_t  rg_stream_mark_lua = { "mark",
+    "local v = redis.call('GET', KEYS[1])\n"
+    "if v and v ~= ARGV[1] then\n"
+    "  if string.sub(v, 1, 2) ~= 's ' then\n"
+    "    return 0\n"
+    "  end\n"
+    "  if redis.call('PTTL', KEYS[1])\n"
+    "     > tonumber(ARGV[2]) - tonumber(ARGV[3]) then\n"
+    "    return 2\n"
+    "  end\n"
+    "  if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then\n"
+    "    return 0\n"
+    "  end\n"
+    "end\n"
+    "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "return 1\n", ""
+};
+
+
 typedef struct {
     rg_stream_t          *q;
     rg_uint_t             shard;
-    rg_uint_t             again;      /* the mark is the first submit's */
+    rg_uint_t             again;      /* no mark: the first submit's stays */
     char                 *mark;       /* "P{SID}:task" */
     char                 *text;
     size_t                len;
@@ -1142,16 +1307,31 @@ rg_stream_sub_end(rg_stream_sub_t *sb, rg_int_t rc, const char *what)
 static void
 rg_stream_added(void *data, redisReply *reply, const char *err)
 {
-    char              id[64];
+    char              id[64], ttl[24];
     rg_str_t          tag;
     rg_stream_sub_t  *sb;
-    const char       *argv[2];
+    const char       *argv[5];
 
     sb = data;
+    tag = rg_stream_tag(sb->mark);
 
     if (err == NULL && reply && reply->type == REDIS_REPLY_STRING) {
         snprintf(id, sizeof(id), "%.*s", (int) rg_min(reply->len, 60),
                  reply->str);
+
+        if (!sb->again) {
+            /* queued: the mark now lasts as the session may */
+            snprintf(ttl, sizeof(ttl), "%llu",
+                     (unsigned long long) sb->q->session_ttl);
+            argv[0] = "SET";
+            argv[1] = sb->mark;
+            argv[2] = sb->q->consumer;
+            argv[3] = "PX";
+            argv[4] = ttl;
+            rg_stream_send(sb->q->redis, &tag, 0, rg_stream_ignore, NULL, 5,
+                           argv);
+        }
+
         rg_stream_sub_end(sb, RG_OK, id);
         return;
     }
@@ -1164,7 +1344,6 @@ rg_stream_added(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    tag = rg_stream_tag(sb->mark);
     argv[0] = "DEL";
     argv[1] = sb->mark;
     rg_stream_send(sb->q->redis, &tag, 0, rg_stream_ignore, NULL, 2, argv);
@@ -1213,7 +1392,9 @@ rg_stream_marked(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    if (reply == NULL || reply->type == REDIS_REPLY_NIL) {
+    if (reply == NULL || reply->type != REDIS_REPLY_INTEGER
+        || reply->integer != 1)
+    {
         rg_stream_sub_end(sb, RG_DECLINED, "exists");
         return;
     }
@@ -1226,7 +1407,10 @@ void
 rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
     size_t len, rg_uint_t again, rg_stream_submit_pt cb, void *data)
 {
-    char              sid[48], ttl[24];
+    char              sid[48], value[160], ttl[24], stale[24];
+    char             *meta, *result;
+    size_t            lens[6];
+    rg_uint_t         i;
     rg_str_t          tag;
     rg_stream_sub_t  *sb;
     const char       *argv[6];
@@ -1239,7 +1423,10 @@ rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
         sb->text = malloc(len + 1);
     }
 
-    if (sb == NULL || sb->mark == NULL || sb->text == NULL) {
+    if (sb == NULL || sb->mark == NULL || sb->text == NULL
+        || (rg_stream_mark_lua.sha[0] == '\0'
+            && rg_redis_script_init(&rg_stream_mark_lua) != RG_OK))
+    {
         if (sb) {
             rg_stream_sub_free(sb);
         }
@@ -1263,21 +1450,36 @@ rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
         return;
     }
 
-    snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long) q->session_ttl);
+    /* this submit's own: two of one worker at once differ */
+    snprintf(value, sizeof(value), "s %.100s %llu", q->consumer,
+             (unsigned long long) ++q->submits);
+    snprintf(ttl, sizeof(ttl), "%d", RG_STREAM_SUBMITTING_TTL);
+    snprintf(stale, sizeof(stale), "%d", RG_STREAM_SUBMITTING_STALE);
     tag = rg_stream_tag(sb->mark);
 
-    argv[0] = "SET";
-    argv[1] = sb->mark;
-    argv[2] = q->consumer;
-    argv[3] = "NX";
-    argv[4] = "PX";
-    argv[5] = ttl;
+    meta = rg_stream_sprintf("%s{%s}:meta", q->prefix, sid);
+    result = rg_stream_sprintf("%s{%s}:result", q->prefix, sid);
 
-    if (rg_stream_send(q->redis, &tag, 0, rg_stream_marked, sb, 6, argv)
-        != RG_OK)
+    argv[0] = sb->mark;
+    argv[1] = meta ? meta : "";
+    argv[2] = result ? result : "";
+    argv[3] = value;
+    argv[4] = ttl;
+    argv[5] = stale;
+
+    for (i = 0; i < 6; i++) {
+        lens[i] = strlen(argv[i]);
+    }
+
+    if (meta == NULL || result == NULL
+        || rg_redis_eval(q->redis, &tag, &rg_stream_mark_lua,
+                         rg_stream_marked, sb, 3, 6, argv, lens) == NULL)
     {
         rg_stream_sub_end(sb, RG_ERROR, "out of memory");
     }
+
+    free(meta);
+    free(result);
 }
 
 

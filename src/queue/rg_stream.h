@@ -36,11 +36,20 @@ rg_uint_t rg_stream_shards(rg_stream_t *q);
 
 /* the group on every shard (made when absent, from the first entry) */
 void rg_stream_prepare(rg_stream_t *q, rg_stream_done_pt cb, void *data);
-/* new entries of shard, at most count, waiting at most block */
+/* new entries of shard, at most count: at once (wait 0: none may be
+ * there), or waiting at most block for the first */
 void rg_stream_read(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
-    rg_stream_read_pt cb, void *data);
+    rg_uint_t wait, rg_stream_read_pt cb, void *data);
+/* 1 when one command can name every shard: they are on one server (in
+ * a cluster each shard's key is in a slot of its own) */
+rg_uint_t rg_stream_one_read(rg_stream_t *q);
+/* waits, at most block, until an entry is added to any shard (XREAD:
+ * nothing is delivered, the reads that follow take it); cb once it came
+ * or block passed. Entries added before it was sent are not seen. */
+void rg_stream_wait(rg_stream_t *q, rg_stream_done_pt cb, void *data);
 /* entries of shard idle longer than claim_idle, taken over, at most
- * count, with their delivery counts */
+ * count, with their delivery counts; each shard's scan of the pending
+ * entries goes on where the last one stopped (XAUTOCLAIM's cursor) */
 void rg_stream_reclaim(rg_stream_t *q, rg_uint_t shard, rg_uint_t count,
     rg_stream_read_pt cb, void *data);
 /* the entries this worker runs stay its own: their idle time restarts */
@@ -66,12 +75,31 @@ void rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
 void rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e,
     const char *why, rg_stream_done_pt cb, void *data);
 
+/* A task's mark ("P{SID}:task") says it was queued: a second submit of
+ * its id is refused. The mark and the entry live in different slots (a
+ * cluster cannot change both in one script), so the mark is set in two
+ * steps: "s …" while the entry is being added, for
+ * RG_STREAM_SUBMITTING_TTL, then the submitter's own value for the
+ * session_ttl once the entry is in. A submitter that died in between
+ * leaves the short mark only: once it is older than
+ * RG_STREAM_SUBMITTING_STALE, a submit finding no session nor result of
+ * the task queues it (at worst a second entry of a task that was queued
+ * but not yet read: it runs the same session, once). rg_stream_mark_lua:
+ * KEYS the mark, the session's meta and result; ARGV this submit's "s …"
+ * value, RG_STREAM_SUBMITTING_TTL, RG_STREAM_SUBMITTING_STALE. It answers
+ * 1: the mark is this submit's, add the entry; 0: submitted before; 2:
+ * another submit is adding it now. */
+#define RG_STREAM_SUBMITTING_TTL    60000
+#define RG_STREAM_SUBMITTING_STALE  15000
+
+extern rg_redis_script_t  rg_stream_mark_lua;
+
 /* a task line onto the queue from a worker (the HTTP API, a parked
- * session let go): its mark "{SID}:task" set when absent, then the entry
- * added to the shard its id hashes to. A task whose mark is there already
- * was submitted before: cb gets RG_DECLINED "exists" and nothing is
- * queued; again set forces it onto the queue (a parked session's
- * resumption). cb: RG_OK with the entry id, or RG_ERROR with why. */
+ * session let go): its mark set (above), then the entry added to the
+ * shard its id hashes to. A task submitted before (or being submitted
+ * now): cb gets RG_DECLINED "exists" and nothing is queued; again set
+ * forces it onto the queue (a parked session's resumption). cb: RG_OK
+ * with the entry id, or RG_ERROR with why. */
 typedef void (*rg_stream_submit_pt)(void *data, rg_int_t rc,
     const char *entry_or_err);
 

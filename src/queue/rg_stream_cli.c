@@ -1,11 +1,12 @@
 /* rg_stream_cli.c: the queue's commands. `reagent submit` puts JSONL
  * tasks on the queue (an id is the task's key: a second submit of it is
- * reported, not queued again), `--wait` follows their results under a
- * progress bar (rg_progress.h); `reagent results [--follow]` prints the
- * results stream; `reagent queue` shows each shard's depth, pending
- * entries per consumer, dead letters and the workers reading. They are short-lived clients, not workers: each waits
- * for one Redis answer at a time on a reactor of its own that runs
- * nothing else. */
+ * reported, not queued again; its mark is set around its entry as
+ * rg_stream.h says), `--wait` follows their results under a progress bar
+ * (rg_progress.h); `reagent results [--follow]` prints the results
+ * stream; `reagent queue` shows each shard's depth, pending entries per
+ * consumer, dead letters and the workers reading. They are short-lived
+ * clients, not workers: each waits for one Redis answer at a time on a
+ * reactor of its own that runs nothing else. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -546,16 +547,17 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
     char                  ttl[24], last[64], *buf, *line, *end, *text;
     size_t                len;
     int                   rc;
-    rg_uint_t             lineno, queued, dup, bad, got, total, before,
-                          seen;
+    rg_uint_t             lineno, queued, dup, bad, got, total, before;
+    long long             seen;
     json_t               *want, *task;
-    redisReply           *r;
+    redisReply           *r, *kept;
     rg_stream_client_t    c;
     rg_stream_cli_opts_t *o;
-    const char           *argv[8], *id;
-    size_t                lens[8];
+    const char           *argv[10], *id;
+    size_t                lens[10];
     char                  digest[RG_SHA256_HEX], idbuf[48];
-    char                  token[24], mark[48];
+    char                  token[24], mark[48], meta[320], result[320];
+    char                  sttl[24], sstale[24];
     double                secs;
     rg_msec_t             started;
     rg_progress_t         bar, *shown;
@@ -589,6 +591,8 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     snprintf(ttl, sizeof(ttl), "%llu",
              (unsigned long long) rg_store_conf(cycle)->session_ttl);
+    snprintf(sttl, sizeof(sttl), "%d", RG_STREAM_SUBMITTING_TTL);
+    snprintf(sstale, sizeof(sstale), "%d", RG_STREAM_SUBMITTING_STALE);
 
     /* this submit's own name, for its marks */
     {
@@ -696,34 +700,31 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
         rg_stream_session_id(id, sid, sizeof(sid));
         snprintf(key, sizeof(key), "%s{%s}:task", c.prefix, sid);
+        snprintf(meta, sizeof(meta), "%s{%s}:meta", c.prefix, sid);
+        snprintf(result, sizeof(result), "%s{%s}:result", c.prefix, sid);
 
         /* the mark names this submit: one that was set but whose answer
-         * was lost is recognised as ours when it is asked again */
-        snprintf(mark, sizeof(mark), "%s %lu", token, (unsigned long) lineno);
+         * was lost is recognised as ours when it is asked again; "s …"
+         * while the entry is added, the rest once it is in (rg_stream.h) */
+        snprintf(mark, sizeof(mark), "s %s %lu", token,
+                 (unsigned long) lineno);
 
-        argv[0] = "SET";
-        argv[1] = key;
-        argv[2] = mark;
-        argv[3] = "NX";
-        argv[4] = "PX";
-        argv[5] = ttl;
+        argv[0] = "EVAL";
+        argv[1] = rg_stream_mark_lua.source;
+        argv[2] = "3";
+        argv[3] = key;
+        argv[4] = meta;
+        argv[5] = result;
+        argv[6] = mark;
+        argv[7] = sttl;
+        argv[8] = sstale;
 
-        r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err), 6,
+        r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err), 9,
                                 argv, NULL);
 
-        seen = 0;
-
-        if (r && r->type == REDIS_REPLY_NIL) {
-            argv[0] = "GET";
-            freeReplyObject(r);
-            r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err),
-                                    2, argv, NULL);
-
-            /* a mark not ours: another submit's */
-            seen = !(r && r->type == REDIS_REPLY_STRING
-                     && r->len == strlen(mark)
-                     && memcmp(r->str, mark, r->len) == 0);
-        }
+        /* 1: the mark is this submit's, queue it; 0: submitted before;
+         * 2: another submit is queueing it now */
+        seen = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
 
         if (r == NULL) {
             fprintf(stderr, "reagent: submitting %s: %s\n", id, err);
@@ -733,7 +734,12 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             break;
         }
 
-        if (seen) {
+        if (seen == 2) {
+            fprintf(stderr, "reagent: task %s is being submitted by another "
+                    "submit now: not queued again\n", id);
+            dup++;
+
+        } else if (seen != 1) {
             /* its first submit stands */
             fprintf(stderr, "reagent: task %s was submitted before: not "
                     "queued again\n", id);
@@ -773,6 +779,19 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
                 json_decref(task);
                 rc = 1;
                 break;
+            }
+
+            /* queued: the mark now lasts as the session may (lost, it
+             * lapses and the next submit looks for the task's session) */
+            argv[0] = "SET";
+            argv[1] = key;
+            argv[2] = mark + 2;
+            argv[3] = "PX";
+            argv[4] = ttl;
+            kept = rg_stream_cli_retry(c.engine, c.redis, key, err,
+                                       sizeof(err), 5, argv, NULL);
+            if (kept) {
+                freeReplyObject(kept);
             }
 
             if (!o->wait) {

@@ -1,21 +1,24 @@
 /* rg_serve_worker.c: a worker of `reagent serve`. One engine on one
  * reactor, reading tasks from the queue (rg_stream.c) only as many as it
- * has free session slots (`concurrency` minus running: backpressure).
- * Each task runs in the session named after its id (rg_stream_session_id),
- * opened from the store: a task taken over from a worker that died goes
- * on from its last checkpoint, under this worker's lease. Its entry is
- * acknowledged once its final result is written; a session this worker
- * lost (its lease passed to another, or another holds it) writes and
- * acknowledges nothing: its holder does. Its entries are kept fresh while
- * it runs them; every so often it takes over entries idle past
- * claim_idle; one delivered more than max_deliveries times goes to the
- * dead letters with its task failed. A task that parks for an operator
- * (rg_park.c) is put on the queue's list of parked tasks and its entry
- * acknowledged without a result; the reclaim timer also looks for parked
- * tasks past approval_timeout (rg_approval.c). Drain (QUIT, a reload): no more
- * reads, the sessions finish within the timeout, what is left is handed
- * back to the queue at once. Stop (TERM): it goes now; every session is
- * checkpointed and its entry will be taken over. */
+ * has free session slots (`concurrency` minus running, minus what the
+ * read and the reclaim in flight may bring: backpressure), its shards in
+ * turn without waiting, and waiting (at most `block`) only once a whole
+ * round found nothing. Each task runs in the session named after its id
+ * (rg_stream_session_id), opened from the store: a task taken over from
+ * a worker that died goes on from its last checkpoint, under this
+ * worker's lease. Its entry is acknowledged once its final result is
+ * written; a session this worker lost (its lease passed to another, or
+ * another holds it) writes and acknowledges nothing: its holder does.
+ * Its entries are kept fresh while it runs them; every so often it takes
+ * over entries idle past claim_idle; one delivered more than
+ * max_deliveries times goes to the dead letters with its task failed. A
+ * task that parks for an operator (rg_park.c) is put on the queue's list
+ * of parked tasks and its entry acknowledged without a result; the
+ * reclaim timer also looks for parked tasks past approval_timeout
+ * (rg_approval.c). Drain (QUIT, a reload): no more reads, the sessions
+ * finish within the timeout, what is left is handed back to the queue at
+ * once. Stop (TERM): it goes now; every session is checkpointed and its
+ * entry will be taken over. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -60,7 +63,12 @@ struct rg_serve_s {
     rg_uint_t           concurrency;
     rg_uint_t           running;
     rg_uint_t           writing;      /* results not yet acknowledged */
+    rg_uint_t           promised;     /* slots the read and the reclaim in
+                                         flight may fill */
+    rg_uint_t           read_asked;   /* the read's part of it */
+    rg_uint_t           reclaim_asked;
     rg_uint_t           shard;        /* the next to read */
+    rg_uint_t           empty;        /* reads in a row that found none */
     rg_serve_task_t     head;         /* the running tasks, a ring */
     struct event       *pump_ev;      /* a read after a failed one */
     struct event       *keep_ev;
@@ -82,7 +90,10 @@ struct rg_serve_s {
     uint64_t            parked;
     unsigned            ready:1;      /* the group is there */
     unsigned            reading:1;
+    unsigned            waiting:1;    /* the read in flight may block */
     unsigned            reclaiming:1;
+    unsigned            reclaim_due:1; /* its timer came; it waits for a
+                                          free slot */
     unsigned            expiring:1;   /* parked tasks' waits, asked */
     unsigned            draining:1;
     unsigned            exiting:1;
@@ -93,6 +104,7 @@ struct rg_serve_s {
 
 
 static void rg_serve_pump(rg_serve_t *sv);
+static void rg_serve_reclaim(rg_serve_t *sv);
 static void rg_serve_check_exit(rg_serve_t *sv);
 
 
@@ -476,6 +488,20 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
 
 /* reading the queue -------------------------------------------------- */
 
+/* session slots that neither a session nor the read or reclaim in flight
+ * holds: what one more read or reclaim may ask for (a read and a reclaim
+ * may both be in flight: each fills at most the slots it was promised) */
+static rg_uint_t
+rg_serve_free(rg_serve_t *sv)
+{
+    rg_uint_t  used;
+
+    used = sv->running + sv->promised;
+
+    return used < sv->concurrency ? sv->concurrency - used : 0;
+}
+
+
 static void
 rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
     const char *err)
@@ -485,6 +511,8 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
 
     sv = data;
     sv->reading = 0;
+    sv->promised -= sv->read_asked;
+    sv->read_asked = 0;
 
     if (sv->exiting) {
         return;                        /* the queue is being taken down */
@@ -496,6 +524,8 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
                          "the tasks failed (%s); trying again", err);
         }
         sv->read_failed = 1;
+        sv->empty = 0;
+        sv->waiting = 0;
         rg_serve_later(sv, sv->pump_ev, 1000);
         return;
     }
@@ -509,6 +539,10 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
     sv->reads++;
     sv->read += n;
 
+    /* a read that waited starts a new round, as one that found some */
+    sv->empty = (n || sv->waiting) ? 0 : sv->empty + 1;
+    sv->waiting = 0;
+
     for (i = 0; i < n; i++) {
         rg_serve_start(sv, &e[i]);
     }
@@ -518,31 +552,87 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
 }
 
 
+/* the wait for an entry on any shard ended: a new round */
+static void
+rg_serve_waited(void *data, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->reading = 0;
+    sv->waiting = 0;
+    sv->empty = 0;
+
+    if (sv->exiting) {
+        return;
+    }
+
+    if (err) {
+        if (!sv->read_failed) {
+            rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: waiting "
+                         "for tasks failed (%s); trying again", err);
+        }
+        sv->read_failed = 1;
+        rg_serve_later(sv, sv->pump_ev, 1000);
+        return;
+    }
+
+    rg_serve_pump(sv);
+    rg_serve_check_exit(sv);
+}
+
+
+/* The shards are read in turn, each at once (no BLOCK), so that an empty
+ * one never holds up a backlog on another. Once a whole round found
+ * nothing, the worker waits (at most block) for an entry: on one server,
+ * for one on any shard (XREAD, which delivers nothing: the next round
+ * reads it); in a cluster, where one command cannot name every shard,
+ * the round's last read waits on its own shard (a task on another is
+ * read within block). */
 static void
 rg_serve_pump(rg_serve_t *sv)
 {
-    rg_uint_t  free_slots;
+    rg_uint_t  avail, shards, shard, all;
 
     if (sv->queue == NULL) {
         return;
     }
 
-    if (!sv->ready || sv->reading || sv->draining || sv->exiting
-        || sv->running >= sv->concurrency)
-    {
+    if (!sv->ready || sv->draining || sv->exiting) {
         return;
     }
 
-    if (evtimer_pending(sv->pump_ev, NULL)) {
+    /* entries of a worker that died go first: they waited longest */
+    rg_serve_reclaim(sv);
+
+    if (sv->reading || evtimer_pending(sv->pump_ev, NULL)) {
         return;                        /* after a failure: wait for it */
     }
 
-    free_slots = sv->concurrency - sv->running;
+    avail = rg_serve_free(sv);
+    if (avail == 0) {
+        return;
+    }
+
+    shards = rg_stream_shards(sv->queue);
+    shard = sv->shard;
+    all = shards > 1 && rg_stream_one_read(sv->queue);
 
     sv->reading = 1;
-    rg_stream_read(sv->queue, sv->shard, free_slots, rg_serve_read_handler,
-                   sv);
-    sv->shard = (sv->shard + 1) % rg_stream_shards(sv->queue);
+
+    if (all && sv->empty >= shards) {
+        sv->waiting = 1;
+        rg_stream_wait(sv->queue, rg_serve_waited, sv);
+        return;
+    }
+
+    sv->waiting = !all && sv->empty + 1 >= shards;
+    sv->read_asked = avail;
+    sv->promised += avail;
+    sv->shard = (shard + 1) % shards;
+
+    rg_stream_read(sv->queue, shard, avail, sv->waiting,
+                   rg_serve_read_handler, sv);
 }
 
 
@@ -618,6 +708,8 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
 
     sv = data;
     sv->reclaiming = 0;
+    sv->promised -= sv->reclaim_asked;
+    sv->reclaim_asked = 0;
 
     if (sv->exiting) {
         return;
@@ -626,6 +718,7 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
     if (err) {
         rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: taking over "
                      "idle tasks failed (%s); trying again later", err);
+        rg_serve_pump(sv);
         return;
     }
 
@@ -640,6 +733,35 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
             rg_serve_start(sv, &e[i]);
         }
     }
+
+    /* a read held back for it goes now */
+    rg_serve_pump(sv);
+}
+
+
+/* a reclaim that is due, when a slot is free for it: while a read in
+ * flight holds every free slot, it waits for that read's answer (within
+ * block, shorter than claim_idle) */
+static void
+rg_serve_reclaim(rg_serve_t *sv)
+{
+    rg_uint_t  avail, shard;
+
+    avail = rg_serve_free(sv);
+
+    if (!sv->reclaim_due || sv->reclaiming || avail == 0 || !sv->ready
+        || sv->draining || sv->exiting)
+    {
+        return;
+    }
+
+    sv->reclaim_due = 0;
+    sv->reclaiming = 1;
+    sv->reclaim_asked = avail;
+    sv->promised += avail;
+
+    shard = (rg_uint_t) (random() % rg_stream_shards(sv->queue));
+    rg_stream_reclaim(sv->queue, shard, avail, rg_serve_reclaimed, sv);
 }
 
 
@@ -662,20 +784,13 @@ rg_serve_expired(void *data, rg_uint_t n, const char *err)
 static void
 rg_serve_reclaim_handler(evutil_socket_t fd, short what, void *arg)
 {
-    rg_uint_t    shard, free_slots;
     rg_serve_t  *sv;
 
     sv = arg;
 
-    if (sv->ready && !sv->draining && !sv->reclaiming
-        && sv->running < sv->concurrency)
-    {
-        free_slots = sv->concurrency - sv->running;
-        shard = (rg_uint_t) (random() % rg_stream_shards(sv->queue));
-        sv->reclaiming = 1;
-        rg_stream_reclaim(sv->queue, shard, free_slots, rg_serve_reclaimed,
-                          sv);
-    }
+    /* at once, or when a slot is free (rg_serve_reclaim) */
+    sv->reclaim_due = 1;
+    rg_serve_pump(sv);
 
     /* parked tasks whose wait passed go back to the queue to end */
     if (sv->ready && !sv->draining && !sv->expiring) {
@@ -995,6 +1110,12 @@ rg_serve_drain(rg_worker_t *w, rg_msec_t timeout)
 
     sv = w->data;
     sv->draining = 1;
+
+    if (sv->queue) {
+        rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: no more "
+                     "reads; draining %lu tasks running",
+                     (unsigned long) sv->running);
+    }
 
     /* the API takes no new request */
     rg_engine_drain(sv->engine);

@@ -8,16 +8,18 @@
 #     model calls repeated are at most those in flight, the master starts
 #     a new worker;
 #   - a task submitted twice is queued once;
-#   - SIGHUP under load: nothing lost, later tasks see the new system
-#     prompt; a broken reload keeps the old workers and names file:line;
+#   - SIGHUP under load, with sessions in flight that the old workers
+#     drain: nothing lost, later tasks see the new system prompt; a
+#     broken reload keeps the old workers and names file:line;
 #   - SIGSTOP a worker past its lease while its sessions sit in a tool
 #     call, SIGCONT: it says it lost them and writes nothing for them
 #     (their messages are those of a run not stopped, no side effect ran
 #     twice), they end on the other worker, once;
 #   - a task its worker dies on every time lands in the dead letters
 #     after max_deliveries, its result failed;
-#   - reagent queue, reagent workers; reagent -s reopen, quit (drains,
-#     every worker exits cleanly) and stop after quit.
+#   - reagent queue, reagent workers; reagent -s reopen, quit (drains:
+#     every task read ends with its result, every worker exits cleanly)
+#     and stop after quit.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -61,6 +63,13 @@ cat > "$tmp/held.json" <<'JSON'
 JSON
 rg_mock h --script "$tmp/held.json"
 hport=$port
+cat > "$tmp/hup.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"u","name":"count","arguments":{"key":"hup","ms":2000}}]}},
+ {"message":{"content":"reloaded"}}]
+JSON
+rg_mock u --script "$tmp/hup.json"
+uport=$port
 
 P=$(cd "$B" && pwd)/tests/plugins
 
@@ -79,10 +88,12 @@ llm m { base_url http://127.0.0.1:$mport/v1; model mock-1; }
 llm p { base_url http://127.0.0.1:$pport/v1; model mock-1; }
 llm w { base_url http://127.0.0.1:$wport/v1; model mock-1; }
 llm h { base_url http://127.0.0.1:$hport/v1; model mock-1; }
+llm u { base_url http://127.0.0.1:$uport/v1; model mock-1; }
 agent a { llm m; tools count; tool_timeout 30s; system_prompt "$1"; }
 agent poison { llm p; tools crash_now; }
 agent slow { llm w; tools count; tool_timeout 30s; }
 agent held { llm h; tools count; tool_timeout 30s; }
+agent hup { llm u; tools count; tool_timeout 30s; }
 store redis { server unix:$redis_sock; }
 lease_ttl 1s;
 queue { claim_idle 2s; max_deliveries 2; block 500ms; }
@@ -163,7 +174,8 @@ rg_expect "a worker took the dead one's tasks over" "$tmp/error.log" \
 
 "$R" -c "$tmp/s.conf" workers > "$tmp/workers.json" 2>&1
 rg_equal "reagent workers: the master and its two workers" \
-    "$(jq -r '[.master, (.workers | length)] | join(" ")' "$tmp/workers.json")" \
+    "$(jq -r '[.master, (.workers | length)] | join(" ")' \
+       "$tmp/workers.json")" \
     "$master 2"
 rg_check "with their reports" \
     test "$(jq '[.workers[].report.done] | add' "$tmp/workers.json")" -gt 0
@@ -182,20 +194,38 @@ rg_expect "reagent queue: the shard's depth and pending" "$tmp/queue.out" \
     "^shard 0: [0-9]+ entries, 0 not yet read, 0 pending"
 rg_expect "and the workers" "$tmp/queue.out" "worker .*: 0 pending"
 
-# a reload under load
-tasks h 300 > "$tmp/h.jsonl"
+# a reload under load: ten tasks sit in a 2 s tool call when it comes
+i=0
+while [ $i -lt 10 ]; do
+    echo "{\"id\":\"u$i\",\"agent\":\"hup\",\"input\":\"count u$i\"}"
+    i=$((i + 1))
+done > "$tmp/h.jsonl"
+tasks h 300 >> "$tmp/h.jsonl"
+old=$(pgrep -P $master)
 "$R" -c "$tmp/s.conf" submit --wait "$tmp/h.jsonl" > "$tmp/h.out" \
     2> /dev/null &
 sub=$!
 pids="$pids $sub"
-sleep 0.5
+i=0
+while [ "$(redis-cli -s "$csock" get count:hup)" != 10 ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
 conf "version two" > "$tmp/s.conf"
 "$R" -c "$tmp/s.conf" -s reload
 rg_equal "reagent -s reload" "$?" 0
 rg_wait_for "$tmp/error.log" "reading the queue" 5
 wait $sub
-rg_equal "the 300 tasks submitted across the reload all end done" \
-    "$(jq -r .status "$tmp/h.out" | sort | uniq -c | tr -s ' ')" " 300 done"
+rg_equal "the 310 tasks submitted across the reload all end done" \
+    "$(jq -r .status "$tmp/h.out" | sort | uniq -c | tr -s ' ')" " 310 done"
+drained=0
+for w in $old; do
+    d=$(sed -n "s/.* $w#0: queue: no more reads; draining \([0-9]*\) .*/\1/p" \
+        "$tmp/error.log")
+    drained=$((drained + ${d:-0}))
+done
+rg_check "the old workers drained the sessions they ran ($drained)" \
+    test "$drained" -ge 10
 
 : > "$tmp/requests.log"
 tasks n 5 > "$tmp/n.jsonl"
@@ -238,16 +268,18 @@ while [ "$(redis-cli -s "$csock" get count:f)" != 25 ] && [ $i -lt 400 ]; do
     sleep 0.05
     i=$((i + 1))
 done
-# the worker that runs f0 (one may have read all 24)
+# the worker that runs f0 (one may have read all 24), stopped before the
+# sessions it holds are counted: on a slow machine they would end while
+# they are
 fname=$(rg_rcli hget "rg:{$(rg_task_sid f0)}:meta" worker)
 frozen=${fname##*:}
+kill -STOP "$frozen"
 held=
 for t in $(jq -r .id "$tmp/f.jsonl"); do
     [ "$(rg_rcli hget "rg:{$(rg_task_sid "$t")}:meta" worker)" = "$fname" ] &&
     [ "$(rg_rcli hget "rg:{$(rg_task_sid "$t")}:meta" status)" != done ] &&
         held="$held $t"
 done
-kill -STOP "$frozen"
 rg_check "the worker stopped held sessions ($(echo $held | wc -w) of 24)" \
     test -n "$held" -a -n "$(pgrep -P $master | grep -x "$frozen")"
 sleep 6
@@ -344,7 +376,8 @@ while kill -0 $sub 2>/dev/null && [ $i -lt 600 ]; do
 done
 rg_equal "once Redis takes it, the task ends failed" \
     "$(jq -r .status "$tmp/p2.out")" failed
-rg_expect "  saying it was given up on" "$tmp/p2.out" "gave up after [0-9]+ deliveries"
+rg_expect "  saying it was given up on" "$tmp/p2.out" \
+    "gave up after [0-9]+ deliveries"
 rg_equal "  with its dead letter, once" \
     "$(rg_rcli xrange 'rg:{q:tasks:0}:dead' - + | grep -c '"id":"bad2"')" 1
 
@@ -353,7 +386,14 @@ rg_equal "  with its dead letter, once" \
 rg_equal "reagent -s reopen" "$?" 0
 tasks q 50 > "$tmp/q.jsonl"
 "$R" -c "$tmp/s.conf" submit "$tmp/q.jsonl" > /dev/null 2>&1
-sleep 0.2
+# until the workers have read them all
+i=0
+while [ $i -lt 100 ]; do
+    "$R" -c "$tmp/s.conf" queue > "$tmp/queue.out" 2>&1
+    grep -q "^shard 0: .* 0 not yet read" "$tmp/queue.out" && break
+    sleep 0.05
+    i=$((i + 1))
+done
 "$R" -c "$tmp/s.conf" -s quit
 rg_equal "reagent -s quit" "$?" 0
 i=0
@@ -364,6 +404,11 @@ done
 rg_check "the master exits after the drain" test ! -d /proc/$master
 rg_equal "quit drains: nothing is left half-done" \
     "$(rg_rcli xpending 'rg:{q:tasks:0}' workers | head -n 1)" 0
+ended=0
+for t in $(jq -r .id "$tmp/q.jsonl"); do
+    [ "$(rg_task_status "$t")" = done ] && ended=$((ended + 1))
+done
+rg_equal "every task it had ends done, with its result" "$ended" 50
 
 rg_lacks "the workers that drained exited cleanly" \
     "$(sed -n "$(grep -n 'shutting down gracefully' "$tmp/error.log" |

@@ -7,7 +7,8 @@
  * exits removing the pid file; TERM stops fast and kills a worker that
  * does not stop; -s signals through the pid file; a worker that keeps
  * dying is started again later and later; systemd hears READY,
- * RELOADING and STOPPING. The workers here are small stand-ins that log
+ * RELOADING, READY once the reload is done and STOPPING, in that order.
+ * The workers here are small stand-ins that log
  * what happens to them; the engine's own workers are tested through the
  * binary. */
 
@@ -548,6 +549,7 @@ test_master_notify(void **state)
 {
     int                 fd, code;
     char                buf[256], all[2048];
+    char               *ready, *reloading, *again, *stopping;
     ssize_t             n;
     pid_t               master;
     rg_uint_t           i;
@@ -587,9 +589,17 @@ test_master_notify(void **state)
 
     close(fd);
 
-    assert_non_null(strstr(all, "READY=1\nMAINPID="));
-    assert_non_null(strstr(all, "RELOADING=1\nMONOTONIC_USEC="));
-    assert_non_null(strstr(all, "STOPPING=1"));
+    /* in this order: ready, reloading, ready again once the reload is
+     * done (systemd waits for it), stopping */
+    ready = strstr(all, "READY=1\nMAINPID=");
+    assert_non_null(ready);
+    reloading = strstr(ready, "|RELOADING=1\nMONOTONIC_USEC=");
+    assert_non_null(reloading);
+    again = strstr(reloading, "|READY=1|");
+    assert_non_null(again);
+    stopping = strstr(all, "|STOPPING=1|");
+    assert_non_null(stopping);
+    assert_true(stopping > again);
 }
 
 
