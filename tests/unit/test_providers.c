@@ -14,8 +14,8 @@
  *   - context overflows in the words of llama.cpp, vLLM, Ollama and
  *     Anthropic compact and retry like OpenAI's context_length_exceeded,
  *     a summary first with context_summarize;
- *   - an error event in a 200 stream that says the key is invalid is
- *     fatal like a 401.
+ *   - an error event in a 200 stream that says the key is invalid (by
+ *     its code, its type or a numeric 401) is fatal like a 401.
  * The classification itself is checked in test_llm_openai.c. */
 
 #include <rg_config.h>
@@ -559,6 +559,16 @@ rg_test_stream_auth_type(void **state)
 }
 
 
+/* a numeric code (OpenRouter's) rather than a type or a word */
+static void
+rg_test_stream_code_401(void **state)
+{
+    rg_test_stream_key(state,
+                       RG_TEST_SCRIPTS "provider_stream_code_401.json",
+                       "No auth credentials found");
+}
+
+
 int
 main(void)
 {
@@ -592,6 +602,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_stream_invalid_key,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_stream_auth_type,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_stream_code_401,
                                         rg_test_setup, rg_test_teardown),
     };
 
