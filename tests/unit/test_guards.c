@@ -3,8 +3,9 @@
  * rg_llm_client.c) against the mock model (tests/mock/rg_mock.c).
  *
  * Guards: max_tokens, deadline, tool_max_calls (the capped tool is no
- * longer offered; counts past 65535 neither wrap nor miss the cap), repeated identical calls (a nudge first, then
- * loop_detected past repeat_limit). Dedupe of RG_TOOL_READ_ONLY tools:
+ * longer offered; counts past 65535 neither wrap nor miss the cap),
+ * repeated identical calls (a nudge first, then loop_detected past
+ * repeat_limit). Dedupe of RG_TOOL_READ_ONLY tools:
  * scope session from the session's own calls, scopes agent and global
  * through the store, dedupe_ttl; a hit is shown not to run by a file that
  * changes between the calls (fs read_file). Retries: Retry-After,
