@@ -714,19 +714,25 @@ rg_session_ask(rg_session_t *s)
         return RG_ERROR;
     }
 
-    rg_buf_reset(&s->body);
+    /* a compaction after the provider refused the last request (its
+     * context, its tokens-per-minute) may have made a summary call
+     * ready: it goes first, and this is asked again with its answer */
+    if (!(s->summarizing && s->body.len)) {
+        rg_buf_reset(&s->body);
 
-    /* would the next request overflow the context window? */
-    if (s->agent->context_limit) {
-        budget = (size_t) (s->agent->context_limit
-                           * s->agent->context_threshold
-                           * s->bytes_per_token);
-        estimate = s->prefix_len + s->msgs.bytes;
+        /* would the next request overflow the context window? */
+        if (s->agent->context_limit) {
+            budget = (size_t) (s->agent->context_limit
+                               * s->agent->context_threshold
+                               * s->bytes_per_token);
+            estimate = s->prefix_len + s->msgs.bytes;
 
-        if (estimate > budget) {
-            rg_session_context_compact(s, budget > s->prefix_len
-                                          ? (budget - s->prefix_len) * 9 / 10
-                                          : 0);
+            if (estimate > budget) {
+                rg_session_context_compact(s, budget > s->prefix_len
+                                              ? (budget - s->prefix_len)
+                                                * 9 / 10
+                                              : 0);
+            }
         }
     }
 
@@ -855,12 +861,26 @@ rg_session_use_fallback(rg_session_t *s)
 /* A 429 for a request larger than the provider's tokens-per-minute
  * limit: the same body can never pass, so it is not sent again. With
  * context management on (context_limit) it is compacted once first,
- * when that brings the estimate under the limit. */
+ * when that brings the estimate under the limit; with context_summarize
+ * the summary of the rounds dropped is asked for before the retry, as
+ * after a context overflow. */
 static void
 rg_session_over_rate(rg_session_t *s, rg_llm_response_t *resp,
     const char *st)
 {
-    size_t  target, before;
+    size_t       target, before;
+    const char  *why;
+
+    if (!s->agent->context_limit) {
+        why = " (context_limit lets reagent compact it first)";
+
+    } else if (resp->rate_limit <= 0) {
+        why = " (the provider did not say its limit, so it was not "
+              "compacted to fit)";
+
+    } else {
+        why = " (compacting could not bring it under)";
+    }
 
     if (s->agent->context_limit && resp->rate_limit > 0
         && !s->context_retried)
@@ -875,31 +895,31 @@ rg_session_over_rate(rg_session_t *s, rg_llm_response_t *resp,
             rg_session_context_compact(s, target);
         }
 
-        if (target > 0 && s->msgs.bytes <= target && s->msgs.bytes < before
-            && !s->summarizing)
-        {
+        if (target > 0 && s->msgs.bytes <= target && s->msgs.bytes < before) {
             rg_log_error(RG_LOG_NOTICE, &s->log, 0, "the request is over "
                          "the provider's tokens-per-minute limit of %lld: "
-                         "compacted from %lu to %lu bytes, retrying once",
+                         "compacted from %lu to %lu bytes, retrying once%s",
                          (long long) resp->rate_limit,
                          (unsigned long) before,
-                         (unsigned long) s->msgs.bytes);
+                         (unsigned long) s->msgs.bytes,
+                         s->summarizing ? " after the summary of the "
+                                          "rounds dropped" : "");
             s->round--;
             if (rg_session_ask(s) != RG_OK) {
                 rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
             }
             return;
         }
+
+        /* the session ends: no summary of what it dropped is asked for */
+        s->summarizing = 0;
+        s->body.len = 0;
     }
 
     rg_session_finish(s, RG_SESSION_FAILED, "the request is larger than "
                       "the provider's tokens-per-minute limit, so it cannot "
                       "pass however long it waits; not retried%s (%s%s): "
-                      "%.*s",
-                      s->agent->context_limit
-                      ? " (compacting could not bring it under)"
-                      : " (context_limit lets reagent compact it first)",
-                      rg_llm_status_name(resp->status), st,
+                      "%.*s", why, rg_llm_status_name(resp->status), st,
                       (int) rg_min(resp->error.len, 600),
                       resp->error.data ? resp->error.data : "");
 }

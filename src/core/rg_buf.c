@@ -74,17 +74,31 @@ rg_buf_append(rg_buf_t *b, const void *p, size_t n)
 rg_int_t
 rg_buf_printf(rg_buf_t *b, const char *fmt, ...)
 {
+    rg_int_t  rc;
+    va_list   ap;
+
+    va_start(ap, fmt);
+    rc = rg_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+
+    return rc;
+}
+
+
+rg_int_t
+rg_buf_vprintf(rg_buf_t *b, const char *fmt, va_list ap)
+{
     int      n;
-    va_list  ap;
+    va_list  aq;
 
     for ( ;; ) {
         if (rg_buf_reserve(b, 64) != RG_OK) {
             return RG_ERROR;
         }
 
-        va_start(ap, fmt);
-        n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
+        va_copy(aq, ap);
+        n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, aq);
+        va_end(aq);
 
         if (n < 0) {
             return RG_ERROR;

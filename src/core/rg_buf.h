@@ -15,6 +15,8 @@ rg_int_t rg_buf_reserve_exact(rg_buf_t *b, size_t more);
 rg_int_t rg_buf_append(rg_buf_t *b, const void *p, size_t n);
 rg_int_t rg_buf_printf(rg_buf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+rg_int_t rg_buf_vprintf(rg_buf_t *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 void rg_buf_free(rg_buf_t *b);
 
 #define rg_buf_reset(b)          (b)->len = 0

@@ -482,7 +482,7 @@ rg_mcp_call_handler(rg_mcp_req_t *r, json_t *result, json_t *error,
 
     if (error) {
         msg = rg_mcp_str(error, "message", "(no message)");
-        call->host->fail(call, "the MCP server answered error %lld: %.600s",
+        call->host->fail(call, "the MCP server answered error %lld: %s",
                          (long long) json_integer_value(json_object_get(error,
                                                                  "code")),
                          msg);
@@ -498,8 +498,9 @@ rg_mcp_call_handler(rg_mcp_req_t *r, json_t *result, json_t *error,
         return;
     }
 
+    /* an error text whole, as a result: the tools layer trims both */
     if (failed) {
-        call->host->fail(call, "%.*s", (int) rg_min(b.len, 900), b.data);
+        call->host->fail(call, "%s", b.data);
     } else {
         call->host->done(call, b.data, b.len);
     }

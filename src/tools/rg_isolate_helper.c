@@ -207,26 +207,31 @@ rg_isolate_host_done(rg_tool_call_t *call, const char *result, size_t len)
 }
 
 
+/* as the worker's: the error text whole, trimmed with the results */
 static void
 rg_isolate_host_fail(rg_tool_call_t *call, const char *fmt, ...)
 {
-    int      n, m;
-    char     buf[1024], msg[1200];
-    va_list  args;
+    va_list   args;
+    rg_buf_t  b;
+
+    memset(&b, 0, sizeof(b));
 
     va_start(args, fmt);
-    n = vsnprintf(buf, sizeof(buf), fmt, args);
+
+    if (rg_buf_printf(&b, "error: %s failed: ", call->tool->name) != RG_OK
+        || rg_buf_vprintf(&b, fmt, args) != RG_OK)
+    {
+        rg_buf_free(&b);
+        rg_buf_printf(&b, "error: %s failed (out of memory for the "
+                      "reason)", call->tool->name);
+    }
+
     va_end(args);
 
-    m = snprintf(msg, sizeof(msg), "error: %s failed: %.*s",
-                 call->tool->name,
-                 n < 0 ? 0 : (int) rg_min((size_t) n, sizeof(buf) - 1), buf);
-
-    rg_isolate_child_answer((rg_isolate_ccall_t *) call, 0, msg,
-                            m < 0 ? 0 : rg_min((size_t) m, sizeof(msg) - 1));
+    rg_isolate_child_answer((rg_isolate_ccall_t *) call, 0,
+                            b.data ? b.data : "", b.len);
+    rg_buf_free(&b);
 }
-
-
 
 
 static void

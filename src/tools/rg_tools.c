@@ -314,25 +314,33 @@ rg_tools_host_done(rg_tool_call_t *call, const char *result, size_t len)
 }
 
 
+/* A tool's error text is often the model's only clue: it goes whole,
+ * and is trimmed with the results (tool_result_limit: head and tail, the
+ * cut said), never cut here. */
 static void
 rg_tools_host_fail(rg_tool_call_t *call, const char *fmt, ...)
 {
-    int             n, m;
-    char            buf[1024], msg[1200];
     va_list         args;
+    rg_buf_t        b;
     rg_tool_run_t  *run;
 
     run = (rg_tool_run_t *) call;
+    memset(&b, 0, sizeof(b));
 
     va_start(args, fmt);
-    n = vsnprintf(buf, sizeof(buf), fmt, args);
+
+    if (rg_buf_printf(&b, "error: %s failed: ", run->name) != RG_OK
+        || rg_buf_vprintf(&b, fmt, args) != RG_OK)
+    {
+        rg_buf_free(&b);
+        rg_buf_printf(&b, "error: %s failed (out of memory for the "
+                      "reason)", run->name);
+    }
+
     va_end(args);
 
-    m = snprintf(msg, sizeof(msg), "error: %s failed: %.*s", run->name,
-                 n < 0 ? 0 : (int) rg_min((size_t) n, sizeof(buf) - 1), buf);
-
-    rg_tools_answer(run, 1, msg,
-                    m < 0 ? 0 : rg_min((size_t) m, sizeof(msg) - 1));
+    rg_tools_answer(run, 1, b.data ? b.data : "", b.len);
+    rg_buf_free(&b);
 }
 
 

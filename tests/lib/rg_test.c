@@ -120,8 +120,9 @@ rg_test_mock_start(const char *arg, ...)
         return NULL;
     }
 
-    /* wait for the port file: up to 5 s */
-    for (i = 0; i < 500; i++) {
+    /* wait for the port file: up to 30 s (a mock that loads a script of
+     * megabytes, under a sanitizer, on a loaded machine, took over 10) */
+    for (i = 0; i < 3000; i++) {
         f = fopen(pf, "r");
         if (f) {
             if (fgets(buf, sizeof(buf), f)) {

@@ -11,8 +11,9 @@
  * --otlp-log it is also a small OTLP/HTTP collector: each POST
  * /v1/traces body is appended to that file as one line (answered with
  * --otlp-status, 200 by default). GET /page is a page for an http tool,
- * logged in the request log with its traceparent. It starts
- * no threads and never blocks; delays are timers.
+ * logged in the request log with its traceparent, answered after
+ * --page-delay. It starts no threads and never blocks; delays are
+ * timers.
  *
  * Build: cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -O2 -o rg_mock rg_mock.c \
  *            $(pkg-config --cflags --libs libevent jansson) */
@@ -84,6 +85,7 @@ typedef intptr_t  rg_int_t;
 #define RG_MOCK_COMPLETION     0
 #define RG_MOCK_FAULT          1
 #define RG_MOCK_REJECTED       2
+#define RG_MOCK_PAGE           3        /* GET /page: not a chat reply */
 
 
 typedef struct rg_mock_pending_s  rg_mock_pending_t;
@@ -116,6 +118,8 @@ typedef struct {
     const char               *otlp_log;         /* POST /v1/traces, a line
                                                    each */
     long                      otlp_status;
+    long                      page_delay;       /* ms before GET /page's
+                                                   answer */
 } rg_mock_conf_t;
 
 typedef struct {
@@ -2389,6 +2393,8 @@ rg_mock_account(rg_mock_reply_t *r)
     case RG_MOCK_FAULT:
         rg_mock.stats.faults++;
         break;
+    case RG_MOCK_PAGE:
+        break;
     default:
         rg_mock.stats.rejected++;
         break;
@@ -3071,9 +3077,10 @@ rg_mock_traces(struct evhttp_request *req)
 static void
 rg_mock_page(struct evhttp_request *req)
 {
-    char        *line;
-    json_t      *rec;
-    const char  *tp;
+    char             *line;
+    json_t           *rec;
+    const char       *tp;
+    rg_mock_reply_t   r;
 
     tp = evhttp_find_header(evhttp_request_get_input_headers(req),
                             "traceparent");
@@ -3092,7 +3099,26 @@ rg_mock_page(struct evhttp_request *req)
                         "a page of the mock\n");
     evhttp_add_header(evhttp_request_get_output_headers(req),
                       "Content-Type", "text/plain");
-    evhttp_send_reply(req, 200, NULL, NULL);
+
+    if (rg_mock.conf.page_delay == 0) {
+        evhttp_send_reply(req, 200, NULL, NULL);
+        return;
+    }
+
+    /* a slow page: in flight (max_inflight counts it), not a completion */
+    memset(&r, 0, sizeof(r));
+    r.status = 200;
+    r.action = RG_MOCK_SEND;
+    r.kind = RG_MOCK_PAGE;
+    r.delay = rg_mock.conf.page_delay;
+    snprintf(r.note, sizeof(r.note), "GET /page");
+
+    rg_mock.stats.inflight++;
+    if (rg_mock.stats.inflight > rg_mock.stats.max_inflight) {
+        rg_mock.stats.max_inflight = rg_mock.stats.inflight;
+    }
+
+    rg_mock_dispatch(req, &r);
 }
 
 
@@ -3251,6 +3277,7 @@ rg_mock_usage(FILE *f)
         " body a line\n"
         "                        of FILE\n"
         "  --otlp-status N       answer those with status N (200)\n"
+        "  --page-delay MS       answer GET /page after MS ms (0)\n"
         "  --quiet               log nothing but errors and the listen"
         " line\n"
         "  --request-id NAME     send header NAME: req-mock-<arrival"
@@ -3318,6 +3345,7 @@ rg_mock_options(int argc, char **argv)
         { "request-id",     required_argument, NULL, 'R' },
         { "otlp-log",       required_argument, NULL, 'O' },
         { "otlp-status",    required_argument, NULL, 'S' },
+        { "page-delay",     required_argument, NULL, 'g' },
         { "help",           no_argument,       NULL, '?' + 256 },
         { NULL, 0, NULL, 0 }
     };
@@ -3439,6 +3467,10 @@ rg_mock_options(int argc, char **argv)
         case 'S':
             rc = rg_mock_number("otlp-status", optarg, 200, 599,
                                 &conf->otlp_status);
+            break;
+        case 'g':
+            rc = rg_mock_number("page-delay", optarg, 0, 86400000,
+                                &conf->page_delay);
             break;
         case 'q':
             conf->quiet = 1;

@@ -3,8 +3,9 @@
  * rg_llm_client.c) against the mock model (tests/mock/rg_mock.c).
  *
  * Guards: max_tokens, deadline, tool_max_calls (the capped tool is no
- * longer offered), repeated identical calls (a nudge first, then
- * loop_detected past repeat_limit). Dedupe of RG_TOOL_READ_ONLY tools:
+ * longer offered; counts past 65535 neither wrap nor miss the cap),
+ * repeated identical calls (a nudge first, then loop_detected past
+ * repeat_limit). Dedupe of RG_TOOL_READ_ONLY tools:
  * scope session from the session's own calls, scopes agent and global
  * through the store, dedupe_ttl; a hit is shown not to run by a file that
  * changes between the calls (fs read_file). Retries: Retry-After,
@@ -149,14 +150,10 @@ rg_test_engine(rg_test_ctx_t *t, const char *llm, const char *agent)
 }
 
 
-/* runs one task on `agent` to its end, recorded when asked; parses its
- * messages into t->msgs */
+/* one task on `agent`, created, not started: t->s */
 static rg_session_t *
-rg_test_session_on(rg_test_ctx_t *t, const char *agent, const char *input,
-    int record)
+rg_test_session_new(rg_test_ctx_t *t, const char *agent, const char *input)
 {
-    json_t           *m;
-    rg_msg_t         *msg;
     rg_agent_conf_t  *a;
 
     rg_session_destroy(t->s);
@@ -168,9 +165,16 @@ rg_test_session_on(rg_test_ctx_t *t, const char *agent, const char *input,
                              NULL, NULL);
     assert_non_null(t->s);
 
-    if (record) {
-        assert_int_equal(rg_transcript_start(t->s), RG_OK);
-    }
+    return t->s;
+}
+
+
+/* starts t->s and runs it to its end; parses its messages into t->msgs */
+static rg_session_t *
+rg_test_session_run(rg_test_ctx_t *t)
+{
+    json_t    *m;
+    rg_msg_t  *msg;
 
     rg_session_start(t->s);
 
@@ -189,6 +193,22 @@ rg_test_session_on(rg_test_ctx_t *t, const char *agent, const char *input,
     }
 
     return t->s;
+}
+
+
+/* runs one task on `agent` to its end, recorded when asked; parses its
+ * messages into t->msgs */
+static rg_session_t *
+rg_test_session_on(rg_test_ctx_t *t, const char *agent, const char *input,
+    int record)
+{
+    rg_test_session_new(t, agent, input);
+
+    if (record) {
+        assert_int_equal(rg_transcript_start(t->s), RG_OK);
+    }
+
+    return rg_test_session_run(t);
 }
 
 
@@ -490,6 +510,63 @@ rg_test_tool_max_calls(void **state)
     body = json_object_get(rg_test_get(t, t->mock, "/last_request"), "body");
     assert_false(rg_test_offers(body, "calc"));
     assert_true(rg_test_offers(body, "time_now"));
+}
+
+
+/* Counters past 16 bits: tool_max_calls 70000 is taken, and counts
+ * preset to 65535 (where a 16-bit counter wraps to 0) and 69999 go on
+ * to 65537 and 70000, reach their caps there and refuse the next call. */
+static void
+rg_test_tool_max_calls_wide(void **state)
+{
+    rg_test_ctx_t     *t = *state;
+    rg_int_t           calc, tnow;
+    rg_session_t      *s;
+    rg_agent_conf_t   *a;
+
+    /* the mock calls the first tool offered: calc, then time_now */
+    rg_test_mock(t, "--rounds", "4");
+    rg_test_engine(t, NULL, "tools calc time_now; tool_max_calls 70000; "
+                   "tool_max_calls calc 65537;");
+
+    a = rg_agent_find(t->cycle, "a", 1);
+    assert_non_null(a);
+    calc = rg_toolset_find(&a->toolset, "calc", 4);
+    tnow = rg_toolset_find(&a->toolset, "time_now", 8);
+    assert_true(calc >= 0 && tnow >= 0);
+    assert_int_equal(a->tool_max_calls, 70000);
+    assert_int_equal(a->tool_caps[calc], 65537);
+    assert_int_equal(a->tool_caps[tnow], 70000);
+
+    s = rg_test_session_new(t, "a", "many calls before");
+    s->tool_counts[calc] = 65535;
+    s->tool_counts[tnow] = 69999;
+    s->tool_calls = 65535;
+    rg_test_session_run(t);
+
+    if (s->state != RG_SESSION_DONE) {
+        print_error("%s\n", s->reason ? s->reason : "");
+    }
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    /* calc twice (the second its last), time_now once (its last), then
+     * no tool was left to offer: the fourth round answered */
+    assert_int_equal(s->tool_counts[calc], 65537);
+    assert_int_equal(s->tool_counts[tnow], 70000);
+    assert_int_equal(s->tool_calls, 65535 + 3);
+    assert_int_equal(rg_test_count_tool_msgs(t), 3);
+    assert_null(strstr(rg_test_tool_msg(t, 0), "error"));
+    assert_null(strstr(rg_test_tool_msg(t, 0), "(note:"));
+    assert_non_null(strstr(rg_test_tool_msg(t, 1), "(note: that was the "
+                           "last calc call allowed in this task"));
+    assert_non_null(strstr(rg_test_tool_msg(t, 2), "(note: that was the "
+                           "last time_now call allowed in this task"));
+
+    /* and the last request offered neither */
+    assert_false(rg_test_offers(json_object_get(rg_test_get(t, t->mock,
+                                    "/last_request"), "body"), "calc"));
+    assert_false(rg_test_offers(json_object_get(t->json, "body"),
+                                "time_now"));
 }
 
 
@@ -1145,6 +1222,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_deadline,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_tool_max_calls,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_tool_max_calls_wide,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_repeat_wide_window,
                                         rg_test_setup, rg_test_teardown),

@@ -6,7 +6,8 @@
  * that this test binary plays itself (`test_mcp --fake-mcp`, told what
  * to do by FAKE_MODE and writing what it was sent to FAKE_LOG): calls in
  * parallel answered out of order, an error result, a timeout that
- * cancels the call (notifications/cancelled, with its id), the mcp
+ * cancels the call (notifications/cancelled, with its id), an error
+ * text of 3 KB passed whole and one of 9 KB trimmed visibly, the mcp
  * block's tool_timeout and the agent's per tool over it, garbage on
  * stdout, a message over max_message, a crash and the restart after it
  * (its stderr in the log), restarts after waits that double up to
@@ -173,7 +174,24 @@ rg_fake_call(json_t *id, json_t *params)
         }
 
     } else if (strcmp(name, "fail") == 0) {
-        rg_fake_result(id, rg_fake_text("it failed on purpose", 1));
+        /* "long:N": an error text of N bytes, its ends marked */
+        n = text && strncmp(text, "long:", 5) == 0
+            ? (size_t) strtoul(text + 5, NULL, 10) : 0;
+        big = n >= 16 ? malloc(n + 1) : NULL;
+
+        if (big) {
+            for (i = 0; (size_t) i < n; i++) {
+                big[i] = (char) ('a' + i % 26);
+            }
+            memcpy(big, "BEGIN-", 6);
+            memcpy(big + n - 4, "-END", 4);
+            big[n] = '\0';
+            rg_fake_result(id, rg_fake_text(big, 1));
+            free(big);
+
+        } else {
+            rg_fake_result(id, rg_fake_text("it failed on purpose", 1));
+        }
 
     } else if (strcmp(name, "crash") == 0) {
         fprintf(stderr, "crashing now, as asked\n");
@@ -1191,6 +1209,47 @@ rg_test_parallel(void **state)
 }
 
 
+/* An isError text is the model's only clue: 3,000 bytes reach it whole
+ * (they were cut at 900, silently); 9,000 are trimmed as any result is
+ * (tool_result_limit, 4000 by default: head and tail, the cut said). */
+static void
+rg_test_long_error(void **state)
+{
+    const char     *r, *p;
+    rg_test_ctx_t  *t;
+
+    t = *state;
+
+    rg_test_mock(t, "[{\"message\": {\"tool_calls\": ["
+        "{\"id\": \"c1\", \"name\": \"fk__fail\", \"arguments\": "
+            "{\"text\": \"long:3000\"}},"
+        "{\"id\": \"c2\", \"name\": \"fk__fail\", \"arguments\": "
+            "{\"text\": \"long:9000\"}}"
+        "]}}, {\"message\": {\"content\": \"done\"}}]");
+
+    rg_test_engine(t, "good", NULL, NULL);
+
+    rg_test_session(t, "a", "go");
+    assert_int_equal(t->s->state, RG_SESSION_DONE);
+    assert_int_equal(t->s->tool_errors, 2);
+
+    /* whole: the prefix, then every byte the server sent */
+    r = rg_test_tool_result(t, "c1");
+    p = "error: fk__fail failed: BEGIN-";
+    assert_int_equal(strncmp(r, p, strlen(p)), 0);
+    assert_int_equal(strlen(r), strlen("error: fk__fail failed: ") + 3000);
+    assert_string_equal(r + strlen(r) - 4, "-END");
+    rg_test_lacks(r, "left out");
+
+    /* over the limit: its head and its tail, and what was left out said */
+    r = rg_test_tool_result(t, "c2");
+    assert_int_equal(strncmp(r, p, strlen(p)), 0);
+    assert_string_equal(r + strlen(r) - 4, "-END");
+    rg_test_contains(r, " bytes left out …]");
+    assert_true(strlen(r) < 4000 + 64);
+}
+
+
 /* how many notifications/cancelled, for the reason, the fake server got
  * with the id of the (first) call of its tool name */
 static int
@@ -1958,6 +2017,8 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(rg_test_no_start, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_parallel, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_long_error, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_timeout_cancel, rg_test_setup,
                                         rg_test_teardown),

@@ -1,9 +1,11 @@
 /* test_modules_loop.c: the bundled modules driven by a model over real
  * HTTP, through the whole loop: http_get through the worker's curl multi
- * (allow-list, size cap), run_agent as a child session on the same
- * reactor (answer, depth limit, a child that ends inside its own start),
- * exec behind approval, fs in the thread
- * pool, and streaming answers when the mock can stream. Also the host
+ * (allow-list, size cap; with RLIMIT_NOFILE at 128, 200 fetches at once
+ * all succeed inside the descriptor budget), run_agent as a child session
+ * on the same reactor (answer, depth limit, a child that ends inside its
+ * own start), exec behind approval, fs in the thread pool, which slow
+ * exec calls leave free, and streaming answers when the mock can
+ * stream. Also the host
  * table's io in engines side by side on one cycle: each watches on its
  * own reactor, and one that goes leaves the others working. The model is the
  * project's mock, scripted per test; scripts are written at run time
@@ -24,6 +26,8 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <limits.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 
@@ -482,7 +486,7 @@ rg_test_exec_approval(void **state)
     free(t);
     rg_test_teardown(s, mock, e, cycle);
 
-    /* allowed by the agent: runs in the thread pool */
+    /* allowed by the agent: runs, watched from the reactor */
     s = rg_test_scripted(script, mods,
                          "agent a { tools exec; approve exec; }", &mock, &e,
                          &cycle);
@@ -543,6 +547,386 @@ rg_test_fs_pool(void **state)
     free(t);
 
     rg_test_teardown(s, mock, e, cycle);
+}
+
+
+/* Slow exec calls leave the thread pool free: exec watches its program
+ * from the reactor (pipes, child_watch), not from a pool thread. With two
+ * pool threads, four `sleep 3` calls in one session, and once they run a
+ * read_file (a blocking tool: the pool) in another, the read answers at
+ * once while the sleeps go on. Were exec in the pool, the read would wait
+ * for two rounds of sleeps: 6 s. */
+#define RG_TEST_READ_MAX  1500         /* ms */
+
+static void
+rg_test_exec_leaves_pool(void **state)
+{
+    char             err[512], *path, *t;
+    rg_uint_t        i;
+    rg_msec_t        start, took;
+    rg_cycle_t      *cycle;
+    rg_engine_t     *e;
+    rg_session_t    *sx, *sr;
+    rg_test_mock_t  *mx, *mr;
+    struct timeval   tv;
+    const char      *b;
+
+    (void) state;
+
+    b = rg_test_build_dir();
+
+    path = rg_test_write_file("pool.txt", "the answer is 42\n");
+    assert_non_null(path);
+    free(path);
+
+    path = rg_test_write_file("sleeps.json",
+        "[{\"message\":{\"tool_calls\":["
+        "{\"name\":\"exec\",\"arguments\":{\"argv\":[\"sleep\",\"3\"]}},"
+        "{\"name\":\"exec\",\"arguments\":{\"argv\":[\"sleep\",\"3\"]}},"
+        "{\"name\":\"exec\",\"arguments\":{\"argv\":[\"sleep\",\"3\"]}},"
+        "{\"name\":\"exec\",\"arguments\":{\"argv\":[\"sleep\",\"3\"]}}"
+        "]}},{\"message\":{\"content\":\"slept\"}}]");
+    assert_non_null(path);
+    mx = rg_test_mock_start("--script", path, NULL);
+    assert_non_null(mx);
+    free(path);
+
+    path = rg_test_write_file("read.json",
+        "[{\"message\":{\"tool_calls\":[{\"name\":\"read_file\","
+        "\"arguments\":{\"path\":\"pool.txt\"}}]}},"
+        "{\"message\":{\"content\":\"read\"}}]");
+    assert_non_null(path);
+    mr = rg_test_mock_start("--script", path, NULL);
+    assert_non_null(mr);
+    free(path);
+
+    cycle = rg_test_cycle(err, sizeof(err),
+        "thread_pool default threads=2;\n"
+        "load_module %s/modules/exec.so;\n"
+        "module exec { root %s; timeout 20s; }\n"
+        "load_module %s/modules/fs.so;\n"
+        "module fs { root %s; }\n"
+        "llm x { base_url http://127.0.0.1:%d/v1; model mock-1; "
+        "max_retries 0; }\n"
+        "llm r { base_url http://127.0.0.1:%d/v1; model mock-1; "
+        "max_retries 0; }\n"
+        "agent x { llm x; tools exec; approve exec; tool_timeout 20s; }\n"
+        "agent r { llm r; tools read_file; }\n",
+        b, rg_test_tmpdir(), b, rg_test_tmpdir(), mx->port, mr->port);
+    if (cycle == NULL) {
+        fail_msg("configuration: %s", err);
+    }
+
+    e = rg_engine_create(cycle, cycle->log);
+    assert_non_null(e);
+
+    sx = rg_session_create(e, rg_agent_find(cycle, "x", 1), NULL, "sleep",
+                           5, NULL, NULL);
+    sr = rg_session_create(e, rg_agent_find(cycle, "r", 1), NULL, "read",
+                           4, NULL, NULL);
+    assert_non_null(sx);
+    assert_non_null(sr);
+
+    /* the sleeps start, and run a little */
+    rg_session_start(sx);
+    while (sx->state != RG_SESSION_TOOLS_RUNNING && !rg_session_final(sx)) {
+        assert_int_equal(event_base_loop(e->base, EVLOOP_ONCE), 0);
+    }
+    assert_int_equal(sx->state, RG_SESSION_TOOLS_RUNNING);
+
+    tv.tv_sec = 0;
+    tv.tv_usec = 200 * 1000;
+    event_base_loopexit(e->base, &tv);
+    event_base_dispatch(e->base);
+    assert_int_equal(sx->state, RG_SESSION_TOOLS_RUNNING);
+
+    /* the read: two model calls and a turn in the pool */
+    start = rg_monotonic_msec();
+    rg_session_start(sr);
+    while (!rg_session_final(sr)) {
+        assert_int_equal(event_base_loop(e->base, EVLOOP_ONCE), 0);
+    }
+    took = rg_monotonic_msec() - start;
+
+    print_message("read_file beside four sleeping exec calls, two pool "
+                  "threads: %llu ms\n", (unsigned long long) took);
+
+    assert_int_equal(sr->state, RG_SESSION_DONE);
+    t = rg_test_tool_msg(sr, 0);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "the answer is 42"));
+    free(t);
+
+    /* it answered while the sleeps still ran */
+    assert_int_equal(sx->state, RG_SESSION_TOOLS_RUNNING);
+    assert_true(took < RG_TEST_READ_MAX);
+
+    while (!rg_session_final(sx)) {
+        assert_int_equal(event_base_loop(e->base, EVLOOP_ONCE), 0);
+    }
+
+    assert_int_equal(sx->state, RG_SESSION_DONE);
+    for (i = 0; i < 4; i++) {
+        t = rg_test_tool_msg(sx, i);
+        assert_non_null(t);
+        assert_non_null(strstr(t, "exit status 0"));
+        free(t);
+    }
+
+    /* they slept, side by side */
+    assert_true(sx->ended - sx->started >= 3000 - RG_TEST_CLOCK_SLACK);
+
+    rg_session_destroy(sr);
+    rg_session_destroy(sx);
+    rg_engine_destroy(e);
+    rg_cycle_destroy(cycle);
+    rg_test_mock_stop(mx);
+    rg_test_mock_stop(mr);
+}
+
+
+/* The http tool's connections count in the descriptor budget. A child
+ * process (this binary, --http-budget) runs with RLIMIT_NOFILE at 128,
+ * soft and hard (the engine raises the soft one to the hard one): 32 for
+ * files and the like, 96 for connections. 200 sessions each fetch a page
+ * that takes 300 ms, all at once; they all get it, the tool's transfers
+ * ran at most max_running at a time and the rest waited, its connection
+ * cache is one of the budget's. Uncounted, 200 connections to the page
+ * and the model's pass 128 descriptors and fail. */
+#define RG_TEST_BUDGET_NOFILE    128
+#define RG_TEST_BUDGET_SESSIONS  200
+
+typedef struct {
+    unsigned long   sessions, done, pages, nofile, budget, per_cache,
+                    max_caches, max_running, peak_running, waited, caches,
+                    lanes;
+} rg_test_budget_t;
+
+
+static void
+rg_test_budget_done(rg_session_t *s)
+{
+    rg_uint_t  *left;
+
+    left = s->data;
+
+    if (--*left == 0) {
+        event_base_loopbreak(s->engine->base);
+    }
+}
+
+
+/* the child: prints what it saw on one line; 0, or where it failed */
+static int
+rg_test_http_budget_child(int model)
+{
+    char                     err[512], *t;
+    rg_uint_t                i, n, left, shown;
+    rg_cycle_t              *cycle;
+    rg_engine_t             *e;
+    rg_session_t           **ss;
+    struct rlimit            rl;
+    rg_test_budget_t         r;
+    rg_llm_upstream_t       *up;
+    const rg_curl_limits_t  *l;
+
+    n = RG_TEST_BUDGET_SESSIONS;
+    memset(&r, 0, sizeof(r));
+
+    rl.rlim_cur = RG_TEST_BUDGET_NOFILE;
+    rl.rlim_max = RG_TEST_BUDGET_NOFILE;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        return 2;
+    }
+
+    cycle = rg_test_cycle(err, sizeof(err),
+        "load_module %s/modules/http.so;\n"
+        "module http { allow_hosts 127.0.0.1; timeout 30s; "
+        "allow_private on; }\n"
+        "llm m { base_url http://127.0.0.1:%d/v1; model mock-1; "
+        "max_retries 0; }\n"
+        "agent a { tools http_get; tool_timeout 60s; }\n",
+        rg_test_build_dir(), model);
+    if (cycle == NULL) {
+        fprintf(stderr, "configuration: %s\n", err);
+        return 3;
+    }
+
+    e = rg_engine_create(cycle, cycle->log);
+    ss = calloc(n, sizeof(rg_session_t *));
+    if (e == NULL || ss == NULL) {
+        return 4;
+    }
+
+    left = n;
+
+    for (i = 0; i < n; i++) {
+        ss[i] = rg_session_create(e, rg_agent_find(cycle, "a", 1), NULL,
+                                  "fetch", 5, rg_test_budget_done, &left);
+        if (ss[i] == NULL) {
+            return 5;
+        }
+    }
+
+    for (i = 0; i < n; i++) {
+        rg_session_start(ss[i]);
+    }
+
+    if (left) {
+        event_base_dispatch(e->base);
+    }
+
+    shown = 0;
+
+    for (i = 0; i < n; i++) {
+        r.done += ss[i]->state == RG_SESSION_DONE;
+
+        t = rg_test_tool_msg(ss[i], 0);
+        if (t && strstr(t, "status: 200") && strstr(t, "a page of the mock")) {
+            r.pages++;
+        } else if (shown++ == 0) {
+            fprintf(stderr, "session %lu: %.300s\n", (unsigned long) i,
+                    t ? t : "(no tool message)");
+        }
+        free(t);
+    }
+
+    up = rg_llm_upstream(e, ss[0]->llm);
+    l = rg_curl_limits(rg_tools_ctx(e)->curl);
+
+    r.sessions = n;
+    r.nofile = l->nofile;
+    r.budget = l->budget;
+    r.per_cache = l->per_cache;
+    r.max_caches = l->max_caches;
+    r.max_running = l->max_running;
+    r.peak_running = l->peak_running;
+    r.waited = (unsigned long) l->waited;
+    r.caches = l->caches;
+    r.lanes = up->nlanes;
+
+    printf("sessions %lu done %lu pages %lu nofile %lu budget %lu "
+           "per_cache %lu max_caches %lu max_running %lu peak_running %lu "
+           "waited %lu caches %lu lanes %lu\n", r.sessions, r.done, r.pages,
+           r.nofile, r.budget, r.per_cache, r.max_caches, r.max_running,
+           r.peak_running, r.waited, r.caches, r.lanes);
+    fflush(stdout);
+
+    for (i = 0; i < n; i++) {
+        rg_session_destroy(ss[i]);
+    }
+    free(ss);
+
+    rg_engine_destroy(e);
+    rg_cycle_destroy(cycle);
+
+    return 0;
+}
+
+
+static void
+rg_test_http_budget(void **state)
+{
+    int               fds[2], status;
+    long              pages;
+    unsigned long     most;
+    char              self[PATH_MAX], script[512], mport[16], out[1024],
+                      *path;
+    pid_t             pid;
+    size_t            got;
+    ssize_t           k;
+    rg_test_mock_t   *model, *target;
+    rg_test_budget_t  r;
+
+    (void) state;
+
+    target = rg_test_mock_start("--page-delay", "300", NULL);
+    assert_non_null(target);
+
+    snprintf(script, sizeof(script),
+             "[{\"message\":{\"tool_calls\":[{\"name\":\"http_get\","
+             "\"arguments\":{\"url\":\"http://127.0.0.1:%d/page\"}}]}},"
+             "{\"message\":{\"content\":\"ok\"}}]", target->port);
+    path = rg_test_write_file("budget.json", script);
+    assert_non_null(path);
+    model = rg_test_mock_start("--script", path, NULL);
+    assert_non_null(model);
+    free(path);
+
+    k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    assert_true(k > 0);
+    self[k] = '\0';
+    snprintf(mport, sizeof(mport), "%d", model->port);
+
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        execl(self, self, "--http-budget", mport, (char *) NULL);
+        _exit(127);
+    }
+
+    close(fds[1]);
+    got = 0;
+    while (got < sizeof(out) - 1
+           && (k = read(fds[0], out + got, sizeof(out) - 1 - got)) > 0)
+    {
+        got += (size_t) k;
+    }
+    out[got] = '\0';
+    close(fds[0]);
+
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fail_msg("the child ended with status %d: %s", status, out);
+    }
+
+    print_message("%s", out);
+
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(sscanf(out, "sessions %lu done %lu pages %lu nofile %lu "
+                            "budget %lu per_cache %lu max_caches %lu "
+                            "max_running %lu peak_running %lu waited %lu "
+                            "caches %lu lanes %lu",
+                            &r.sessions, &r.done, &r.pages, &r.nofile,
+                            &r.budget, &r.per_cache, &r.max_caches,
+                            &r.max_running, &r.peak_running, &r.waited,
+                            &r.caches, &r.lanes), 12);
+
+    /* every session got its page: none failed for want of descriptors */
+    assert_int_equal(r.sessions, RG_TEST_BUDGET_SESSIONS);
+    assert_int_equal(r.done, r.sessions);
+    assert_int_equal(r.pages, r.sessions);
+
+    /* the budget is the limit's: what it lets run at once (max_running
+     * is that, less the idle connections each cache may keep; it shrinks
+     * as caches are made past max_caches) was never passed, and the
+     * others waited */
+    assert_int_equal(r.nofile, RG_TEST_BUDGET_NOFILE);
+    assert_true(r.budget < RG_TEST_BUDGET_NOFILE);
+    most = r.budget - (r.max_caches + 1) * r.per_cache;
+    assert_true(most < RG_TEST_BUDGET_SESSIONS);
+    assert_true(r.max_running <= most);
+    assert_true(r.peak_running <= most);
+    assert_true(r.waited > 0);
+
+    /* the tool's connection cache is one of the budget's */
+    assert_int_equal(r.caches, r.lanes + 1);
+
+    /* and its transfers were among those counted: the page's server saw
+     * no more at once, out of 200 wanted */
+    pages = rg_test_mock_stat(target, "max_inflight");
+    print_message("pages served at once: %ld at most\n", pages);
+    assert_true(pages > 1);
+    assert_true((unsigned long) pages <= most);
+    assert_int_equal(rg_test_mock_stat(model, "rejected"), 0);
+
+    rg_test_mock_stop(model);
+    rg_test_mock_stop(target);
 }
 
 
@@ -747,7 +1131,7 @@ rg_test_io_engines(void **state)
 
 
 int
-main(void)
+main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rg_test_http_get),
@@ -756,8 +1140,14 @@ main(void)
         cmocka_unit_test(rg_test_run_agent_budget),
         cmocka_unit_test(rg_test_exec_approval),
         cmocka_unit_test(rg_test_fs_pool),
+        cmocka_unit_test(rg_test_exec_leaves_pool),
+        cmocka_unit_test(rg_test_http_budget),
         cmocka_unit_test(rg_test_io_engines),
     };
+
+    if (argc == 3 && strcmp(argv[1], "--http-budget") == 0) {
+        return rg_test_http_budget_child(atoi(argv[2]));
+    }
 
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,11 +8,14 @@
  *   - a 429 that waiting cannot cure (over the tokens-per-minute limit,
  *     no quota, no balance) fails at once, not retried; with
  *     context_limit, one over the limit is compacted first when that
- *     brings it under;
+ *     brings it under (with context_summarize, the summary of what was
+ *     dropped is asked for before the retry), and fails at once, saying
+ *     so, when it does not;
  *   - context overflows in the words of llama.cpp, vLLM, Ollama and
- *     Anthropic compact and retry like OpenAI's context_length_exceeded;
- *   - an error event in a 200 stream that says the key is invalid is
- *     fatal like a 401.
+ *     Anthropic compact and retry like OpenAI's context_length_exceeded,
+ *     a summary first with context_summarize;
+ *   - an error event in a 200 stream that says the key is invalid (by
+ *     its code, its type or a numeric 401) is fatal like a 401.
  * The classification itself is checked in test_llm_openai.c. */
 
 #include <rg_config.h>
@@ -235,26 +238,27 @@ rg_test_429_balance(void **state)
 }
 
 
-/* With context_limit, a request over the provider's tokens-per-minute
- * limit is compacted once when that brings it under. The limit in the
- * script is computed from a first run of the same conversation: between
- * what the request weighs with its first round and without it. */
+/* What the conversation of "compute twice" weighs, from a first run of
+ * it on `agent`: the limits of the scripts below are computed from it. */
+typedef struct {
+    double              bpt;          /* bytes per token, as calibrated */
+    size_t              prefix;
+    size_t              full;         /* the third request's messages */
+    size_t              first;        /* its first round */
+} rg_test_weight_t;
+
+
 static void
-rg_test_429_too_large_compacted(void **state)
+rg_test_weigh(rg_test_ctx_t *t, const char *agent, rg_test_weight_t *w)
 {
-    rg_test_ctx_t  *t = *state;
-    char            script[1024], *path;
-    double          bpt;
-    size_t          full, prefix, first;
-    rg_msg_t       *m;
-    rg_session_t   *s;
-    long long       limit;
+    char          *path;
+    rg_msg_t      *m;
+    rg_session_t  *s;
 
     path = rg_test_write_file("probe.json", "[{}, {}, {\"message\": "
                               "{\"content\": \"done\"}}]");
     assert_non_null(path);
-    rg_test_start(t, path, "", "tools calc; tool_max_calls calc 2; "
-                  "keep_rounds 1; context_limit 1000000;");
+    rg_test_start(t, path, "", agent);
     free(path);
 
     s = rg_test_session(t, "compute twice");
@@ -262,32 +266,62 @@ rg_test_429_too_large_compacted(void **state)
 
     /* the third request carried the system prompt, the task and two
      * rounds: drop the final answer, weigh the first round */
-    bpt = s->bytes_per_token;
-    prefix = s->prefix_len;
-    full = s->msgs.bytes - rg_msgs_last(&s->msgs)->json.len;
-    first = 0;
-    for (m = s->msgs.head->next->next; m && first == 0; m = m->next) {
-        first = m->json.len + m->next->json.len;     /* assistant, tool */
+    w->bpt = s->bytes_per_token;
+    w->prefix = s->prefix_len;
+    w->full = s->msgs.bytes - rg_msgs_last(&s->msgs)->json.len;
+    w->first = 0;
+    for (m = s->msgs.head->next->next; m && w->first == 0; m = m->next) {
+        w->first = m->json.len + m->next->json.len;  /* assistant, tool */
     }
     rg_test_stop(t);
+}
 
-    /* a limit the compacted request fits (0.9 of it, as the session
-     * aims) and the full one does not */
-    limit = (long long) ((double) (prefix + full - first / 2) / (0.9 * bpt));
+
+/* the same conversation on `agent`, its third request refused with a 429
+ * over a tokens-per-minute limit of `limit` */
+static rg_session_t *
+rg_test_over_tpm(rg_test_ctx_t *t, const char *agent,
+    const rg_test_weight_t *w, long long limit)
+{
+    char  script[1024], *path;
 
     snprintf(script, sizeof(script),
              "[{}, {}, {\"status\": 429, \"body\": {\"error\": {\"message\": "
              "\"Request too large for mock-1 on tokens per min (TPM): "
              "Limit %lld, Requested %lld.\", \"type\": \"tokens\", "
              "\"code\": \"rate_limit_exceeded\"}}}]", limit,
-             (long long) ((double) (prefix + full) / bpt));
+             (long long) ((double) (w->prefix + w->full) / w->bpt));
     path = rg_test_write_file("too_large.json", script);
     assert_non_null(path);
-    rg_test_start(t, path, "", "tools calc; tool_max_calls calc 2; "
-                  "keep_rounds 1; context_limit 1000000;");
+    rg_test_start(t, path, "", agent);
     free(path);
 
-    s = rg_test_session(t, "compute twice");
+    return rg_test_session(t, "compute twice");
+}
+
+
+#define RG_TEST_TPM_AGENT                                                    \
+    "tools calc; tool_max_calls calc 2; keep_rounds 1; "                     \
+    "context_limit 1000000;"
+#define RG_TEST_TPM_SUMMARIZE  RG_TEST_TPM_AGENT " context_summarize on;"
+
+
+/* With context_limit, a request over the provider's tokens-per-minute
+ * limit is compacted once when that brings it under: the limit is one
+ * the compacted request fits (0.9 of it, as the session aims) and the
+ * full one does not. */
+static void
+rg_test_429_too_large_compacted(void **state)
+{
+    rg_test_ctx_t     *t = *state;
+    rg_session_t      *s;
+    rg_test_weight_t   w;
+
+    rg_test_weigh(t, RG_TEST_TPM_AGENT, &w);
+    s = rg_test_over_tpm(t, RG_TEST_TPM_AGENT, &w,
+                         (long long) ((double) (w.prefix + w.full
+                                                - w.first / 2)
+                                      / (0.9 * w.bpt)));
 
     if (s->state != RG_SESSION_DONE) {
         print_error("ended %s: %s\n", rg_session_state_name(s->state),
@@ -298,9 +332,102 @@ rg_test_429_too_large_compacted(void **state)
     /* 2 rounds, the 429, the compacted retry and what followed: the 429
      * itself was never sent again as it was */
     assert_int_equal(rg_test_mock_stat(t->mock, "faults"), 1);
+    assert_int_equal(rg_test_mock_stat(t->mock, "requests"), 4);
     assert_int_equal(s->req.attempt, 0);
     assert_int_equal(rg_context_check(&s->msgs, t->err, sizeof(t->err)),
                      RG_OK);
+}
+
+
+/* the message right after the task: the summary of dropped rounds */
+static void
+rg_test_summary_after_task(rg_session_t *s)
+{
+    rg_msg_t  *m;
+
+    m = s->msgs.head;
+    while (m && m->role != 'u') {
+        m = m->next;                  /* past the system prompt */
+    }
+    assert_non_null(m);
+    m = m->next;
+    assert_non_null(m);
+
+    if (m->role != 'u' || !m->inserted
+        || memmem(m->json.data, m->json.len, "Summary of earlier rounds",
+                  sizeof("Summary of earlier rounds") - 1) == NULL)
+    {
+        fail_msg("after the task: \"%.*s\", not the summary",
+                 (int) rg_min(m->json.len, 300), m->json.data);
+    }
+}
+
+
+/* The same with context_summarize on: the compaction dropped a round, so
+ * the summary of it is asked for, then the compacted request is sent. */
+static void
+rg_test_429_too_large_summarized(void **state)
+{
+    rg_test_ctx_t     *t = *state;
+    rg_session_t      *s;
+    rg_test_weight_t   w;
+
+    rg_test_weigh(t, RG_TEST_TPM_SUMMARIZE, &w);
+    s = rg_test_over_tpm(t, RG_TEST_TPM_SUMMARIZE, &w,
+                         (long long) ((double) (w.prefix + w.full
+                                                - w.first / 2)
+                                      / (0.9 * w.bpt)));
+
+    if (s->state != RG_SESSION_DONE) {
+        print_error("ended %s: %s\n", rg_session_state_name(s->state),
+                    s->reason ? s->reason : "");
+    }
+    assert_int_equal(s->state, RG_SESSION_DONE);
+
+    /* 2 rounds, the 429, the summary, the compacted retry */
+    assert_int_equal(rg_test_mock_stat(t->mock, "faults"), 1);
+    assert_int_equal(rg_test_mock_stat(t->mock, "requests"), 5);
+    assert_int_equal(s->model_calls, 5);
+    assert_int_equal(s->summaries, 1);
+    assert_int_equal(s->req.attempt, 0);
+    rg_test_summary_after_task(s);
+    assert_int_equal(rg_context_check(&s->msgs, t->err, sizeof(t->err)),
+                     RG_OK);
+}
+
+
+/* A limit that not even the task and the last round fit: compacting
+ * cannot bring the request under, so it fails at once, says so, and asks
+ * for no summary of what it would have dropped. */
+static void
+rg_test_429_too_large_no_fit(void **state)
+{
+    rg_test_ctx_t     *t = *state;
+    char               limit[64];
+    long long          l;
+    rg_session_t      *s;
+    rg_test_weight_t   w;
+
+    rg_test_weigh(t, RG_TEST_TPM_SUMMARIZE, &w);
+
+    /* the prefix and a few bytes: a target above 0, below any round */
+    l = (long long) ((double) (w.prefix + 8) / (0.9 * w.bpt)) + 1;
+    s = rg_test_over_tpm(t, RG_TEST_TPM_SUMMARIZE, &w, l);
+
+    assert_int_equal(s->state, RG_SESSION_FAILED);
+    rg_test_reason_has(s, "tokens-per-minute limit");
+    rg_test_reason_has(s, "not retried (compacting could not bring it "
+                       "under)");
+    rg_test_reason_has(s, "HTTP 429");
+    snprintf(limit, sizeof(limit), "Limit %lld, Requested", l);
+    rg_test_reason_has(s, limit);
+
+    /* the 429 was the last request: no retry, no summary call */
+    assert_int_equal(rg_test_mock_stat(t->mock, "requests"), 3);
+    assert_int_equal(rg_test_mock_stat(t->mock, "faults"), 1);
+    assert_int_equal(s->model_calls, 3);
+    assert_int_equal(s->req.attempt, 0);
+    assert_false(s->summarizing);
 }
 
 
@@ -328,6 +455,37 @@ rg_test_context_words(void **state, const char *script)
     assert_int_equal(rg_test_mock_stat(t->mock, "faults"), 1);
     assert_int_equal(rg_test_mock_stat(t->mock, "rejected"), 0);
     assert_int_equal(s->model_calls, 4);
+}
+
+
+/* An overflow with context_summarize on: the summary of the round the
+ * compaction dropped is asked for before the retry, not lost. */
+static void
+rg_test_context_summarized(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_session_t   *s;
+
+    rg_test_start(t, RG_TEST_SCRIPTS "provider_context_llamacpp.json", "",
+                  "tools calc; tool_max_calls calc 2; keep_rounds 1; "
+                  "context_summarize on;");
+    s = rg_test_session(t, "compute twice");
+
+    if (s->state != RG_SESSION_DONE) {
+        print_error("ended %s: %s\n", rg_session_state_name(s->state),
+                    s->reason ? s->reason : "");
+    }
+
+    /* 2 rounds, the overflow, the summary, the compacted retry */
+    assert_int_equal(s->state, RG_SESSION_DONE);
+    assert_int_equal(rg_test_mock_stat(t->mock, "requests"), 5);
+    assert_int_equal(rg_test_mock_stat(t->mock, "faults"), 1);
+    assert_int_equal(rg_test_mock_stat(t->mock, "rejected"), 0);
+    assert_int_equal(s->model_calls, 5);
+    assert_int_equal(s->summaries, 1);
+    rg_test_summary_after_task(s);
+    assert_int_equal(rg_context_check(&s->msgs, t->err, sizeof(t->err)),
+                     RG_OK);
 }
 
 
@@ -401,6 +559,16 @@ rg_test_stream_auth_type(void **state)
 }
 
 
+/* a numeric code (OpenRouter's) rather than a type or a word */
+static void
+rg_test_stream_code_401(void **state)
+{
+    rg_test_stream_key(state,
+                       RG_TEST_SCRIPTS "provider_stream_code_401.json",
+                       "No auth credentials found");
+}
+
+
 int
 main(void)
 {
@@ -417,6 +585,12 @@ main(void)
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_429_too_large_compacted,
                                         rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_429_too_large_summarized,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_429_too_large_no_fit,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_context_summarized,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_context_llamacpp,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_context_vllm,
@@ -428,6 +602,8 @@ main(void)
         cmocka_unit_test_setup_teardown(rg_test_stream_invalid_key,
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(rg_test_stream_auth_type,
+                                        rg_test_setup, rg_test_teardown),
+        cmocka_unit_test_setup_teardown(rg_test_stream_code_401,
                                         rg_test_setup, rg_test_teardown),
     };
 
