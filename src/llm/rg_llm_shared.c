@@ -9,9 +9,9 @@
  * that died frees its slots.
  *
  * Without a durable store, or while it cannot be reached, the fallback
- * decides: `local` holds each limit in each process alone (logged once
- * when it starts, and when the store is back), `wait` holds the requests
- * until the store answers again. */
+ * decides: `local` holds each limit in each process alone, `wait` holds
+ * the requests until the store answers again; either is said once per
+ * outage, and its end once (rg_store_down). */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -36,6 +36,7 @@ struct rg_llm_shared_s {
     size_t              cost;         /* of the question */
     size_t              granted;      /* an answer not yet used: its cost */
     rg_msec_t           retry_at;     /* down: when to ask the store again */
+    uint64_t            said;         /* the outage it spoke of */
     char                worker[96];   /* "host:pid", for slot holders */
     uint64_t            seq;          /* the last slot asked for */
     uint64_t            slot;         /* held for the next request */
@@ -187,17 +188,15 @@ rg_llm_shared_fail(rg_llm_shared_t *sh, const char *err)
 
     c = sh->up->conf;
 
-    if (!sh->down) {
-        rg_log_error(RG_LOG_WARN, sh->up->log, 0, "llm \"%.*s\": its shared "
-                     "limits cannot be asked of the store (%s): %s until it "
-                     "answers again (shared_limits_fallback %s)",
-                     (int) c->name.len, c->name.data, err ? err : "failed",
-                     c->shared_fallback == RG_LLM_FALLBACK_LOCAL
-                     ? "this process holds them alone"
-                     : "its requests wait",
-                     c->shared_fallback == RG_LLM_FALLBACK_LOCAL
-                     ? "local" : "wait");
-    }
+    rg_store_down(sh->st, sh->up->log, &sh->said, "llm \"%.*s\": its "
+                  "shared limits cannot be asked of the store (%s): %s until "
+                  "it answers again (shared_limits_fallback %s)",
+                  (int) c->name.len, c->name.data, err ? err : "failed",
+                  c->shared_fallback == RG_LLM_FALLBACK_LOCAL
+                  ? "this process holds them alone"
+                  : "its requests wait",
+                  c->shared_fallback == RG_LLM_FALLBACK_LOCAL
+                  ? "local" : "wait");
 
     sh->down = 1;
     sh->retry_at = rg_monotonic_msec() + RG_LLM_SHARED_RETRY;
@@ -300,12 +299,10 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, size_t *taken,
 static void
 rg_llm_shared_handler(void *data, const rg_store_res_t *res)
 {
-    rg_llm_conf_t    *c;
     rg_llm_shared_t  *sh;
 
     sh = data;
     sh->op = NULL;
-    c = sh->up->conf;
 
     if (res->rc != RG_OK) {
         rg_llm_shared_fail(sh, res->err);
@@ -313,12 +310,8 @@ rg_llm_shared_handler(void *data, const rg_store_res_t *res)
         return;
     }
 
-    if (sh->down) {
-        rg_log_error(RG_LOG_NOTICE, sh->up->log, 0, "llm \"%.*s\": the store "
-                     "answers again: its limits are shared again",
-                     (int) c->name.len, c->name.data);
-        sh->down = 0;
-    }
+    sh->down = 0;
+    rg_store_up(sh->st, sh->up->log, res);
 
     if (res->num > 0) {
         rg_llm_shared_later(sh, (rg_msec_t) res->num);
@@ -348,12 +341,8 @@ rg_llm_shared_slot_handler(void *data, const rg_store_res_t *res)
         return;
     }
 
-    if (sh->down) {
-        rg_log_error(RG_LOG_NOTICE, sh->up->log, 0, "llm \"%.*s\": the store "
-                     "answers again: its limits are shared again",
-                     (int) sh->up->conf->name.len, sh->up->conf->name.data);
-        sh->down = 0;
-    }
+    sh->down = 0;
+    rg_store_up(sh->st, sh->up->log, res);
 
     if (res->num > 0) {
         rg_llm_shared_later(sh, (rg_msec_t) res->num);

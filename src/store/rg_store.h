@@ -39,6 +39,7 @@ typedef struct {
     rg_uint_t           nfields;      /* pairs */
     const rg_store_entry_t *entries;  /* range: the events */
     rg_uint_t           nentries;
+    rg_msec_t           issued;       /* when the operation was asked */
 } rg_store_res_t;
 
 typedef void (*rg_store_pt)(void *data, const rg_store_res_t *res);
@@ -111,6 +112,20 @@ struct rg_store_entry_s {
     rg_str_t            type;
     rg_str_t            data;
 };
+
+
+/* An outage of the store as its users see it (rg_store.c): the first
+ * operation of a user that fails says once what that user does
+ * meanwhile; the first answer to an operation asked after the last
+ * failure says once that it is over, how long operations failed and how
+ * many. (Connections closing one by one still answer what was asked
+ * before: that ends nothing.) */
+typedef struct {
+    rg_msec_t           since;        /* 0: it answers */
+    rg_msec_t           last;         /* the last failure */
+    uint64_t            outage;       /* outages so far */
+    uint64_t            failed;       /* operations failed in this one */
+} rg_store_down_t;
 
 
 typedef struct {
@@ -190,6 +205,7 @@ struct rg_store_s {
     void              (*destroy)(rg_store_t *st);
 
     rg_store_stats_t    stats;
+    rg_store_down_t     down;
 };
 
 
@@ -203,6 +219,16 @@ struct rg_store_s {
  * max_bytes alone is refused (RG_ERROR). */
 rg_store_t *rg_store_memory_create(struct event_base *base,
     rg_uint_t max_keys, size_t max_bytes);
+
+/* An operation of a user failed: the user's first failure of this
+ * outage (said, the user's own, 0 at first, remembers it) logs fmt, a
+ * warning that says what it does meanwhile. */
+void rg_store_down(rg_store_t *st, rg_log_t *log, uint64_t *said,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* An operation answered (res): the first one asked after an outage's
+ * last failure says it is over. */
+void rg_store_up(rg_store_t *st, rg_log_t *log,
+    const rg_store_res_t *res);
 
 /* "{id}:name" for a session-scoped key, into buf */
 size_t rg_store_session_key(char *buf, size_t size, const rg_str_t *id,

@@ -384,6 +384,7 @@ rg_mem_post(rg_store_memory_t *m, rg_store_pt cb, void *data)
     op->data = data;
     op->gen = m->gen;
     op->res.rc = RG_OK;
+    op->res.issued = rg_monotonic_msec();
     op->prev = m->ops.prev;
     op->next = &m->ops;
     m->ops.prev->next = op;

@@ -36,6 +36,7 @@ struct rg_store_op_s {
     rg_store_pt             cb;
     void                   *data;
     rg_store_redis_kind_e   kind;
+    rg_msec_t               issued;
 };
 
 
@@ -424,13 +425,14 @@ rg_sr_sent_tag(rg_sr_args_t *a, int i)
 
 
 static void
-rg_sr_answer(rg_store_op_t *op, const rg_store_res_t *res)
+rg_sr_answer(rg_store_op_t *op, rg_store_res_t *res)
 {
     rg_store_pt   cb;
     void         *data;
 
     cb = op->cb;
     data = op->data;
+    res->issued = op->issued;
 
     if (res->rc == RG_ERROR) {
         op->st->stats.errors++;
@@ -705,6 +707,7 @@ rg_sr_send(rg_store_t *st, const rg_str_t *tag, rg_sr_args_t *a,
     op->cb = cb;
     op->data = data;
     op->kind = kind;
+    op->issued = rg_monotonic_msec();
 
     if (script) {
         op->cmd = rg_redis_eval(r->redis, tag, script, rg_sr_reply_handler,

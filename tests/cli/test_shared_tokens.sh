@@ -125,7 +125,7 @@ rg_equal "one WARN when the shared limits could not be asked" \
 rg_expect "naming the fallback" "$tmp/wait.err" \
     'its requests wait until it answers again \(shared_limits_fallback wait\)'
 rg_equal "one line when it answers again" \
-    "$(grep -c 'the store answers again: its limits are shared again' \
+    "$(grep -c 'the store answers again;' \
        "$tmp/wait.err")" 1
 
 outage local
@@ -139,7 +139,7 @@ rg_equal "one WARN: the process holds the limits alone" \
 rg_expect "naming the fallback" "$tmp/local.err" \
     'alone until it answers again \(shared_limits_fallback local\)'
 rg_equal "one line when it answers again" \
-    "$(grep -c 'the store answers again: its limits are shared again' \
+    "$(grep -c 'the store answers again;' \
        "$tmp/local.err")" 1
 
 rg_done
