@@ -130,6 +130,10 @@ struct rg_session_s {
     char               *task_id;      /* the caller's, for logs */
     char               *tenant;       /* the task's, NULL: none */
     rg_store_op_t      *tenant_op;    /* its budget, asked */
+    struct event       *tenant_ev;    /* asked again (made when first
+                                         armed) while the store is away */
+    rg_msec_t           tenant_failing;  /* since when, 0: it answers */
+    rg_uint_t           tenant_tries;
 
     rg_session_state_e  state;
     char               *reason;
@@ -225,6 +229,7 @@ struct rg_session_s {
     unsigned            handler_called:1;
     unsigned            deadline_set:1;
     unsigned            tenant_ok:1;  /* its budget allows the next call */
+    unsigned            tenant_set:1; /* tenant_ev is armed */
     unsigned            context_retried:1;
     unsigned            summarizing:1;
     unsigned            fallback_used:1;

@@ -7,7 +7,9 @@
 #     holds each session's final status;
 #   - the log says the outage once, not once per operation nor once per
 #     session (a few lines in all, one summing up the sessions that
-#     waited);
+#     waited), though every task has a tenant with a budget and its
+#     events on: the events lost are said once, and the store's return
+#     once;
 #   - a Redis that never answers: `reagent -t` and run say so within the
 #     connect timeout, with the address;
 #   - Redis away for longer than store_timeout: a session ends failed
@@ -50,11 +52,13 @@ llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
 agent a { llm m; tools calc; }
 store redis { server 127.0.0.1:$rport; connect_timeout 500ms; }
 store_timeout 30s;
+tenant_max_tokens 1m per 1d;
 CONF
 
 i=0
 while [ $i -lt 300 ]; do
-    echo "{\"id\":\"t$i\",\"input\":\"compute\"}"
+    echo "{\"id\":\"t$i\",\"input\":\"compute\",\"tenant\":\"acme\",\
+\"events\":true}"
     i=$((i + 1))
 done > "$tmp/tasks.jsonl"
 
@@ -96,23 +100,33 @@ done
 rg_equal "Redis holds each session's final status" "$done_in_store" 300
 
 # its start and its end; a Redis that answers "loading" for a moment once
-# back may add one more of each, on a slow machine: never one per session
+# back may add one more of each, on a slow machine; the events and tenant
+# budgets that failed say so once each, naming the error (and so the
+# address): never one per session
 grep "127.0.0.1:$rport" "$tmp/b.err" > "$tmp/outage.log"
 lines=$(grep -c . "$tmp/outage.log")
 rg_check "the outage is logged once, not per operation ($lines lines for \
-300 sessions)" test "$lines" -ge 1 -a "$lines" -le 4
-[ "$lines" -le 4 ] || sed 's/^/#   /' "$tmp/outage.log" | head -n 10
+300 sessions)" test "$lines" -ge 1 -a "$lines" -le 6
+[ "$lines" -le 6 ] || sed 's/^/#   /' "$tmp/outage.log" | head -n 10
 rg_expect "and its end" "$tmp/b.err" "redis 127.0.0.1:$rport reachable again"
 # and nothing else per session: the sessions that waited are summed up
-# in one line when the store takes their checkpoints again
+# in one line when the store takes their checkpoints again; the events
+# lost meanwhile (answers came while it was away) and a tenant budget
+# that could not be read are said once each, the store's return once
 # (the log's lines, not the batch summary's)
 grep -E '^[0-9]{4}/[0-9]{2}/[0-9]{2} ' "$tmp/b.err" > "$tmp/nonbatch.log"
 lines=$(grep -c . "$tmp/nonbatch.log")
 rg_check "the whole log of the outage is a few lines ($lines for 300 \
-sessions)" test "$lines" -ge 1 -a "$lines" -le 4
-[ "$lines" -le 4 ] || sed 's/^/#   /' "$tmp/nonbatch.log" | head -n 10
+sessions)" test "$lines" -ge 1 -a "$lines" -le 8
+[ "$lines" -le 8 ] || sed 's/^/#   /' "$tmp/nonbatch.log" | head -n 10
 rg_expect "one of them sums up the sessions that waited" "$tmp/b.err" \
     'the store took the checkpoints again: [0-9]+ sessions waited for it'
+rg_equal "the events lost are said once" \
+    "$(grep -c 'events cannot be recorded in the store' "$tmp/b.err")" 1
+rg_check "a tenant budget not read is said at most once" \
+    test "$(grep -c 'tenant budgets cannot be read' "$tmp/b.err")" -le 1
+rg_equal "and the store's return once" \
+    "$(grep -c 'the store answers again;' "$tmp/b.err")" 1
 
 # a Redis that is not there
 dead=$(rg_free_port)
