@@ -168,6 +168,8 @@ ttl=$(rg_rcli pttl "$key")
 rg_check "with the dedupe TTL (10m): $ttl ms" \
     test "$ttl" -gt 500000 -a "$ttl" -le 600000
 
+rg_ttl_sweep "every key reagent wrote (dedupe results, pending claims)"
+
 # the owner dies: the other one waits at most dedupe_wait, then runs
 rg_rcli flushall > /dev/null
 "$R" -c "$tmp/shared.conf" run -a a "doomed" > "$tmp/d.out" \
@@ -226,5 +228,7 @@ rg_check "with the agent's dedupe_ttl (5m): $ttl ms" \
     test "$ttl" -gt 200000 -a "$ttl" -le 300000
 rg_check "and the other agent's under its own" \
     test -n "$(rg_rcli --scan --pattern 'rg:dd:a:b:*' | grep -v ':p$')"
+
+rg_ttl_sweep "every key reagent wrote since"
 
 rg_done

@@ -156,6 +156,8 @@ rg_equal "the second process: the tenant's budget runs out" \
 rg_expect "the task says which tenant and why" "$tmp/t2.out" \
     'tenant \\"acme\\" has used [0-9]+ of its 50 tokens'
 
+rg_ttl_sweep "every key reagent wrote (rate, slot, cool-down, tenant)"
+
 # the tenants' counters cannot be written: the fallback decides
 deny_tn() {
     rg_rcli acl setuser default resetkeys '%R~*' '~rg:[^t]*' \

@@ -83,6 +83,7 @@ rg_check "$total tokens at 200 a second, from both processes, take at \
 least $least ms: $span ms" test "$span" -ge "$least"
 rg_check "the budget is in the store" test \
     "$(rg_rcli --scan --pattern 'rg:*llm:m*' | wc -l)" -ge 1
+rg_ttl_sweep "every key reagent wrote (the buckets)"
 
 # Redis goes away in the middle of a run; each run starts from an empty
 # store (the buckets of another configuration would hold it back)
@@ -141,5 +142,7 @@ rg_expect "naming the fallback" "$tmp/local.err" \
 rg_equal "one line when it answers again" \
     "$(grep -c 'the store answers again;' \
        "$tmp/local.err")" 1
+
+rg_ttl_sweep "every key reagent wrote through the outage"
 
 rg_done

@@ -192,4 +192,6 @@ rg_expect "its model is told the outcome is unknown" "$tmp/child.log" \
 rg_equal "the child ended done in the store" \
     "$(rg_rcli hget "rg:{$csid}:meta" status)" done
 
+rg_ttl_sweep "every key reagent wrote (claims and results too)"
+
 rg_done
