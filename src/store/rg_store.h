@@ -78,8 +78,9 @@ typedef struct {
 /* A token bucket shared by every process on the store: capacity tokens
  * refilled at rate per minute; take cost (requests: 1; tokens: an
  * estimate). num is 0 when granted, else the milliseconds to wait before
- * asking again. A cool-down set by cooldown() holds every bucket of the
- * name until it ends. */
+ * asking again. Buckets and slots are taken under a cool-down's name
+ * (an upstream's): a cool-down set by cooldown() holds every one of
+ * them until it ends, and their keys share its hash tag. */
 typedef struct {
     rg_str_t            name;
     double              rate;         /* per minute */
@@ -176,18 +177,23 @@ struct rg_store_s {
     rg_store_op_t    *(*release)(rg_store_t *st, const rg_str_t *id,
                                  int64_t token, rg_store_pt cb, void *data);
 
-    rg_store_op_t    *(*take)(rg_store_t *st, const rg_store_bucket_t *b,
-                              rg_uint_t nb, rg_store_pt cb, void *data);
-    rg_store_op_t    *(*cooldown)(rg_store_t *st, const rg_str_t *name,
+    /* all of b or nothing, under the cool-down cool ("rl:{cool}:<name>:<i>";
+     * nb 0: the cool-down alone is read) */
+    rg_store_op_t    *(*take)(rg_store_t *st, const rg_str_t *cool,
+                              const rg_store_bucket_t *b, rg_uint_t nb,
+                              rg_store_pt cb, void *data);
+    /* "cd:{cool}": until ms from now, unless a longer one holds */
+    rg_store_op_t    *(*cooldown)(rg_store_t *st, const rg_str_t *cool,
                                   rg_msec_t ms, rg_store_pt cb, void *data);
     /* one of at most max slots of name held by every process together
-     * (max_connections shared): holder takes one for ttl (num 0), or is
-     * told the ms to wait before it asks again (a cool-down of the name
-     * holds too); max 0 gives it back. The slot of a holder that died
-     * frees itself when its ttl ends. */
-    rg_store_op_t    *(*slot)(rg_store_t *st, const rg_str_t *name,
-                              const rg_str_t *holder, rg_uint_t max,
-                              rg_msec_t ttl, rg_store_pt cb, void *data);
+     * (max_connections shared, "sl:{cool}:<name>"): holder takes one for
+     * ttl (num 0), or is told the ms to wait before it asks again (the
+     * cool-down holds too); max 0 gives it back. The slot of a holder
+     * that died frees itself when its ttl ends. */
+    rg_store_op_t    *(*slot)(rg_store_t *st, const rg_str_t *cool,
+                              const rg_str_t *name, const rg_str_t *holder,
+                              rg_uint_t max, rg_msec_t ttl, rg_store_pt cb,
+                              void *data);
 
     /* a session's events: append() one; range() the entries whose id
      * comes after `after` (NULL or "": from the first), at most count,

@@ -1030,8 +1030,8 @@ rg_mem_release(rg_store_t *st, const rg_str_t *id, int64_t token,
 
 /* a bucket as text: "tokens at-msec"; a cool-down: "until-msec" */
 static rg_store_op_t *
-rg_mem_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
-    rg_store_pt cb, void *data)
+rg_mem_take(rg_store_t *st, const rg_str_t *cool, const rg_store_bucket_t *b,
+    rg_uint_t nb, rg_store_pt cb, void *data)
 {
     char                key[320], val[64];
     double              tokens, wait, w;
@@ -1059,22 +1059,22 @@ rg_mem_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
     now = rg_wall_msec();
     wait = 0;
 
-    for (i = 0; i < nb; i++) {
-        /* a cool-down holds every bucket of the name */
-        k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) b[i].name.len,
-                         b[i].name.data);
-        k.data = key;
-        e = rg_mem_find(m, &k);
-        if (e && !e->list) {
-            at = strtoull(e->value.data, NULL, 10);
-            if (at > now) {
-                wait = rg_max(wait, (double) (at - now));
-            }
+    /* the cool-down holds every bucket taken under it */
+    k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) cool->len,
+                     cool->data);
+    k.data = key;
+    e = rg_mem_find(m, &k);
+    if (e && !e->list) {
+        at = strtoull(e->value.data, NULL, 10);
+        if (at > now) {
+            wait = (double) (at - now);
         }
+    }
 
-        k.len = snprintf(key, sizeof(key), "rl:{%.*s}:%lu",
-                         (int) b[i].name.len, b[i].name.data,
-                         (unsigned long) i);
+    for (i = 0; i < nb; i++) {
+        k.len = snprintf(key, sizeof(key), "rl:{%.*s}:%.*s:%lu",
+                         (int) cool->len, cool->data, (int) b[i].name.len,
+                         b[i].name.data, (unsigned long) i);
         e = rg_mem_find(m, &k);
         if (e == NULL) {
             e = rg_mem_create(m, &k, 0);
@@ -1133,7 +1133,7 @@ rg_mem_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
 
 
 static rg_store_op_t *
-rg_mem_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
+rg_mem_cooldown(rg_store_t *st, const rg_str_t *cool, rg_msec_t ms,
     rg_store_pt cb, void *data)
 {
     char                key[320], val[32];
@@ -1150,8 +1150,8 @@ rg_mem_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
         return NULL;
     }
 
-    k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) name->len,
-                     name->data);
+    k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) cool->len,
+                     cool->data);
     k.data = key;
 
     until = rg_wall_msec() + ms;
@@ -1181,8 +1181,9 @@ rg_mem_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
 /* one process holds every slot: a count, "n"; the holders are not
  * needed, nobody else can die holding one */
 static rg_store_op_t *
-rg_mem_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
-    rg_uint_t max, rg_msec_t ttl, rg_store_pt cb, void *data)
+rg_mem_slot(rg_store_t *st, const rg_str_t *cool, const rg_str_t *name,
+    const rg_str_t *holder, rg_uint_t max, rg_msec_t ttl, rg_store_pt cb,
+    void *data)
 {
     char                key[320], val[32];
     rg_str_t            k;
@@ -1202,8 +1203,8 @@ rg_mem_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
     now = rg_wall_msec();
 
     if (max) {
-        k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) name->len,
-                         name->data);
+        k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) cool->len,
+                         cool->data);
         k.data = key;
         e = rg_mem_find(m, &k);
         if (e && !e->list) {
@@ -1215,8 +1216,8 @@ rg_mem_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
         }
     }
 
-    k.len = snprintf(key, sizeof(key), "sl:{%.*s}", (int) name->len,
-                     name->data);
+    k.len = snprintf(key, sizeof(key), "sl:{%.*s}:%.*s", (int) cool->len,
+                     cool->data, (int) name->len, name->data);
     k.data = key;
 
     e = rg_mem_find(m, &k);

@@ -962,8 +962,8 @@ rg_sr_release(rg_store_t *st, const rg_str_t *id, int64_t token,
 
 
 static rg_store_op_t *
-rg_sr_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
-    rg_store_pt cb, void *data)
+rg_sr_take(rg_store_t *st, const rg_str_t *cool, const rg_store_bucket_t *b,
+    rg_uint_t nb, rg_store_pt cb, void *data)
 {
     rg_uint_t          i;
     rg_sr_args_t       a;
@@ -971,19 +971,15 @@ rg_sr_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
 
     r = (rg_store_redis_t *) st;
     rg_sr_args_init(&a);
-    a.overflow = nb == 0 || nb > 8;
+    a.overflow = nb > 8;
 
-    if (nb == 0) {
-        return NULL;
-    }
-
-    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) b[0].name.len,
-               b[0].name.data);
+    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) cool->len, cool->data);
     a.nkeys++;
 
     for (i = 0; i < nb; i++) {
-        rg_sr_argf(&a, "%srl:{%.*s}:%lu", r->prefix, (int) b[i].name.len,
-                   b[i].name.data, (unsigned long) i);
+        rg_sr_argf(&a, "%srl:{%.*s}:%.*s:%lu", r->prefix, (int) cool->len,
+                   cool->data, (int) b[i].name.len, b[i].name.data,
+                   (unsigned long) i);
         a.nkeys++;
     }
 
@@ -996,12 +992,12 @@ rg_sr_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
         rg_sr_argf(&a, "%d", b[i].force ? 1 : 0);
     }
 
-    return rg_sr_send(st, &b[0].name, &a, &rg_sr_take_lua, RG_SR_INT, cb, data);
+    return rg_sr_send(st, cool, &a, &rg_sr_take_lua, RG_SR_INT, cb, data);
 }
 
 
 static rg_store_op_t *
-rg_sr_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
+rg_sr_cooldown(rg_store_t *st, const rg_str_t *cool, rg_msec_t ms,
     rg_store_pt cb, void *data)
 {
     rg_sr_args_t       a;
@@ -1011,17 +1007,18 @@ rg_sr_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
     rg_sr_args_init(&a);
     a.overflow = ms == 0;
 
-    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) name->len, name->data);
+    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) cool->len, cool->data);
     a.nkeys++;
     rg_sr_argf(&a, "%llu", (unsigned long long) ms);
 
-    return rg_sr_send(st, name, &a, &rg_sr_cooldown_lua, RG_SR_INT, cb, data);
+    return rg_sr_send(st, cool, &a, &rg_sr_cooldown_lua, RG_SR_INT, cb, data);
 }
 
 
 static rg_store_op_t *
-rg_sr_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
-    rg_uint_t max, rg_msec_t ttl, rg_store_pt cb, void *data)
+rg_sr_slot(rg_store_t *st, const rg_str_t *cool, const rg_str_t *name,
+    const rg_str_t *holder, rg_uint_t max, rg_msec_t ttl, rg_store_pt cb,
+    void *data)
 {
     rg_sr_args_t       a;
     rg_store_redis_t  *r;
@@ -1029,15 +1026,16 @@ rg_sr_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
     r = (rg_store_redis_t *) st;
     rg_sr_args_init(&a);
 
-    rg_sr_argf(&a, "%ssl:{%.*s}", r->prefix, (int) name->len, name->data);
+    rg_sr_argf(&a, "%ssl:{%.*s}:%.*s", r->prefix, (int) cool->len,
+               cool->data, (int) name->len, name->data);
     a.nkeys++;
-    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) name->len, name->data);
+    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) cool->len, cool->data);
     a.nkeys++;
     rg_sr_argf(&a, "%.*s", (int) holder->len, holder->data);
     rg_sr_argf(&a, "%lu", (unsigned long) max);
     rg_sr_argf(&a, "%llu", (unsigned long long) (ttl ? ttl : 1));
 
-    return rg_sr_send(st, name, &a, &rg_sr_slot_lua, RG_SR_INT, cb, data);
+    return rg_sr_send(st, cool, &a, &rg_sr_slot_lua, RG_SR_INT, cb, data);
 }
 
 

@@ -6,7 +6,9 @@
 #     5 a second (each alone would send 5);
 #   - max_connections 2 shared: at most 2 requests in flight from both;
 #   - a 429 with Retry-After: 2 holds every process for 2 s, not only the
-#     one that got it;
+#     one that got it; an llm without shared limits too, and the cool-down
+#     is the upstream's (URL, model, key): another process calling the
+#     same model through an llm block of another name waits as well;
 #   - tenant_max_tokens: a tenant's tokens add up across processes, and
 #     past the budget its tasks end budget_exceeded, naming it; another
 #     tenant goes on;
@@ -102,7 +104,7 @@ rg_equal "both batches end, every task done" \
 rg_equal "at most 2 requests were in flight at once, from both" \
     "$(curl -s "http://127.0.0.1:$port/stats" | jq .max_inflight)" 2
 rg_equal "and the slots were given back" \
-    "$(rg_rcli zcard 'rg:sl:{llm:m}')" 0
+    "$(rg_rcli zcard "$(rg_rcli --scan --pattern 'rg:sl:{up:*}:llm:m')")" 0
 
 # a 429 holds every process
 rg_mock cool --script "$tmp/script.json" --fault 429 --fault-count 1 \
@@ -129,6 +131,34 @@ rg_equal "the one that got the 429 ends done" "$?" 0
 gap=$(curl -s "http://127.0.0.1:$port/stats" |
       jq '.times_ms | sort | (.[1] - .[0])')
 rg_check "after the 429 no process asked the model for 2 s: $gap ms" \
+    test "$gap" -ge 1900
+
+# no shared limit, and the other process's llm block named otherwise
+rg_mock cool2 --script "$tmp/script.json" --fault 429 --fault-count 1 \
+    --retry-after 2
+conf $port "max_retries 4;" > "$tmp/cool2.conf"
+sed 's/llm m /llm other /; s/llm m;/llm other;/' "$tmp/cool2.conf" \
+    > "$tmp/cool3.conf"
+
+"$R" -c "$tmp/cool2.conf" run -a a "first" > /dev/null 2> "$tmp/c3.err" &
+c1=$!
+pids="$pids $c1"
+
+i=0
+while [ "$(curl -s "http://127.0.0.1:$port/stats" | jq .faults)" != 1 ] \
+      && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+
+"$R" -c "$tmp/cool3.conf" run -a a "second" > /dev/null 2> "$tmp/c4.err"
+rg_equal "without shared limits: the second process ends done" "$?" 0
+wait $c1
+rg_equal "the one that got the 429 ends done" "$?" 0
+
+gap=$(curl -s "http://127.0.0.1:$port/stats" |
+      jq '.times_ms | sort | (.[1] - .[0])')
+rg_check "after the 429 neither asked the model for 2 s: $gap ms" \
     test "$gap" -ge 1900
 
 # a tenant's budget across processes

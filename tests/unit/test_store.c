@@ -671,9 +671,12 @@ test_take(void **state)
     bk[0].capacity = 2;
     bk[0].cost = 1;
 
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &a));
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &b));
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &c));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &a));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &b));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &c));
     rg_test_wait(t);
 
     assert_int_equal(a.num, 0);
@@ -682,9 +685,11 @@ test_take(void **state)
 
     /* a refund (a negative cost) is always granted */
     bk[0].cost = -1;
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &a));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &a));
     bk[0].cost = 1;
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &b));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &b));
     rg_test_wait(t);
     assert_int_equal(a.num, 0);
     assert_int_equal(b.num, 0);
@@ -696,14 +701,17 @@ test_take(void **state)
     bk[1].capacity = 100;
     bk[1].cost = 80;
 
-    t->st->take(t->st, bk, 2, rg_test_answer, rg_test_ans(t, &a));
-    t->st->take(t->st, bk, 2, rg_test_answer, rg_test_ans(t, &b));
+    t->st->take(t->st, &bk[0].name, bk, 2, rg_test_answer,
+                rg_test_ans(t, &a));
+    t->st->take(t->st, &bk[0].name, bk, 2, rg_test_answer,
+                rg_test_ans(t, &b));
     rg_test_wait(t);
     assert_int_equal(a.num, 0);
     assert_true(b.num > 0);       /* the tokens bucket is short */
 
     bk[1].cost = 10;
-    t->st->take(t->st, bk, 2, rg_test_answer, rg_test_ans(t, &a));
+    t->st->take(t->st, &bk[0].name, bk, 2, rg_test_answer,
+                rg_test_ans(t, &a));
     rg_test_wait(t);
     assert_int_equal(a.num, 0);   /* the request bucket was not charged */
 
@@ -711,9 +719,21 @@ test_take(void **state)
     name = rg_test_str("groq");
     t->st->cooldown(t->st, &name, 400, rg_test_answer, rg_test_ans(t, &a));
     bk[1].cost = 1;
-    t->st->take(t->st, &bk[1], 1, rg_test_answer, rg_test_ans(t, &b));
+    t->st->take(t->st, &name, &bk[1], 1, rg_test_answer,
+                rg_test_ans(t, &b));
+    /* and is read alone, without a bucket */
+    t->st->take(t->st, &name, NULL, 0, rg_test_answer, rg_test_ans(t, &c));
     rg_test_wait(t);
     assert_true(b.num >= 300 && b.num <= 400);
+    assert_int_equal(c.rc, RG_OK);
+    assert_true(c.num >= 300 && c.num <= 400);
+
+    /* another name's is not this one's */
+    name = rg_test_str("openai");
+    t->st->take(t->st, &name, NULL, 0, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(a.num, 0);
 }
 
 
@@ -979,7 +999,7 @@ test_redis_ttls(void **state)
     bk.rate = 60;
     bk.capacity = 10;
     bk.cost = 1;
-    t->st->take(t->st, &bk, 1, rg_test_answer, rg_test_ans(t, &a));
+    t->st->take(t->st, &bk.name, &bk, 1, rg_test_answer, rg_test_ans(t, &a));
 
     name = rg_test_str("up");
     t->st->cooldown(t->st, &name, 1000, rg_test_answer, rg_test_ans(t, &a));
