@@ -629,7 +629,10 @@ rg_turn_done(rg_tool_turn_t *turn)
  * replaces the claim as soon as it ends. A session resumed after a crash
  * runs its last turn again: a call whose result is stored is answered
  * from it, and one that was claimed without a result is not run blindly:
- * the model is told its outcome is unknown. */
+ * the model is told its outcome is unknown. Claims and results live as
+ * long as the session (RG_STORE_KEEP: each checkpoint renews their TTL
+ * with its own), so that a session resumed twice, long after a claim,
+ * still finds it. */
 
 static rg_uint_t
 rg_turn_side_effect(rg_session_t *s, rg_uint_t i)
@@ -778,7 +781,7 @@ rg_turn_claim(rg_session_t *s)
         p.value.len = len;
         p.lease = s->lease;
         p.ttl = rg_store_session_ttl(s->engine);
-        p.flags = RG_STORE_NX;
+        p.flags = RG_STORE_NX | RG_STORE_KEEP;
 
         s->extra[i].claim = st->put(st, &p, rg_turn_claimed, &s->extra[i]);
         if (s->extra[i].claim) {
@@ -891,6 +894,7 @@ rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
     p.value.len = len;
     p.lease = s->lease;
     p.ttl = rg_store_session_ttl(s->engine);
+    p.flags = RG_STORE_KEEP;
 
     /* fire and forget: if it is lost, a resume says "outcome unknown",
      * which is true */

@@ -19,8 +19,11 @@ typedef struct rg_store_s      rg_store_t;
 typedef struct rg_store_op_s   rg_store_op_t;
 typedef struct rg_store_entry_s  rg_store_entry_t;
 
-/* set() flags */
+/* set() and put() flags */
 #define RG_STORE_NX          0x01     /* only when absent */
+#define RG_STORE_KEEP        0x02     /* put(): lives as long as the
+                                         session: each checkpoint renews
+                                         its TTL ("{id}:kept" names it) */
 
 /* The answer of one operation; valid during the callback only.
  * rc is RG_OK, RG_DECLINED (absent, or refused: err says why — "exists",
@@ -50,7 +53,8 @@ typedef void (*rg_store_pt)(void *data, const rg_store_res_t *res);
  * a retry of a checkpoint that was applied is recognised (the list holds
  * base + nmsgs) and not appended twice; any other length is "diverged".
  * With a lease token set, a session whose lease another worker holds now
- * is refused ("fenced"). Every key of the session gets ttl. */
+ * is refused ("fenced"). Every key of the session gets ttl: its meta,
+ * messages and fence, and the values put with RG_STORE_KEEP. */
 typedef struct {
     rg_str_t            id;
     int64_t             lease;        /* 0: not fenced */
@@ -71,7 +75,7 @@ typedef struct {
     rg_str_t            value;
     int64_t             lease;        /* 0: not fenced */
     rg_msec_t           ttl;
-    rg_uint_t           flags;        /* RG_STORE_NX */
+    rg_uint_t           flags;        /* RG_STORE_NX, RG_STORE_KEEP */
 } rg_store_put_t;
 
 

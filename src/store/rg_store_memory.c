@@ -644,7 +644,7 @@ rg_mem_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     rg_int_t            rc;
     rg_uint_t           i, j, have, before;
     rg_store_op_t      *op;
-    rg_mem_entry_t     *msgs, *meta;
+    rg_mem_entry_t     *msgs, *meta, *kept, *e;
     rg_store_memory_t  *m;
 
     m = (rg_store_memory_t *) st;
@@ -764,6 +764,21 @@ rg_mem_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     meta->pinned--;
     msgs->pinned--;
 
+    /* the values kept as long as the session */
+    kept = rg_mem_session(m, &cp->id, "kept", 4);
+
+    for (i = 0; kept && kept->list && i < kept->nitems; i++) {
+        e = rg_mem_session(m, &cp->id, kept->items[i].data,
+                           kept->items[i].len);
+        if (e) {
+            rg_mem_expire(e, cp->ttl);
+        }
+    }
+
+    if (kept) {
+        rg_mem_expire(kept, cp->ttl);
+    }
+
     if (rc == RG_OK) {
         return op;
     }
@@ -853,6 +868,51 @@ rg_mem_load(rg_store_t *st, const rg_str_t *id, rg_store_pt cb, void *data)
 }
 
 
+/* a value kept as long as its session: its name in "{id}:kept", whose
+ * names each checkpoint renews */
+static void
+rg_mem_keep(rg_store_memory_t *m, const rg_store_put_t *p, rg_store_op_t *op)
+{
+    rg_uint_t        i;
+    rg_mem_entry_t  *kept;
+
+    kept = rg_mem_session(m, &p->id, "kept", 4);
+    if (kept == NULL) {
+        kept = rg_mem_session_create(m, &p->id, "kept", 4, 1);
+    }
+
+    if (kept == NULL || !kept->list) {
+        goto full;
+    }
+
+    for (i = 0; i < kept->nitems; i++) {
+        if (rg_str_cmp(&kept->items[i], &p->name) == 0) {
+            break;
+        }
+    }
+
+    kept->pinned++;
+
+    if (i == kept->nitems
+        && (rg_mem_room(m, p->name.len + sizeof(rg_str_t), 0) != RG_OK
+            || rg_mem_push(m, kept, p->name.data, p->name.len) != RG_OK))
+    {
+        kept->pinned--;
+        goto full;
+    }
+
+    kept->pinned--;
+    rg_mem_expire(kept, p->ttl);
+
+    return;
+
+full:
+
+    m->store.stats.errors++;
+    rg_mem_refuse(op, RG_ERROR, "the memory store is full (max_bytes)");
+}
+
+
 static rg_store_op_t *
 rg_mem_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     void *data)
@@ -897,6 +957,10 @@ rg_mem_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     }
 
     rg_mem_expire(e, p->ttl);
+
+    if (p->flags & RG_STORE_KEEP) {
+        rg_mem_keep(m, p, op);
+    }
 
     return op;
 }

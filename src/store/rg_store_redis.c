@@ -48,8 +48,11 @@ typedef struct {
 } rg_store_redis_t;
 
 
-/* KEYS: meta, msgs, lease, fence. ARGV: lease token (0: none), base, ttl,
- * n, n messages, then name, value pairs */
+/* KEYS: meta, msgs, lease, fence, kept. ARGV: lease token (0: none),
+ * base, ttl, n, n messages, then name, value pairs. The values kept as
+ * long as the session (put with RG_STORE_KEEP: "{id}:kept" holds their
+ * names) get the ttl too: their keys are made here from kept's, so they
+ * share its hash tag and its cluster slot */
 static rg_redis_script_t  rg_sr_checkpoint_lua = { "checkpoint",
     "local lease = tonumber(ARGV[1])\n"
     "if lease ~= 0 then\n"
@@ -81,6 +84,11 @@ static rg_redis_script_t  rg_sr_checkpoint_lua = { "checkpoint",
     "  redis.call('PEXPIRE', KEYS[1], ttl)\n"
     "  redis.call('PEXPIRE', KEYS[2], ttl)\n"
     "  redis.call('PEXPIRE', KEYS[4], ttl)\n"
+    "  local base = string.sub(KEYS[5], 1, -5)\n"
+    "  for _, name in ipairs(redis.call('SMEMBERS', KEYS[5])) do\n"
+    "    redis.call('PEXPIRE', base .. name, ttl)\n"
+    "  end\n"
+    "  redis.call('PEXPIRE', KEYS[5], ttl)\n"
     "end\n"
     "return have\n", ""
 };
@@ -92,9 +100,10 @@ static rg_redis_script_t  rg_sr_load_lua = { "load",
     "redis.call('LRANGE', KEYS[2], 0, -1)}\n", ""
 };
 
-/* KEYS: the key, lease, fence. ARGV: lease token, value, ttl, nx. A
- * lease that expired while nobody took another (the fence still at its
- * token) still lets its holder write, as in checkpoint */
+/* KEYS: the key, lease, fence, kept. ARGV: lease token, value, ttl, nx,
+ * the name to keep ("": none). A lease that expired while nobody took
+ * another (the fence still at its token) still lets its holder write,
+ * as in checkpoint */
 static rg_redis_script_t  rg_sr_put_lua = { "put",
     "local lease = tonumber(ARGV[1])\n"
     "if lease ~= 0 then\n"
@@ -114,6 +123,12 @@ static rg_redis_script_t  rg_sr_put_lua = { "put",
     "  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])\n"
     "else\n"
     "  redis.call('SET', KEYS[1], ARGV[2])\n"
+    "end\n"
+    "if ARGV[5] ~= '' then\n"
+    "  redis.call('SADD', KEYS[4], ARGV[5])\n"
+    "  if tonumber(ARGV[3]) > 0 then\n"
+    "    redis.call('PEXPIRE', KEYS[4], ARGV[3])\n"
+    "  end\n"
     "end\n"
     "return {1, 0}\n", ""
 };
@@ -825,14 +840,14 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
 
     r = (rg_store_redis_t *) st;
 
-    /* 4 keys and 4 numbers, the records, the meta's pairs */
+    /* 5 keys and 4 numbers, the records, the meta's pairs */
     if (cp->nmsgs > (rg_uint_t) INT_MAX / 4
         || cp->nfields > (rg_uint_t) INT_MAX / 8)
     {
         return NULL;
     }
 
-    n = 8 + cp->nmsgs + 2 * cp->nfields;
+    n = 9 + cp->nmsgs + 2 * cp->nfields;
 
     /* the arguments are large: off the stack */
     a = malloc(sizeof(rg_sr_args_t));
@@ -859,6 +874,7 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     rg_sr_session_key(r, a, &cp->id, "msgs", 4);
     rg_sr_session_key(r, a, &cp->id, "lease", 5);
     rg_sr_session_key(r, a, &cp->id, "fence", 5);
+    rg_sr_session_key(r, a, &cp->id, "kept", 4);
     rg_sr_num(a, (int64_t) cp->lease);
     rg_sr_num(a, (int64_t) cp->base);
     rg_sr_num(a, (int64_t) cp->ttl);
@@ -915,10 +931,12 @@ rg_sr_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     rg_sr_session_key(r, &a, &p->id, p->name.data, p->name.len);
     rg_sr_session_key(r, &a, &p->id, "lease", 5);
     rg_sr_session_key(r, &a, &p->id, "fence", 5);
+    rg_sr_session_key(r, &a, &p->id, "kept", 4);
     rg_sr_argf(&a, "%lld", (long long) p->lease);
     rg_sr_arg(&a, p->value.data, p->value.len);
     rg_sr_argf(&a, "%llu", (unsigned long long) p->ttl);
     rg_sr_arg(&a, (p->flags & RG_STORE_NX) ? "1" : "0", 1);
+    rg_sr_arg(&a, p->name.data, (p->flags & RG_STORE_KEEP) ? p->name.len : 0);
 
     return rg_sr_send(st, &p->id, &a, &rg_sr_put_lua, RG_SR_PAIR, cb, data);
 }

@@ -657,6 +657,59 @@ test_put(void **state)
 }
 
 
+/* a value put with RG_STORE_KEEP lives as long as its session: each
+ * checkpoint renews it with the session's TTL; one put without goes at
+ * its own */
+static void
+test_put_keep(void **state)
+{
+    rg_test_ctx_t          *t = *state;
+    rg_test_ans_t           a, b, c;
+    rg_store_put_t          p;
+    rg_store_checkpoint_t   cp;
+    rg_str_t                k, msg, fields[2];
+    char                    key[64];
+
+    memset(&p, 0, sizeof(p));
+    p.id = rg_test_str("s-4");
+    p.name = rg_test_str("idem:kept");
+    p.value = rg_test_str("result: kept");
+    p.ttl = 300;
+    p.flags = RG_STORE_NX | RG_STORE_KEEP;
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &a));
+
+    p.name = rg_test_str("idem:alone");
+    p.value = rg_test_str("result: alone");
+    p.flags = RG_STORE_NX;
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &b));
+
+    msg = rg_test_str("m1");
+    fields[0] = rg_test_str("status");
+    fields[1] = rg_test_str("running");
+    cp = rg_test_cp("s-4", 0, &msg, 1, fields, 1, 0);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &c));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_OK);
+    assert_int_equal(c.rc, RG_OK);
+
+    rg_test_sleep(t, 500);
+
+    k.len = rg_store_session_key(key, sizeof(key), &p.id, "idem:kept", 9);
+    k.data = key;
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &a));
+    k.len = rg_store_session_key(key, sizeof(key), &p.id, "idem:alone",
+                                 10);
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_memory_equal(a.value, "result: kept", 12);
+    assert_int_equal(b.rc, RG_DECLINED);
+}
+
+
 static void
 test_take(void **state)
 {
@@ -1079,6 +1132,7 @@ main(void)
         RG_TEST_BOTH(test_checkpoint_large),
         RG_TEST_BOTH(test_lease),
         RG_TEST_BOTH(test_put),
+        RG_TEST_BOTH(test_put_keep),
         RG_TEST_BOTH(test_take),
         RG_TEST_BOTH(test_cancel),
         RG_TEST_BOTH(test_events),
