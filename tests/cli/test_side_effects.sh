@@ -12,6 +12,10 @@
 # idempotency key. The same through `batch --resume` with the task's
 # events and transcripts: both say the outcome is unknown.
 #
+# A claim the store does not take (an ACL refuses the claims' keys) is
+# asked again, as a checkpoint is: the call waits and runs once the
+# store takes it; past store_timeout the model is told it did not run.
+#
 # Claims and results live as long as their session: with session_ttl
 # 4s, a session resumed (its checkpoint renews its keys), killed again
 # after its claim's own TTL would have ended, and resumed once more still
@@ -142,6 +146,52 @@ rg_rcli del count:kf count:ks > /dev/null
 "$R" -c "$tmp/s.conf" run -a a "count" > "$tmp/f.out" 2> "$tmp/f.err"
 rg_equal "an uninterrupted run ends done" "$?" 0
 rg_equal "and counts each once" "$(rg_rcli get count:kf),$(rg_rcli get count:ks)" "1,1"
+
+# a claim the store does not take waits for it, up to store_timeout
+cat > "$tmp/wait.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"w1","name":"count","arguments":{"key":"kw"}}]}},
+ {"message":{"content":"counted"}}]
+JSON
+deny_claims() {
+    rg_rcli acl setuser default resetkeys '%R~*' '~rg:[^{]*' \
+        '~rg:{*}:[^i]*' '~count:*' > /dev/null
+}
+allow_all() {
+    rg_rcli acl setuser default resetkeys '~*' > /dev/null
+}
+
+rg_mock w --script "$tmp/wait.json" --request-log "$tmp/wait.log"
+sed "s|127.0.0.1:[0-9]*/v1|127.0.0.1:$port/v1|" "$tmp/s.conf" \
+    > "$tmp/wait.conf"
+deny_claims
+"$R" -c "$tmp/wait.conf" run -a a "count" > /dev/null 2> "$tmp/w.err" &
+w=$!
+pids="$pids $w"
+rg_wait_for "$tmp/wait.log" '"n":' 1
+sleep 1.5
+held=$(rg_rcli get count:kw)
+allow_all
+wait $w
+rc=$?
+rg_equal "the store refuses the claim: the call waits, it does not run" \
+    "$held" ""
+rg_equal "once the store takes its claim the session ends done" "$rc" 0
+rg_equal "the call ran once" "$(rg_rcli get count:kw)" 1
+rg_equal "and the model got its result" \
+    "$(tail -n 1 "$tmp/wait.log" | jq -r '.body.messages[] |
+        select(.tool_call_id == "w1") | .content')" "counted 1"
+
+: > "$tmp/wait.log"
+printf 'store_timeout 1s;\n' >> "$tmp/wait.conf"
+deny_claims
+"$R" -c "$tmp/wait.conf" run -a a "count" > /dev/null 2> "$tmp/w2.err"
+rc=$?
+allow_all
+rg_equal "past store_timeout the session goes on" "$rc" 0
+rg_equal "the call did not run" "$(rg_rcli get count:kw)" 1
+rg_expect "and the model is told so" "$tmp/wait.log" \
+    'did not run: its call could not be recorded first \(the store, for 1s'
 
 # a session alive past session_ttl keeps its claims: resumed twice
 cat > "$tmp/ttl.json" <<'JSON'
