@@ -37,6 +37,10 @@ typedef struct {
     rg_uint_t           cp_waiting;   /* sessions waiting for the store */
     rg_uint_t           cp_waited;    /* of this outage, written since */
     rg_msec_t           cp_wait_max;  /* the longest wait of the outage */
+    uint64_t            tenant_said[2];  /* the outage each fallback of
+                                            tenant budgets (local, wait)
+                                            spoke of (rg_store_down) */
+    uint64_t            events_said;  /* and that of events */
     uint64_t            resumed;
     rg_dedupe_flights_t *flights;     /* dedupe keys of calls in flight */
     rg_agent_view_t   **views;        /* by agent index, NULL: none yet */

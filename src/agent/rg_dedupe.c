@@ -15,7 +15,13 @@
  * A failed call is not cached, but the calls that waited for it share
  * its error; when the owner's session ends before its call answered,
  * the next waiter becomes the owner and runs it. A session's own scope
- * (dedupe session) uses the table only. */
+ * (dedupe session) uses the table only.
+ *
+ * A result is kept as a msgpack record (rg_codec), {k: "d", r: the
+ * result as the model saw it, t: when}, as the store's other values
+ * are; a value that is no record at all is a result an older reagent
+ * kept as raw text (a UTF-8 text never parses as a msgpack map), and is
+ * read as such until its dedupe_ttl ends. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -24,6 +30,7 @@
 #include <rg_turn.h>
 #include <rg_agent.h>
 #include <rg_store_conf.h>
+#include <rg_codec.h>
 #include <glib.h>
 
 
@@ -475,19 +482,40 @@ rg_dedupe_claim_handler(void *data, const rg_store_res_t *res)
 static void
 rg_dedupe_get_handler(void *data, const rg_store_res_t *res)
 {
+    rg_int_t            rc;
+    rg_str_t            r;
     rg_session_call_t  *x;
+    rg_codec_reader_t   rd;
 
     x = data;
     x->claim = NULL;
 
     if (res->rc == RG_OK) {
-        rg_dedupe_hit(x, res->value.data, res->value.len, 0);
-        rg_dedupe_answer(x->flight, res->value.data, res->value.len, 0);
-        rg_dedupe_done(x);
-        return;
+        rc = RG_OK;
+
+        if (rg_codec_read(&rd, res->value.data, res->value.len) != RG_OK) {
+            r = res->value;            /* raw text: an older reagent's */
+
+        } else {
+            rc = rg_codec_get_str(&rd, "r", &r);
+        }
+
+        if (rc == RG_OK) {
+            rg_dedupe_hit(x, r.data, r.len, 0);
+            rg_dedupe_answer(x->flight, r.data, r.len, 0);
+        }
+
+        rg_codec_done(&rd);
+
+        if (rc == RG_OK) {
+            rg_dedupe_done(x);
+            return;
+        }
+
+        /* a record, but no result: as if there were none */
     }
 
-    if (res->rc == RG_DECLINED) {
+    if (res->rc != RG_ERROR) {
         rg_dedupe_claim(x);
         return;
     }
@@ -596,6 +624,7 @@ rg_dedupe_result(rg_session_t *s, rg_uint_t i, const char *text,
     rg_str_t             k, v;
     rg_store_t          *st;
     rg_session_call_t   *x;
+    rg_codec_writer_t    w;
     rg_dedupe_flight_t  *f;
 
     x = &s->extra[i];
@@ -603,11 +632,18 @@ rg_dedupe_result(rg_session_t *s, rg_uint_t i, const char *text,
 
     /* what is kept is what the model saw: a fresh, successful result */
     if (x->key && !x->local && !failed) {
-        k.data = x->key;
-        k.len = x->klen;
-        v.data = (char *) text;
-        v.len = len;
-        st->set(st, &k, &v, s->agent->dedupe_ttl, 0, NULL, NULL);
+        rg_codec_begin(&w, 3);
+        rg_codec_str(&w, "k", "d", 1);
+        rg_codec_str(&w, "r", text ? text : "", text ? len : 0);
+        rg_codec_int(&w, "t", (int64_t) rg_wall_msec());
+        v.data = rg_codec_end(&w, &v.len);
+
+        if (v.data) {
+            k.data = x->key;
+            k.len = x->klen;
+            st->set(st, &k, &v, s->agent->dedupe_ttl, 0, NULL, NULL);
+            free(v.data);
+        }
     }
 
     if (x->pending && failed && x->klen + 3 <= sizeof(buf)) {

@@ -5,8 +5,9 @@
  * stream "{ID}:events" when the task asked for events, and shows it to
  * the owner's hook when one is set. Sessions nobody follows pay one test
  * per event point and build nothing. Appends are fire and forget: one of
- * a session is issued in order on its hash tag's connection, a failure
- * is logged once per session and never fails it. Also reads the stream
+ * a session is issued in order on its hash tag's connection; a failure
+ * never fails the session, and the store's outage is said once, not
+ * once per event or per session (rg_store_down). Also reads the stream
  * back. Knows nothing of HTTP. */
 
 #include <rg_config.h>
@@ -27,9 +28,8 @@
  * after it went */
 struct rg_events_sink_s {
     rg_uint_t           refs;         /* the session's, and each append's */
-    rg_log_t           *log;          /* the engine's */
-    char                sid[48];
-    unsigned            logged:1;
+    rg_engine_t        *engine;
+    unsigned            logged:1;     /* out of memory, said */
 };
 
 
@@ -53,21 +53,28 @@ rg_events_sink_unref(rg_events_sink_t *k)
 static void
 rg_events_appended(void *data, const rg_store_res_t *res)
 {
+    rg_engine_t       *e;
+    rg_agent_ctx_t    *ctx;
     rg_events_sink_t  *k;
 
     k = data;
+    e = k->engine;
+    ctx = rg_agent_ctx(e);
+
+    if (res->rc == RG_OK) {
+        rg_store_up(rg_store_ctx(e), e->log, res);
 
     /* fenced: another worker runs the session now, and records its
      * events; shutting down: nobody is left to tell */
-    if (res->rc != RG_OK && !k->logged
-        && !(res->rc == RG_DECLINED && res->err
-             && strncmp(res->err, "fenced", 6) == 0)
-        && !(res->err && strstr(res->err, "shutting down")))
+    } else if (ctx
+               && !(res->rc == RG_DECLINED && res->err
+                    && strncmp(res->err, "fenced", 6) == 0)
+               && !(res->err && strstr(res->err, "shutting down")))
     {
-        k->logged = 1;
-        rg_log_error(RG_LOG_WARN, k->log, 0, "session \"%s\": an event was "
-                     "not recorded (%s); the session goes on, and this is "
-                     "said once", k->sid, res->err ? res->err : "refused");
+        rg_store_down(rg_store_ctx(e), e->log, &ctx->events_said, "events "
+                      "cannot be recorded in the store (%s): the sessions "
+                      "go on, and their events are lost until it answers "
+                      "again", res->err ? res->err : "refused");
     }
 
     rg_events_sink_unref(k);
@@ -96,8 +103,7 @@ rg_events_append(rg_session_t *s, const char *type, const char *text,
             return;
         }
         k->refs = 1;
-        k->log = s->engine->log;
-        snprintf(k->sid, sizeof(k->sid), "%s", s->id);
+        k->engine = s->engine;
         s->events_sink = k;
     }
 

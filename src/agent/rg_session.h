@@ -117,6 +117,8 @@ struct rg_session_call_s {
     rg_uint_t           capped:1;     /* the last call its cap allows */
     rg_uint_t           claimed:1;    /* it may run: the store holds our
                                          claim; its result goes there */
+    rg_uint_t           claim_failed:1;  /* the store did not answer:
+                                            asked again */
 };
 
 
@@ -130,6 +132,10 @@ struct rg_session_s {
     char               *task_id;      /* the caller's, for logs */
     char               *tenant;       /* the task's, NULL: none */
     rg_store_op_t      *tenant_op;    /* its budget, asked */
+    struct event       *tenant_ev;    /* asked again (made when first
+                                         armed) while the store is away */
+    rg_msec_t           tenant_failing;  /* since when, 0: it answers */
+    rg_uint_t           tenant_tries;
 
     rg_session_state_e  state;
     char               *reason;
@@ -150,6 +156,12 @@ struct rg_session_s {
     rg_uint_t           ncalls;
     rg_uint_t           lookups;      /* dedupe answers still to come */
     rg_uint_t           claims;       /* side-effect claims to come */
+    rg_str_t            claim_rec;    /* their record, in round_pool */
+    char               *claim_err;    /* why the store did not take one */
+    struct event       *claim_ev;     /* asked again (made when first
+                                         armed) while the store is away */
+    rg_msec_t           claim_failing;   /* since when, 0: it answers */
+    rg_uint_t           claim_tries;
 
     /* limits, the agent's unless a task overrides them */
     rg_uint_t           max_rounds;
@@ -225,6 +237,8 @@ struct rg_session_s {
     unsigned            handler_called:1;
     unsigned            deadline_set:1;
     unsigned            tenant_ok:1;  /* its budget allows the next call */
+    unsigned            tenant_set:1; /* tenant_ev is armed */
+    unsigned            claim_set:1;  /* claim_ev is armed */
     unsigned            context_retried:1;
     unsigned            summarizing:1;
     unsigned            fallback_used:1;

@@ -6,14 +6,26 @@
  * (INCRBY 0, one round trip); a tenant at its budget ends the session
  * budget_exceeded, naming the tenant and when the window ends. The
  * tokens of an answer are added when it comes. Without Redis the
- * counter is the memory store's: the budget holds in this process. */
+ * counter is the memory store's: the budget holds in this process.
+ *
+ * While the store cannot be read, the session's llm's
+ * shared_limits_fallback decides, as for its shared limits: `local` lets
+ * the call go (the tokens of answers that come meanwhile are not
+ * counted), `wait` asks again with backoff and holds the call, up to
+ * store_timeout, then ends the session failed. Either is said once per
+ * outage, not once per call (rg_store_down). */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_tenant.h>
 #include <rg_session.h>
+#include <rg_agent.h>
 #include <rg_store_conf.h>
 #include <rg_agent_conf.h>
+
+
+#define RG_TENANT_BACKOFF  200        /* ms, the first retry */
+#define RG_TENANT_BACKOFF_MAX  5000
 
 
 static rg_str_t
@@ -34,6 +46,100 @@ rg_tenant_key(rg_session_t *s, char *buf, size_t size)
 
 
 static void
+rg_tenant_retry(evutil_socket_t fd, short what, void *arg)
+{
+    rg_session_t  *s;
+
+    s = arg;
+    s->tenant_set = 0;
+
+    if (rg_session_ask(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+    }
+}
+
+
+/* the budget could not be read: the fallback of the llm about to be
+ * called decides; RG_OK: the call goes, RG_AGAIN: asked again later,
+ * RG_DONE: the session ended */
+static rg_int_t
+rg_tenant_unread(rg_session_t *s, const char *err)
+{
+    rg_msec_t        now, timeout, wait;
+    rg_uint_t        w;
+    rg_store_t      *st;
+    struct timeval   tv;
+    rg_agent_ctx_t  *ctx;
+
+    st = rg_store_ctx(s->engine);
+    ctx = rg_agent_ctx(s->engine);
+    w = s->llm->shared_fallback == RG_LLM_FALLBACK_WAIT;
+
+    rg_store_down(st, s->engine->log, &ctx->tenant_said[w], "tenant "
+                  "budgets cannot be read from the store (%s): %s "
+                  "(shared_limits_fallback %s)", err ? err : "failed",
+                  w ? "the model calls of tenants' sessions wait for it, "
+                      "up to store_timeout"
+                    : "the model calls of tenants' sessions go, and the "
+                      "tokens of their answers are not counted meanwhile",
+                  w ? "wait" : "local");
+
+    if (!w) {
+        return RG_OK;
+    }
+
+    now = rg_monotonic_msec();
+    timeout = rg_store_timeout(s->engine);
+
+    if (s->tenant_failing == 0) {
+        s->tenant_failing = now;
+        s->tenant_tries = 0;
+    }
+
+    if (now - s->tenant_failing >= timeout) {
+        rg_session_finish(s, RG_SESSION_FAILED, "tenant \"%s\": its budget "
+                          "could not be read from the store for %.3gs "
+                          "(store_timeout): %s", s->tenant,
+                          (double) timeout / 1000, err ? err : "failed");
+        return RG_DONE;
+    }
+
+    if (s->tenant_ev == NULL) {
+        s->tenant_ev = rg_palloc(s->pool, sizeof(struct event));
+        if (s->tenant_ev == NULL) {
+            rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+            return RG_DONE;
+        }
+
+        evtimer_assign(s->tenant_ev, s->engine->base, rg_tenant_retry, s);
+    }
+
+    wait = RG_TENANT_BACKOFF;
+    while (wait < RG_TENANT_BACKOFF_MAX
+           && wait < ((rg_msec_t) 1 << rg_min(s->tenant_tries, 20))
+                     * RG_TENANT_BACKOFF)
+    {
+        wait *= 2;
+    }
+    wait = rg_min(rg_min(wait, RG_TENANT_BACKOFF_MAX),
+                  timeout - (now - s->tenant_failing));
+    s->tenant_tries++;
+
+    tv.tv_sec = wait / 1000;
+    tv.tv_usec = (wait % 1000) * 1000;
+
+    if (evtimer_add(s->tenant_ev, &tv) != 0) {
+        rg_session_finish(s, RG_SESSION_FAILED, "cannot arm a timer");
+        return RG_DONE;
+    }
+
+    s->tenant_set = 1;
+
+    return RG_AGAIN;
+}
+
+
+static void
 rg_tenant_handler(void *data, const rg_store_res_t *res)
 {
     rg_msec_t              left;
@@ -43,6 +149,16 @@ rg_tenant_handler(void *data, const rg_store_res_t *res)
     s = data;
     s->tenant_op = NULL;
     amcf = rg_agent_main_conf(s->engine->cycle);
+
+    if (res->rc != RG_OK) {
+        if (rg_tenant_unread(s, res->err) != RG_OK) {
+            return;                    /* asked again later, or ended */
+        }
+
+    } else {
+        s->tenant_failing = 0;
+        rg_store_up(rg_store_ctx(s->engine), s->engine->log, res);
+    }
 
     if (res->rc == RG_OK && res->num >= amcf->tenant_max_tokens) {
         left = amcf->tenant_window - rg_wall_msec() % amcf->tenant_window;
@@ -55,14 +171,6 @@ rg_tenant_handler(void *data, const rg_store_res_t *res)
                           (unsigned long long) amcf->tenant_window / 1000,
                           (unsigned long long) (left + 999) / 1000);
         return;
-    }
-
-    if (res->rc != RG_OK) {
-        /* the store's trouble is not the tenant's: the call goes, and the
-         * next one asks again */
-        rg_log_error(RG_LOG_WARN, &s->log, 0, "tenant \"%s\": its budget "
-                     "could not be read (%s); this model call goes",
-                     s->tenant, res->err ? res->err : "failed");
     }
 
     s->tenant_ok = 1;
@@ -98,7 +206,7 @@ rg_tenant_check(rg_session_t *s)
     s->tenant_op = st->incr(st, &k, 0, amcf->tenant_window + 60000,
                             rg_tenant_handler, s);
 
-    return s->tenant_op ? RG_AGAIN : RG_OK;
+    return s->tenant_op ? RG_AGAIN : RG_ERROR;     /* out of memory */
 }
 
 
@@ -132,5 +240,10 @@ rg_tenant_cancel(rg_session_t *s)
         st = rg_store_ctx(s->engine);
         st->cancel(st, s->tenant_op);
         s->tenant_op = NULL;
+    }
+
+    if (s->tenant_set) {
+        event_del(s->tenant_ev);
+        s->tenant_set = 0;
     }
 }

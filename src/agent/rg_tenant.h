@@ -10,7 +10,9 @@
 
 /* Before a model call: RG_OK, it may go; RG_AGAIN, the store was asked
  * and rg_session_ask() runs again when it answers (or the session ends
- * budget_exceeded, naming the tenant) */
+ * budget_exceeded, naming the tenant, or failed when the store stayed
+ * away for store_timeout under shared_limits_fallback wait); RG_ERROR,
+ * out of memory */
 rg_int_t rg_tenant_check(rg_session_t *s);
 /* the provider counted tokens for the tenant's session */
 void rg_tenant_charge(rg_session_t *s, int64_t tokens);

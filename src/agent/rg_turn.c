@@ -174,6 +174,11 @@ rg_turn_cancel_lookups(rg_session_t *s)
     }
 
     s->claims = 0;
+
+    if (s->claim_set) {
+        event_del(s->claim_ev);
+        s->claim_set = 0;
+    }
 }
 
 
@@ -634,7 +639,19 @@ rg_turn_done(rg_tool_turn_t *turn)
  * replaces the claim as soon as it ends. A session resumed after a crash
  * runs its last turn again: a call whose result is stored is answered
  * from it, and one that was claimed without a result is not run blindly:
- * the model is told its outcome is unknown. */
+ * the model is told its outcome is unknown. Claims and results live as
+ * long as the session (RG_STORE_KEEP: each checkpoint renews their TTL
+ * with its own), so that a session resumed twice, long after a claim,
+ * still finds it. A claim the store does not take (it is away) is asked
+ * again with backoff, as a checkpoint is, up to store_timeout; only then
+ * is the model told the call did not run. A claim asked again that
+ * finds its own record there went in the first time (its answer was
+ * lost): the call is ours to run. */
+
+#define RG_TURN_CLAIM_BACKOFF      200    /* ms, the first retry */
+#define RG_TURN_CLAIM_BACKOFF_MAX  5000
+
+static void rg_turn_claims_done(rg_session_t *s);
 
 static rg_uint_t
 rg_turn_side_effect(rg_session_t *s, rg_uint_t i)
@@ -689,6 +706,15 @@ rg_turn_claimed(void *data, const rg_store_res_t *res)
         x->claimed = 1;
 
     } else if (res->rc == RG_DECLINED && res->err
+               && strncmp(res->err, "exists", 6) == 0
+               && res->value.len == s->claim_rec.len
+               && memcmp(res->value.data, s->claim_rec.data,
+                         s->claim_rec.len) == 0)
+    {
+        /* ours, asked again: the first one went in, its answer was lost */
+        x->claimed = 1;
+
+    } else if (res->rc == RG_DECLINED && res->err
                && strncmp(res->err, "fenced", 6) == 0)
     {
         /* another worker runs this session now */
@@ -728,15 +754,156 @@ rg_turn_claimed(void *data, const rg_store_res_t *res)
         rg_codec_done(&rd);
 
     } else {
-        /* no claim, no run: at most once beats at least once */
-        rg_turn_preset(s, &s->calls[i], 1, "error: %s did not run: its "
-                       "call could not be recorded first (the store: %s); "
-                       "try again later", tool, res->err);
+        /* the store is away: asked again, as a checkpoint is */
+        x->claim_failed = 1;
+
+        if (res->err) {
+            s->claim_err = rg_pstrdup(rg_session_round_pool(s), res->err,
+                                      strlen(res->err));
+        }
     }
 
     if (--s->claims == 0) {
-        rg_turn_run(s);
+        rg_turn_claims_done(s);
     }
+}
+
+
+/* the claim of call i, sent; RG_ERROR without memory (the call is then
+ * answered so) */
+static rg_int_t
+rg_turn_claim_send(rg_session_t *s, rg_uint_t i)
+{
+    rg_store_t      *st;
+    rg_store_put_t   p;
+
+    st = rg_store_ctx(s->engine);
+
+    memset(&p, 0, sizeof(p));
+    p.id.data = s->id;
+    p.id.len = strlen(s->id);
+    p.name = rg_turn_idem_name(s, i);
+    p.value = s->claim_rec;
+    p.lease = s->lease;
+    p.ttl = rg_store_session_ttl(s->engine);
+    p.flags = RG_STORE_NX | RG_STORE_KEEP;
+
+    s->extra[i].claim = p.name.data ? st->put(st, &p, rg_turn_claimed,
+                                              &s->extra[i])
+                                    : NULL;
+    if (s->extra[i].claim == NULL) {
+        rg_turn_preset(s, &s->calls[i], 1, "error: did not run: out of "
+                       "memory");
+        return RG_ERROR;
+    }
+
+    s->claims++;
+
+    return RG_OK;
+}
+
+
+static void
+rg_turn_claims_retry(evutil_socket_t fd, short what, void *arg)
+{
+    rg_uint_t      i;
+    rg_session_t  *s;
+
+    s = arg;
+    s->claim_set = 0;
+
+    for (i = 0; i < s->ncalls; i++) {
+        if (s->extra[i].claim_failed) {
+            s->extra[i].claim_failed = 0;
+            rg_turn_claim_send(s, i);
+        }
+    }
+
+    if (s->claims == 0) {
+        rg_turn_claims_done(s);
+    }
+}
+
+
+/* every claim answered: the calls run, or those the store did not take
+ * are asked again, up to store_timeout */
+static void
+rg_turn_claims_done(rg_session_t *s)
+{
+    rg_uint_t        i, failed;
+    rg_msec_t        now, timeout, wait;
+    struct timeval   tv;
+    const char      *tool;
+
+    failed = 0;
+
+    for (i = 0; i < s->ncalls; i++) {
+        failed += s->extra[i].claim_failed;
+    }
+
+    if (failed == 0) {
+        s->claim_failing = 0;
+        rg_turn_run(s);
+        return;
+    }
+
+    now = rg_monotonic_msec();
+    timeout = rg_store_timeout(s->engine);
+
+    if (s->claim_failing == 0) {
+        s->claim_failing = now;
+        s->claim_tries = 0;
+        rg_log_error(RG_LOG_INFO, &s->log, 0, "side-effect claim not "
+                     "written (%s); waiting for the store",
+                     s->claim_err ? s->claim_err : "no answer");
+    }
+
+    if (s->claim_ev == NULL) {
+        s->claim_ev = rg_palloc(s->pool, sizeof(struct event));
+        if (s->claim_ev) {
+            evtimer_assign(s->claim_ev, s->engine->base, rg_turn_claims_retry,
+                           s);
+        }
+    }
+
+    wait = RG_TURN_CLAIM_BACKOFF;
+    while (wait < RG_TURN_CLAIM_BACKOFF_MAX
+           && wait < ((rg_msec_t) 1 << rg_min(s->claim_tries, 20))
+                     * RG_TURN_CLAIM_BACKOFF)
+    {
+        wait *= 2;
+    }
+    wait = rg_min(wait, RG_TURN_CLAIM_BACKOFF_MAX);
+    s->claim_tries++;
+
+    if (now - s->claim_failing < timeout && s->claim_ev) {
+        wait = rg_min(wait, timeout - (now - s->claim_failing));
+        tv.tv_sec = wait / 1000;
+        tv.tv_usec = (wait % 1000) * 1000;
+
+        if (evtimer_add(s->claim_ev, &tv) == 0) {
+            s->claim_set = 1;
+            return;
+        }
+    }
+
+    /* no claim, no run: at most once beats at least once */
+    for (i = 0; i < s->ncalls; i++) {
+        if (!s->extra[i].claim_failed) {
+            continue;
+        }
+
+        s->extra[i].claim_failed = 0;
+        tool = s->agent->toolset.tools[s->extra[i].tool]->tool->name;
+        rg_turn_preset(s, &s->calls[i], 1, "error: %s did not run: its "
+                       "call could not be recorded first (the store, for "
+                       "%.3gs: %s); try again later", tool,
+                       (double) (now - s->claim_failing) / 1000,
+                       s->claim_err ? s->claim_err : "no answer");
+    }
+
+    s->claim_failing = 0;
+    rg_turn_run(s);
 }
 
 
@@ -747,11 +914,8 @@ rg_turn_claim(rg_session_t *s)
     char             *rec;
     size_t            len;
     rg_uint_t         i, n;
-    rg_store_t       *st;
-    rg_store_put_t    p;
     rg_codec_writer_t w;
 
-    st = rg_store_ctx(s->engine);
     rg_session_set_state(s, RG_SESSION_TOOLS_RUNNING);
 
     rg_codec_begin(&w, 4);
@@ -762,40 +926,27 @@ rg_turn_claim(rg_session_t *s)
     rg_codec_int(&w, "l", s->lease);
     rec = rg_codec_end(&w, &len);
 
-    if (rec == NULL) {
+    /* kept for the claims asked again, which know theirs by it */
+    s->claim_rec.data = rec ? rg_pstrdup(rg_session_round_pool(s), rec, len)
+                            : NULL;
+    s->claim_rec.len = len;
+    free(rec);
+
+    if (s->claim_rec.data == NULL) {
         rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
         return;
     }
 
     n = 0;
     s->claims = 0;
+    s->claim_err = NULL;
+    s->claim_failing = 0;
 
     for (i = 0; i < s->ncalls; i++) {
-        if (!rg_turn_side_effect(s, i)) {
-            continue;
-        }
-
-        memset(&p, 0, sizeof(p));
-        p.id.data = s->id;
-        p.id.len = strlen(s->id);
-        p.name = rg_turn_idem_name(s, i);
-        p.value.data = rec;
-        p.value.len = len;
-        p.lease = s->lease;
-        p.ttl = rg_store_session_ttl(s->engine);
-        p.flags = RG_STORE_NX;
-
-        s->extra[i].claim = st->put(st, &p, rg_turn_claimed, &s->extra[i]);
-        if (s->extra[i].claim) {
-            s->claims++;
+        if (rg_turn_side_effect(s, i) && rg_turn_claim_send(s, i) == RG_OK) {
             n++;
-        } else {
-            rg_turn_preset(s, &s->calls[i], 1, "error: did not run: out of "
-                           "memory");
         }
     }
-
-    free(rec);
 
     if (n == 0) {
         rg_turn_run(s);
@@ -896,6 +1047,7 @@ rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
     p.value.len = len;
     p.lease = s->lease;
     p.ttl = rg_store_session_ttl(s->engine);
+    p.flags = RG_STORE_KEEP;
 
     /* fire and forget: if it is lost, a resume says "outcome unknown",
      * which is true */

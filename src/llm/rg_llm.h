@@ -115,6 +115,7 @@ struct rg_llm_req_s {
      * absent) */
     char               *provider_id[RG_LLM_PROVIDER_IDS];
 
+    uint64_t            qseq;         /* its place in the wait queue */
     size_t              estimate;     /* tokens, for tokens_per_minute */
     size_t              shared_taken; /* of them, from the shared bucket */
     uint64_t            shared_slot;  /* its max_connections shared slot */
@@ -153,6 +154,7 @@ struct rg_llm_upstream_s {
 
     rg_llm_req_t       *queue_head;
     rg_llm_req_t      **queue_tail;
+    uint64_t            qseq;         /* the last request queued */
 
     CURLSH            **shares;       /* one per lane */
     rg_uint_t          *lane_users;
@@ -165,8 +167,9 @@ struct rg_llm_upstream_s {
     struct event        rate_timer;
     unsigned            rate_timer_set:1;
 
-    struct rg_llm_shared_s *shared;   /* limits held with other
-                                         processes, NULL: none */
+    struct rg_llm_shared_s *shared;   /* the cool-down and the limits
+                                         held with other processes,
+                                         NULL: none */
 
     rg_llm_stats_t      stats;
     rg_uint_t           metrics;      /* its name's in the metrics */

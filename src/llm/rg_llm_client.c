@@ -50,6 +50,7 @@ static void
 rg_llm_enqueue(rg_llm_req_t *r)
 {
     r->queued = 1;
+    r->qseq = ++r->up->qseq;
     r->next = NULL;
     r->pprev = r->up->queue_tail;
     *r->up->queue_tail = r;
@@ -393,6 +394,10 @@ rg_llm_redirect(rg_engine_t *e, const char *base_url)
 
         rg_llm_headers_free(up->headers);
         up->headers = h;
+
+        if (rg_llm_shared_upstream(up->shared) != RG_OK) {
+            return RG_ERROR;
+        }
     }
 
     return RG_OK;
@@ -1071,7 +1076,8 @@ rg_llm_next(rg_llm_upstream_t *up)
 
         if (up->shared
             && rg_llm_shared_admit(up->shared, up->queue_head->estimate,
-                                   &taken, &slot) != RG_OK)
+                                   up->queue_head->qseq, &taken, &slot)
+               != RG_OK)
         {
             return;                    /* the store answers later */
         }
@@ -1553,11 +1559,14 @@ rg_llm_init_worker(rg_engine_t *e)
 
         ctx->n++;
 
-        if (llms[i]->shared == 0) {
+        /* with a durable store every llm shares the cool-down of its
+         * upstream; its shared limits, if any, too */
+        st = rg_store_get(e);
+
+        if (llms[i]->shared == 0 && !st->durable) {
             continue;
         }
 
-        st = rg_store_get(e);
         ctx->upstreams[i]->shared = rg_llm_shared_create(ctx->upstreams[i],
                                                          st, st->durable);
         if (ctx->upstreams[i]->shared == NULL) {

@@ -1,22 +1,35 @@
-/* rg_llm_shared.c: the limits of an llm declared `shared`
- * (`requests_per_minute 600 shared;`), held across every process on the
- * store: token buckets in the store (one script: all or nothing, with the
- * cool-down a 429 set), asked for the oldest waiting request of the
+/* rg_llm_shared.c: what the processes on a durable store share of an
+ * upstream: the cool-down a 429 sets (from Retry-After), for every llm,
+ * and the limits an llm declares `shared` (`requests_per_minute 600
+ * shared;`): token buckets in the store (one script: all or nothing,
+ * with the cool-down), asked for the oldest waiting request of the
  * upstream, one question at a time; tokens are reserved from the
  * request's estimate and corrected from the provider's usage. A
  * connection slot of `max_connections N shared` is a member of a set in
  * the store that expires with the request's timeout, so that a process
  * that died frees its slots.
  *
+ * The cool-down is the upstream's, not the llm block's: it is named
+ * after what the provider's 429 is about, the URL, the model and the
+ * credential sent ("up:" and 128 bits of their SHA-256: the key itself
+ * is never written), so that processes, and llm blocks of any name,
+ * calling one model of one account share it, and other accounts of one
+ * provider do not. The buckets and slots stay the llm block's (its
+ * name), under the same hash tag. An llm without shared limits asks
+ * the cool-down alone: one question answers every request queued
+ * before it was asked; while the store cannot be asked its requests go
+ * without it.
+ *
  * Without a durable store, or while it cannot be reached, the fallback
- * decides: `local` holds each limit in each process alone (logged once
- * when it starts, and when the store is back), `wait` holds the requests
- * until the store answers again. */
+ * decides: `local` holds each limit in each process alone, `wait` holds
+ * the requests until the store answers again; either is said once per
+ * outage, and its end once (rg_store_down). */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_llm.h>
 #include <rg_llm_shared.h>
+#include <rg_digest.h>
 #include <unistd.h>
 
 
@@ -28,6 +41,10 @@ struct rg_llm_shared_s {
     rg_store_t         *st;
     char                name[160];    /* "llm:NAME" */
     rg_str_t            key;
+    char                cool_name[40];  /* "up:" and 32 hex digits */
+    rg_str_t            cool;
+    uint64_t            ask_seq;      /* the newest request when asked */
+    uint64_t            clear_seq;    /* those up to it may go */
     rg_store_bucket_t   b[2];
     rg_uint_t           nb;
     rg_int_t            tpm;          /* its bucket, -1: none */
@@ -36,6 +53,7 @@ struct rg_llm_shared_s {
     size_t              cost;         /* of the question */
     size_t              granted;      /* an answer not yet used: its cost */
     rg_msec_t           retry_at;     /* down: when to ask the store again */
+    uint64_t            said;         /* the outage it spoke of */
     char                worker[96];   /* "host:pid", for slot holders */
     uint64_t            seq;          /* the last slot asked for */
     uint64_t            slot;         /* held for the next request */
@@ -44,6 +62,7 @@ struct rg_llm_shared_s {
     unsigned            has_grant:1;
     unsigned            down:1;       /* the store failed: the fallback */
     unsigned            durable:1;
+    unsigned            cool_only:1;  /* no shared limit: the cool-down */
 };
 
 
@@ -60,7 +79,7 @@ rg_llm_shared_create(rg_llm_upstream_t *up, rg_store_t *st, rg_uint_t durable)
 
     c = up->conf;
 
-    if (c->shared == 0 || st == NULL) {
+    if (st == NULL || (c->shared == 0 && !durable)) {
         return NULL;
     }
 
@@ -72,9 +91,15 @@ rg_llm_shared_create(rg_llm_upstream_t *up, rg_store_t *st, rg_uint_t durable)
     sh->up = up;
     sh->st = st;
     sh->durable = durable != 0;
+    sh->cool_only = c->shared == 0;
     sh->key.len = snprintf(sh->name, sizeof(sh->name), "llm:%.*s",
                            (int) rg_min(c->name.len, 120), c->name.data);
     sh->key.data = sh->name;
+
+    if (rg_llm_shared_upstream(sh) != RG_OK) {
+        free(sh);
+        return NULL;
+    }
 
     /* the same order in every process: a bucket's key is its place */
     if (c->shared & RG_LLM_SHARED_RPM) {
@@ -108,6 +133,54 @@ rg_llm_shared_create(rg_llm_upstream_t *up, rg_store_t *st, rg_uint_t durable)
     }
 
     return sh;
+}
+
+
+rg_int_t
+rg_llm_shared_upstream(rg_llm_shared_t *sh)
+{
+    char            hex[RG_SHA256_HEX], *id, *p;
+    size_t          ul, ml, al;
+    rg_int_t        rc;
+    const char     *url, *auth;
+    rg_llm_conf_t  *c;
+
+    if (sh == NULL) {
+        return RG_OK;
+    }
+
+    /* redirected (run --mock): another URL, and no key */
+    c = sh->up->conf;
+    url = sh->up->url ? sh->up->url : c->url;
+    auth = sh->up->url ? NULL : c->auth;
+
+    ul = strlen(url);
+    ml = c->model.len;
+    al = auth ? strlen(auth) : 0;
+
+    id = malloc(ul + ml + 2);
+    if (id == NULL) {
+        return RG_ERROR;
+    }
+
+    p = id;
+    memcpy(p, url, ul + 1);
+    p += ul + 1;
+    memcpy(p, c->model.data, ml);
+    p[ml] = '\0';
+
+    rc = rg_sha256_hex(hex, id, ul + ml + 2, auth ? auth : "", al);
+    free(id);
+
+    if (rc != RG_OK) {
+        return RG_ERROR;
+    }
+
+    sh->cool.len = snprintf(sh->cool_name, sizeof(sh->cool_name), "up:%.32s",
+                            hex);
+    sh->cool.data = sh->cool_name;
+
+    return RG_OK;
 }
 
 
@@ -186,21 +259,27 @@ rg_llm_shared_fail(rg_llm_shared_t *sh, const char *err)
     rg_llm_conf_t  *c;
 
     c = sh->up->conf;
-
-    if (!sh->down) {
-        rg_log_error(RG_LOG_WARN, sh->up->log, 0, "llm \"%.*s\": its shared "
-                     "limits cannot be asked of the store (%s): %s until it "
-                     "answers again (shared_limits_fallback %s)",
-                     (int) c->name.len, c->name.data, err ? err : "failed",
-                     c->shared_fallback == RG_LLM_FALLBACK_LOCAL
-                     ? "this process holds them alone"
-                     : "its requests wait",
-                     c->shared_fallback == RG_LLM_FALLBACK_LOCAL
-                     ? "local" : "wait");
-    }
-
     sh->down = 1;
     sh->retry_at = rg_monotonic_msec() + RG_LLM_SHARED_RETRY;
+
+    if (sh->cool_only) {
+        rg_store_down(sh->st, sh->up->log, &sh->said, "llm \"%.*s\": the "
+                      "shared cool-down cannot be read from the store (%s): "
+                      "its requests go without it until it answers again",
+                      (int) c->name.len, c->name.data,
+                      err ? err : "failed");
+        return;
+    }
+
+    rg_store_down(sh->st, sh->up->log, &sh->said, "llm \"%.*s\": its "
+                  "shared limits cannot be asked of the store (%s): %s until "
+                  "it answers again (shared_limits_fallback %s)",
+                  (int) c->name.len, c->name.data, err ? err : "failed",
+                  c->shared_fallback == RG_LLM_FALLBACK_LOCAL
+                  ? "this process holds them alone"
+                  : "its requests wait",
+                  c->shared_fallback == RG_LLM_FALLBACK_LOCAL
+                  ? "local" : "wait");
 }
 
 
@@ -218,9 +297,37 @@ rg_llm_shared_holder(rg_llm_shared_t *sh, uint64_t seq, char *buf,
 }
 
 
+/* an llm without shared limits: may request seq go past the cool-down? */
+static rg_int_t
+rg_llm_shared_cool(rg_llm_shared_t *sh, uint64_t seq)
+{
+    if (seq <= sh->clear_seq) {
+        return RG_OK;
+    }
+
+    if (sh->op || sh->timer_set) {
+        return RG_AGAIN;
+    }
+
+    if (sh->down && rg_monotonic_msec() < sh->retry_at) {
+        return RG_OK;                  /* without it */
+    }
+
+    sh->ask_seq = sh->up->qseq;
+    sh->op = sh->st->take(sh->st, &sh->cool, NULL, 0, rg_llm_shared_handler,
+                          sh);
+    if (sh->op == NULL) {
+        rg_llm_shared_fail(sh, "out of memory");
+        return RG_OK;
+    }
+
+    return RG_AGAIN;
+}
+
+
 rg_int_t
-rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, size_t *taken,
-    uint64_t *slot)
+rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, uint64_t seq,
+    size_t *taken, uint64_t *slot)
 {
     char       buf[160];
     rg_str_t   h;
@@ -229,6 +336,10 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, size_t *taken,
 
     *taken = 0;
     *slot = 0;
+
+    if (sh->cool_only) {
+        return rg_llm_shared_cool(sh, seq);
+    }
 
     if (sh->has_grant) {
         sh->has_grant = 0;
@@ -254,13 +365,13 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, size_t *taken,
     /* a connection slot first, then the buckets */
     if ((sh->up->conf->shared & RG_LLM_SHARED_CONNS) && sh->slot == 0) {
         h = rg_llm_shared_holder(sh, ++sh->seq, buf, sizeof(buf));
-        sh->op = sh->st->slot(sh->st, &sh->key, &h,
+        sh->op = sh->st->slot(sh->st, &sh->cool, &sh->key, &h,
                               (rg_uint_t) sh->up->conf->max_connections,
                               sh->up->conf->timeout + 5000,
                               rg_llm_shared_slot_handler, sh);
         if (sh->op == NULL) {
             rg_llm_shared_fail(sh, "out of memory");
-            return rg_llm_shared_admit(sh, cost, taken, slot);
+            return rg_llm_shared_admit(sh, cost, seq, taken, slot);
         }
 
         return RG_AGAIN;
@@ -287,10 +398,11 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, size_t *taken,
         return RG_OK;
     }
 
-    sh->op = sh->st->take(sh->st, sh->b, sh->nb, rg_llm_shared_handler, sh);
+    sh->op = sh->st->take(sh->st, &sh->cool, sh->b, sh->nb,
+                          rg_llm_shared_handler, sh);
     if (sh->op == NULL) {
         rg_llm_shared_fail(sh, "out of memory");
-        return rg_llm_shared_admit(sh, cost, taken, slot);
+        return rg_llm_shared_admit(sh, cost, seq, taken, slot);
     }
 
     return RG_AGAIN;
@@ -300,12 +412,10 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, size_t *taken,
 static void
 rg_llm_shared_handler(void *data, const rg_store_res_t *res)
 {
-    rg_llm_conf_t    *c;
     rg_llm_shared_t  *sh;
 
     sh = data;
     sh->op = NULL;
-    c = sh->up->conf;
 
     if (res->rc != RG_OK) {
         rg_llm_shared_fail(sh, res->err);
@@ -313,15 +423,17 @@ rg_llm_shared_handler(void *data, const rg_store_res_t *res)
         return;
     }
 
-    if (sh->down) {
-        rg_log_error(RG_LOG_NOTICE, sh->up->log, 0, "llm \"%.*s\": the store "
-                     "answers again: its limits are shared again",
-                     (int) c->name.len, c->name.data);
-        sh->down = 0;
-    }
+    sh->down = 0;
+    rg_store_up(sh->st, sh->up->log, res);
 
     if (res->num > 0) {
         rg_llm_shared_later(sh, (rg_msec_t) res->num);
+        return;
+    }
+
+    if (sh->cool_only) {
+        sh->clear_seq = sh->ask_seq;
+        rg_llm_next(sh->up);
         return;
     }
 
@@ -348,12 +460,8 @@ rg_llm_shared_slot_handler(void *data, const rg_store_res_t *res)
         return;
     }
 
-    if (sh->down) {
-        rg_log_error(RG_LOG_NOTICE, sh->up->log, 0, "llm \"%.*s\": the store "
-                     "answers again: its limits are shared again",
-                     (int) sh->up->conf->name.len, sh->up->conf->name.data);
-        sh->down = 0;
-    }
+    sh->down = 0;
+    rg_store_up(sh->st, sh->up->log, res);
 
     if (res->num > 0) {
         rg_llm_shared_later(sh, (rg_msec_t) res->num);
@@ -383,7 +491,7 @@ rg_llm_shared_usage(rg_llm_shared_t *sh, size_t taken, int64_t tokens)
 
     sh->b[sh->tpm].cost = (double) tokens - (double) taken;
 
-    sh->st->take(sh->st, sh->b, sh->nb, NULL, NULL);
+    sh->st->take(sh->st, &sh->cool, sh->b, sh->nb, NULL, NULL);
 }
 
 
@@ -394,7 +502,7 @@ rg_llm_shared_cooldown(rg_llm_shared_t *sh, rg_msec_t ms)
         return;
     }
 
-    sh->st->cooldown(sh->st, &sh->key, ms, NULL, NULL);
+    sh->st->cooldown(sh->st, &sh->cool, ms, NULL, NULL);
 }
 
 
@@ -409,5 +517,5 @@ rg_llm_shared_release(rg_llm_shared_t *sh, uint64_t slot)
     }
 
     h = rg_llm_shared_holder(sh, slot, buf, sizeof(buf));
-    sh->st->slot(sh->st, &sh->key, &h, 0, 0, NULL, NULL);
+    sh->st->slot(sh->st, &sh->cool, &sh->key, &h, 0, 0, NULL, NULL);
 }

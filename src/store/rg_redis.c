@@ -30,7 +30,7 @@
 
 
 static void rg_redis_connect(rg_redis_conn_t *c);
-static void rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd);
+static rg_int_t rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd);
 static void rg_redis_lost(rg_redis_conn_t *c, const char *why);
 static void rg_redis_reply_handler(redisAsyncContext *ac, void *reply_,
     void *privdata);
@@ -271,7 +271,9 @@ rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
 }
 
 
-static void
+/* RG_DECLINED: hiredis is closing the context (this runs in a callback
+ * of its last moments) and did not take the command: it never left */
+static rg_int_t
 rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd)
 {
     rg_redis_t  *r;
@@ -289,14 +291,15 @@ rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd)
     if (redisAsyncFormattedCommand(c->ac, rg_redis_reply_handler, cmd,
                                    cmd->resp, cmd->resp_len) != REDIS_OK)
     {
-        rg_redis_finish(cmd, NULL, "cannot send: the connection is closing");
-        return;
+        return RG_DECLINED;
     }
 
     cmd->in_hiredis = 1;
     c->inflight++;
     r->stats.inflight++;
     r->stats.commands++;
+
+    return RG_OK;
 }
 
 
@@ -361,6 +364,11 @@ rg_redis_flush(rg_redis_conn_t *c)
 
     while (c->qhead && c->state == RG_REDIS_READY) {
         cmd = c->qhead;
+
+        if (rg_redis_send(c, cmd) != RG_OK) {
+            break;                    /* it waits for the next context */
+        }
+
         c->qhead = cmd->qnext;
         if (c->qhead == NULL) {
             c->qtail = &c->qhead;
@@ -369,18 +377,19 @@ rg_redis_flush(rg_redis_conn_t *c)
         cmd->qnext = NULL;
         cmd->queued = 0;
         c->node->r->stats.queued--;
-
-        rg_redis_send(c, cmd);
     }
 }
 
 
-/* out now on c, or into its queue */
+/* out now on c, or into its queue: also when its context is closing,
+ * so that a command sent from a callback is never answered inside the
+ * call that sent it */
 void
 rg_redis_route(rg_redis_t *r, rg_redis_cmd_t *cmd, rg_redis_conn_t *c)
 {
-    if (c->state == RG_REDIS_READY && c->qhead == NULL) {
-        rg_redis_send(c, cmd);
+    if (c->state == RG_REDIS_READY && c->qhead == NULL
+        && rg_redis_send(c, cmd) == RG_OK)
+    {
         return;
     }
 

@@ -19,8 +19,11 @@ typedef struct rg_store_s      rg_store_t;
 typedef struct rg_store_op_s   rg_store_op_t;
 typedef struct rg_store_entry_s  rg_store_entry_t;
 
-/* set() flags */
+/* set() and put() flags */
 #define RG_STORE_NX          0x01     /* only when absent */
+#define RG_STORE_KEEP        0x02     /* put(): lives as long as the
+                                         session: each checkpoint renews
+                                         its TTL ("{id}:kept" names it) */
 
 /* The answer of one operation; valid during the callback only.
  * rc is RG_OK, RG_DECLINED (absent, or refused: err says why — "exists",
@@ -39,6 +42,7 @@ typedef struct {
     rg_uint_t           nfields;      /* pairs */
     const rg_store_entry_t *entries;  /* range: the events */
     rg_uint_t           nentries;
+    rg_msec_t           issued;       /* when the operation was asked */
 } rg_store_res_t;
 
 typedef void (*rg_store_pt)(void *data, const rg_store_res_t *res);
@@ -49,7 +53,8 @@ typedef void (*rg_store_pt)(void *data, const rg_store_res_t *res);
  * a retry of a checkpoint that was applied is recognised (the list holds
  * base + nmsgs) and not appended twice; any other length is "diverged".
  * With a lease token set, a session whose lease another worker holds now
- * is refused ("fenced"). Every key of the session gets ttl. */
+ * is refused ("fenced"). Every key of the session gets ttl: its meta,
+ * messages and fence, and the values put with RG_STORE_KEEP. */
 typedef struct {
     rg_str_t            id;
     int64_t             lease;        /* 0: not fenced */
@@ -70,15 +75,16 @@ typedef struct {
     rg_str_t            value;
     int64_t             lease;        /* 0: not fenced */
     rg_msec_t           ttl;
-    rg_uint_t           flags;        /* RG_STORE_NX */
+    rg_uint_t           flags;        /* RG_STORE_NX, RG_STORE_KEEP */
 } rg_store_put_t;
 
 
 /* A token bucket shared by every process on the store: capacity tokens
  * refilled at rate per minute; take cost (requests: 1; tokens: an
  * estimate). num is 0 when granted, else the milliseconds to wait before
- * asking again. A cool-down set by cooldown() holds every bucket of the
- * name until it ends. */
+ * asking again. Buckets and slots are taken under a cool-down's name
+ * (an upstream's): a cool-down set by cooldown() holds every one of
+ * them until it ends, and their keys share its hash tag. */
 typedef struct {
     rg_str_t            name;
     double              rate;         /* per minute */
@@ -111,6 +117,20 @@ struct rg_store_entry_s {
     rg_str_t            type;
     rg_str_t            data;
 };
+
+
+/* An outage of the store as its users see it (rg_store.c): the first
+ * operation of a user that fails says once what that user does
+ * meanwhile; the first answer to an operation asked after the last
+ * failure says once that it is over, how long operations failed and how
+ * many. (Connections closing one by one still answer what was asked
+ * before: that ends nothing.) */
+typedef struct {
+    rg_msec_t           since;        /* 0: it answers */
+    rg_msec_t           last;         /* the last failure */
+    uint64_t            outage;       /* outages so far */
+    uint64_t            failed;       /* operations failed in this one */
+} rg_store_down_t;
 
 
 typedef struct {
@@ -161,18 +181,23 @@ struct rg_store_s {
     rg_store_op_t    *(*release)(rg_store_t *st, const rg_str_t *id,
                                  int64_t token, rg_store_pt cb, void *data);
 
-    rg_store_op_t    *(*take)(rg_store_t *st, const rg_store_bucket_t *b,
-                              rg_uint_t nb, rg_store_pt cb, void *data);
-    rg_store_op_t    *(*cooldown)(rg_store_t *st, const rg_str_t *name,
+    /* all of b or nothing, under the cool-down cool ("rl:{cool}:<name>:<i>";
+     * nb 0: the cool-down alone is read) */
+    rg_store_op_t    *(*take)(rg_store_t *st, const rg_str_t *cool,
+                              const rg_store_bucket_t *b, rg_uint_t nb,
+                              rg_store_pt cb, void *data);
+    /* "cd:{cool}": until ms from now, unless a longer one holds */
+    rg_store_op_t    *(*cooldown)(rg_store_t *st, const rg_str_t *cool,
                                   rg_msec_t ms, rg_store_pt cb, void *data);
     /* one of at most max slots of name held by every process together
-     * (max_connections shared): holder takes one for ttl (num 0), or is
-     * told the ms to wait before it asks again (a cool-down of the name
-     * holds too); max 0 gives it back. The slot of a holder that died
-     * frees itself when its ttl ends. */
-    rg_store_op_t    *(*slot)(rg_store_t *st, const rg_str_t *name,
-                              const rg_str_t *holder, rg_uint_t max,
-                              rg_msec_t ttl, rg_store_pt cb, void *data);
+     * (max_connections shared, "sl:{cool}:<name>"): holder takes one for
+     * ttl (num 0), or is told the ms to wait before it asks again (the
+     * cool-down holds too); max 0 gives it back. The slot of a holder
+     * that died frees itself when its ttl ends. */
+    rg_store_op_t    *(*slot)(rg_store_t *st, const rg_str_t *cool,
+                              const rg_str_t *name, const rg_str_t *holder,
+                              rg_uint_t max, rg_msec_t ttl, rg_store_pt cb,
+                              void *data);
 
     /* a session's events: append() one; range() the entries whose id
      * comes after `after` (NULL or "": from the first), at most count,
@@ -190,6 +215,7 @@ struct rg_store_s {
     void              (*destroy)(rg_store_t *st);
 
     rg_store_stats_t    stats;
+    rg_store_down_t     down;
 };
 
 
@@ -203,6 +229,16 @@ struct rg_store_s {
  * max_bytes alone is refused (RG_ERROR). */
 rg_store_t *rg_store_memory_create(struct event_base *base,
     rg_uint_t max_keys, size_t max_bytes);
+
+/* An operation of a user failed: the user's first failure of this
+ * outage (said, the user's own, 0 at first, remembers it) logs fmt, a
+ * warning that says what it does meanwhile. */
+void rg_store_down(rg_store_t *st, rg_log_t *log, uint64_t *said,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* An operation answered (res): the first one asked after an outage's
+ * last failure says it is over. */
+void rg_store_up(rg_store_t *st, rg_log_t *log,
+    const rg_store_res_t *res);
 
 /* "{id}:name" for a session-scoped key, into buf */
 size_t rg_store_session_key(char *buf, size_t size, const rg_str_t *id,

@@ -384,6 +384,7 @@ rg_mem_post(rg_store_memory_t *m, rg_store_pt cb, void *data)
     op->data = data;
     op->gen = m->gen;
     op->res.rc = RG_OK;
+    op->res.issued = rg_monotonic_msec();
     op->prev = m->ops.prev;
     op->next = &m->ops;
     m->ops.prev->next = op;
@@ -643,7 +644,7 @@ rg_mem_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     rg_int_t            rc;
     rg_uint_t           i, j, have, before;
     rg_store_op_t      *op;
-    rg_mem_entry_t     *msgs, *meta;
+    rg_mem_entry_t     *msgs, *meta, *kept, *e;
     rg_store_memory_t  *m;
 
     m = (rg_store_memory_t *) st;
@@ -763,6 +764,21 @@ rg_mem_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     meta->pinned--;
     msgs->pinned--;
 
+    /* the values kept as long as the session */
+    kept = rg_mem_session(m, &cp->id, "kept", 4);
+
+    for (i = 0; kept && kept->list && i < kept->nitems; i++) {
+        e = rg_mem_session(m, &cp->id, kept->items[i].data,
+                           kept->items[i].len);
+        if (e) {
+            rg_mem_expire(e, cp->ttl);
+        }
+    }
+
+    if (kept) {
+        rg_mem_expire(kept, cp->ttl);
+    }
+
     if (rc == RG_OK) {
         return op;
     }
@@ -852,6 +868,51 @@ rg_mem_load(rg_store_t *st, const rg_str_t *id, rg_store_pt cb, void *data)
 }
 
 
+/* a value kept as long as its session: its name in "{id}:kept", whose
+ * names each checkpoint renews */
+static void
+rg_mem_keep(rg_store_memory_t *m, const rg_store_put_t *p, rg_store_op_t *op)
+{
+    rg_uint_t        i;
+    rg_mem_entry_t  *kept;
+
+    kept = rg_mem_session(m, &p->id, "kept", 4);
+    if (kept == NULL) {
+        kept = rg_mem_session_create(m, &p->id, "kept", 4, 1);
+    }
+
+    if (kept == NULL || !kept->list) {
+        goto full;
+    }
+
+    for (i = 0; i < kept->nitems; i++) {
+        if (rg_str_cmp(&kept->items[i], &p->name) == 0) {
+            break;
+        }
+    }
+
+    kept->pinned++;
+
+    if (i == kept->nitems
+        && (rg_mem_room(m, p->name.len + sizeof(rg_str_t), 0) != RG_OK
+            || rg_mem_push(m, kept, p->name.data, p->name.len) != RG_OK))
+    {
+        kept->pinned--;
+        goto full;
+    }
+
+    kept->pinned--;
+    rg_mem_expire(kept, p->ttl);
+
+    return;
+
+full:
+
+    m->store.stats.errors++;
+    rg_mem_refuse(op, RG_ERROR, "the memory store is full (max_bytes)");
+}
+
+
 static rg_store_op_t *
 rg_mem_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     void *data)
@@ -896,6 +957,10 @@ rg_mem_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     }
 
     rg_mem_expire(e, p->ttl);
+
+    if (p->flags & RG_STORE_KEEP) {
+        rg_mem_keep(m, p, op);
+    }
 
     return op;
 }
@@ -1029,8 +1094,8 @@ rg_mem_release(rg_store_t *st, const rg_str_t *id, int64_t token,
 
 /* a bucket as text: "tokens at-msec"; a cool-down: "until-msec" */
 static rg_store_op_t *
-rg_mem_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
-    rg_store_pt cb, void *data)
+rg_mem_take(rg_store_t *st, const rg_str_t *cool, const rg_store_bucket_t *b,
+    rg_uint_t nb, rg_store_pt cb, void *data)
 {
     char                key[320], val[64];
     double              tokens, wait, w;
@@ -1058,22 +1123,22 @@ rg_mem_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
     now = rg_wall_msec();
     wait = 0;
 
-    for (i = 0; i < nb; i++) {
-        /* a cool-down holds every bucket of the name */
-        k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) b[i].name.len,
-                         b[i].name.data);
-        k.data = key;
-        e = rg_mem_find(m, &k);
-        if (e && !e->list) {
-            at = strtoull(e->value.data, NULL, 10);
-            if (at > now) {
-                wait = rg_max(wait, (double) (at - now));
-            }
+    /* the cool-down holds every bucket taken under it */
+    k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) cool->len,
+                     cool->data);
+    k.data = key;
+    e = rg_mem_find(m, &k);
+    if (e && !e->list) {
+        at = strtoull(e->value.data, NULL, 10);
+        if (at > now) {
+            wait = (double) (at - now);
         }
+    }
 
-        k.len = snprintf(key, sizeof(key), "rl:{%.*s}:%lu",
-                         (int) b[i].name.len, b[i].name.data,
-                         (unsigned long) i);
+    for (i = 0; i < nb; i++) {
+        k.len = snprintf(key, sizeof(key), "rl:{%.*s}:%.*s:%lu",
+                         (int) cool->len, cool->data, (int) b[i].name.len,
+                         b[i].name.data, (unsigned long) i);
         e = rg_mem_find(m, &k);
         if (e == NULL) {
             e = rg_mem_create(m, &k, 0);
@@ -1132,7 +1197,7 @@ rg_mem_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
 
 
 static rg_store_op_t *
-rg_mem_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
+rg_mem_cooldown(rg_store_t *st, const rg_str_t *cool, rg_msec_t ms,
     rg_store_pt cb, void *data)
 {
     char                key[320], val[32];
@@ -1149,8 +1214,8 @@ rg_mem_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
         return NULL;
     }
 
-    k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) name->len,
-                     name->data);
+    k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) cool->len,
+                     cool->data);
     k.data = key;
 
     until = rg_wall_msec() + ms;
@@ -1180,8 +1245,9 @@ rg_mem_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
 /* one process holds every slot: a count, "n"; the holders are not
  * needed, nobody else can die holding one */
 static rg_store_op_t *
-rg_mem_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
-    rg_uint_t max, rg_msec_t ttl, rg_store_pt cb, void *data)
+rg_mem_slot(rg_store_t *st, const rg_str_t *cool, const rg_str_t *name,
+    const rg_str_t *holder, rg_uint_t max, rg_msec_t ttl, rg_store_pt cb,
+    void *data)
 {
     char                key[320], val[32];
     rg_str_t            k;
@@ -1201,8 +1267,8 @@ rg_mem_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
     now = rg_wall_msec();
 
     if (max) {
-        k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) name->len,
-                         name->data);
+        k.len = snprintf(key, sizeof(key), "cd:{%.*s}", (int) cool->len,
+                         cool->data);
         k.data = key;
         e = rg_mem_find(m, &k);
         if (e && !e->list) {
@@ -1214,8 +1280,8 @@ rg_mem_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
         }
     }
 
-    k.len = snprintf(key, sizeof(key), "sl:{%.*s}", (int) name->len,
-                     name->data);
+    k.len = snprintf(key, sizeof(key), "sl:{%.*s}:%.*s", (int) cool->len,
+                     cool->data, (int) name->len, name->data);
     k.data = key;
 
     e = rg_mem_find(m, &k);

@@ -36,6 +36,7 @@ struct rg_store_op_s {
     rg_store_pt             cb;
     void                   *data;
     rg_store_redis_kind_e   kind;
+    rg_msec_t               issued;
 };
 
 
@@ -47,8 +48,11 @@ typedef struct {
 } rg_store_redis_t;
 
 
-/* KEYS: meta, msgs, lease, fence. ARGV: lease token (0: none), base, ttl,
- * n, n messages, then name, value pairs */
+/* KEYS: meta, msgs, lease, fence, kept. ARGV: lease token (0: none),
+ * base, ttl, n, n messages, then name, value pairs. The values kept as
+ * long as the session (put with RG_STORE_KEEP: "{id}:kept" holds their
+ * names) get the ttl too: their keys are made here from kept's, so they
+ * share its hash tag and its cluster slot */
 static rg_redis_script_t  rg_sr_checkpoint_lua = { "checkpoint",
     "local lease = tonumber(ARGV[1])\n"
     "if lease ~= 0 then\n"
@@ -80,6 +84,11 @@ static rg_redis_script_t  rg_sr_checkpoint_lua = { "checkpoint",
     "  redis.call('PEXPIRE', KEYS[1], ttl)\n"
     "  redis.call('PEXPIRE', KEYS[2], ttl)\n"
     "  redis.call('PEXPIRE', KEYS[4], ttl)\n"
+    "  local base = string.sub(KEYS[5], 1, -5)\n"
+    "  for _, name in ipairs(redis.call('SMEMBERS', KEYS[5])) do\n"
+    "    redis.call('PEXPIRE', base .. name, ttl)\n"
+    "  end\n"
+    "  redis.call('PEXPIRE', KEYS[5], ttl)\n"
     "end\n"
     "return have\n", ""
 };
@@ -91,9 +100,10 @@ static rg_redis_script_t  rg_sr_load_lua = { "load",
     "redis.call('LRANGE', KEYS[2], 0, -1)}\n", ""
 };
 
-/* KEYS: the key, lease, fence. ARGV: lease token, value, ttl, nx. A
- * lease that expired while nobody took another (the fence still at its
- * token) still lets its holder write, as in checkpoint */
+/* KEYS: the key, lease, fence, kept. ARGV: lease token, value, ttl, nx,
+ * the name to keep ("": none). A lease that expired while nobody took
+ * another (the fence still at its token) still lets its holder write,
+ * as in checkpoint */
 static rg_redis_script_t  rg_sr_put_lua = { "put",
     "local lease = tonumber(ARGV[1])\n"
     "if lease ~= 0 then\n"
@@ -113,6 +123,12 @@ static rg_redis_script_t  rg_sr_put_lua = { "put",
     "  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])\n"
     "else\n"
     "  redis.call('SET', KEYS[1], ARGV[2])\n"
+    "end\n"
+    "if ARGV[5] ~= '' then\n"
+    "  redis.call('SADD', KEYS[4], ARGV[5])\n"
+    "  if tonumber(ARGV[3]) > 0 then\n"
+    "    redis.call('PEXPIRE', KEYS[4], ARGV[3])\n"
+    "  end\n"
     "end\n"
     "return {1, 0}\n", ""
 };
@@ -424,13 +440,14 @@ rg_sr_sent_tag(rg_sr_args_t *a, int i)
 
 
 static void
-rg_sr_answer(rg_store_op_t *op, const rg_store_res_t *res)
+rg_sr_answer(rg_store_op_t *op, rg_store_res_t *res)
 {
     rg_store_pt   cb;
     void         *data;
 
     cb = op->cb;
     data = op->data;
+    res->issued = op->issued;
 
     if (res->rc == RG_ERROR) {
         op->st->stats.errors++;
@@ -705,6 +722,7 @@ rg_sr_send(rg_store_t *st, const rg_str_t *tag, rg_sr_args_t *a,
     op->cb = cb;
     op->data = data;
     op->kind = kind;
+    op->issued = rg_monotonic_msec();
 
     if (script) {
         op->cmd = rg_redis_eval(r->redis, tag, script, rg_sr_reply_handler,
@@ -822,14 +840,14 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
 
     r = (rg_store_redis_t *) st;
 
-    /* 4 keys and 4 numbers, the records, the meta's pairs */
+    /* 5 keys and 4 numbers, the records, the meta's pairs */
     if (cp->nmsgs > (rg_uint_t) INT_MAX / 4
         || cp->nfields > (rg_uint_t) INT_MAX / 8)
     {
         return NULL;
     }
 
-    n = 8 + cp->nmsgs + 2 * cp->nfields;
+    n = 9 + cp->nmsgs + 2 * cp->nfields;
 
     /* the arguments are large: off the stack */
     a = malloc(sizeof(rg_sr_args_t));
@@ -856,6 +874,7 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     rg_sr_session_key(r, a, &cp->id, "msgs", 4);
     rg_sr_session_key(r, a, &cp->id, "lease", 5);
     rg_sr_session_key(r, a, &cp->id, "fence", 5);
+    rg_sr_session_key(r, a, &cp->id, "kept", 4);
     rg_sr_num(a, (int64_t) cp->lease);
     rg_sr_num(a, (int64_t) cp->base);
     rg_sr_num(a, (int64_t) cp->ttl);
@@ -912,10 +931,12 @@ rg_sr_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     rg_sr_session_key(r, &a, &p->id, p->name.data, p->name.len);
     rg_sr_session_key(r, &a, &p->id, "lease", 5);
     rg_sr_session_key(r, &a, &p->id, "fence", 5);
+    rg_sr_session_key(r, &a, &p->id, "kept", 4);
     rg_sr_argf(&a, "%lld", (long long) p->lease);
     rg_sr_arg(&a, p->value.data, p->value.len);
     rg_sr_argf(&a, "%llu", (unsigned long long) p->ttl);
     rg_sr_arg(&a, (p->flags & RG_STORE_NX) ? "1" : "0", 1);
+    rg_sr_arg(&a, p->name.data, (p->flags & RG_STORE_KEEP) ? p->name.len : 0);
 
     return rg_sr_send(st, &p->id, &a, &rg_sr_put_lua, RG_SR_PAIR, cb, data);
 }
@@ -959,8 +980,8 @@ rg_sr_release(rg_store_t *st, const rg_str_t *id, int64_t token,
 
 
 static rg_store_op_t *
-rg_sr_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
-    rg_store_pt cb, void *data)
+rg_sr_take(rg_store_t *st, const rg_str_t *cool, const rg_store_bucket_t *b,
+    rg_uint_t nb, rg_store_pt cb, void *data)
 {
     rg_uint_t          i;
     rg_sr_args_t       a;
@@ -968,19 +989,15 @@ rg_sr_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
 
     r = (rg_store_redis_t *) st;
     rg_sr_args_init(&a);
-    a.overflow = nb == 0 || nb > 8;
+    a.overflow = nb > 8;
 
-    if (nb == 0) {
-        return NULL;
-    }
-
-    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) b[0].name.len,
-               b[0].name.data);
+    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) cool->len, cool->data);
     a.nkeys++;
 
     for (i = 0; i < nb; i++) {
-        rg_sr_argf(&a, "%srl:{%.*s}:%lu", r->prefix, (int) b[i].name.len,
-                   b[i].name.data, (unsigned long) i);
+        rg_sr_argf(&a, "%srl:{%.*s}:%.*s:%lu", r->prefix, (int) cool->len,
+                   cool->data, (int) b[i].name.len, b[i].name.data,
+                   (unsigned long) i);
         a.nkeys++;
     }
 
@@ -993,12 +1010,12 @@ rg_sr_take(rg_store_t *st, const rg_store_bucket_t *b, rg_uint_t nb,
         rg_sr_argf(&a, "%d", b[i].force ? 1 : 0);
     }
 
-    return rg_sr_send(st, &b[0].name, &a, &rg_sr_take_lua, RG_SR_INT, cb, data);
+    return rg_sr_send(st, cool, &a, &rg_sr_take_lua, RG_SR_INT, cb, data);
 }
 
 
 static rg_store_op_t *
-rg_sr_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
+rg_sr_cooldown(rg_store_t *st, const rg_str_t *cool, rg_msec_t ms,
     rg_store_pt cb, void *data)
 {
     rg_sr_args_t       a;
@@ -1008,17 +1025,18 @@ rg_sr_cooldown(rg_store_t *st, const rg_str_t *name, rg_msec_t ms,
     rg_sr_args_init(&a);
     a.overflow = ms == 0;
 
-    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) name->len, name->data);
+    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) cool->len, cool->data);
     a.nkeys++;
     rg_sr_argf(&a, "%llu", (unsigned long long) ms);
 
-    return rg_sr_send(st, name, &a, &rg_sr_cooldown_lua, RG_SR_INT, cb, data);
+    return rg_sr_send(st, cool, &a, &rg_sr_cooldown_lua, RG_SR_INT, cb, data);
 }
 
 
 static rg_store_op_t *
-rg_sr_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
-    rg_uint_t max, rg_msec_t ttl, rg_store_pt cb, void *data)
+rg_sr_slot(rg_store_t *st, const rg_str_t *cool, const rg_str_t *name,
+    const rg_str_t *holder, rg_uint_t max, rg_msec_t ttl, rg_store_pt cb,
+    void *data)
 {
     rg_sr_args_t       a;
     rg_store_redis_t  *r;
@@ -1026,15 +1044,16 @@ rg_sr_slot(rg_store_t *st, const rg_str_t *name, const rg_str_t *holder,
     r = (rg_store_redis_t *) st;
     rg_sr_args_init(&a);
 
-    rg_sr_argf(&a, "%ssl:{%.*s}", r->prefix, (int) name->len, name->data);
+    rg_sr_argf(&a, "%ssl:{%.*s}:%.*s", r->prefix, (int) cool->len,
+               cool->data, (int) name->len, name->data);
     a.nkeys++;
-    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) name->len, name->data);
+    rg_sr_argf(&a, "%scd:{%.*s}", r->prefix, (int) cool->len, cool->data);
     a.nkeys++;
     rg_sr_argf(&a, "%.*s", (int) holder->len, holder->data);
     rg_sr_argf(&a, "%lu", (unsigned long) max);
     rg_sr_argf(&a, "%llu", (unsigned long long) (ttl ? ttl : 1));
 
-    return rg_sr_send(st, name, &a, &rg_sr_slot_lua, RG_SR_INT, cb, data);
+    return rg_sr_send(st, cool, &a, &rg_sr_slot_lua, RG_SR_INT, cb, data);
 }
 
 

@@ -11,7 +11,8 @@
 #     one's pending call (dedupe_wait) and takes its result; a third,
 #     later, is answered from the store; the same with dedupe agent,
 #     whose results another agent does not share; a key of each scope
-#     has its TTL;
+#     has its TTL; the result is kept as a msgpack record, and a raw text
+#     an older reagent kept there is still read as the result;
 #   - a process killed while its call runs: the other one waits at most
 #     dedupe_wait, then runs the call itself.
 #
@@ -59,7 +60,7 @@ rg_mock f --script "$tmp/fail.json" --request-log "$tmp/fail.log"
 fport=$port
 rg_mock h --script "$tmp/slow.json" --request-log "$tmp/slow.log"
 hport=$port
-rg_mock m --script "$tmp/script.json"
+rg_mock m --script "$tmp/script.json" --request-log "$tmp/m.log"
 mport=$port
 rg_mock t --script "$tmp/twins.json" --request-log "$tmp/twins.log"
 tport=$port
@@ -167,6 +168,21 @@ rg_check "the result is stored under its digest" test -n "$key"
 ttl=$(rg_rcli pttl "$key")
 rg_check "with the dedupe TTL (10m): $ttl ms" \
     test "$ttl" -gt 500000 -a "$ttl" -le 600000
+rg_equal "as a msgpack record: a map of 3 (k, r, t)" \
+    "$(rg_rcli get "$key" | od -An -tx1 -N1 | tr -d ' ')" 83
+rg_check "holding the result" \
+    sh -c "redis-cli -s '$redis_sock' get '$key' | grep -q 'peeked k1'"
+
+# a result an older reagent kept as raw text is read as the result
+rg_rcli set "$key" "peeked by an older one" px 600000 > /dev/null
+"$R" -c "$tmp/shared.conf" run -a a "fourth" > /dev/null 2> "$tmp/p4.err"
+rg_equal "raw text: a fourth process ends done" "$?" 0
+rg_equal "answered from the store, not run" "$(count k1)" 2
+rg_equal "with that text as the result" \
+    "$(tail -n 1 "$tmp/m.log" | jq -r '.body.messages[] |
+        select(.role == "tool") | .content')" "peeked by an older one"
+
+rg_ttl_sweep "every key reagent wrote (dedupe results, pending claims)"
 
 # the owner dies: the other one waits at most dedupe_wait, then runs
 rg_rcli flushall > /dev/null
@@ -226,5 +242,7 @@ rg_check "with the agent's dedupe_ttl (5m): $ttl ms" \
     test "$ttl" -gt 200000 -a "$ttl" -le 300000
 rg_check "and the other agent's under its own" \
     test -n "$(rg_rcli --scan --pattern 'rg:dd:a:b:*' | grep -v ':p$')"
+
+rg_ttl_sweep "every key reagent wrote since"
 
 rg_done

@@ -272,6 +272,11 @@ while kill -0 $master 2>/dev/null && [ $i -lt 400 ]; do
 done
 rg_check "the master quits" test ! -d /proc/$master
 rg_lacks "no event failed to be recorded" "$tmp/error.log" \
-    "event was not recorded"
+    "events cannot be recorded"
+
+# but the queue's shard and results streams, which live as long as the
+# queue (the results stream is trimmed to results_max)
+rg_ttl_sweep "every key reagent wrote (events, tasks, sessions)" 'rg:*' \
+    '^rg:\{q:tasks(:[0-9]+\}|\}:results)$'
 
 rg_done

@@ -4,12 +4,18 @@
 # the mock model and a redis-server on a free loopback port (appendonly):
 #   - the server is stopped while 300 sessions run and started again on
 #     the same port 3 s later: every task ends done, once, and Redis
-#     holds each session's final status;
+#     holds each session's final status; each session's side effect
+#     (count, tests/plugins/count.so, counting in a Redis of its own) ran
+#     once, and the read-only call all of them make (dedupe global) ran
+#     once in all;
 #   - the log says the outage once, not once per operation nor once per
 #     session (a few lines in all, one summing up the sessions that
-#     waited);
-#   - a Redis that never answers: `reagent -t` and run say so within the
-#     connect timeout, with the address;
+#     waited), though every task has a tenant with a budget and its
+#     events on: the events lost are said once, and the store's return
+#     once;
+#   - a Redis that is not there, and one that accepts connections and
+#     never answers: `reagent -t` and run fail, with the address, within
+#     about the connect timeout;
 #   - Redis away for longer than store_timeout: a session ends failed
 #     saying so, and one whose final status cannot be written still ends
 #     (its owner hears of it) with its answer.
@@ -25,6 +31,13 @@ command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
 command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
 
 
+# the side effects are counted in a Redis that stays
+rg_redis c
+csock=$redis_sock
+ccli() {
+    redis-cli -s "$csock" "$@"
+}
+
 rport=$(rg_free_port)
 mkdir -p "$tmp/redis.d"
 
@@ -36,25 +49,31 @@ start_redis
 
 cat > "$tmp/script.json" <<'JSON'
 [{"message":{"tool_calls":[
-   {"id":"c1","name":"calc","arguments":{"expression":"6*7"}}]}},
+   {"id":"c1","name":"count","arguments":{"key":"k"}}]}},
  {"message":{"tool_calls":[
-   {"id":"c2","name":"calc","arguments":{"expression":"1+1"}}]}},
+   {"id":"c2","name":"peek","arguments":{"key":"p"}}]}},
  {"message":{"content":"42"}}]
 JSON
 
-rg_mock m --script "$tmp/script.json" --latency 400
+# answers come a second after their request: every session has sent its
+# first one, and none has had its answer, when Redis goes
+rg_mock m --script "$tmp/script.json" --latency 1000
 
 cat > "$tmp/r.conf" <<CONF
 load_module $(cd "$B" && pwd)/modules/calc.so;
+load_module $(cd "$B" && pwd)/tests/plugins/count.so;
+module count { redis $csock; }
 llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
-agent a { llm m; tools calc; }
+agent a { llm m; tools calc count peek; dedupe global; }
 store redis { server 127.0.0.1:$rport; connect_timeout 500ms; }
 store_timeout 30s;
+tenant_max_tokens 1m per 1d;
 CONF
 
 i=0
 while [ $i -lt 300 ]; do
-    echo "{\"id\":\"t$i\",\"input\":\"compute\"}"
+    echo "{\"id\":\"t$i\",\"input\":\"compute\",\"tenant\":\"acme\",\
+\"events\":true}"
     i=$((i + 1))
 done > "$tmp/tasks.jsonl"
 
@@ -95,24 +114,45 @@ for k in $(redis-cli -p "$rport" --scan --pattern 'rg:{[bs]-*}:meta'); do
 done
 rg_equal "Redis holds each session's final status" "$done_in_store" 300
 
+# count:k:<idempotency key> counts each session's call
+rg_equal "each session's side effect ran, once in all" "$(ccli get count:k)" 300
+rg_equal "once for each session" \
+    "$(ccli eval "local n = 0
+        for _, k in ipairs(redis.call('KEYS', 'count:k:*')) do
+          if redis.call('GET', k) == '1' then n = n + 1 end
+        end
+        return n" 0)" 300
+rg_equal "the read-only call of all 300, made once Redis was back, ran \
+once (dedupe global)" "$(ccli get count:p)" 1
+
 # its start and its end; a Redis that answers "loading" for a moment once
-# back may add one more of each, on a slow machine: never one per session
+# back may add one more of each, on a slow machine; the events and tenant
+# budgets that failed say so once each, naming the error (and so the
+# address): never one per session
 grep "127.0.0.1:$rport" "$tmp/b.err" > "$tmp/outage.log"
 lines=$(grep -c . "$tmp/outage.log")
 rg_check "the outage is logged once, not per operation ($lines lines for \
-300 sessions)" test "$lines" -ge 1 -a "$lines" -le 4
-[ "$lines" -le 4 ] || sed 's/^/#   /' "$tmp/outage.log" | head -n 10
+300 sessions)" test "$lines" -ge 1 -a "$lines" -le 6
+[ "$lines" -le 6 ] || sed 's/^/#   /' "$tmp/outage.log" | head -n 10
 rg_expect "and its end" "$tmp/b.err" "redis 127.0.0.1:$rport reachable again"
 # and nothing else per session: the sessions that waited are summed up
-# in one line when the store takes their checkpoints again
+# in one line when the store takes their checkpoints again; the events
+# lost meanwhile (answers came while it was away) and a tenant budget
+# that could not be read are said once each, the store's return once
 # (the log's lines, not the batch summary's)
 grep -E '^[0-9]{4}/[0-9]{2}/[0-9]{2} ' "$tmp/b.err" > "$tmp/nonbatch.log"
 lines=$(grep -c . "$tmp/nonbatch.log")
 rg_check "the whole log of the outage is a few lines ($lines for 300 \
-sessions)" test "$lines" -ge 1 -a "$lines" -le 4
-[ "$lines" -le 4 ] || sed 's/^/#   /' "$tmp/nonbatch.log" | head -n 10
+sessions)" test "$lines" -ge 1 -a "$lines" -le 8
+[ "$lines" -le 8 ] || sed 's/^/#   /' "$tmp/nonbatch.log" | head -n 10
 rg_expect "one of them sums up the sessions that waited" "$tmp/b.err" \
     'the store took the checkpoints again: [0-9]+ sessions waited for it'
+rg_equal "the events lost are said once" \
+    "$(grep -c 'events cannot be recorded in the store' "$tmp/b.err")" 1
+rg_check "a tenant budget not read is said at most once" \
+    test "$(grep -c 'tenant budgets cannot be read' "$tmp/b.err")" -le 1
+rg_equal "and the store's return once" \
+    "$(grep -c 'the store answers again;' "$tmp/b.err")" 1
 
 # a Redis that is not there
 dead=$(rg_free_port)
@@ -123,6 +163,48 @@ rg_expect "naming the address" "$tmp/t.out" "127.0.0.1:$dead"
 "$R" -c "$tmp/dead.conf" run -a a "x" > /dev/null 2> "$tmp/run.err"
 rg_equal "run does not start without it" "$?" 1
 rg_expect "and says so" "$tmp/run.err" "127.0.0.1:$dead"
+
+# one that accepts connections and never answers: the connect timeout
+# (500ms) is what ends the wait, and not much later: measured beyond
+# what `reagent -t` takes with a Redis that answers (its own start)
+t0=$(date +%s%3N)
+"$R" -c "$tmp/r.conf" -t > /dev/null 2>&1
+start=$(($(date +%s%3N) - t0))
+python3 -c 'import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+print(s.getsockname()[1])
+sys.stdout.flush()
+time.sleep(120)' > "$tmp/mute.port" &
+pids="$pids $!"
+i=0
+while [ ! -s "$tmp/mute.port" ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+mute=$(cat "$tmp/mute.port")
+sed "s/127.0.0.1:$rport/127.0.0.1:$mute/" "$tmp/r.conf" > "$tmp/mute.conf"
+
+t0=$(date +%s%3N)
+"$R" -c "$tmp/mute.conf" -t > "$tmp/mt.out" 2>&1
+rc=$?
+ms=$(($(date +%s%3N) - t0 - start))
+rg_equal "reagent -t fails when Redis never answers" "$rc" 1
+rg_expect "naming the address and the timeout" "$tmp/mt.out" \
+    "127.0.0.1:$mute is not reachable within 500ms \\(connect_timeout\\)"
+rg_check "after about the connect timeout: $ms ms more than its start" \
+    test "$ms" -ge 350 -a "$ms" -le 1500
+
+t0=$(date +%s%3N)
+"$R" -c "$tmp/mute.conf" run -a a "x" > /dev/null 2> "$tmp/mr.err"
+rc=$?
+ms=$(($(date +%s%3N) - t0 - start))
+rg_equal "run does not start" "$rc" 1
+rg_expect "and says so, with the address" "$tmp/mr.err" \
+    "127.0.0.1:$mute is not reachable within 500ms"
+rg_check "after about the connect timeout: $ms ms more than -t's start" \
+    test "$ms" -ge 350 -a "$ms" -le 1500
 
 # store_timeout: Redis stopped while a model call is in flight and not
 # back within 1 s; the session's next checkpoint cannot be written

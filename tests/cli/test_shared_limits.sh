@@ -6,10 +6,17 @@
 #     5 a second (each alone would send 5);
 #   - max_connections 2 shared: at most 2 requests in flight from both;
 #   - a 429 with Retry-After: 2 holds every process for 2 s, not only the
-#     one that got it;
+#     one that got it; an llm without shared limits too, and the cool-down
+#     is the upstream's (URL, model, key): another process calling the
+#     same model through an llm block of another name waits as well;
 #   - tenant_max_tokens: a tenant's tokens add up across processes, and
 #     past the budget its tasks end budget_exceeded, naming it; another
 #     tenant goes on;
+#   - a tenant's budget that cannot be read (Redis refuses writes to the
+#     counters: an ACL) follows the llm's shared_limits_fallback, said
+#     once, not once per call: local lets the calls go; wait holds them
+#     until it can be read, then they go, and the return is said; past
+#     store_timeout the task ends failed, saying why;
 #   - without store redis: shared_limits_fallback wait is a configuration
 #     error, local says that each process holds the limits alone.
 #
@@ -97,7 +104,7 @@ rg_equal "both batches end, every task done" \
 rg_equal "at most 2 requests were in flight at once, from both" \
     "$(curl -s "http://127.0.0.1:$port/stats" | jq .max_inflight)" 2
 rg_equal "and the slots were given back" \
-    "$(rg_rcli zcard 'rg:sl:{llm:m}')" 0
+    "$(rg_rcli zcard "$(rg_rcli --scan --pattern 'rg:sl:{up:*}:llm:m')")" 0
 
 # a 429 holds every process
 rg_mock cool --script "$tmp/script.json" --fault 429 --fault-count 1 \
@@ -126,6 +133,34 @@ gap=$(curl -s "http://127.0.0.1:$port/stats" |
 rg_check "after the 429 no process asked the model for 2 s: $gap ms" \
     test "$gap" -ge 1900
 
+# no shared limit, and the other process's llm block named otherwise
+rg_mock cool2 --script "$tmp/script.json" --fault 429 --fault-count 1 \
+    --retry-after 2
+conf $port "max_retries 4;" > "$tmp/cool2.conf"
+sed 's/llm m /llm other /; s/llm m;/llm other;/' "$tmp/cool2.conf" \
+    > "$tmp/cool3.conf"
+
+"$R" -c "$tmp/cool2.conf" run -a a "first" > /dev/null 2> "$tmp/c3.err" &
+c1=$!
+pids="$pids $c1"
+
+i=0
+while [ "$(curl -s "http://127.0.0.1:$port/stats" | jq .faults)" != 1 ] \
+      && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+
+"$R" -c "$tmp/cool3.conf" run -a a "second" > /dev/null 2> "$tmp/c4.err"
+rg_equal "without shared limits: the second process ends done" "$?" 0
+wait $c1
+rg_equal "the one that got the 429 ends done" "$?" 0
+
+gap=$(curl -s "http://127.0.0.1:$port/stats" |
+      jq '.times_ms | sort | (.[1] - .[0])')
+rg_check "after the 429 neither asked the model for 2 s: $gap ms" \
+    test "$gap" -ge 1900
+
 # a tenant's budget across processes
 rg_mock tn --script "$tmp/script.json"
 conf $port "" "tenant_max_tokens 50 per 1h;" > "$tmp/tn.conf"
@@ -150,6 +185,68 @@ rg_equal "the second process: the tenant's budget runs out" \
     "done budget_exceeded done "
 rg_expect "the task says which tenant and why" "$tmp/t2.out" \
     'tenant \\"acme\\" has used [0-9]+ of its 50 tokens'
+
+rg_ttl_sweep "every key reagent wrote (rate, slot, cool-down, tenant)"
+
+# the tenants' counters cannot be written: the fallback decides
+deny_tn() {
+    rg_rcli acl setuser default resetkeys '%R~*' '~rg:[^t]*' \
+        '~rg:t[^n]*' > /dev/null
+}
+allow_all() {
+    rg_rcli acl setuser default resetkeys '~*' > /dev/null
+}
+
+rg_mock tl --script "$tmp/script.json"
+conf $port "" "tenant_max_tokens 1m per 1h;" > "$tmp/tl.conf"
+tasks 4 l ',"tenant":"gamma"' > "$tmp/tl.jsonl"
+deny_tn
+"$R" -c "$tmp/tl.conf" batch --no-progress -o "$tmp/tl.out" \
+    "$tmp/tl.jsonl" > /dev/null 2> "$tmp/tl.err"
+rc=$?
+allow_all
+rg_equal "local: a tenant's tasks go on while its budget cannot be read" \
+    "$rc $(grep -c '"done"' "$tmp/tl.out")" "0 4"
+rg_equal "said once, not once per call" \
+    "$(grep -c 'tenant budgets cannot be read' "$tmp/tl.err")" 1
+rg_expect "naming the fallback" "$tmp/tl.err" \
+    'are not counted meanwhile \(shared_limits_fallback local\)'
+
+rg_mock tw --script "$tmp/script.json"
+conf $port "shared_limits_fallback wait;" "tenant_max_tokens 1m per 1h;" \
+    > "$tmp/tw.conf"
+tasks 3 w ',"tenant":"gamma"' > "$tmp/tw.jsonl"
+deny_tn
+"$R" -c "$tmp/tw.conf" batch --no-progress -o "$tmp/tw.out" \
+    "$tmp/tw.jsonl" > /dev/null 2> "$tmp/tw.err" &
+tw=$!
+pids="$pids $tw"
+sleep 1.5
+held=$(curl -s "http://127.0.0.1:$port/stats" | jq .requests)
+allow_all
+wait $tw
+rc=$?
+rg_equal "wait: no model call while the budget cannot be read" "$held" 0
+rg_equal "then the tasks go on, every one done" \
+    "$rc $(grep -c '"done"' "$tmp/tw.out")" "0 3"
+rg_equal "said once" \
+    "$(grep -c 'tenant budgets cannot be read' "$tmp/tw.err")" 1
+rg_expect "naming the fallback" "$tmp/tw.err" \
+    'wait for it, up to store_timeout \(shared_limits_fallback wait\)'
+rg_equal "and its end once" \
+    "$(grep -c 'the store answers again;' "$tmp/tw.err")" 1
+
+conf $port "shared_limits_fallback wait;" \
+    "tenant_max_tokens 1m per 1h; store_timeout 1s;" > "$tmp/tt.conf"
+tasks 1 t ',"tenant":"gamma"' > "$tmp/tt.jsonl"
+deny_tn
+"$R" -c "$tmp/tt.conf" batch --no-progress -o "$tmp/tt.out" \
+    "$tmp/tt.jsonl" > /dev/null 2> "$tmp/tt.err"
+allow_all
+rg_equal "past store_timeout the task ends failed" \
+    "$(jq -r .status "$tmp/tt.out")" failed
+rg_expect "saying why" "$tmp/tt.out" \
+    'tenant .*gamma.*: its budget could not be read from the store for 1s'
 
 # without store redis
 cat > "$tmp/wait.conf" <<CONF

@@ -12,6 +12,15 @@
 # idempotency key. The same through `batch --resume` with the task's
 # events and transcripts: both say the outcome is unknown.
 #
+# A claim the store does not take (an ACL refuses the claims' keys) is
+# asked again, as a checkpoint is: the call waits and runs once the
+# store takes it; past store_timeout the model is told it did not run.
+#
+# Claims and results live as long as their session: with session_ttl
+# 4s, a session resumed (its checkpoint renews its keys), killed again
+# after its claim's own TTL would have ended, and resumed once more still
+# finds the stored result, and the side effect does not run twice.
+#
 # A child agent's session is named after its parent's call
 # (c-<sha256 of session and call id>): the parent resumed after a kill -9
 # while the child's side effect ran finds the same child in the store, and
@@ -138,6 +147,112 @@ rg_rcli del count:kf count:ks > /dev/null
 rg_equal "an uninterrupted run ends done" "$?" 0
 rg_equal "and counts each once" "$(rg_rcli get count:kf),$(rg_rcli get count:ks)" "1,1"
 
+# a claim the store does not take waits for it, up to store_timeout
+cat > "$tmp/wait.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"w1","name":"count","arguments":{"key":"kw"}}]}},
+ {"message":{"content":"counted"}}]
+JSON
+deny_claims() {
+    rg_rcli acl setuser default resetkeys '%R~*' '~rg:[^{]*' \
+        '~rg:{*}:[^i]*' '~count:*' > /dev/null
+}
+allow_all() {
+    rg_rcli acl setuser default resetkeys '~*' > /dev/null
+}
+
+rg_mock w --script "$tmp/wait.json" --request-log "$tmp/wait.log"
+sed "s|127.0.0.1:[0-9]*/v1|127.0.0.1:$port/v1|" "$tmp/s.conf" \
+    > "$tmp/wait.conf"
+deny_claims
+"$R" -c "$tmp/wait.conf" run -a a "count" > /dev/null 2> "$tmp/w.err" &
+w=$!
+pids="$pids $w"
+rg_wait_for "$tmp/wait.log" '"n":' 1
+sleep 1.5
+held=$(rg_rcli get count:kw)
+allow_all
+wait $w
+rc=$?
+rg_equal "the store refuses the claim: the call waits, it does not run" \
+    "$held" ""
+rg_equal "once the store takes its claim the session ends done" "$rc" 0
+rg_equal "the call ran once" "$(rg_rcli get count:kw)" 1
+rg_equal "and the model got its result" \
+    "$(tail -n 1 "$tmp/wait.log" | jq -r '.body.messages[] |
+        select(.tool_call_id == "w1") | .content')" "counted 1"
+
+: > "$tmp/wait.log"
+printf 'store_timeout 1s;\n' >> "$tmp/wait.conf"
+deny_claims
+"$R" -c "$tmp/wait.conf" run -a a "count" > /dev/null 2> "$tmp/w2.err"
+rc=$?
+allow_all
+rg_equal "past store_timeout the session goes on" "$rc" 0
+rg_equal "the call did not run" "$(rg_rcli get count:kw)" 1
+rg_expect "and the model is told so" "$tmp/wait.log" \
+    'did not run: its call could not be recorded first \(the store, for 1s'
+
+# a session alive past session_ttl keeps its claims: resumed twice
+cat > "$tmp/ttl.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"tf","name":"count","arguments":{"key":"tf"}},
+   {"id":"tp","name":"peek","arguments":{"key":"tp","ms":3500}}]}},
+ {"message":{"content":"counted"}}]
+JSON
+rg_mock t --script "$tmp/ttl.json" --request-log "$tmp/ttl.log"
+sed "s|127.0.0.1:[0-9]*/v1|127.0.0.1:$port/v1|; s/^lease_ttl 1s;/&\
+session_ttl 4s;/" "$tmp/s.conf" > "$tmp/ttl.conf"
+
+now_ms() {
+    date +%s%3N
+}
+# sleeps until T (ms)
+sleep_until() {
+    sleep "$(awk "BEGIN { d = ($1 - $(now_ms)) / 1000;
+                          print (d > 0 ? d : 0) }")"
+}
+killed_run() {
+    kill -9 "$1"
+    wait "$1" 2>/dev/null
+}
+
+"$R" -c "$tmp/ttl.conf" run -a a "count" > /dev/null 2> "$tmp/t1.err" &
+t1=$!
+pids="$pids $t1"
+rg_wait_for "$tmp/t1.err" '^session: s-'
+tsid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/t1.err")
+i=0
+while ! rg_rcli get "rg:{$tsid}:idem:tf" | grep -q 'counted 1' \
+      && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+t0=$(now_ms)
+killed_run $t1
+
+# resumed after 2.5 s: its checkpoint renews the keys for 4 s; the claim
+# alone would end at 4 s; killed at 4.8 s, resumed again
+sleep_until $((t0 + 2500))
+"$R" -c "$tmp/ttl.conf" resume "$tsid" > /dev/null 2> "$tmp/t2.err" &
+t2=$!
+pids="$pids $t2"
+sleep_until $((t0 + 4800))
+killed_run $t2
+rg_check "the claim outlived its own TTL: $(rg_rcli pttl \
+"rg:{$tsid}:idem:tf") ms left" \
+    test "$(rg_rcli pttl "rg:{$tsid}:idem:tf")" -gt 0
+
+"$R" -c "$tmp/ttl.conf" resume "$tsid" > "$tmp/t3.out" 2> "$tmp/t3.err"
+rg_equal "resumed twice past session_ttl, the session ends done" "$?" 0
+rg_equal "its side effect ran once" "$(rg_rcli get count:tf)" 1
+rg_equal "the model got its stored result" \
+    "$(tail -n 1 "$tmp/ttl.log" | jq -r '.body.messages[] |
+        select(.tool_call_id == "tf") | .content')" "counted 1"
+rg_check "and the claim lives as long as the session's meta" \
+    test "$(rg_rcli pttl "rg:{$tsid}:idem:tf")" -ge \
+         "$(($(rg_rcli pttl "rg:{$tsid}:meta") - 1000))"
+
 # a child agent's side effect: the parent resumed finds the same child
 cat > "$tmp/parent.json" <<'JSON'
 [{"message":{"tool_calls":[
@@ -191,5 +306,7 @@ rg_expect "its model is told the outcome is unknown" "$tmp/child.log" \
     "outcome unknown: count may or may not have completed .*idempotency key $csid:k1"
 rg_equal "the child ended done in the store" \
     "$(rg_rcli hget "rg:{$csid}:meta" status)" done
+
+rg_ttl_sweep "every key reagent wrote (claims and results too)"
 
 rg_done

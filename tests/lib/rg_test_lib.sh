@@ -151,6 +151,32 @@ rg_rcli() {
     redis-cli -s "$redis_sock" "$@"
 }
 
+# rg_ttl_sweep WHAT [PATTERN [EXEMPT]]: every key of the test's Redis that
+# reagent wrote (PATTERN, "rg:*": not a test plugin's own) has a TTL, in
+# one script (SCAN, then PTTL of each), but those EXEMPT (an ERE) names;
+# fails naming the keys that have none, and when there is no key at all
+# (a sweep over nothing proves nothing)
+rg_ttl_sweep() {
+    rg_rcli eval "local c, n, bad = '0', 0, {}
+        repeat
+          local r = redis.call('SCAN', c, 'MATCH', ARGV[1], 'COUNT', 1000)
+          c = r[1]
+          for _, k in ipairs(r[2]) do
+            n = n + 1
+            if redis.call('PTTL', k) == -1 then bad[#bad + 1] = k end
+          end
+        until c == '0'
+        return {n, bad}" 0 "${2:-rg:*}" > "$tmp/ttl.sweep"
+    sw_n=$(sed -n 1p "$tmp/ttl.sweep")
+    sed '1d; /^$/d' "$tmp/ttl.sweep" | grep -Ev "${3:-^$}" > "$tmp/ttl.bad"
+    if [ "${sw_n:-0}" -gt 0 ] && [ ! -s "$tmp/ttl.bad" ]; then
+        rg_ok "$1: each of the $sw_n keys has a TTL"
+    else
+        rg_fail "$1: each of the ${sw_n:-0} keys has a TTL"
+        sed 's/^/#   no TTL: /' "$tmp/ttl.bad" | head -n 10
+    fi
+}
+
 # rg_task_sid ID: the session id that serve gives queue task ID (as
 # rg_stream_session_id names it)
 rg_task_sid() {

@@ -2,7 +2,9 @@
  * against a real redis-server started on a free loopback port and a unix
  * socket: replies and binary values, pipelining over several connections,
  * error replies, scripts by SHA with NOSCRIPT after a flush, command and
- * connect deadlines with the late reply ignored, a server that is down at
+ * connect deadlines with the late reply ignored (on a connection that
+ * goes, and on one that stays), a command sent from the callback of one
+ * its dying connection failed, a server that is down at
  * start and one restarted in the middle, AUTH and SELECT, name resolution
  * with evdns, the bounded queue, cancel and shutdown, the reconnect
  * backoff (growth, cap, jitter). Every command must
@@ -630,6 +632,134 @@ test_command_timeout(void **state)
 }
 
 
+/* a command timed out on a connection that goes on answering (a reply
+ * came after it was sent): the connection stays; the command's late
+ * reply goes nowhere and takes no other command's place */
+static void
+test_late_reply_kept(void **state)
+{
+    rg_test_ans_t     a, b, c;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 0);
+    conf.connections = 1;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_string_equal(a.err, "");
+    assert_int_equal(rg_redis_stats(ctx->r)->connects, 1);
+
+    /* blocking commands hold this connection only, in turn (the server
+     * answers pipelined DEBUG SLEEPs together): a answers at 100 ms,
+     * b at 400 ms, past its deadline of 250 ms */
+    rg_test_cmd(ctx, &a, 5000, "BLPOP", "rg_test_a", "0.1", NULL);
+    rg_test_cmd(ctx, &b, 250, "BLPOP", "rg_test_b", "0.3", NULL);
+    rg_test_wait(ctx, 5000);
+
+    assert_int_equal(a.calls, 1);
+    assert_string_equal(a.err, "");
+    assert_int_equal(a.type, REDIS_REPLY_NIL);
+    assert_int_equal(b.calls, 1);
+    assert_non_null(strstr(b.err, "timed out after 250ms"));
+
+    /* c goes out behind b's late reply, on the same connection */
+    rg_test_cmd(ctx, &c, 5000, "ECHO", "c", NULL);
+    rg_test_wait(ctx, 5000);
+    rg_test_spin(ctx, 200);
+
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(c.calls, 1);
+    assert_string_equal(c.err, "");
+    assert_int_equal(c.type, REDIS_REPLY_STRING);
+    assert_int_equal(c.len, 1);
+    assert_memory_equal(c.text, "c", 1);
+    assert_true(rg_redis_connected(ctx->r));
+    assert_int_equal(rg_redis_stats(ctx->r)->connects, 1);
+    assert_int_equal(rg_redis_stats(ctx->r)->timeouts, 1);
+}
+
+
+/* the callback of a command its lost connection failed sends another:
+ * hiredis refuses it on the context it is closing; it is not answered
+ * inside the call that sent it, and goes out on the next connection */
+typedef struct {
+    rg_test_ans_t       own;
+    rg_test_ans_t      *next;
+    rg_uint_t           at_once;      /* next's answers inside the call */
+} rg_test_chain_t;
+
+
+static void
+rg_test_chain_answer(void *data, redisReply *reply, const char *err)
+{
+    rg_test_chain_t  *ch;
+
+    ch = data;
+    rg_test_answer(&ch->own, reply, err);
+
+    rg_test_cmd(ch->own.ctx, ch->next, 0, "SET", "chained", "1", NULL);
+    ch->at_once = ch->next->calls;
+}
+
+
+static void
+test_send_while_closing(void **state)
+{
+    size_t            lens[3];
+    const char       *argv[3];
+    char             *v;
+    rg_test_ans_t     a, x;
+    rg_test_ctx_t    *ctx;
+    rg_test_chain_t   ch;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 0);
+    conf.connections = 1;
+    conf.command_timeout = 10000;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_string_equal(a.err, "");
+
+    memset(&ch, 0, sizeof(ch));
+    ch.own.ctx = ctx;
+    ch.next = &x;
+    argv[0] = "DEBUG";
+    argv[1] = "SLEEP";
+    argv[2] = "1";
+    lens[0] = 5;
+    lens[1] = 5;
+    lens[2] = 1;
+    ctx->left++;
+    assert_non_null(rg_redis_command(ctx->r, ctx->tag, 0,
+                                     rg_test_chain_answer, &ch, 3, argv,
+                                     lens));
+
+    rg_test_spin(ctx, 100);
+    rg_test_redis_kill(ctx->srv, 1);
+    rg_test_spin(ctx, 200);
+
+    assert_int_equal(ch.own.calls, 1);
+    assert_non_null(strstr(ch.own.err, "outcome unknown"));
+    assert_int_equal(ch.at_once, 0);
+
+    assert_int_equal(rg_test_redis_restart(ctx->srv), 0);
+    rg_test_wait(ctx, 8000);
+
+    assert_int_equal(x.calls, 1);
+    assert_string_equal(x.err, "");
+    v = rg_test_redis_cmd(ctx->srv, "GET chained");
+    assert_string_equal(v, "1");
+    free(v);
+}
+
+
 /* a listener that never answers: the handshake times out on our timer */
 static void
 test_connect_timeout(void **state)
@@ -1134,6 +1264,10 @@ main(void)
                                         rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_command_timeout, rg_test_setup,
                                         rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_late_reply_kept, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_send_while_closing,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_connect_timeout, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_down_at_start, rg_test_setup,

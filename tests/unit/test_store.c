@@ -657,6 +657,59 @@ test_put(void **state)
 }
 
 
+/* a value put with RG_STORE_KEEP lives as long as its session: each
+ * checkpoint renews it with the session's TTL; one put without goes at
+ * its own */
+static void
+test_put_keep(void **state)
+{
+    rg_test_ctx_t          *t = *state;
+    rg_test_ans_t           a, b, c;
+    rg_store_put_t          p;
+    rg_store_checkpoint_t   cp;
+    rg_str_t                k, msg, fields[2];
+    char                    key[64];
+
+    memset(&p, 0, sizeof(p));
+    p.id = rg_test_str("s-4");
+    p.name = rg_test_str("idem:kept");
+    p.value = rg_test_str("result: kept");
+    p.ttl = 300;
+    p.flags = RG_STORE_NX | RG_STORE_KEEP;
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &a));
+
+    p.name = rg_test_str("idem:alone");
+    p.value = rg_test_str("result: alone");
+    p.flags = RG_STORE_NX;
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &b));
+
+    msg = rg_test_str("m1");
+    fields[0] = rg_test_str("status");
+    fields[1] = rg_test_str("running");
+    cp = rg_test_cp("s-4", 0, &msg, 1, fields, 1, 0);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &c));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_OK);
+    assert_int_equal(c.rc, RG_OK);
+
+    rg_test_sleep(t, 500);
+
+    k.len = rg_store_session_key(key, sizeof(key), &p.id, "idem:kept", 9);
+    k.data = key;
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &a));
+    k.len = rg_store_session_key(key, sizeof(key), &p.id, "idem:alone",
+                                 10);
+    t->st->get(t->st, &k, rg_test_answer, rg_test_ans(t, &b));
+    rg_test_wait(t);
+
+    assert_int_equal(a.rc, RG_OK);
+    assert_memory_equal(a.value, "result: kept", 12);
+    assert_int_equal(b.rc, RG_DECLINED);
+}
+
+
 static void
 test_take(void **state)
 {
@@ -671,9 +724,12 @@ test_take(void **state)
     bk[0].capacity = 2;
     bk[0].cost = 1;
 
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &a));
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &b));
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &c));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &a));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &b));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &c));
     rg_test_wait(t);
 
     assert_int_equal(a.num, 0);
@@ -682,9 +738,11 @@ test_take(void **state)
 
     /* a refund (a negative cost) is always granted */
     bk[0].cost = -1;
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &a));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &a));
     bk[0].cost = 1;
-    t->st->take(t->st, bk, 1, rg_test_answer, rg_test_ans(t, &b));
+    t->st->take(t->st, &bk[0].name, bk, 1, rg_test_answer,
+                rg_test_ans(t, &b));
     rg_test_wait(t);
     assert_int_equal(a.num, 0);
     assert_int_equal(b.num, 0);
@@ -696,14 +754,17 @@ test_take(void **state)
     bk[1].capacity = 100;
     bk[1].cost = 80;
 
-    t->st->take(t->st, bk, 2, rg_test_answer, rg_test_ans(t, &a));
-    t->st->take(t->st, bk, 2, rg_test_answer, rg_test_ans(t, &b));
+    t->st->take(t->st, &bk[0].name, bk, 2, rg_test_answer,
+                rg_test_ans(t, &a));
+    t->st->take(t->st, &bk[0].name, bk, 2, rg_test_answer,
+                rg_test_ans(t, &b));
     rg_test_wait(t);
     assert_int_equal(a.num, 0);
     assert_true(b.num > 0);       /* the tokens bucket is short */
 
     bk[1].cost = 10;
-    t->st->take(t->st, bk, 2, rg_test_answer, rg_test_ans(t, &a));
+    t->st->take(t->st, &bk[0].name, bk, 2, rg_test_answer,
+                rg_test_ans(t, &a));
     rg_test_wait(t);
     assert_int_equal(a.num, 0);   /* the request bucket was not charged */
 
@@ -711,9 +772,21 @@ test_take(void **state)
     name = rg_test_str("groq");
     t->st->cooldown(t->st, &name, 400, rg_test_answer, rg_test_ans(t, &a));
     bk[1].cost = 1;
-    t->st->take(t->st, &bk[1], 1, rg_test_answer, rg_test_ans(t, &b));
+    t->st->take(t->st, &name, &bk[1], 1, rg_test_answer,
+                rg_test_ans(t, &b));
+    /* and is read alone, without a bucket */
+    t->st->take(t->st, &name, NULL, 0, rg_test_answer, rg_test_ans(t, &c));
     rg_test_wait(t);
     assert_true(b.num >= 300 && b.num <= 400);
+    assert_int_equal(c.rc, RG_OK);
+    assert_true(c.num >= 300 && c.num <= 400);
+
+    /* another name's is not this one's */
+    name = rg_test_str("openai");
+    t->st->take(t->st, &name, NULL, 0, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(a.num, 0);
 }
 
 
@@ -979,7 +1052,7 @@ test_redis_ttls(void **state)
     bk.rate = 60;
     bk.capacity = 10;
     bk.cost = 1;
-    t->st->take(t->st, &bk, 1, rg_test_answer, rg_test_ans(t, &a));
+    t->st->take(t->st, &bk.name, &bk, 1, rg_test_answer, rg_test_ans(t, &a));
 
     name = rg_test_str("up");
     t->st->cooldown(t->st, &name, 1000, rg_test_answer, rg_test_ans(t, &a));
@@ -1059,6 +1132,7 @@ main(void)
         RG_TEST_BOTH(test_checkpoint_large),
         RG_TEST_BOTH(test_lease),
         RG_TEST_BOTH(test_put),
+        RG_TEST_BOTH(test_put_keep),
         RG_TEST_BOTH(test_take),
         RG_TEST_BOTH(test_cancel),
         RG_TEST_BOTH(test_events),
