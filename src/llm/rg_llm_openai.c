@@ -11,6 +11,7 @@
 #include <rg_json_write.h>
 #include <rg_llm_openai.h>
 #include <rg_json.h>
+#include <rg_secret.h>
 
 #include <ctype.h>
 #include <strings.h>
