@@ -17,8 +17,8 @@
  * provider do not. The buckets and slots stay the llm block's (its
  * name), under the same hash tag. An llm without shared limits asks
  * the cool-down alone: one question answers every request queued
- * before it was asked; while the store cannot be asked its requests go
- * without it.
+ * before it was asked, and an answer of none holds for a second; while
+ * the store cannot be asked its requests go without it.
  *
  * Without a durable store, or while it cannot be reached, the fallback
  * decides: `local` holds each limit in each process alone, `wait` holds
@@ -35,6 +35,8 @@
 
 #define RG_LLM_SHARED_RETRY  5000     /* ms before the store is asked again
                                          after it failed */
+#define RG_LLM_SHARED_FRESH  1000     /* ms an answer of no cool-down holds
+                                         for an llm without shared limits */
 
 struct rg_llm_shared_s {
     rg_llm_upstream_t  *up;
@@ -53,6 +55,7 @@ struct rg_llm_shared_s {
     size_t              cost;         /* of the question */
     size_t              granted;      /* an answer not yet used: its cost */
     rg_msec_t           retry_at;     /* down: when to ask the store again */
+    rg_msec_t           fresh_until;  /* no cool-down known until then */
     uint64_t            said;         /* the outage it spoke of */
     char                worker[96];   /* "host:pid", for slot holders */
     uint64_t            seq;          /* the last slot asked for */
@@ -309,6 +312,12 @@ rg_llm_shared_cool(rg_llm_shared_t *sh, uint64_t seq)
         return RG_AGAIN;
     }
 
+    /* asked less than a second ago: not a round trip per model call; a
+     * 429 that another process got is honoured within that second */
+    if (rg_monotonic_msec() < sh->fresh_until) {
+        return RG_OK;
+    }
+
     if (sh->down && rg_monotonic_msec() < sh->retry_at) {
         return RG_OK;                  /* without it */
     }
@@ -433,6 +442,7 @@ rg_llm_shared_handler(void *data, const rg_store_res_t *res)
 
     if (sh->cool_only) {
         sh->clear_seq = sh->ask_seq;
+        sh->fresh_until = rg_monotonic_msec() + RG_LLM_SHARED_FRESH;
         rg_llm_next(sh->up);
         return;
     }
@@ -502,6 +512,7 @@ rg_llm_shared_cooldown(rg_llm_shared_t *sh, rg_msec_t ms)
         return;
     }
 
+    sh->fresh_until = 0;               /* its next request learns of it */
     sh->st->cooldown(sh->st, &sh->cool, ms, NULL, NULL);
 }
 
