@@ -230,6 +230,34 @@ rg_turn_over_cap(rg_session_t *s, rg_llm_response_t *resp)
 }
 
 
+/* A call's key among its session's calls, "<round>:<id>": the provider's
+ * ids are unique within an answer (the parser sees to it) but not always
+ * across rounds (some send call_0 every time), and a side effect's claim
+ * and idempotency key must not be an earlier round's. Empty without
+ * memory (the id serves then). */
+static rg_str_t
+rg_turn_call_key(rg_session_t *s, rg_pool_t *pool, const rg_str_t *id)
+{
+    char      *p;
+    rg_str_t   key;
+
+    key.len = 0;
+    key.data = rg_palloc(pool, RG_INT64_LEN + 1 + id->len + 1);
+
+    if (key.data != NULL) {
+        p = key.data + rg_sprint_int(key.data, (int64_t) s->round);
+        *p++ = ':';
+        if (id->len) {
+            p = rg_cpymem(p, id->data, id->len);
+        }
+        *p = '\0';
+        key.len = (size_t) (p - key.data);
+    }
+
+    return key;
+}
+
+
 /* guards and caches in front of a turn */
 void
 rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
@@ -265,6 +293,7 @@ rg_turn_prepare(rg_session_t *s, rg_llm_response_t *resp)
     for (i = 0; i < resp->ncalls; i++) {
         c = &s->calls[i];
         c->id = resp->calls[i].id;
+        c->key = rg_turn_call_key(s, pool, &c->id);
         c->name = resp->calls[i].name;
         c->arguments = resp->calls[i].arguments;
 
@@ -671,13 +700,13 @@ rg_turn_idem_name(rg_session_t *s, rg_uint_t i)
     rg_str_t   name;
     size_t     len;
 
-    len = 5 + s->calls[i].id.len;
+    len = 5 + s->calls[i].key.len;
     name.data = rg_palloc(s->pool, len + 1);
     name.len = name.data ? len : 0;
 
     if (name.data) {
         memcpy(name.data, "idem:", 5);
-        memcpy(name.data + 5, s->calls[i].id.data, s->calls[i].id.len);
+        memcpy(name.data + 5, s->calls[i].key.data, s->calls[i].key.len);
         name.data[len] = '\0';
     }
 
@@ -743,7 +772,7 @@ rg_turn_claimed(void *data, const rg_store_res_t *res)
                            "may not have completed before a restart "
                            "(idempotency key %s:%.*s); check its effect "
                            "before calling it again", tool, s->id,
-                           (int) s->calls[i].id.len, s->calls[i].id.data);
+                           (int) s->calls[i].key.len, s->calls[i].key.data);
             rg_log_error(RG_LOG_WARN, &s->log, 0, "%s (call %.*s) was "
                          "claimed before a restart and has no result: its "
                          "outcome is unknown (%.*s), so it is not run "

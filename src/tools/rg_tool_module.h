@@ -279,8 +279,9 @@ struct rg_tool_host_s {
                                               rg_tool_http_pt cb,
                                               void *data);
 
-    /* The call's idempotency key, "<session id>:<tool_call_id>": the same
-     * when a session resumed on another worker after a crash runs this
+    /* The call's idempotency key, "<session id>:<round>:<tool_call_id>"
+     * (the round, since some providers send the same ids each round): the
+     * same when a session resumed on another worker after a crash runs this
      * call again, so a module can hand it to an external API that
      * dedupes requests. Any thread; valid until the call ends. NULL in a
      * host that is older or cannot say. */

@@ -131,19 +131,19 @@ rg_tools_prompt_remove(rg_tool_run_t *run)
 }
 
 
-/* one block for the strings a run keeps: id, session and name */
 /* one buffer for what a run owns of its call: id NUL session NUL name
- * NUL and its idempotency key, "session:id" NUL */
+ * NUL and its idempotency key, "session:key" NUL (the key: the
+ * request's, or its id) */
 static char *
 rg_tools_own3(const char *id, size_t idlen, const char *session,
-    const char *name, size_t namelen)
+    const char *name, size_t namelen, const char *key, size_t keylen)
 {
     char    *p, *k;
     size_t   slen;
 
     slen = strlen(session);
 
-    p = malloc(idlen + 1 + slen + 1 + namelen + 1 + slen + 1 + idlen + 1);
+    p = malloc(idlen + 1 + slen + 1 + namelen + 1 + slen + 1 + keylen + 1);
     if (p == NULL) {
         return NULL;
     }
@@ -157,8 +157,8 @@ rg_tools_own3(const char *id, size_t idlen, const char *session,
     k = p + idlen + 1 + slen + 1 + namelen + 1;
     memcpy(k, session, slen);
     k[slen] = ':';
-    memcpy(k + slen + 1, id, idlen);
-    k[slen + 1 + idlen] = '\0';
+    memcpy(k + slen + 1, key, keylen);
+    k[slen + 1 + keylen] = '\0';
 
     return p;
 }
@@ -1412,6 +1412,7 @@ rg_tools_turn_create(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
     rg_tool_turn_t   *turn;
     rg_tool_entry_t  *te;
     const char       *text;
+    const rg_str_t   *key;
     size_t            len;
     char              errbuf[768];
 
@@ -1448,10 +1449,12 @@ rg_tools_turn_create(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
 
         /* the run owns what the module reads: a call still queued in the
          * pool may outlive its session */
+        key = reqs[i].key.len ? &reqs[i].key : &reqs[i].id;
         run->own = rg_tools_own3(reqs[i].id.data ? reqs[i].id.data : "",
                                  reqs[i].id.len, session,
                                  reqs[i].name.data ? reqs[i].name.data : "",
-                                 reqs[i].name.len);
+                                 reqs[i].name.len,
+                                 key->data ? key->data : "", key->len);
         if (run->own == NULL) {
             rg_tools_turn_destroy(turn);
             return NULL;

@@ -140,6 +140,10 @@ struct rg_tool_turn_s {
  * running anything (a dedupe hit, a repeat, a capped tool) */
 typedef struct {
     rg_str_t            id;
+    rg_str_t            key;          /* the call's among its session's, for
+                                         its idempotency key: "<round>:<id>"
+                                         (some providers send the same ids
+                                         every round); none: the id */
     rg_str_t            name;
     rg_str_t            arguments;
     rg_str_t            preset;

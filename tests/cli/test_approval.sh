@@ -172,7 +172,7 @@ rg_check "on another worker" \
     test "$(meta p1 worker | sed 's/.*://')" != "$parker"
 rg_equal "the tool ran once" "$(rg_rcli -s "$csock" get count:one)" 1
 rg_equal "under its call's key" \
-    "$(rg_rcli -s "$csock" get "count:one:$(rg_task_sid p1):l1")" 1
+    "$(rg_rcli -s "$csock" get "count:one:$(rg_task_sid p1):1:l1")" 1
 rg_equal "it is no longer listed" \
     "$("$R" -c "$tmp/s.conf" pending 2>&1)" '[]'
 
@@ -197,7 +197,7 @@ rg_equal "reagent deny" "$?" 0
 wait_result p2
 rg_equal "a denied task goes on to its answer" "$(result p2 .status)" done
 rg_equal "the tool did not run" \
-    "$(rg_rcli -s "$csock" get "count:one:$(rg_task_sid p2):l1")" ""
+    "$(rg_rcli -s "$csock" get "count:one:$(rg_task_sid p2):1:l1")" ""
 jq -r '.body.messages[] | select(.role == "tool") | .tool_call_id + ": " + .content' \
     "$tmp/one.log" > "$tmp/denied.msgs"
 rg_expect "the model is told, with the reason" "$tmp/denied.msgs" \
@@ -227,9 +227,9 @@ rg_expect "the last call decided queues it" "$tmp/c2.out" '^queued again$'
 wait_result p3
 rg_equal "it ends done" "$(result p3 .status)" done
 rg_equal "the approved call ran once" \
-    "$(rg_rcli -s "$csock" get "count:two:$(rg_task_sid p3):c1")" 1
+    "$(rg_rcli -s "$csock" get "count:two:$(rg_task_sid p3):1:c1")" 1
 rg_equal "the denied one did not" \
-    "$(rg_rcli -s "$csock" get "count:two:$(rg_task_sid p3):c2")" ""
+    "$(rg_rcli -s "$csock" get "count:two:$(rg_task_sid p3):1:c2")" ""
 jq -r '.body.messages[] | select(.role == "tool") | .tool_call_id + ": " + .content' \
     "$tmp/two.log" > "$tmp/two.msgs"
 rg_expect "the model gets the approved call's result" "$tmp/two.msgs" \
@@ -273,7 +273,7 @@ rg_equal "it ends done" "$(result p5 .status)" done
 rg_equal "queued twice in all: submitted, and resumed" \
     "$(rg_rcli xrange 'rg:{q:tasks:0}' - + | grep -c '"id":"p5"')" 2
 rg_equal "the tool ran once" \
-    "$(rg_rcli -s "$csock" get "count:one:$(rg_task_sid p5):l1")" 1
+    "$(rg_rcli -s "$csock" get "count:one:$(rg_task_sid p5):1:l1")" 1
 
 # without "approval": "park", a dangerous call is refused as before
 : > "$tmp/one.log"

@@ -74,11 +74,11 @@ rg_equal "the fast call ran once" "$(rg_rcli get count:kf)" 1
 rg_equal "the slow call started once" "$(rg_rcli get count:ks)" 1
 rg_equal "the read-only call ran once" "$(rg_rcli get count:kp)" 1
 rg_check "and has no claim: it is not a side effect" \
-    test -z "$(rg_rcli get "rg:{$sid}:idem:look")"
+    test -z "$(rg_rcli get "rg:{$sid}:idem:1:look")"
 rg_equal "the module had the call's idempotency key" \
-    "$(rg_rcli get "count:kf:$sid:fast")" 1
+    "$(rg_rcli get "count:kf:$sid:1:fast")" 1
 rg_check "the store holds the fast call's result" \
-    test -n "$(rg_rcli get "rg:{$sid}:idem:fast")"
+    test -n "$(rg_rcli get "rg:{$sid}:idem:1:fast")"
 
 : > "$tmp/requests.log"
 "$R" -c "$tmp/s.conf" resume "$sid" > "$tmp/r.out" 2> "$tmp/r.err"
@@ -96,7 +96,7 @@ rg_expect "the model gets the fast call's stored result" "$tmp/tool.msgs" \
 rg_expect "and the read-only call's new result" "$tmp/tool.msgs" \
     '^look: peeked kp$'
 rg_expect "and is told the slow call's outcome is unknown" "$tmp/tool.msgs" \
-    "^slow: outcome unknown: count may or may not have completed before a restart \\(idempotency key $sid:slow\\); check its effect before calling it again$"
+    "^slow: outcome unknown: count may or may not have completed before a restart \\(idempotency key $sid:1:slow\\); check its effect before calling it again$"
 rg_expect "the log says so" "$tmp/r.err" \
     'count \(call slow\) was claimed before a restart and has no result'
 
@@ -223,7 +223,7 @@ pids="$pids $t1"
 rg_wait_for "$tmp/t1.err" '^session: s-'
 tsid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/t1.err")
 i=0
-while ! rg_rcli get "rg:{$tsid}:idem:tf" | grep -q 'counted 1' \
+while ! rg_rcli get "rg:{$tsid}:idem:1:tf" | grep -q 'counted 1' \
       && [ $i -lt 200 ]; do
     sleep 0.05
     i=$((i + 1))
@@ -240,8 +240,8 @@ pids="$pids $t2"
 sleep_until $((t0 + 4800))
 killed_run $t2
 rg_check "the claim outlived its own TTL: $(rg_rcli pttl \
-"rg:{$tsid}:idem:tf") ms left" \
-    test "$(rg_rcli pttl "rg:{$tsid}:idem:tf")" -gt 0
+"rg:{$tsid}:idem:1:tf") ms left" \
+    test "$(rg_rcli pttl "rg:{$tsid}:idem:1:tf")" -gt 0
 
 "$R" -c "$tmp/ttl.conf" resume "$tsid" > "$tmp/t3.out" 2> "$tmp/t3.err"
 rg_equal "resumed twice past session_ttl, the session ends done" "$?" 0
@@ -250,7 +250,7 @@ rg_equal "the model got its stored result" \
     "$(tail -n 1 "$tmp/ttl.log" | jq -r '.body.messages[] |
         select(.tool_call_id == "tf") | .content')" "counted 1"
 rg_check "and the claim lives as long as the session's meta" \
-    test "$(rg_rcli pttl "rg:{$tsid}:idem:tf")" -ge \
+    test "$(rg_rcli pttl "rg:{$tsid}:idem:1:tf")" -ge \
          "$(($(rg_rcli pttl "rg:{$tsid}:meta") - 1000))"
 
 # a child agent's side effect: the parent resumed finds the same child
@@ -303,9 +303,34 @@ rg_check "the child session is in the store under its parent's call's name" \
 rg_equal "the parent resumed ends done" "$?" 0
 rg_equal "the child's call did not run again" "$(rg_rcli get count:kc)" 1
 rg_expect "its model is told the outcome is unknown" "$tmp/child.log" \
-    "outcome unknown: count may or may not have completed .*idempotency key $csid:k1"
+    "outcome unknown: count may or may not have completed .*idempotency key $csid:1:k1"
 rg_equal "the child ended done in the store" \
     "$(rg_rcli hget "rg:{$csid}:meta" status)" done
+
+# a provider that sends the same call id every round (call_0): each
+# round's call is its own side effect, claimed under its round
+cat > "$tmp/same.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"call_0","name":"count","arguments":{"key":"r1"}}]}},
+ {"message":{"tool_calls":[
+   {"id":"call_0","name":"count","arguments":{"key":"r2"}}]}},
+ {"message":{"content":"counted twice"}}]
+JSON
+rg_mock same --script "$tmp/same.json" --request-log "$tmp/same.log"
+sed "s|127.0.0.1:[0-9]*/v1|127.0.0.1:$port/v1|" "$tmp/s.conf" \
+    > "$tmp/same.conf"
+"$R" -c "$tmp/same.conf" run -a a "count" > "$tmp/same.out" \
+    2> "$tmp/same.err"
+rg_equal "the same call id in two rounds: the task ends done" "$?" 0
+ssid=$(sed -n 's/^session: \(s-[0-9a-f]*\) .*/\1/p' "$tmp/same.err")
+rg_equal "the first round's call ran" "$(rg_rcli get count:r1)" 1
+rg_equal "and the second's too, not answered from the first's" \
+    "$(rg_rcli get count:r2)" 1
+rg_check "each has its claim, under its round" \
+    test -n "$(rg_rcli get "rg:{$ssid}:idem:1:call_0")" -a \
+         -n "$(rg_rcli get "rg:{$ssid}:idem:2:call_0")"
+rg_equal "and the module its own idempotency key" \
+    "$(rg_rcli get "count:r2:$ssid:2:call_0")" 1
 
 rg_ttl_sweep "every key reagent wrote (claims and results too)"
 
