@@ -5,9 +5,10 @@
  * as it has free session slots, one shard at a time, on a connection of
  * its own: at once, or waiting at most `block` (and it may wait for an
  * entry on any shard with XREAD, which delivers nothing); which to do
- * when is the worker's (rg_serve_worker.c). It acknowledges an entry
- * (XACK) once the task's final result is written: kept under its session
- * ("P{t-…}:result") and announced once on the results stream
+ * when is the worker's (rg_serve_worker.c). It acknowledges and deletes
+ * an entry (XACK, XDEL: a shard holds only what waits or runs, and XLEN
+ * is its depth) once the task's final result is written: kept under its
+ * session ("P{t-…}:result") and announced once on the results stream
  * ("P{q:tasks}:results", trimmed with MAXLEN ~; a mark in its slot makes
  * a second announcement of a task, by a worker that took it over, none).
  * Entries idle longer than `claim_idle` are taken over with XAUTOCLAIM
@@ -969,6 +970,42 @@ rg_stream_leave(rg_stream_t *q, rg_uint_t shard, rg_stream_done_pt cb,
 }
 
 
+/* KEYS: the shard. ARGV: the group, the entry. An entry done with is
+ * acknowledged and deleted, so that a shard holds what waits or runs
+ * (XLEN is its depth), not every task it was ever given */
+static rg_redis_script_t  rg_stream_done_lua = { "done",
+    "local n = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])\n"
+    "redis.call('XDEL', KEYS[1], ARGV[2])\n"
+    "return n\n", ""
+};
+
+
+/* acknowledges and deletes an entry; RG_ERROR without memory */
+static rg_int_t
+rg_stream_done(rg_stream_t *q, rg_uint_t shard, const char *entry,
+    rg_redis_reply_pt cb, void *data)
+{
+    size_t       lens[3];
+    const char  *argv[3];
+
+    if (rg_stream_done_lua.sha[0] == '\0'
+        && rg_redis_script_init(&rg_stream_done_lua) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    argv[0] = q->keys[shard];
+    argv[1] = q->conf->group.data;
+    argv[2] = entry;
+    lens[0] = strlen(argv[0]);
+    lens[1] = strlen(argv[1]);
+    lens[2] = strlen(argv[2]);
+
+    return rg_redis_eval(q->redis, &q->tags[shard], &rg_stream_done_lua, cb,
+                         data, 1, 3, argv, lens) != NULL ? RG_OK : RG_ERROR;
+}
+
+
 /* results ------------------------------------------------------------- */
 
 /* KEYS: the task's mark, the results stream (one slot: {q:NAME}). ARGV:
@@ -1036,7 +1073,6 @@ rg_stream_announced(void *data, redisReply *reply, const char *err)
 {
     rg_stream_t      *q;
     rg_stream_res_t  *r;
-    const char       *argv[4];
 
     r = data;
     q = r->q;
@@ -1048,14 +1084,7 @@ rg_stream_announced(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    argv[0] = "XACK";
-    argv[1] = q->keys[r->shard];
-    argv[2] = q->conf->group.data;
-    argv[3] = r->entry;
-
-    if (rg_stream_send(q->redis, &q->tags[r->shard], 0, rg_stream_acked, r,
-                       4, argv) != RG_OK)
-    {
+    if (rg_stream_done(q, r->shard, r->entry, rg_stream_acked, r) != RG_OK) {
         rg_stream_res_end(r, "out of memory");
     }
 }
@@ -1750,7 +1779,6 @@ rg_stream_ack(rg_stream_t *q, rg_uint_t shard, const char *entry,
     rg_stream_done_pt cb, void *data)
 {
     rg_stream_res_t  *r;
-    const char       *argv[4];
 
     r = calloc(1, sizeof(rg_stream_res_t));
     if (r) {
@@ -1770,13 +1798,8 @@ rg_stream_ack(rg_stream_t *q, rg_uint_t shard, const char *entry,
     r->done = cb;
     r->data = data;
 
-    argv[0] = "XACK";
-    argv[1] = q->keys[shard];
-    argv[2] = q->conf->group.data;
-    argv[3] = r->entry;
-
-    if (rg_stream_send(q->redis, &q->tags[shard], 0, rg_stream_ack_done, r,
-                       4, argv) != RG_OK)
+    if (rg_stream_done(q, shard, r->entry, rg_stream_ack_done, r)
+        != RG_OK)
     {
         if (cb) {
             cb(data, "out of memory");

@@ -157,6 +157,8 @@ rg_equal "every task is done" \
 rg_equal "the results stream holds each once" \
     "$(rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c '^a[0-9]*$' |
        tr -d ' ')" 2000
+rg_equal "the shard keeps none of the 2,000 entries it was given" \
+    "$(rg_rcli xlen 'rg:{q:tasks:0}') $(rg_added 'rg:{q:tasks:0}')" "0 2000"
 twice=0
 for k in $(redis-cli -s "$csock" --scan --pattern 'count:k:*'); do
     [ "$(redis-cli -s "$csock" get "$k")" = 1 ] || twice=$((twice + 1))

@@ -287,7 +287,7 @@ reagent: 0 tasks queued, 1 submitted before, 0 refused"
 rg_equal "  nor through the API" "$(rg_req POST /v1/tasks \
     -d "$(task c1 fast)")" 409
 rg_equal "two entries were added, once each" \
-    "$(rg_rcli xlen "$S") $(rg_announced c1) $(rg_announced c2)" "2 1 1"
+    "$(rg_added "$S") $(rg_announced c1) $(rg_announced c2)" "2 1 1"
 serve_stop
 
 # a task that runs three times claim_idle, on two workers ------------------

@@ -194,6 +194,13 @@ rg_announced() {
     rg_rcli xrange 'rg:{q:tasks}:results' - + | grep -c "^$1\$"
 }
 
+# rg_added STREAM: how many entries were ever added to a stream (a shard
+# deletes the entries it is done with, so XLEN says what waits or runs)
+rg_added() {
+    rg_rcli xinfo stream "$1" | awk 'p == "entries-added" { print; exit }
+                                     { p = $0 }'
+}
+
 # rg_req METHOD PATH [CURL ARGS...]: a request to the API at $U, its body
 # in $tmp/body; echoes the status
 rg_req() {
