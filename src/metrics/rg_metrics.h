@@ -115,6 +115,7 @@ typedef struct {
     rg_metrics_u64_t    queue_depth[RG_METRICS_SHARDS];
     rg_metrics_u64_t    queue_pending[RG_METRICS_SHARDS];
     rg_metrics_u64_t    queue_dead[RG_METRICS_SHARDS];
+    rg_metrics_u64_t    queue_parked;      /* its list of parked tasks */
 
     rg_metrics_hist_t   redis_seconds;
     rg_metrics_u64_t    redis_errors[RG_METRICS_REDIS_KINDS];
@@ -206,6 +207,10 @@ void rg_metrics_http(rg_engine_t *e, const char *method, const char *route,
 /* the queue as a worker read it (XLEN, XPENDING, the dead letters) */
 void rg_metrics_queue(rg_metrics_t *m, rg_uint_t shard, int64_t depth,
     int64_t pending, int64_t dead);
+
+/* the tasks on the queue's list of parked ones (ZCARD), read with the
+ * queue's sizes */
+void rg_metrics_parked(rg_metrics_t *m, int64_t parked);
 
 /* a histogram's bucket of a duration, and the upper bounds of each
  * histogram's buckets in microseconds, 0-ended (+Inf follows) */

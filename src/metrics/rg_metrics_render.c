@@ -535,6 +535,12 @@ rg_metrics_queue_text(rg_metrics_w_t *w)
                           (unsigned long long)
                           rg_metrics_load(&best->queue_dead[shard]));
     }
+
+    rg_metrics_family(w, "reagent_tasks_parked", "gauge",
+                      "Tasks parked for an operator's decision on their "
+                      "dangerous calls (no worker holds them).");
+    rg_metrics_printf(w, "reagent_tasks_parked %llu\n", (unsigned long long)
+                      rg_metrics_load(&best->queue_parked));
 }
 
 

@@ -8,7 +8,9 @@
 # deny tells the model why; one call approved and the other denied by
 # their ids; a second decision, an unknown call and a task not parked are
 # refused with JSON errors; a task that says "approval": "deny" does not
-# park.
+# park. /metrics while a task is parked and after the tasks end: no
+# session gauge below zero or left up, the parked task counted in
+# reagent_tasks_parked.
 #
 # Run from the repository root by tests/run.sh; B names the build folder.
 
@@ -67,7 +69,34 @@ rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
 
 U=http://127.0.0.1:$hport
 
-
+# metrics: /metrics into $tmp/metrics; gauge NAME: a sample's value there
+metrics() {
+    curl -s "$U/metrics" -o "$tmp/metrics"
+}
+gauge() {
+    awk -v k="$1" '$1 == k { print $2 }' "$tmp/metrics"
+}
+# sessions: the four gauges of reagent_sessions, as "queued model_wait
+# tools_running awaiting_approval"
+sessions() {
+    echo $(for st in queued model_wait tools_running awaiting_approval; do
+        gauge "reagent_sessions{state=\"$st\"}"
+    done)
+}
+# wait_gauges PARKED: up to 15 s (the queue is read every 5 s) until
+# /metrics counts PARKED tasks parked and no session in a worker
+wait_gauges() {
+    wg_i=0
+    while [ $wg_i -lt 75 ]; do
+        metrics
+        [ "$(gauge reagent_tasks_parked)" = "$1" ] \
+            && [ "$(sessions)" = "0 0 0 0" ] && return 0
+        sleep 0.2
+        wg_i=$((wg_i + 1))
+    done
+    return 1
+}
+NEG='^reagent_[a-z_]+(\{[^}]*\})? -'
 
 rg_equal "a task through the API: 202" \
     "$(rg_req POST /v1/tasks -d '{"id":"p1","agent":"a","input":"launch it"}')" 202
@@ -100,6 +129,12 @@ rg_check "  naming the call it waits for, with a deadline" \
     jq -e '.type == "approval_needed" and .calls[0].id == "l1" and
            .calls[0].name == "launch" and .deadline > 0' "$tmp/p1.need"
 
+# while it waits: counted parked, and in no worker's gauge
+rg_check "/metrics while it is parked: reagent_tasks_parked 1" wait_gauges 1
+rg_equal "  no session left in model_wait or any other state" \
+    "$(sessions)" "0 0 0 0"
+rg_lacks "  no gauge below zero" "$tmp/metrics" "$NEG"
+
 # the worker that parked it goes; another resumes it
 holder=$(redis-cli -s "$redis_sock" hget 'rg:{'"$(printf 'task\000p1' | sha256sum | cut -c1-32 | sed 's/^/t-/')"'}:meta' worker | sed 's/.*://')
 rg_check "  its worker is known ($holder)" kill -0 "$holder"
@@ -117,6 +152,9 @@ rg_equal "  its events: approval_needed, then the resumed session to final" \
     "$(sed -n 's/^event: //p' "$tmp/p1.sse" | tr '\n' ' ')" \
     "model_call_started model_call_ended approval_needed tool_call_started tool_call_ended model_call_started model_call_ended final "
 rg_equal "  the tool ran once" "$(redis-cli -s "$csock" get count:one)" 1
+rg_check "/metrics once it ended: nothing parked, no session counted" \
+    wait_gauges 0
+rg_lacks "  no gauge below zero" "$tmp/metrics" "$NEG"
 now=$(grep -o "worker [0-9]*: reading" "$tmp/error.log" | tail -n 1 | tr -dc 0-9)
 rg_check "  not on the worker that was killed" test "$now" != "$holder"
 
@@ -168,5 +206,9 @@ rg_req POST /v1/tasks -d '{"id":"p3","agent":"a","input":"x","approval":"deny"}'
 rg_check "a task that says deny does not park: it ends" rg_wait_task p3 done
 rg_equal "  and its call was refused, not run" \
     "$(redis-cli -s "$csock" get count:one)" 1
+
+rg_check "/metrics at the end: nothing parked, no session counted" \
+    wait_gauges 0
+rg_lacks "  no gauge below zero" "$tmp/metrics" "$NEG"
 
 rg_done

@@ -454,6 +454,13 @@ test_queue_gauges(void **state)
     rg_has(text, "reagent_queue_depth{shard=\"1\"} 7");
     rg_has(text, "reagent_queue_pending{shard=\"0\"} 2");
     rg_has(text, "reagent_queue_dead_letters{shard=\"1\"} 1");
+    rg_has(text, "reagent_tasks_parked 0");
+    free(text);
+
+    rg_metrics_parked(&rg_fake, 3);
+    text = rg_render();
+    rg_has(text, "# TYPE reagent_tasks_parked gauge");
+    rg_has(text, "reagent_tasks_parked 3");
 
     free(text);
     (void) state;
