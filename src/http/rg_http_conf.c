@@ -41,6 +41,7 @@ static rg_int_t rg_http_init_master(rg_cycle_t *cycle, char *err,
 rg_int_t rg_http_init_worker(rg_engine_t *e);
 void rg_http_exit_worker(rg_engine_t *e);
 void rg_http_drain_worker(rg_engine_t *e);
+void rg_http_reopen_worker(rg_engine_t *e);
 
 
 static rg_conf_num_bounds_t  rg_http_streams_bounds = { 1, 1000000 };
@@ -98,6 +99,7 @@ rg_part_t  rg_http_part = {
     .init_worker = rg_http_init_worker,
     .exit_worker = rg_http_exit_worker,
     .drain_worker = rg_http_drain_worker,
+    .reopen_worker = rg_http_reopen_worker,
     .conf_ctx = RG_HTTP_CONF,
     .conf_block = "http { }"
 };

@@ -654,6 +654,46 @@ rg_http_server(rg_http_t *h, void (*cb)(struct evhttp_request *, void *))
 }
 
 
+/* access_log FILE, opened at the start and again at USR1: lines go to
+ * the new file from then on. A file that cannot be opened leaves the log
+ * as it was (none at the start). Without the directive the lines go to
+ * the error log, reopened by the worker itself. */
+static void
+rg_http_access_open(rg_http_t *h)
+{
+    int              fd;
+    rg_http_conf_t  *hcf;
+
+    hcf = h->conf;
+
+    if (hcf->access_log.len == 0) {
+        return;
+    }
+
+    if (strcmp(hcf->access_log.data, "off") == 0) {
+        rg_http_access_fd = -1;
+        return;
+    }
+
+    fd = open(hcf->access_log.data, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+              0644);
+    if (fd == -1) {
+        rg_log_error(RG_LOG_ALERT, h->engine->log, errno, "http: cannot "
+                     "open the access log \"%s\"", hcf->access_log.data);
+        if (rg_http_access_fd == -2) {
+            rg_http_access_fd = -1;
+        }
+        return;
+    }
+
+    if (rg_http_access_fd >= 0) {
+        close(rg_http_access_fd);
+    }
+
+    rg_http_access_fd = fd;
+}
+
+
 rg_int_t
 rg_http_init_worker(rg_engine_t *e)
 {
@@ -695,20 +735,7 @@ rg_http_init_worker(rg_engine_t *e)
         return RG_ERROR;
     }
 
-    if (hcf->access_log.len) {
-        if (strcmp(hcf->access_log.data, "off") == 0) {
-            rg_http_access_fd = -1;
-
-        } else {
-            rg_http_access_fd = open(hcf->access_log.data, O_WRONLY | O_APPEND
-                                     | O_CREAT | O_CLOEXEC, 0644);
-            if (rg_http_access_fd == -1) {
-                rg_log_error(RG_LOG_ALERT, e->log, errno, "http: cannot "
-                             "open the access log \"%s\"",
-                             hcf->access_log.data);
-            }
-        }
-    }
+    rg_http_access_open(h);
 
     rg_http_events_init(h);
 
@@ -749,6 +776,19 @@ rg_http_init_worker(rg_engine_t *e)
                  hcf->listens->nelts > 1 ? " and more" : "");
 
     return RG_OK;
+}
+
+
+/* USR1: logrotate moved the access log's file */
+void
+rg_http_reopen_worker(rg_engine_t *e)
+{
+    rg_http_t  *h;
+
+    h = rg_engine_ctx(e, &rg_http_part);
+    if (h) {
+        rg_http_access_open(h);
+    }
 }
 
 

@@ -1066,6 +1066,18 @@ rg_serve_status(rg_worker_t *w, char *buf, size_t size)
 }
 
 
+/* USR1: the files the engine's parts write (the access log) */
+static void
+rg_serve_worker_reopen(rg_worker_t *w)
+{
+    rg_serve_t  *sv;
+
+    sv = w->data;
+
+    rg_engine_reopen(sv->engine);
+}
+
+
 int
 rg_serve_worker_run(rg_worker_t *w)
 {
@@ -1128,6 +1140,7 @@ rg_serve_worker_run(rg_worker_t *w)
     w->drain = rg_serve_drain;
     w->stop = rg_serve_stop;
     w->status = rg_serve_status;
+    w->reopen = rg_serve_worker_reopen;
     w->data = &sv;
 
     if (rg_worker_attach(w, sv.engine->base) != RG_OK) {
