@@ -10,7 +10,8 @@
 # refused with JSON errors; a task that says "approval": "deny" does not
 # park. /metrics while a task is parked and after the tasks end: no
 # session gauge below zero or left up, the parked task counted in
-# reagent_tasks_parked.
+# reagent_tasks_parked. With approval_timeout 2s, GET shows the task
+# approval_timed_out and its events stream ends with final.
 #
 # Run from the repository root by tests/run.sh; B names the build folder.
 
@@ -56,6 +57,7 @@ llm one { base_url http://127.0.0.1:$oport/v1; model mock-1; }
 llm two { base_url http://127.0.0.1:$tport/v1; model mock-1; }
 agent a { llm one; tools launch; tool_timeout 30s; }
 agent b { llm two; tools launch; tool_timeout 30s; }
+agent c { llm one; tools launch; tool_timeout 30s; approval_timeout 2s; }
 store redis { server unix:$redis_sock; }
 lease_ttl 1s;
 queue { claim_idle 2s; block 500ms; }
@@ -206,6 +208,22 @@ rg_req POST /v1/tasks -d '{"id":"p3","agent":"a","input":"x","approval":"deny"}'
 rg_check "a task that says deny does not park: it ends" rg_wait_task p3 done
 rg_equal "  and its call was refused, not run" \
     "$(redis-cli -s "$csock" get count:one)" 1
+
+# approval_timeout 2s: nobody decides, the task ends approval_timed_out
+rg_req POST /v1/tasks -d '{"id":"p5","agent":"c","input":"wait"}' > /dev/null
+rg_check "approval_timeout 2s: a task parks" wait_parked p5
+rg_check "  GET shows it approval_timed_out once the wait passed" \
+    rg_wait_task p5 approval_timed_out
+rg_check "  saying why" jq -e '.reason | test("approval_timeout")' "$tmp/body"
+rg_equal "  its call never ran" "$(redis-cli -s "$csock" get count:one)" 1
+curl -sN -m 10 "$U/v1/tasks/p5/events" -o "$tmp/p5.sse"
+rg_equal "  its events stream ends by itself (not cut by -m)" "$?" 0
+rg_equal "  with final, after approval_needed" \
+    "$(sed -n 's/^event: //p' "$tmp/p5.sse" | tail -n 2 | tr '\n' ' ')" \
+    "approval_needed final "
+sed -n 's/^data: //p' "$tmp/p5.sse" | tail -n 1 > "$tmp/p5.final"
+rg_check "  final says approval_timed_out" \
+    jq -e '.status == "approval_timed_out"' "$tmp/p5.final"
 
 rg_check "/metrics at the end: nothing parked, no session counted" \
     wait_gauges 0
