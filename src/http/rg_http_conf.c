@@ -6,9 +6,10 @@
  *         auth_token_env REAGENT_TOKEN; # Bearer token; unset: no auth
  *         max_body 1m;
  *         max_header 16k;
- *         client_timeout 30s;           # a request's bytes, idle
+ *         client_timeout 30s;           # a request, whole; and idle
  *         send_timeout 30s;             # an answer's bytes, idle
  *         max_event_streams 1000;
+ *         max_connections 4096;         # open per worker; past it: closed
  *         max_tasks 10000;              # kept in the worker, no queue
  *         access_log FILE|off;          # default: the error log's file
  *     }
@@ -46,6 +47,7 @@ void rg_http_reopen_worker(rg_engine_t *e);
 
 static rg_conf_num_bounds_t  rg_http_streams_bounds = { 1, 1000000 };
 static rg_conf_num_bounds_t  rg_http_tasks_bounds = { 1, 10000000 };
+static rg_conf_num_bounds_t  rg_http_conns_bounds = { 1, 1000000 };
 
 
 static rg_command_t  rg_http_commands[] = {
@@ -78,6 +80,10 @@ static rg_command_t  rg_http_commands[] = {
     { rg_string("max_event_streams"), RG_HTTP_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_http_conf_t, max_event_streams),
       &rg_http_streams_bounds },
+
+    { rg_string("max_connections"), RG_HTTP_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_http_conf_t, max_connections),
+      &rg_http_conns_bounds },
 
     { rg_string("max_tasks"), RG_HTTP_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_http_conf_t, max_tasks),
@@ -120,6 +126,7 @@ rg_http_create_conf(rg_cycle_t *cycle)
     hcf->client_timeout = RG_CONF_UNSET_MSEC;
     hcf->send_timeout = RG_CONF_UNSET_MSEC;
     hcf->max_event_streams = RG_CONF_UNSET;
+    hcf->max_connections = RG_CONF_UNSET;
     hcf->max_tasks = RG_CONF_UNSET;
 
     return hcf;
@@ -260,6 +267,9 @@ rg_http_init_conf(rg_cycle_t *cycle, void *conf)
     }
     if (hcf->send_timeout == RG_CONF_UNSET_MSEC) {
         hcf->send_timeout = 30000;
+    }
+    if (hcf->max_connections == RG_CONF_UNSET) {
+        hcf->max_connections = 4096;
     }
     if (hcf->max_event_streams == RG_CONF_UNSET) {
         hcf->max_event_streams = 1000;

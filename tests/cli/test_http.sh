@@ -7,7 +7,8 @@
 # completions (non-streamed and streamed), the access log, a slow client
 # cut by client_timeout while others are answered, a drain that answers
 # what it holds, a reload that keeps the socket, and secrets out of
-# answers. 1,000 concurrent submits: test_http_many.sh.
+# answers. 1,000 concurrent submits: test_http_many.sh; slow and many
+# connections: test_http_conns.sh.
 #
 # Run from the repository root by tests/run.sh; B names the build folder.
 
