@@ -126,6 +126,9 @@ void rg_http_watch(rg_http_req_t *r, void (*gone)(rg_http_req_t *r),
 void rg_http_error(rg_http_req_t *r, int status, const char *type,
     const char *code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* 405 with "Allow: ALLOW" (the methods the path takes) */
+void rg_http_not_allowed(rg_http_req_t *r, const char *allow,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* the request's body (NUL-ended), or NULL with an error answered */
 char *rg_http_body(rg_http_req_t *r, size_t *len);
 void rg_http_req_free(rg_http_req_t *r);

@@ -56,6 +56,8 @@ rg_http_access(rg_http_req_t *r)
     case EVHTTP_REQ_HEAD:    m = "HEAD"; break;
     case EVHTTP_REQ_PATCH:   m = "PATCH"; break;
     case EVHTTP_REQ_OPTIONS: m = "OPTIONS"; break;
+    case EVHTTP_REQ_TRACE:   m = "TRACE"; break;
+    case EVHTTP_REQ_CONNECT: m = "CONNECT"; break;
     default:                 m = "OTHER"; break;
     }
 
@@ -613,6 +615,24 @@ rg_http_error(rg_http_req_t *r, int status, const char *type,
 }
 
 
+void
+rg_http_not_allowed(rg_http_req_t *r, const char *allow, const char *fmt,
+    ...)
+{
+    char     msg[512];
+    va_list  ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+
+    evhttp_add_header(evhttp_request_get_output_headers(r->req), "Allow",
+                      allow);
+    rg_http_error(r, 405, "invalid_request_error", "method_not_allowed",
+                  "%s", msg);
+}
+
+
 char *
 rg_http_body(rg_http_req_t *r, size_t *len)
 {
@@ -804,6 +824,18 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
     r->path_buf = path;
     r->path = path;
     r->query = uri ? evhttp_uri_get_query(uri) : NULL;
+
+    /* evhttp keeps a connection open after any answer to CONNECT (a
+     * tunnel would follow) and says no Content-Length: ours ends it */
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_CONNECT) {
+        r->conn->close = 1;
+
+        if (path[0] != '/') {     /* a host, not one of the paths */
+            rg_http_not_allowed(r, "", "CONNECT: this server is no proxy");
+            return;
+        }
+    }
+
     if (h->draining && strcmp(path, "/healthz") != 0) {
         rg_http_error(r, 503, "unavailable", "draining", "this worker is "
                       "shutting down: ask again (another one answers)");
@@ -846,6 +878,9 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
         if (found->methods & EVHTTP_REQ_GET) {
             strcat(allow, "GET, ");
         }
+        if (found->methods & EVHTTP_REQ_HEAD) {
+            strcat(allow, "HEAD, ");
+        }
         if (found->methods & EVHTTP_REQ_POST) {
             strcat(allow, "POST, ");
         }
@@ -854,10 +889,7 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
         }
         allow[strlen(allow) - 2] = '\0';
 
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-                          allow);
-        rg_http_error(r, 405, "invalid_request_error", "method_not_allowed",
-                      "%s takes %s", found->path, allow);
+        rg_http_not_allowed(r, allow, "%s takes %s", found->path, allow);
         return;
     }
 
@@ -913,10 +945,10 @@ rg_http_server(rg_http_t *h, void (*cb)(struct evhttp_request *, void *))
     tv.tv_sec = hcf->client_timeout / 1000;
     tv.tv_usec = (hcf->client_timeout % 1000) * 1000;
     evhttp_set_timeout_tv(eh, &tv);
-    evhttp_set_allowed_methods(eh, EVHTTP_REQ_GET | EVHTTP_REQ_POST
-                                   | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT
-                                   | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH
-                                   | EVHTTP_REQ_OPTIONS);
+    /* every method reaches the router, which answers a JSON 405: those
+     * libevent knows (TRACE, CONNECT…) and those it does not (typed
+     * 1 << 15); else libevent answers 501 itself, an HTML page */
+    evhttp_set_allowed_methods(eh, 0xffff);
     evhttp_set_gencb(eh, cb, h);
     /* each connection counted and timed as it comes (rg_http_conn_new) */
     evhttp_set_bevcb(eh, rg_http_conn_new, h);

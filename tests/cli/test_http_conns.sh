@@ -10,7 +10,9 @@
 #     still serves its next request;
 #   - max_connections 3: with three connections open a fourth is closed
 #     at once without an answer, said once in the log; once one of the
-#     three closes, a new one is answered.
+#     three closes, a new one is answered;
+#   - a CONNECT is answered 405 in JSON and its connection closed at
+#     once (libevent keeps it open after an answer to CONNECT).
 #
 # Run from the repository root by tests/run.sh; B names the build folder.
 
@@ -144,6 +146,35 @@ rg_expect "  once one of the three closed, a new one is answered" \
     "$tmp/cap.out" "^fifth: HTTP/1.1 200 OK$"
 rg_expect "  the others held open were kept" \
     "$tmp/cap.out" "^held: HTTP/1.1 200 OK$"
+
+# --- CONNECT ------------------------------------------------------------------
+
+python3 - "$hport" > "$tmp/connect.out" 2>&1 <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+t = time.time()
+s.sendall(b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+s.settimeout(8)
+d = b""
+try:
+    while True:
+        b = s.recv(4096)
+        if not b:
+            break
+        d += b
+except OSError:
+    pass
+head, _, body = d.partition(b"\r\n\r\n")
+print(head.split(b"\r\n")[0].decode())
+print("closed after %.1f s" % (time.time() - t))
+print(body.decode())
+PY
+rg_expect "CONNECT: 405" "$tmp/connect.out" "^HTTP/1.1 405 "
+rg_expect "  its connection closed at once, not after client_timeout 10s" \
+    "$tmp/connect.out" "^closed after 0\.[0-9] s$"
+tail -n 1 "$tmp/connect.out" > "$tmp/body"
+rg_check "  a JSON error" \
+    jq -e '.error.code == "method_not_allowed"' "$tmp/body"
 
 stop
 rg_lacks "no sanitizer report" "$tmp/serve.out" \
