@@ -120,6 +120,8 @@ typedef struct {
     rg_metrics_hist_t   redis_seconds;
     rg_metrics_u64_t    redis_errors[RG_METRICS_REDIS_KINDS];
 
+    rg_metrics_u64_t    trace_spans[2];    /* exported, dropped */
+
     rg_metrics_u64_t    open_fds;          /* gauges of the process */
     rg_metrics_u64_t    resident_bytes;
 
@@ -396,6 +398,21 @@ rg_metrics_redis_error(rg_metrics_redis_e kind)
     s = rg_metrics_slot();
     if (s) {
         rg_metrics_add(&s->redis_errors[kind], 1);
+    }
+}
+
+
+/* spans the exporter sent to the collector, and those it dropped (its
+ * queue full, or a batch the collector did not take) */
+static inline void
+rg_metrics_trace_spans(uint64_t exported, uint64_t dropped)
+{
+    rg_metrics_slot_t  *s;
+
+    s = rg_metrics_slot();
+    if (s) {
+        rg_metrics_add(&s->trace_spans[0], exported);
+        rg_metrics_add(&s->trace_spans[1], dropped);
     }
 }
 
