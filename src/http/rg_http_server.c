@@ -223,6 +223,9 @@ rg_http_conn_index(rg_http_conn_t *c)
 }
 
 
+/* from now: libevent counts from the time it read when this turn of
+ * the loop began, which a long callback before (an 8 MB answer made)
+ * leaves behind */
 static void
 rg_http_conn_deadline(rg_http_conn_t *c, rg_msec_t ms)
 {
@@ -231,6 +234,7 @@ rg_http_conn_deadline(rg_http_conn_t *c, rg_msec_t ms)
     tv.tv_sec = (time_t) (ms / 1000);
     tv.tv_usec = (suseconds_t) ((ms % 1000) * 1000);
 
+    event_base_update_cache_time(c->http->engine->base);
     evtimer_add(c->ev, &tv);
 }
 
@@ -241,6 +245,7 @@ rg_http_conn_bind(rg_http_conn_t *c)
 {
     int                    fd;
     void                  *arg;
+    rg_uint_t              over;
     rg_msec_t              now;
     rg_http_t             *h;
     bufferevent_event_cb   ecb;
@@ -268,11 +273,15 @@ rg_http_conn_bind(rg_http_conn_t *c)
     bufferevent_decref(c->bev);
     c->bev = NULL;
 
-    if (h->nconns > (rg_uint_t) h->conf->max_connections
-        || rg_http_conn_index(c) != RG_OK)
-    {
+    over = h->nconns > (rg_uint_t) h->conf->max_connections;
+
+    if (over || rg_http_conn_index(c) != RG_OK) {
         now = rg_monotonic_msec();
-        if (now - h->refused_said >= 1000 || h->refused_said == 0) {
+        if (!over) {
+            rg_log_error(RG_LOG_ALERT, h->engine->log, 0, "http: out of "
+                         "memory: a new connection is closed");
+
+        } else if (now - h->refused_said >= 1000 || h->refused_said == 0) {
             h->refused_said = now;
             rg_log_error(RG_LOG_WARN, h->engine->log, 0, "http: this worker "
                          "has max_connections (%ld) open: new ones are "
