@@ -570,6 +570,10 @@ rg_http_send(rg_http_req_t *r, int status, const char *type,
     r->bytes = len;
 
     rg_http_release_when_sent(r);
+    /* send_timeout from now: libevent's clock is the one read when this
+     * turn of the loop began, before the answer was made (an 8 MB one
+     * takes seconds) */
+    event_base_update_cache_time(r->http->engine->base);
     evhttp_send_reply(r->req, status, NULL, b);
 
     if (b) {
