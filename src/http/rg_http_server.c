@@ -1,7 +1,8 @@
 /* rg_http_server.c: the API in one worker. An evhttp server on the
  * worker's reactor accepts on the sockets the master opened (a second
  * one on metrics_listen answers /metrics and the probes only). Each
- * request is checked (a Bearer token compared in constant time, the
+ * connection is counted (at most max_connections) and must send each
+ * request whole within client_timeout. Each request is checked (a Bearer token compared in constant time, the
  * body's size), routed by method and path, answered in JSON (errors as
  * {"error": {"message", "type", "code"}}) with its X-Request-ID, and
  * logged as one JSON line. A request whose answer comes later (a task
