@@ -107,7 +107,7 @@ rg_park_check(rg_session_t *s)
 
     st = rg_store_ctx(s->engine);
     key = rg_park_key(s, buf, sizeof(buf));
-    s->state = RG_SESSION_AWAITING_APPROVAL;
+    rg_session_set_state(s, RG_SESSION_AWAITING_APPROVAL);
 
     s->park_op = key.len ? st->get(st, &key, rg_park_got, s) : NULL;
     if (s->park_op == NULL) {
@@ -271,7 +271,7 @@ rg_park_now(rg_session_t *s, json_t *old)
     }
 
     s->park_deadline = deadline;
-    s->state = RG_SESSION_AWAITING_APPROVAL;
+    rg_session_set_state(s, RG_SESSION_AWAITING_APPROVAL);
     s->cp_partial = 1;
 
     rg_durable_checkpoint(s, rg_park_stored);
@@ -341,7 +341,7 @@ rg_park_got(void *data, const rg_store_res_t *res)
         }
 
         if (rc == RG_OK) {
-            s->state = RG_SESSION_TOOLS_RUNNING;
+            rg_session_set_state(s, RG_SESSION_TOOLS_RUNNING);
             rg_turn_tools(s);
             return;
         }

@@ -114,6 +114,19 @@ rg_engine_drain(rg_engine_t *e)
 
 
 void
+rg_engine_reopen(rg_engine_t *e)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < e->started; i++) {
+        if (rg_parts[i]->reopen_worker) {
+            rg_parts[i]->reopen_worker(e);
+        }
+    }
+}
+
+
+void
 rg_engine_hold(rg_engine_t *e)
 {
     e->holds++;

@@ -43,6 +43,8 @@ void rg_engine_destroy(rg_engine_t *e);
 
 /* the worker takes no new work: each part's drain_worker, in order */
 void rg_engine_drain(rg_engine_t *e);
+/* USR1: each part's reopen_worker, in order */
+void rg_engine_reopen(rg_engine_t *e);
 /* a part's work that a drain waits for: taken, and given back */
 void rg_engine_hold(rg_engine_t *e);
 void rg_engine_release(rg_engine_t *e);

@@ -59,6 +59,9 @@ struct rg_part_s {
                                      size_t len);
     /* a worker stops taking work (QUIT, a reload): what runs finishes */
     void              (*drain_worker)(rg_engine_t *e);
+    /* USR1 in a worker of serve, after the error log: the files its
+     * runtime writes are opened again (logrotate moved them) */
+    void              (*reopen_worker)(rg_engine_t *e);
 
     /* what `reagent -t` checks beyond the file (a server that must be
      * reachable): RG_OK, or RG_ERROR after saying why on stderr */

@@ -41,9 +41,10 @@ typedef struct {
     size_t              token_len;
     size_t              max_body;
     size_t              max_header;
-    rg_msec_t           client_timeout;   /* reading a request */
+    rg_msec_t           client_timeout;   /* reading a request, whole */
     rg_msec_t           send_timeout;     /* writing an answer */
     rg_int_t            max_event_streams;
+    rg_int_t            max_connections;  /* open, per worker */
     rg_int_t            max_tasks;        /* without a queue: kept here */
     rg_str_t            access_log;       /* a file, "off", or "": the
                                              error log's */
@@ -60,6 +61,7 @@ typedef struct rg_http_s       rg_http_t;
 typedef struct rg_http_req_s   rg_http_req_t;
 typedef struct rg_http_tasks_s rg_http_tasks_t;
 typedef struct rg_http_follow_s rg_http_follow_t;
+typedef struct rg_http_conn_s  rg_http_conn_t;   /* rg_http_server.c */
 
 /* a ring's link, first in what it links */
 typedef struct rg_http_link_s  rg_http_link_t;
@@ -72,6 +74,7 @@ struct rg_http_link_s {
 struct rg_http_req_s {
     rg_http_t          *http;
     struct evhttp_request *req;
+    rg_http_conn_t     *conn;             /* its connection */
     const char         *path;             /* decoded, no query */
     const char         *rest;             /* after the route's prefix */
     const char         *route;            /* its pattern, for metrics */
@@ -100,6 +103,11 @@ struct rg_http_s {
     rg_http_tasks_t    *tasks;
     rg_uint_t           streams;          /* open event streams */
     rg_http_link_t      follows;          /* the open event streams */
+    rg_http_link_t      conns;            /* the open connections */
+    rg_uint_t           nconns;
+    rg_http_conn_t    **byfd;             /* bound ones, by descriptor */
+    rg_uint_t           nbyfd;
+    rg_msec_t           refused_said;     /* max_connections, logged */
     uint64_t            requests;
     unsigned            draining:1;
 };
@@ -118,6 +126,9 @@ void rg_http_watch(rg_http_req_t *r, void (*gone)(rg_http_req_t *r),
 void rg_http_error(rg_http_req_t *r, int status, const char *type,
     const char *code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* 405 with "Allow: ALLOW" (the methods the path takes) */
+void rg_http_not_allowed(rg_http_req_t *r, const char *allow,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* the request's body (NUL-ended), or NULL with an error answered */
 char *rg_http_body(rg_http_req_t *r, size_t *len);
 void rg_http_req_free(rg_http_req_t *r);

@@ -6,9 +6,10 @@
  *         auth_token_env REAGENT_TOKEN; # Bearer token; unset: no auth
  *         max_body 1m;
  *         max_header 16k;
- *         client_timeout 30s;           # a request's bytes, idle
+ *         client_timeout 30s;           # a request, whole; and idle
  *         send_timeout 30s;             # an answer's bytes, idle
  *         max_event_streams 1000;
+ *         max_connections 4096;         # open per worker; past it: closed
  *         max_tasks 10000;              # kept in the worker, no queue
  *         access_log FILE|off;          # default: the error log's file
  *     }
@@ -41,10 +42,12 @@ static rg_int_t rg_http_init_master(rg_cycle_t *cycle, char *err,
 rg_int_t rg_http_init_worker(rg_engine_t *e);
 void rg_http_exit_worker(rg_engine_t *e);
 void rg_http_drain_worker(rg_engine_t *e);
+void rg_http_reopen_worker(rg_engine_t *e);
 
 
 static rg_conf_num_bounds_t  rg_http_streams_bounds = { 1, 1000000 };
 static rg_conf_num_bounds_t  rg_http_tasks_bounds = { 1, 10000000 };
+static rg_conf_num_bounds_t  rg_http_conns_bounds = { 1, 1000000 };
 
 
 static rg_command_t  rg_http_commands[] = {
@@ -78,6 +81,10 @@ static rg_command_t  rg_http_commands[] = {
       rg_conf_set_num_slot, offsetof(rg_http_conf_t, max_event_streams),
       &rg_http_streams_bounds },
 
+    { rg_string("max_connections"), RG_HTTP_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_http_conf_t, max_connections),
+      &rg_http_conns_bounds },
+
     { rg_string("max_tasks"), RG_HTTP_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_http_conf_t, max_tasks),
       &rg_http_tasks_bounds },
@@ -98,6 +105,7 @@ rg_part_t  rg_http_part = {
     .init_worker = rg_http_init_worker,
     .exit_worker = rg_http_exit_worker,
     .drain_worker = rg_http_drain_worker,
+    .reopen_worker = rg_http_reopen_worker,
     .conf_ctx = RG_HTTP_CONF,
     .conf_block = "http { }"
 };
@@ -118,6 +126,7 @@ rg_http_create_conf(rg_cycle_t *cycle)
     hcf->client_timeout = RG_CONF_UNSET_MSEC;
     hcf->send_timeout = RG_CONF_UNSET_MSEC;
     hcf->max_event_streams = RG_CONF_UNSET;
+    hcf->max_connections = RG_CONF_UNSET;
     hcf->max_tasks = RG_CONF_UNSET;
 
     return hcf;
@@ -258,6 +267,9 @@ rg_http_init_conf(rg_cycle_t *cycle, void *conf)
     }
     if (hcf->send_timeout == RG_CONF_UNSET_MSEC) {
         hcf->send_timeout = 30000;
+    }
+    if (hcf->max_connections == RG_CONF_UNSET) {
+        hcf->max_connections = 4096;
     }
     if (hcf->max_event_streams == RG_CONF_UNSET) {
         hcf->max_event_streams = 1000;

@@ -164,6 +164,8 @@ rg_http_follow_events(void *data, rg_int_t rc, const rg_store_entry_t *ev,
 
     if (b) {
         f->r->bytes += evbuffer_get_length(b);
+        /* send_timeout from now, not from the start of the loop's turn */
+        event_base_update_cache_time(f->r->http->engine->base);
         evhttp_send_reply_chunk(f->r->req, b);
         evbuffer_free(b);
         f->pinged = rg_monotonic_msec();

@@ -67,6 +67,8 @@ rg_http_chat_event(rg_http_chat_t *c, const char *prefix, json_t *j)
 
     evbuffer_add_printf(b, "%s%s\n\n", prefix, text ? text : "");
     c->r->bytes += evbuffer_get_length(b);
+    /* send_timeout from now, not from the start of the loop's turn */
+    event_base_update_cache_time(c->r->http->engine->base);
     evhttp_send_reply_chunk(c->r->req, b);
     evbuffer_free(b);
     free(text);

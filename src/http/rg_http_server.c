@@ -1,7 +1,8 @@
 /* rg_http_server.c: the API in one worker. An evhttp server on the
  * worker's reactor accepts on the sockets the master opened (a second
  * one on metrics_listen answers /metrics and the probes only). Each
- * request is checked (a Bearer token compared in constant time, the
+ * connection is counted (at most max_connections) and must send each
+ * request whole within client_timeout. Each request is checked (a Bearer token compared in constant time, the
  * body's size), routed by method and path, answered in JSON (errors as
  * {"error": {"message", "type", "code"}}) with its X-Request-ID, and
  * logged as one JSON line. A request whose answer comes later (a task
@@ -56,6 +57,8 @@ rg_http_access(rg_http_req_t *r)
     case EVHTTP_REQ_HEAD:    m = "HEAD"; break;
     case EVHTTP_REQ_PATCH:   m = "PATCH"; break;
     case EVHTTP_REQ_OPTIONS: m = "OPTIONS"; break;
+    case EVHTTP_REQ_TRACE:   m = "TRACE"; break;
+    case EVHTTP_REQ_CONNECT: m = "CONNECT"; break;
     default:                 m = "OTHER"; break;
     }
 
@@ -93,12 +96,8 @@ rg_http_access(rg_http_req_t *r)
 
 
 static void
-rg_http_closed(struct evhttp_connection *evcon, void *arg)
+rg_http_closed(rg_http_req_t *r)
 {
-    rg_http_req_t  *r;
-
-    r = arg;
-
     if (r->peer_ev) {
         event_free(r->peer_ev);
         r->peer_ev = NULL;
@@ -127,6 +126,298 @@ rg_http_req_free(rg_http_req_t *r)
 }
 
 
+/* connections --------------------------------------------------------- */
+
+/* A connection as the worker counts and times it; evhttp owns the
+ * connection itself. evhttp_set_bevcb() shows each one as it is
+ * accepted: it is counted at once, and bound (found, given its close
+ * callback) before any of its bytes is read. libevent 2.1 restarts its
+ * read timeout at every byte, so a client sending a byte now and then
+ * would hold the connection for max_header × client_timeout: the
+ * deadline here is whole, from the accept (or the last answer) to the
+ * request read. */
+struct rg_http_conn_s {
+    rg_http_link_t      link;         /* first: in h->conns */
+    rg_http_t          *http;
+    struct bufferevent *bev;          /* referenced until bound */
+    struct evhttp_connection *evcon;  /* NULL until bound */
+    struct event       *ev;           /* binds it, then its deadline */
+    rg_http_req_t      *req;          /* watched: told when it closes */
+    int                 fd;
+    unsigned            bound:1;
+    unsigned            held:1;       /* a drain waits for the answer */
+    unsigned            close:1;      /* closed once its answer is out */
+};
+
+
+static void
+rg_http_conn_free(rg_http_conn_t *c)
+{
+    rg_http_t  *h;
+
+    h = c->http;
+
+    c->link.prev->next = c->link.next;
+    c->link.next->prev = c->link.prev;
+    h->nconns--;
+
+    if (c->fd >= 0 && (rg_uint_t) c->fd < h->nbyfd && h->byfd[c->fd] == c) {
+        h->byfd[c->fd] = NULL;
+    }
+
+    if (c->held) {
+        rg_engine_release(h->engine);
+    }
+
+    if (c->bev) {
+        bufferevent_decref(c->bev);
+    }
+
+    event_free(c->ev);
+    free(c);
+}
+
+
+/* evhttp frees the connection (the client left, an answer with
+ * Connection: close was sent, a timeout, the server freed) */
+static void
+rg_http_conn_closed(struct evhttp_connection *evcon, void *arg)
+{
+    rg_http_conn_t  *c;
+
+    c = arg;
+
+    if (c->req) {
+        rg_http_closed(c->req);
+    }
+
+    rg_http_conn_free(c);
+}
+
+
+/* c among the bound ones, by its descriptor (unique while it is open:
+ * it leaves the table in its close callback, before evhttp closes it) */
+static rg_int_t
+rg_http_conn_index(rg_http_conn_t *c)
+{
+    size_t            n;
+    rg_http_t        *h;
+    rg_http_conn_t  **t;
+
+    h = c->http;
+
+    if ((rg_uint_t) c->fd >= h->nbyfd) {
+        n = rg_max((size_t) c->fd + 1, 2 * (size_t) h->nbyfd);
+        n = rg_max(n, 64);
+        t = realloc(h->byfd, n * sizeof(rg_http_conn_t *));
+        if (t == NULL) {
+            return RG_ERROR;
+        }
+        memset(t + h->nbyfd, 0, (n - h->nbyfd) * sizeof(rg_http_conn_t *));
+        h->byfd = t;
+        h->nbyfd = (rg_uint_t) n;
+    }
+
+    h->byfd[c->fd] = c;
+
+    return RG_OK;
+}
+
+
+/* from now: libevent counts from the time it read when this turn of
+ * the loop began, which a long callback before (an 8 MB answer made)
+ * leaves behind */
+static void
+rg_http_conn_deadline(rg_http_conn_t *c, rg_msec_t ms)
+{
+    struct timeval  tv;
+
+    tv.tv_sec = (time_t) (ms / 1000);
+    tv.tv_usec = (suseconds_t) ((ms % 1000) * 1000);
+
+    event_base_update_cache_time(c->http->engine->base);
+    evtimer_add(c->ev, &tv);
+}
+
+
+/* right after the accept, before any byte of it is read */
+static void
+rg_http_conn_bind(rg_http_conn_t *c)
+{
+    int                    fd;
+    void                  *arg;
+    rg_uint_t              over;
+    rg_msec_t              now;
+    rg_http_t             *h;
+    bufferevent_event_cb   ecb;
+
+    h = c->http;
+
+    /* evhttp built its connection around the bufferevent
+     * rg_http_conn_new() made, and gives the connection to the
+     * bufferevent's callbacks as their argument (http.c, libevent 2.0
+     * to 2.2): that is how it is found. One evhttp already freed (its
+     * setup failed) has no callbacks left. */
+    ecb = NULL;
+    arg = NULL;
+    bufferevent_getcb(c->bev, NULL, NULL, &ecb, &arg);
+    fd = bufferevent_getfd(c->bev);
+
+    if (ecb == NULL || arg == NULL || fd < 0) {
+        rg_http_conn_free(c);
+        return;
+    }
+
+    c->evcon = arg;
+    c->fd = fd;
+    c->bound = 1;
+    bufferevent_decref(c->bev);
+    c->bev = NULL;
+
+    over = h->nconns > (rg_uint_t) h->conf->max_connections;
+
+    if (over || rg_http_conn_index(c) != RG_OK) {
+        now = rg_monotonic_msec();
+        if (!over) {
+            rg_log_error(RG_LOG_ALERT, h->engine->log, 0, "http: out of "
+                         "memory: a new connection is closed");
+
+        } else if (now - h->refused_said >= 1000 || h->refused_said == 0) {
+            h->refused_said = now;
+            rg_log_error(RG_LOG_WARN, h->engine->log, 0, "http: this worker "
+                         "has max_connections (%ld) open: new ones are "
+                         "closed", (long) h->conf->max_connections);
+        }
+
+        evhttp_connection_set_closecb(c->evcon, rg_http_conn_closed, c);
+        evhttp_connection_free(c->evcon);
+        return;
+    }
+
+    evhttp_connection_set_closecb(c->evcon, rg_http_conn_closed, c);
+    rg_http_conn_deadline(c, h->conf->client_timeout);
+}
+
+
+/* bound, or its deadline passed: the request was not read whole within
+ * client_timeout (or none came on a kept-alive connection), or its
+ * answer said it closes */
+static void
+rg_http_conn_timer(evutil_socket_t fd, short what, void *arg)
+{
+    rg_http_conn_t      *c;
+    struct bufferevent  *bev;
+
+    c = arg;
+
+    if (!c->bound) {
+        rg_http_conn_bind(c);
+        return;
+    }
+
+    bev = evhttp_connection_get_bufferevent(c->evcon);
+
+    /* a kept-alive connection with nothing of a request goes quietly */
+    if (!c->close && bev
+        && evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+    {
+        rg_log_error(RG_LOG_INFO, c->http->engine->log, 0, "http: a "
+                     "client did not send its request whole within "
+                     "client_timeout (%llums): its connection is closed",
+                     (unsigned long long) c->http->conf->client_timeout);
+    }
+
+    evhttp_connection_free(c->evcon);      /* frees c */
+}
+
+
+/* evhttp_set_bevcb(): a connection was accepted */
+static struct bufferevent *
+rg_http_conn_new(struct event_base *base, void *arg)
+{
+    rg_http_t           *h;
+    rg_http_conn_t      *c;
+    struct bufferevent  *bev;
+
+    h = arg;
+
+    bev = bufferevent_socket_new(base, -1, 0);
+    if (bev == NULL) {
+        return NULL;
+    }
+
+    c = calloc(1, sizeof(rg_http_conn_t));
+    if (c) {
+        c->ev = evtimer_new(base, rg_http_conn_timer, c);
+    }
+
+    if (c == NULL || c->ev == NULL) {
+        /* not counted: its requests are refused (rg_http_dispatch) */
+        free(c);
+        return bev;
+    }
+
+    c->http = h;
+    c->bev = bev;
+    c->fd = -1;
+    bufferevent_incref(bev);
+
+    c->link.next = &h->conns;
+    c->link.prev = h->conns.prev;
+    h->conns.prev->next = &c->link;
+    h->conns.prev = &c->link;
+    h->nconns++;
+
+    /* in this turn of the loop, after evhttp finished setting it up */
+    event_active(c->ev, EV_TIMEOUT, 1);
+
+    return bev;
+}
+
+
+/* the connection a request came on, NULL when it was not counted */
+static rg_http_conn_t *
+rg_http_conn_of(rg_http_t *h, struct evhttp_request *req)
+{
+    int                        fd;
+    rg_http_conn_t            *c;
+    struct bufferevent        *bev;
+    struct evhttp_connection  *evcon;
+
+    evcon = evhttp_request_get_connection(req);
+    bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+    fd = bev ? bufferevent_getfd(bev) : -1;
+
+    if (fd < 0 || (rg_uint_t) fd >= h->nbyfd) {
+        return NULL;
+    }
+
+    c = h->byfd[fd];
+
+    return c && c->evcon == evcon ? c : NULL;
+}
+
+
+/* an answer is out (evhttp_send_done): the hold a drain waited for is
+ * given back, and the next request is read under client_timeout, whole
+ * (or none: the connection closes) */
+static void
+rg_http_conn_sent(struct evhttp_request *req, void *arg)
+{
+    rg_http_conn_t  *c;
+
+    c = arg;
+
+    rg_http_timeouts(c->http, c->evcon, 1);
+    rg_http_conn_deadline(c, c->close ? 0 : c->http->conf->client_timeout);
+
+    if (c->held) {
+        c->held = 0;
+        rg_engine_release(c->http->engine);       /* may end the loop */
+    }
+}
+
+
 /* evhttp reads nothing while a request is answered, so a client that
  * left is seen only when its answer is written: its socket is watched
  * meanwhile (a peek that reads 0 bytes: it closed) */
@@ -149,7 +440,8 @@ rg_http_peer(evutil_socket_t fd, short what, void *arg)
         return;
     }
 
-    /* closed: freeing the connection calls rg_http_closed() */
+    /* closed: freeing the connection calls rg_http_closed() (through
+     * rg_http_conn_closed) */
     evcon = evhttp_request_get_connection(r->req);
     if (evcon) {
         evhttp_connection_free(evcon);
@@ -161,20 +453,15 @@ rg_http_peer(evutil_socket_t fd, short what, void *arg)
 static void
 rg_http_unwatch(rg_http_req_t *r)
 {
-    struct evhttp_connection  *evcon;
-
     if (r->peer_ev) {
         event_free(r->peer_ev);
         r->peer_ev = NULL;
     }
 
-    evcon = evhttp_request_get_connection(r->req);
-    if (evcon && r->watched) {
+    if (r->watched) {
         /* the answer goes out now, under send_timeout only */
         rg_http_release_when_sent(r);
-    }
-    if (evcon && r->watched) {
-        evhttp_connection_set_closecb(evcon, NULL, NULL);
+        r->conn->req = NULL;
         r->watched = 0;
     }
 }
@@ -194,10 +481,10 @@ rg_http_watch(rg_http_req_t *r, void (*gone)(rg_http_req_t *r), void *data)
     }
 
     evcon = evhttp_request_get_connection(r->req);
-    if (evcon && !r->watched) {
+    if (evcon && r->conn && !r->watched) {
         struct bufferevent  *bev;
 
-        evhttp_connection_set_closecb(evcon, rg_http_closed, r);
+        r->conn->req = r;
         r->watched = 1;
         rg_http_timeouts(r->http, evcon, 0);
 
@@ -238,37 +525,14 @@ rg_http_timeouts(rg_http_t *h, struct evhttp_connection *evcon,
 }
 
 
-/* a long answer is out: the next request is read under client_timeout */
-static void
-rg_http_sent(struct evhttp_request *req, void *arg)
-{
-    rg_http_timeouts(arg, evhttp_request_get_connection(req), 1);
-}
-
-
-/* an answer a drain waited for is out of the socket: the worker may go */
-static void
-rg_http_sent_release(struct evhttp_request *req, void *arg)
-{
-    rg_http_t  *h;
-
-    h = arg;
-    rg_http_timeouts(h, evhttp_request_get_connection(req), 1);
-    rg_engine_release(h->engine);
-}
-
-
-/* the hold of r is given back once its answer is written, not queued */
+/* the hold of r is given back once its answer is written, not queued
+ * (rg_http_conn_sent) */
 static void
 rg_http_release_when_sent(rg_http_req_t *r)
 {
-    if (r->held) {
-        evhttp_request_set_on_complete_cb(r->req, rg_http_sent_release,
-                                          r->http);
+    if (r->held && r->conn) {
+        r->conn->held = 1;
         r->held = 0;
-
-    } else if (r->watched) {
-        evhttp_request_set_on_complete_cb(r->req, rg_http_sent, r->http);
     }
 }
 
@@ -307,6 +571,10 @@ rg_http_send(rg_http_req_t *r, int status, const char *type,
     r->bytes = len;
 
     rg_http_release_when_sent(r);
+    /* send_timeout from now: libevent's clock is the one read when this
+     * turn of the loop began, before the answer was made (an 8 MB one
+     * takes seconds) */
+    event_base_update_cache_time(r->http->engine->base);
     evhttp_send_reply(r->req, status, NULL, b);
 
     if (b) {
@@ -358,6 +626,24 @@ rg_http_error(rg_http_req_t *r, int status, const char *type,
     rg_http_json(r, status, json_pack("{s:{s:s, s:s, s:s}}", "error",
                                       "message", msg, "type", type,
                                       "code", code));
+}
+
+
+void
+rg_http_not_allowed(rg_http_req_t *r, const char *allow, const char *fmt,
+    ...)
+{
+    char     msg[512];
+    va_list  ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+
+    evhttp_add_header(evhttp_request_get_output_headers(r->req), "Allow",
+                      allow);
+    rg_http_error(r, 405, "invalid_request_error", "method_not_allowed",
+                  "%s", msg);
 }
 
 
@@ -519,9 +805,27 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
     h->requests++;
     rg_http_request_id(r);
 
+    /* read whole: its deadline is done with; the next one starts once
+     * the answer is out */
+    r->conn = rg_http_conn_of(h, req);
+    if (r->conn) {
+        evtimer_del(r->conn->ev);
+        evhttp_request_set_on_complete_cb(req, rg_http_conn_sent, r->conn);
+    }
+
     uri = evhttp_request_get_evhttp_uri(req);
     p = uri ? evhttp_uri_get_path(uri) : NULL;
     path = p ? evhttp_uridecode(p, 0, &n) : NULL;
+
+    if (r->conn == NULL) {
+        free(path);
+        r->path = "";
+        evhttp_add_header(evhttp_request_get_output_headers(req),
+                          "Connection", "close");
+        rg_http_error(r, 503, "server_error", "out_of_memory",
+                      "this worker is out of memory: ask again");
+        return;
+    }
 
     if (path == NULL || memchr(path, 0, n) != NULL) {
         free(path);
@@ -534,6 +838,17 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
     r->path_buf = path;
     r->path = path;
     r->query = uri ? evhttp_uri_get_query(uri) : NULL;
+
+    /* evhttp keeps a connection open after any answer to CONNECT (a
+     * tunnel would follow) and says no Content-Length: ours ends it */
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_CONNECT) {
+        r->conn->close = 1;
+
+        if (path[0] != '/') {     /* a host, not one of the paths */
+            rg_http_not_allowed(r, "", "CONNECT: this server is no proxy");
+            return;
+        }
+    }
 
     if (h->draining && strcmp(path, "/healthz") != 0) {
         rg_http_error(r, 503, "unavailable", "draining", "this worker is "
@@ -577,6 +892,9 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
         if (found->methods & EVHTTP_REQ_GET) {
             strcat(allow, "GET, ");
         }
+        if (found->methods & EVHTTP_REQ_HEAD) {
+            strcat(allow, "HEAD, ");
+        }
         if (found->methods & EVHTTP_REQ_POST) {
             strcat(allow, "POST, ");
         }
@@ -585,10 +903,7 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
         }
         allow[strlen(allow) - 2] = '\0';
 
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-                          allow);
-        rg_http_error(r, 405, "invalid_request_error", "method_not_allowed",
-                      "%s takes %s", found->path, allow);
+        rg_http_not_allowed(r, allow, "%s takes %s", found->path, allow);
         return;
     }
 
@@ -644,13 +959,55 @@ rg_http_server(rg_http_t *h, void (*cb)(struct evhttp_request *, void *))
     tv.tv_sec = hcf->client_timeout / 1000;
     tv.tv_usec = (hcf->client_timeout % 1000) * 1000;
     evhttp_set_timeout_tv(eh, &tv);
-    evhttp_set_allowed_methods(eh, EVHTTP_REQ_GET | EVHTTP_REQ_POST
-                                   | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT
-                                   | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH
-                                   | EVHTTP_REQ_OPTIONS);
+    /* every method reaches the router, which answers a JSON 405: those
+     * libevent knows (TRACE, CONNECT…) and those it does not (typed
+     * 1 << 15); else libevent answers 501 itself, an HTML page */
+    evhttp_set_allowed_methods(eh, 0xffff);
     evhttp_set_gencb(eh, cb, h);
+    /* each connection counted and timed as it comes (rg_http_conn_new) */
+    evhttp_set_bevcb(eh, rg_http_conn_new, h);
 
     return eh;
+}
+
+
+/* access_log FILE, opened at the start and again at USR1: lines go to
+ * the new file from then on. A file that cannot be opened leaves the log
+ * as it was (none at the start). Without the directive the lines go to
+ * the error log, reopened by the worker itself. */
+static void
+rg_http_access_open(rg_http_t *h)
+{
+    int              fd;
+    rg_http_conf_t  *hcf;
+
+    hcf = h->conf;
+
+    if (hcf->access_log.len == 0) {
+        return;
+    }
+
+    if (strcmp(hcf->access_log.data, "off") == 0) {
+        rg_http_access_fd = -1;
+        return;
+    }
+
+    fd = open(hcf->access_log.data, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+              0644);
+    if (fd == -1) {
+        rg_log_error(RG_LOG_ALERT, h->engine->log, errno, "http: cannot "
+                     "open the access log \"%s\"", hcf->access_log.data);
+        if (rg_http_access_fd == -2) {
+            rg_http_access_fd = -1;
+        }
+        return;
+    }
+
+    if (rg_http_access_fd >= 0) {
+        close(rg_http_access_fd);
+    }
+
+    rg_http_access_fd = fd;
 }
 
 
@@ -688,6 +1045,7 @@ rg_http_init_worker(rg_engine_t *e)
     rg_engine_ctx(e, &rg_http_part) = h;
     h->engine = e;
     h->conf = hcf;
+    h->conns.next = h->conns.prev = &h->conns;
     h->bound = calloc(hcf->listens->nelts, sizeof(*h->bound));
     h->servers = calloc(hcf->listens->nelts, sizeof(*h->servers));
 
@@ -695,20 +1053,7 @@ rg_http_init_worker(rg_engine_t *e)
         return RG_ERROR;
     }
 
-    if (hcf->access_log.len) {
-        if (strcmp(hcf->access_log.data, "off") == 0) {
-            rg_http_access_fd = -1;
-
-        } else {
-            rg_http_access_fd = open(hcf->access_log.data, O_WRONLY | O_APPEND
-                                     | O_CREAT | O_CLOEXEC, 0644);
-            if (rg_http_access_fd == -1) {
-                rg_log_error(RG_LOG_ALERT, e->log, errno, "http: cannot "
-                             "open the access log \"%s\"",
-                             hcf->access_log.data);
-            }
-        }
-    }
+    rg_http_access_open(h);
 
     rg_http_events_init(h);
 
@@ -749,6 +1094,19 @@ rg_http_init_worker(rg_engine_t *e)
                  hcf->listens->nelts > 1 ? " and more" : "");
 
     return RG_OK;
+}
+
+
+/* USR1: logrotate moved the access log's file */
+void
+rg_http_reopen_worker(rg_engine_t *e)
+{
+    rg_http_t  *h;
+
+    h = rg_engine_ctx(e, &rg_http_part);
+    if (h) {
+        rg_http_access_open(h);
+    }
 }
 
 
@@ -797,6 +1155,13 @@ rg_http_exit_worker(rg_engine_t *e)
             evhttp_free(h->servers[i]);
         }
     }
+
+    /* and those accepted in the last turn, not yet bound */
+    while (h->conns.next != &h->conns) {
+        rg_http_conn_free((rg_http_conn_t *) h->conns.next);
+    }
+
+    free(h->byfd);
 
     if (rg_http_access_fd >= 0) {
         close(rg_http_access_fd);

@@ -1367,8 +1367,7 @@ rg_http_task_sub(rg_http_req_t *r, const char *id, const char *what, int m)
 {
     if (strcmp(what, "events") == 0) {
         if (m != EVHTTP_REQ_GET) {
-            rg_http_error(r, 405, "invalid_request_error",
-                          "method_not_allowed", "events take GET");
+            rg_http_not_allowed(r, "GET", "events take GET");
             return;
         }
         rg_http_events_handler(r, id);
@@ -1377,8 +1376,7 @@ rg_http_task_sub(rg_http_req_t *r, const char *id, const char *what, int m)
 
     if (strcmp(what, "approve") == 0 || strcmp(what, "deny") == 0) {
         if (m != EVHTTP_REQ_POST) {
-            rg_http_error(r, 405, "invalid_request_error",
-                          "method_not_allowed", "%s takes POST", what);
+            rg_http_not_allowed(r, "POST", "%s takes POST", what);
             return;
         }
         rg_http_approval_handler(r, id, what[0] == 'a');
@@ -1409,11 +1407,14 @@ rg_http_tasks_handler(rg_http_req_t *r)
     n = (rg_uint_t) strlen(r->rest);
     slash = strchr(r->rest, '/');
 
-    if (n > 512 || (slash == NULL && m == EVHTTP_REQ_POST)) {
-        rg_http_error(r, slash ? 404 : 405, "invalid_request_error",
-                      slash ? "not_found" : "method_not_allowed",
-                      "%s", slash ? "no such endpoint"
-                                  : "a task takes GET and DELETE");
+    if (slash == NULL && m == EVHTTP_REQ_POST) {
+        rg_http_not_allowed(r, "GET, DELETE", "a task takes GET and DELETE");
+        return;
+    }
+
+    if (n > 512) {
+        rg_http_error(r, 404, "invalid_request_error", "not_found",
+                      "no such endpoint");
         return;
     }
 

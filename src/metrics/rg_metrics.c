@@ -399,6 +399,20 @@ rg_metrics_queue(rg_metrics_t *m, rg_uint_t shard, int64_t depth,
 
 
 void
+rg_metrics_parked(rg_metrics_t *m, int64_t parked)
+{
+    if (m == NULL || m->slot == NULL) {
+        return;
+    }
+
+    atomic_store_explicit(&m->slot->queue_parked, (uint64_t) rg_max(parked, 0),
+                          memory_order_relaxed);
+    atomic_store_explicit(&m->slot->queue_at, rg_wall_msec(),
+                          memory_order_release);
+}
+
+
+void
 rg_metrics_refresh(rg_metrics_t *m)
 {
     long            pages, page;

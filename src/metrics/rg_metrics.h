@@ -115,9 +115,12 @@ typedef struct {
     rg_metrics_u64_t    queue_depth[RG_METRICS_SHARDS];
     rg_metrics_u64_t    queue_pending[RG_METRICS_SHARDS];
     rg_metrics_u64_t    queue_dead[RG_METRICS_SHARDS];
+    rg_metrics_u64_t    queue_parked;      /* its list of parked tasks */
 
     rg_metrics_hist_t   redis_seconds;
     rg_metrics_u64_t    redis_errors[RG_METRICS_REDIS_KINDS];
+
+    rg_metrics_u64_t    trace_spans[2];    /* exported, dropped */
 
     rg_metrics_u64_t    open_fds;          /* gauges of the process */
     rg_metrics_u64_t    resident_bytes;
@@ -206,6 +209,10 @@ void rg_metrics_http(rg_engine_t *e, const char *method, const char *route,
 /* the queue as a worker read it (XLEN, XPENDING, the dead letters) */
 void rg_metrics_queue(rg_metrics_t *m, rg_uint_t shard, int64_t depth,
     int64_t pending, int64_t dead);
+
+/* the tasks on the queue's list of parked ones (ZCARD), read with the
+ * queue's sizes */
+void rg_metrics_parked(rg_metrics_t *m, int64_t parked);
 
 /* a histogram's bucket of a duration, and the upper bounds of each
  * histogram's buckets in microseconds, 0-ended (+Inf follows) */
@@ -391,6 +398,21 @@ rg_metrics_redis_error(rg_metrics_redis_e kind)
     s = rg_metrics_slot();
     if (s) {
         rg_metrics_add(&s->redis_errors[kind], 1);
+    }
+}
+
+
+/* spans the exporter sent to the collector, and those it dropped (its
+ * queue full, or a batch the collector did not take) */
+static inline void
+rg_metrics_trace_spans(uint64_t exported, uint64_t dropped)
+{
+    rg_metrics_slot_t  *s;
+
+    s = rg_metrics_slot();
+    if (s) {
+        rg_metrics_add(&s->trace_spans[0], exported);
+        rg_metrics_add(&s->trace_spans[1], dropped);
     }
 }
 

@@ -535,6 +535,12 @@ rg_metrics_queue_text(rg_metrics_w_t *w)
                           (unsigned long long)
                           rg_metrics_load(&best->queue_dead[shard]));
     }
+
+    rg_metrics_family(w, "reagent_tasks_parked", "gauge",
+                      "Tasks parked for an operator's decision on their "
+                      "dangerous calls (no worker holds them).");
+    rg_metrics_printf(w, "reagent_tasks_parked %llu\n", (unsigned long long)
+                      rg_metrics_load(&best->queue_parked));
 }
 
 
@@ -563,6 +569,28 @@ rg_metrics_redis_text(rg_metrics_w_t *w)
                           kinds[i], (unsigned long long)
                           rg_metrics_sum(w, &s0->redis_errors[i], 0));
     }
+}
+
+
+static void
+rg_metrics_trace_text(rg_metrics_w_t *w)
+{
+    rg_metrics_slot_t  *s0;
+
+    s0 = &w->zone->slots[0];
+
+    rg_metrics_family(w, "reagent_trace_spans_exported_total", "counter",
+                      "Spans the OTLP collector took.");
+    rg_metrics_printf(w, "reagent_trace_spans_exported_total %llu\n",
+                      (unsigned long long)
+                      rg_metrics_sum(w, &s0->trace_spans[0], 0));
+
+    rg_metrics_family(w, "reagent_trace_spans_dropped_total", "counter",
+                      "Spans dropped: the export queue full, or a batch "
+                      "the collector did not take.");
+    rg_metrics_printf(w, "reagent_trace_spans_dropped_total %llu\n",
+                      (unsigned long long)
+                      rg_metrics_sum(w, &s0->trace_spans[1], 0));
 }
 
 
@@ -727,6 +755,7 @@ rg_metrics_render(rg_cycle_t *cycle, rg_buf_t *out)
     rg_metrics_tools(&w);
     rg_metrics_queue_text(&w);
     rg_metrics_redis_text(&w);
+    rg_metrics_trace_text(&w);
     rg_metrics_http_text(&w);
 
     free(w.alive);

@@ -56,6 +56,8 @@ struct rg_worker_s {
     void              (*stop)(rg_worker_t *w);
     /* a JSON object about its state for the master's status, or 0 */
     size_t            (*status)(rg_worker_t *w, char *buf, size_t size);
+    /* USR1, after ops->reopen: the files of its own (NULL: none) */
+    void              (*reopen)(rg_worker_t *w);
     void               *data;
 
     /* the channel's, private */

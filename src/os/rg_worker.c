@@ -50,6 +50,21 @@ rg_worker_quit(rg_worker_t *w, rg_msec_t timeout)
 }
 
 
+/* USR1: the logs of the configuration, then the worker's own files */
+static void
+rg_worker_reopen(rg_worker_t *w)
+{
+    w->ops->reopen(w->cycle);
+
+    if (w->reopen) {
+        w->reopen(w);
+    }
+
+    rg_log_error(RG_LOG_NOTICE, w->log, 0, "worker %d: logs reopened",
+                 (int) getpid());
+}
+
+
 static void
 rg_worker_stop(rg_worker_t *w)
 {
@@ -103,7 +118,7 @@ rg_worker_channel_handler(evutil_socket_t fd, short what, void *arg)
         rg_worker_stop(w);
 
     } else if (strcmp(buf, "reopen") == 0) {
-        w->ops->reopen(w->cycle);
+        rg_worker_reopen(w);
     }
 }
 
@@ -124,7 +139,7 @@ rg_worker_signal_handler(evutil_socket_t sig, short what, void *arg)
         rg_worker_stop(w);
         break;
     case SIGUSR1:
-        w->ops->reopen(w->cycle);
+        rg_worker_reopen(w);
         break;
     }
 }

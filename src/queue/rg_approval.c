@@ -113,6 +113,7 @@ typedef struct {
     rg_uint_t               approve;
     rg_approval_pt          cb;
     rg_approval_expired_pt  expired;
+    rg_approval_count_pt    counted;
     rg_stream_done_pt       done;
     void                   *data;
 } rg_approval_op_t;
@@ -688,6 +689,54 @@ rg_approval_watch(rg_stream_t *q, const char *task_id, rg_msec_t deadline,
         if (cb) {
             cb(data, "out of memory");
         }
+    }
+}
+
+
+static void
+rg_approval_counted(void *data, redisReply *reply, const char *err)
+{
+    rg_approval_op_t  *op;
+
+    op = data;
+
+    if (err == NULL && (reply == NULL || reply->type != REDIS_REPLY_INTEGER)) {
+        err = "ZCARD answered no integer";
+    }
+
+    op->counted(op->data, err ? 0 : (int64_t) reply->integer, err);
+    rg_approval_op_free(op);
+}
+
+
+void
+rg_approval_count(rg_stream_t *q, rg_approval_count_pt cb, void *data)
+{
+    size_t             lens[2];
+    rg_str_t           tag;
+    rg_approval_op_t  *op;
+    const char        *argv[2];
+
+    op = rg_approval_op(q, NULL, ":parked");
+    if (op == NULL) {
+        cb(data, 0, "out of memory");
+        return;
+    }
+
+    op->counted = cb;
+    op->data = data;
+
+    argv[0] = "ZCARD";
+    argv[1] = op->key;
+    lens[0] = 5;
+    lens[1] = strlen(op->key);
+    tag = rg_stream_key_tag(op->key);
+
+    if (rg_redis_command(rg_stream_redis(q), &tag, 0, rg_approval_counted,
+                         op, 2, argv, lens) == NULL)
+    {
+        rg_approval_op_free(op);
+        cb(data, 0, "out of memory");
     }
 }
 

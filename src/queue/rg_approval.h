@@ -49,6 +49,11 @@ void rg_approval_list(rg_stream_t *q, rg_uint_t max, rg_approval_pt cb,
 void rg_approval_watch(rg_stream_t *q, const char *task_id,
     rg_msec_t deadline, rg_stream_done_pt cb, void *data);
 
+/* how many tasks the list holds now (ZCARD), for the metrics */
+typedef void (*rg_approval_count_pt)(void *data, int64_t n, const char *err);
+
+void rg_approval_count(rg_stream_t *q, rg_approval_count_pt cb, void *data);
+
 /* Tasks whose wait passed: taken off the list atomically (one worker
  * each), marked timed_out unless decided meanwhile, and queued again,
  * for their sessions to end approval_timed_out. cb: how many. */

@@ -1,7 +1,7 @@
 /* rg_serve.c: the serve part and `reagent serve`: the master reads and
  * tests the configuration, writes the pid file, forks worker_processes
  * workers and supervises them as nginx does (src/os/rg_master.c: HUP
- * reloads, QUIT drains, TERM stops, USR1 reopens the log, a dead worker
+ * reloads, QUIT drains, TERM stops, USR1 reopens the logs, a dead worker
  * is respawned with backoff). Each worker runs the queue's tasks on its
  * own reactor (rg_serve_worker.c) and answers the HTTP API when one is
  * configured. Directives: `pid FILE;`, `daemon on|off;`,
@@ -57,7 +57,7 @@ static const rg_cli_t  rg_serve_cli = {
     "      the daemon: a master and worker_processes workers that run the\n"
     "      tasks of the queue (queue { }, store redis { }) and answer the\n"
     "      HTTP API (http { }); HUP reloads, QUIT drains, TERM stops, USR1\n"
-    "      reopens the log\n",
+    "      reopens the logs\n",
     NULL,
     sizeof(rg_serve_opts_t),
     rg_serve_option,
@@ -217,7 +217,8 @@ rg_serve_settings(rg_cycle_t *cycle, rg_master_settings_t *s)
 }
 
 
-/* USR1: the error log's file again (logrotate moved the old one) */
+/* USR1: the error log's file again (logrotate moved the old one); a
+ * worker then reopens the files of its parts (rg_engine_reopen) */
 static void
 rg_serve_reopen(rg_cycle_t *cycle)
 {

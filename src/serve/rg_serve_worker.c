@@ -79,7 +79,8 @@ struct rg_serve_s {
     char              **asked;        /* the ids it was asked about */
     rg_uint_t           nasked;
     struct event       *sizes_ev;     /* the queue's sizes, for metrics */
-    rg_uint_t           sizing;       /* shards not yet answered */
+    rg_uint_t           sizing;       /* shards (and the parked count) not
+                                         yet answered */
     uint64_t            reads;        /* XREADGROUP calls answered */
     uint64_t            read;         /* the entries they gave */
     uint64_t            started;
@@ -824,6 +825,20 @@ rg_serve_sized(void *data, rg_uint_t shard, int64_t depth, int64_t pending,
 
 
 static void
+rg_serve_parked_count(void *data, int64_t n, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->sizing--;
+
+    if (err == NULL && !sv->exiting) {
+        rg_metrics_parked(rg_metrics_ctx(sv->engine), n);
+    }
+}
+
+
+static void
 rg_serve_sizes_handler(evutil_socket_t fd, short what, void *arg)
 {
     rg_uint_t    shard, n;
@@ -834,10 +849,12 @@ rg_serve_sizes_handler(evutil_socket_t fd, short what, void *arg)
     /* one round at a time: a slow Redis is not asked again meanwhile */
     if (sv->sizing == 0 && !sv->exiting) {
         n = rg_min(rg_stream_shards(sv->queue), RG_METRICS_SHARDS);
-        sv->sizing = n;
+        sv->sizing = n + 1;
         for (shard = 0; shard < n; shard++) {
             rg_stream_sizes(sv->queue, shard, rg_serve_sized, sv);
         }
+        /* and the parked tasks, which no worker holds */
+        rg_approval_count(sv->queue, rg_serve_parked_count, sv);
     }
 
     rg_serve_later(sv, sv->sizes_ev, 5000);
@@ -1170,6 +1187,18 @@ rg_serve_status(rg_worker_t *w, char *buf, size_t size)
 }
 
 
+/* USR1: the files the engine's parts write (the access log) */
+static void
+rg_serve_worker_reopen(rg_worker_t *w)
+{
+    rg_serve_t  *sv;
+
+    sv = w->data;
+
+    rg_engine_reopen(sv->engine);
+}
+
+
 int
 rg_serve_worker_run(rg_worker_t *w)
 {
@@ -1232,6 +1261,7 @@ rg_serve_worker_run(rg_worker_t *w)
     w->drain = rg_serve_drain;
     w->stop = rg_serve_stop;
     w->status = rg_serve_status;
+    w->reopen = rg_serve_worker_reopen;
     w->data = &sv;
 
     if (rg_worker_attach(w, sv.engine->base) != RG_OK) {

@@ -7,13 +7,14 @@
  * dropped, and a batch the collector did not take (no connection, a
  * timeout, a status other than 2xx) is dropped, both counted; the log
  * says so once when the collector goes away and once when it is back,
- * not per batch. Knows nothing of sessions. */
+ * not per batch; /metrics counts them too. Knows nothing of sessions. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_engine.h>
 #include <rg_event.h>
 #include <rg_trace.h>
+#include <rg_metrics.h>
 #include <jansson.h>
 
 
@@ -169,6 +170,7 @@ static void
 rg_trace_drop(rg_trace_t *t, uint64_t n)
 {
     t->stats.dropped += n;
+    rg_metrics_trace_spans(0, n);
 
     if (t->down) {
         t->down_dropped += n;
@@ -406,6 +408,7 @@ rg_trace_done(rg_curl_xfer_t *x, CURLcode rc)
 
     if (rc == CURLE_OK && status >= 200 && status < 300) {
         t->stats.exported += p->n;
+        rg_metrics_trace_spans(p->n, 0);
 
         if (t->down) {
             rg_log_error(RG_LOG_NOTICE, t->log, 0, "the collector \"%s\" "

@@ -20,7 +20,8 @@
 #   - the example configurations pass `reagent -t` (with a redis-server of
 #     the test's own: -t connects to it);
 #   - the logrotate file passes `logrotate -d`, and a forced rotation
-#     under a running `reagent serve` makes it write to the new file.
+#     under a running `reagent serve` makes it write to the new files:
+#     the error log, and the API's access_log beside it.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Needs no build for the file checks; those that run reagent say "# skip"
@@ -656,13 +657,24 @@ if command -v logrotate >/dev/null 2>&1; then
 
     if [ -x "$R" ] && [ $have_redis -eq 1 ]; then
         # a real rotation under reagent serve: the master and its worker
-        # write to the new file after the postrotate's USR1
+        # write to the new files after the postrotate's USR1 (the API's
+        # access_log a file in the same folder, when this build has it)
         rg_local_conf "$SC" "$tmp/serve.conf"
+        if [ $http -eq 1 ]; then
+            sed "s|^\( *\)listen .*;|&\\
+\1access_log $tmp/log/access.log;|" "$tmp/serve.conf" > "$tmp/s2.conf"
+            mv "$tmp/s2.conf" "$tmp/serve.conf"
+        fi
         rm -f "$tmp/log/error.log"
         "$R" -c "$tmp/serve.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
         spid=$!
         pids="$pids $spid"
         rg_wait_long "$tmp/log/error.log" 'reading the queue'
+        H=http://127.0.0.1:$hport
+        if [ $http -eq 1 ]; then
+            rg_wait_long "$tmp/log/error.log" 'answers on'
+            curl -s -o /dev/null "$H/healthz?before"
+        fi
         logrotate -f -s "$tmp/lr.state" "$tmp/logrotate.conf" \
             > "$tmp/lr.out" 2>&1
         rc=$?
@@ -679,6 +691,21 @@ if command -v logrotate >/dev/null 2>&1; then
             rg_fail "the postrotate's USR1 reached the master"
             sed 's/^/#   /' "$tmp/serve.out" "$tmp/log/error.log.1" \
                 2>/dev/null | tail -n 20
+        fi
+
+        if [ $http -eq 1 ]; then
+            # the worker reopened too: a request now is a line of the
+            # new access log, and the old one keeps only what it had
+            rg_wait_long "$tmp/log/error.log" 'worker [0-9]+: logs reopened'
+            curl -s -o /dev/null "$H/healthz?after"
+            rg_wait_long "$tmp/log/access.log" '"/healthz"'
+            rg_equal "the worker reopened access_log: a request after USR1" \
+                "$(grep -c '"/healthz"' "$tmp/log/access.log" 2>/dev/null)" 1
+            rg_equal "  the rotated access log holds only the one before" \
+                "$(grep -c '"/healthz"' "$tmp/log/access.log.1" 2>/dev/null)" 1
+        else
+            rg_skip_check "the worker reopened access_log" \
+                "http block not yet in this build"
         fi
 
         # what they log from now on goes to the new file

@@ -2,12 +2,13 @@
 # test_http.sh: the HTTP API of `reagent serve` with store memory in one
 # worker, over real HTTP on loopback against the mock model: every
 # endpoint, success and error paths (401 without or with a wrong token,
-# 400 with a JSON error naming what is wrong, 404, 405, 409, 413), the
-# Idempotency-Key, one task, an array and JSONL, cancel, the chat
-# completions (non-streamed and streamed), the access log, a slow client
-# cut by client_timeout while others are answered, a drain that answers
-# what it holds, a reload that keeps the socket, and secrets out of
-# answers. 1,000 concurrent submits: test_http_many.sh.
+# 400 with a JSON error naming what is wrong, 404, 405 with Allow for
+# any method, 409, 413), the Idempotency-Key, one task, an array and
+# JSONL, cancel, the chat completions (non-streamed and streamed), the
+# access log, a slow client cut by client_timeout while others are
+# answered, a drain that answers what it holds, a reload that keeps the
+# socket, and secrets out of answers. 1,000 concurrent submits:
+# test_http_many.sh; slow and many connections: test_http_conns.sh.
 #
 # Run from the repository root by tests/run.sh; B names the build folder.
 
@@ -109,6 +110,21 @@ rg_check "  a JSON error" is_error
 curl -s -D "$tmp/hdr" -o /dev/null -X DELETE "$U/v1/agents" -H "$A"
 rg_expect "  with Allow" "$tmp/hdr" "^Allow: GET"
 rg_equal "POST on a task: 405" "$(rg_req POST /v1/tasks/x -H "$A")" 405
+rg_check "  a JSON error" is_error
+curl -s -D "$tmp/hdr" -o /dev/null -X POST "$U/v1/tasks/x" -H "$A"
+rg_expect "  with Allow: GET, DELETE" "$tmp/hdr" "^Allow: GET, DELETE"
+curl -s -D "$tmp/hdr" -o /dev/null "$U/v1/tasks/x/approve" -H "$A"
+rg_expect "GET on approve: Allow: POST" "$tmp/hdr" "^Allow: POST"
+# every method reaches the router, those libevent has no use for (its
+# 501 is an HTML page) and one it does not know
+for m in TRACE OPTIONS PATCH FOO; do
+    rg_equal "$m: 405" "$(rg_req $m /v1/agents -H "$A" -D "$tmp/hdr")" 405
+    rg_check "  a JSON error" is_error
+    rg_expect "  with Allow" "$tmp/hdr" "^Allow: GET"
+done
+rg_equal "CONNECT: 405" "$(rg_req CONNECT /v1/agents -H "$A" -m 5)" 405
+rg_check "  a JSON error: no proxy here" \
+    jq -e '.error.message | test("no proxy")' "$tmp/body"
 
 # --- tasks ---------------------------------------------------------------
 

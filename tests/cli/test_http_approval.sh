@@ -8,7 +8,10 @@
 # deny tells the model why; one call approved and the other denied by
 # their ids; a second decision, an unknown call and a task not parked are
 # refused with JSON errors; a task that says "approval": "deny" does not
-# park.
+# park. /metrics while a task is parked and after the tasks end: no
+# session gauge below zero or left up, the parked task counted in
+# reagent_tasks_parked. With approval_timeout 2s, GET shows the task
+# approval_timed_out and its events stream ends with final.
 #
 # Run from the repository root by tests/run.sh; B names the build folder.
 
@@ -54,6 +57,7 @@ llm one { base_url http://127.0.0.1:$oport/v1; model mock-1; }
 llm two { base_url http://127.0.0.1:$tport/v1; model mock-1; }
 agent a { llm one; tools launch; tool_timeout 30s; }
 agent b { llm two; tools launch; tool_timeout 30s; }
+agent c { llm one; tools launch; tool_timeout 30s; approval_timeout 2s; }
 store redis { server unix:$redis_sock; }
 lease_ttl 1s;
 queue { claim_idle 2s; block 500ms; }
@@ -67,7 +71,34 @@ rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
 
 U=http://127.0.0.1:$hport
 
-
+# metrics: /metrics into $tmp/metrics; gauge NAME: a sample's value there
+metrics() {
+    curl -s "$U/metrics" -o "$tmp/metrics"
+}
+gauge() {
+    awk -v k="$1" '$1 == k { print $2 }' "$tmp/metrics"
+}
+# sessions: the four gauges of reagent_sessions, as "queued model_wait
+# tools_running awaiting_approval"
+sessions() {
+    echo $(for st in queued model_wait tools_running awaiting_approval; do
+        gauge "reagent_sessions{state=\"$st\"}"
+    done)
+}
+# wait_gauges PARKED: up to 15 s (the queue is read every 5 s) until
+# /metrics counts PARKED tasks parked and no session in a worker
+wait_gauges() {
+    wg_i=0
+    while [ $wg_i -lt 75 ]; do
+        metrics
+        [ "$(gauge reagent_tasks_parked)" = "$1" ] \
+            && [ "$(sessions)" = "0 0 0 0" ] && return 0
+        sleep 0.2
+        wg_i=$((wg_i + 1))
+    done
+    return 1
+}
+NEG='^reagent_[a-z_]+(\{[^}]*\})? -'
 
 rg_equal "a task through the API: 202" \
     "$(rg_req POST /v1/tasks -d '{"id":"p1","agent":"a","input":"launch it"}')" 202
@@ -100,6 +131,12 @@ rg_check "  naming the call it waits for, with a deadline" \
     jq -e '.type == "approval_needed" and .calls[0].id == "l1" and
            .calls[0].name == "launch" and .deadline > 0' "$tmp/p1.need"
 
+# while it waits: counted parked, and in no worker's gauge
+rg_check "/metrics while it is parked: reagent_tasks_parked 1" wait_gauges 1
+rg_equal "  no session left in model_wait or any other state" \
+    "$(sessions)" "0 0 0 0"
+rg_lacks "  no gauge below zero" "$tmp/metrics" "$NEG"
+
 # the worker that parked it goes; another resumes it
 holder=$(redis-cli -s "$redis_sock" hget 'rg:{'"$(printf 'task\000p1' | sha256sum | cut -c1-32 | sed 's/^/t-/')"'}:meta' worker | sed 's/.*://')
 rg_check "  its worker is known ($holder)" kill -0 "$holder"
@@ -117,6 +154,9 @@ rg_equal "  its events: approval_needed, then the resumed session to final" \
     "$(sed -n 's/^event: //p' "$tmp/p1.sse" | tr '\n' ' ')" \
     "model_call_started model_call_ended approval_needed tool_call_started tool_call_ended model_call_started model_call_ended final "
 rg_equal "  the tool ran once" "$(redis-cli -s "$csock" get count:one)" 1
+rg_check "/metrics once it ended: nothing parked, no session counted" \
+    wait_gauges 0
+rg_lacks "  no gauge below zero" "$tmp/metrics" "$NEG"
 now=$(grep -o "worker [0-9]*: reading" "$tmp/error.log" | tail -n 1 | tr -dc 0-9)
 rg_check "  not on the worker that was killed" test "$now" != "$holder"
 
@@ -168,5 +208,25 @@ rg_req POST /v1/tasks -d '{"id":"p3","agent":"a","input":"x","approval":"deny"}'
 rg_check "a task that says deny does not park: it ends" rg_wait_task p3 done
 rg_equal "  and its call was refused, not run" \
     "$(redis-cli -s "$csock" get count:one)" 1
+
+# approval_timeout 2s: nobody decides, the task ends approval_timed_out
+rg_req POST /v1/tasks -d '{"id":"p5","agent":"c","input":"wait"}' > /dev/null
+rg_check "approval_timeout 2s: a task parks" wait_parked p5
+rg_check "  GET shows it approval_timed_out once the wait passed" \
+    rg_wait_task p5 approval_timed_out
+rg_check "  saying why" jq -e '.reason | test("approval_timeout")' "$tmp/body"
+rg_equal "  its call never ran" "$(redis-cli -s "$csock" get count:one)" 1
+curl -sN -m 10 "$U/v1/tasks/p5/events" -o "$tmp/p5.sse"
+rg_equal "  its events stream ends by itself (not cut by -m)" "$?" 0
+rg_equal "  with final, after approval_needed" \
+    "$(sed -n 's/^event: //p' "$tmp/p5.sse" | tail -n 2 | tr '\n' ' ')" \
+    "approval_needed final "
+sed -n 's/^data: //p' "$tmp/p5.sse" | tail -n 1 > "$tmp/p5.final"
+rg_check "  final says approval_timed_out" \
+    jq -e '.status == "approval_timed_out"' "$tmp/p5.final"
+
+rg_check "/metrics at the end: nothing parked, no session counted" \
+    wait_gauges 0
+rg_lacks "  no gauge below zero" "$tmp/metrics" "$NEG"
 
 rg_done

@@ -12,7 +12,12 @@
 # error.type and status code 2. With the collector down (nothing
 # listening, or answering 503) the batch ends as before and the spans
 # are counted dropped, said once. With store redis, a session killed
-# while its tool runs and resumed goes on with the same trace.
+# while its tool runs and resumed goes on with the same trace. Under
+# `reagent serve` (the queue and the HTTP API): a traceparent sent with
+# POST /v1/tasks goes through Redis to the worker's model call, the
+# worker exports the task's spans, and /metrics counts them in
+# reagent_trace_spans_exported_total; with the collector gone, in
+# reagent_trace_spans_dropped_total.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -272,5 +277,99 @@ rg_equal "a new invoke_agent span of the same trace, under the same parent" \
 rg_equal "linked to the span it resumes" \
     "$(echo "$rinv" | jq -r '.links[0].spanId')" "$first"
 rg_check "a span of its own" test "$(echo "$rinv" | jq -r .spanId)" != "$first"
+
+# --- serve: the API's task through the queue --------------------------------
+
+if ! command -v curl >/dev/null; then
+    rg_ok "serve: the API's task through the queue # skip no curl"
+    rg_done
+    exit $?
+fi
+
+S=0af7651916cd43dd8448eb211c80319c
+cat > "$tmp/one.json" <<'JSON'
+[{"message":{"content":"served"}}]
+JSON
+rg_mock q --script "$tmp/one.json" --request-log "$tmp/q.log"
+qport=$port
+rg_mock sc --otlp-log "$tmp/sotlp.log"
+scport=$port
+scpid=${pids##* }
+hport=$(rg_free_port)
+cat > "$tmp/s.conf" <<CONF
+worker_processes 1;
+pid $tmp/serve.pid;
+error_log $tmp/serve.log info;
+llm q { base_url http://127.0.0.1:$qport/v1; model mock-q; }
+agent a { llm q; }
+store redis { server unix:$redis_sock; }
+lease_ttl 1s;
+queue { claim_idle 2s; block 500ms; }
+http { listen 127.0.0.1:$hport; }
+otlp_endpoint http://127.0.0.1:$scport/v1/traces;
+otlp_service_name serve-test;
+otlp_flush 100ms;
+CONF
+"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
+pids="$pids $!"
+rg_wait_for "$tmp/serve.log" "reading the queue"
+U=http://127.0.0.1:$hport
+
+# metric NAME: its value in /metrics now
+metric() {
+    curl -s "$U/metrics" | awk -v k="$1" '$1 == k { print $2 }'
+}
+# until_metric NAME MIN: up to 10 s until NAME is MIN or more
+until_metric() {
+    um_i=0
+    while [ "$(metric "$1")" -lt "$2" ] 2>/dev/null \
+          || [ -z "$(metric "$1")" ]; do
+        [ $um_i -lt 100 ] || return 1
+        sleep 0.1
+        um_i=$((um_i + 1))
+    done
+}
+
+rg_equal "serve: a task with a traceparent through the API: 202" \
+    "$(rg_req POST /v1/tasks -H "traceparent: 00-$S-$P-01" \
+       -d '{"id":"s1","input":"serve it"}')" 202
+rg_check "  it runs from the queue and ends done" rg_wait_task s1 done
+rg_equal "  its model call carries the trace it was given" \
+    "$(jq -r '.traceparent' "$tmp/q.log" | cut -d- -f2)" "$S"
+qspan=$(jq -r '.traceparent' "$tmp/q.log" | cut -d- -f3)
+
+rg_wait_for "$tmp/sotlp.log" "$S" 2
+jq -c '.resourceSpans[] | .scopeSpans[].spans[]' "$tmp/sotlp.log" \
+    > "$tmp/sspans.jsonl"
+sinv=$(jq -c --arg t "$S" \
+       'select(.traceId == $t and .name == "invoke_agent a")' \
+       "$tmp/sspans.jsonl")
+rg_equal "  the worker exports its invoke_agent span, the caller's child" \
+    "$(echo "$sinv" | jq -r .parentSpanId)" "$P"
+rg_equal "  and its chat span, the model request's parent" \
+    "$(jq -r --arg t "$S" 'select(.traceId == $t and .name == "chat mock-q")
+       | .spanId' "$tmp/sspans.jsonl")" "${qspan:-none}"
+rg_equal "  as the service it is configured as" \
+    "$(jq -r '[.resourceSpans[].resource.attributes[]
+       | select(.key == "service.name") | .value.stringValue] | unique
+       | .[]' "$tmp/sotlp.log")" serve-test
+rg_check "/metrics: reagent_trace_spans_exported_total counts them (2)" \
+    until_metric reagent_trace_spans_exported_total 2
+rg_equal "  reagent_trace_spans_dropped_total 0" \
+    "$(metric reagent_trace_spans_dropped_total)" 0
+exported=$(metric reagent_trace_spans_exported_total)
+
+# the collector goes: the next task's spans are dropped, and counted
+kill "$scpid"
+wait "$scpid" 2>/dev/null
+rg_equal "collector gone: a task still runs: 202" \
+    "$(rg_req POST /v1/tasks -d '{"id":"s2","input":"serve more"}')" 202
+rg_check "  and ends done" rg_wait_task s2 done
+rg_check "  reagent_trace_spans_dropped_total counts its spans (2)" \
+    until_metric reagent_trace_spans_dropped_total 2
+rg_equal "  reagent_trace_spans_exported_total as it was" \
+    "$(metric reagent_trace_spans_exported_total)" "$exported"
+rg_equal "  the outage said once" \
+    "$(grep -c 'cannot export spans to' "$tmp/serve.log")" 1
 
 rg_done

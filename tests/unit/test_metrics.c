@@ -454,6 +454,37 @@ test_queue_gauges(void **state)
     rg_has(text, "reagent_queue_depth{shard=\"1\"} 7");
     rg_has(text, "reagent_queue_pending{shard=\"0\"} 2");
     rg_has(text, "reagent_queue_dead_letters{shard=\"1\"} 1");
+    rg_has(text, "reagent_tasks_parked 0");
+    free(text);
+
+    rg_metrics_parked(&rg_fake, 3);
+    text = rg_render();
+    rg_has(text, "# TYPE reagent_tasks_parked gauge");
+    rg_has(text, "reagent_tasks_parked 3");
+
+    free(text);
+    (void) state;
+}
+
+
+/* spans exported and dropped, summed over the workers */
+static void
+test_trace_spans(void **state)
+{
+    char  *text;
+
+    rg_use_slot(0);
+    rg_metrics_trace_spans(5, 0);
+    rg_use_slot(1);
+    rg_metrics_trace_spans(2, 0);
+    rg_metrics_trace_spans(0, 4);
+
+    text = rg_render();
+
+    rg_has(text, "# TYPE reagent_trace_spans_exported_total counter");
+    rg_has(text, "reagent_trace_spans_exported_total 7");
+    rg_has(text, "# TYPE reagent_trace_spans_dropped_total counter");
+    rg_has(text, "reagent_trace_spans_dropped_total 4");
 
     free(text);
     (void) state;
@@ -545,6 +576,7 @@ main(void)
         cmocka_unit_test(test_dead_worker),
         cmocka_unit_test(test_http),
         cmocka_unit_test(test_queue_gauges),
+        cmocka_unit_test(test_trace_spans),
         cmocka_unit_test(test_fork_shared),
         cmocka_unit_test(test_engine),
     };
