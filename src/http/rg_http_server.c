@@ -2,8 +2,9 @@
  * worker's reactor accepts on the sockets the master opened (a second
  * one on metrics_listen answers /metrics and the probes only). Each
  * connection is counted (at most max_connections) and must send each
- * request whole within client_timeout. Each request is checked (a Bearer token compared in constant time, the
- * body's size), routed by method and path, answered in JSON (errors as
+ * request whole within client_timeout. Each request is checked (a
+ * Bearer token compared in constant time, the body's size), routed by
+ * method and path, answered in JSON (errors as
  * {"error": {"message", "type", "code"}}) with its X-Request-ID, and
  * logged as one JSON line. A request whose answer comes later (a task
  * submitted to Redis, a chat completion) holds its rg_http_req_t; when

@@ -143,7 +143,8 @@ rg_http_session_done(rg_session_t *s)
             k.len = strlen(key);
             v.data = text;
             v.len = strlen(text);
-            ts->store->set(ts->store, &k, &v, rg_store_session_ttl(ts->h->engine),
+            ts->store->set(ts->store, &k, &v,
+                           rg_store_session_ttl(ts->h->engine),
                            0, rg_http_stored, NULL);
             free(text);
         }

@@ -488,7 +488,8 @@ rg_llm_shared_usage(rg_llm_shared_t *sh, size_t taken, int64_t tokens)
 {
     rg_uint_t  i;
 
-    if (sh == NULL || sh->tpm < 0 || tokens <= 0 || sh->down || (int64_t) taken == tokens)
+    if (sh == NULL || sh->tpm < 0 || tokens <= 0 || sh->down
+        || (int64_t) taken == tokens)
     {
         return;
     }

@@ -276,7 +276,8 @@ static rg_redis_script_t  rg_sr_append_lua = { "append",
 
 static rg_redis_script_t  *rg_sr_scripts[] = {
     &rg_sr_checkpoint_lua, &rg_sr_load_lua, &rg_sr_put_lua, &rg_sr_lease_lua,
-    &rg_sr_release_lua, &rg_sr_take_lua, &rg_sr_cooldown_lua, &rg_sr_slot_lua, &rg_sr_incr_lua,
+    &rg_sr_release_lua, &rg_sr_take_lua, &rg_sr_cooldown_lua,
+    &rg_sr_slot_lua, &rg_sr_incr_lua,
     &rg_sr_append_lua,
     NULL
 };

@@ -361,6 +361,7 @@ unlisted=
 for c in $used; do
     case $c in
         redis-server)    p=redis-server ;;
+        redis-cli)       p=redis-server ;;  # redis-tools, its dependency
         jq)              p=jq ;;
         curl)            p=curl ;;
         python3)         p=python3 ;;
