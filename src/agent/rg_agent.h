@@ -41,6 +41,7 @@ typedef struct {
                                             tenant budgets (local, wait)
                                             spoke of (rg_store_down) */
     uint64_t            events_said;  /* and that of events */
+    uint64_t            load_said;    /* and that of sessions' reads */
     uint64_t            resumed;
     rg_dedupe_flights_t *flights;     /* dedupe keys of calls in flight */
     rg_agent_view_t   **views;        /* by agent index, NULL: none yet */

@@ -678,7 +678,13 @@ typedef struct {
     rg_durable_msg_in_t  *msgs;     /* a task's conversation, or NULL */
     size_t                nmsgs;
     rg_store_op_t        *op;
+    struct event          retry;    /* the read, asked again */
+    unsigned              retry_set:1;
 } rg_durable_open_t;
+
+
+static void rg_durable_load(rg_durable_open_t *o);
+static void rg_durable_reload(evutil_socket_t fd, short what, void *arg);
 
 
 static const rg_str_t *
@@ -1036,11 +1042,31 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
     o->op = NULL;
 
     if (res->rc == RG_ERROR) {
+        /* the store is away: a read is safe to ask again, up to
+         * store_timeout, as a checkpoint is */
+        if (rg_monotonic_msec() - s->started < rg_store_timeout(s->engine)) {
+            struct timeval  tv = { 0, 500 * 1000 };
+
+            rg_store_down(rg_store_ctx(s->engine), s->engine->log,
+                          &rg_agent_ctx(s->engine)->load_said, "sessions "
+                          "cannot be read from the store (%s): they wait "
+                          "for it, up to store_timeout", res->err);
+
+            evtimer_assign(&o->retry, s->engine->base, rg_durable_reload, o);
+            if (evtimer_add(&o->retry, &tv) == 0) {
+                o->retry_set = 1;
+                return;
+            }
+        }
+
         s->fenced = 1;
         rg_session_finish(s, RG_SESSION_FAILED, "cannot read the session "
-                          "from the store: %s", res->err);
+                          "from the store within store_timeout: %s",
+                          res->err);
         return;
     }
+
+    rg_store_up(rg_store_ctx(s->engine), s->engine->log, res);
 
     if (res->rc == RG_DECLINED) {
         if (o->input == NULL) {
@@ -1204,6 +1230,41 @@ rg_durable_open_cleanup(void *data)
         rg_store_ctx(o->s->engine)->cancel(rg_store_ctx(o->s->engine),
                                            o->op);
         o->op = NULL;
+    }
+
+    if (o->retry_set) {
+        evtimer_del(&o->retry);
+        o->retry_set = 0;
+    }
+}
+
+
+static void
+rg_durable_reload(evutil_socket_t fd, short what, void *arg)
+{
+    rg_durable_open_t  *o;
+
+    o = arg;
+    o->retry_set = 0;
+
+    rg_durable_load(o);
+}
+
+
+static void
+rg_durable_load(rg_durable_open_t *o)
+{
+    rg_str_t     sid;
+    rg_store_t  *st;
+
+    st = rg_store_ctx(o->s->engine);
+
+    sid.data = o->s->id;
+    sid.len = strlen(o->s->id);
+
+    o->op = st->load(st, &sid, rg_durable_loaded, o);
+    if (o->op == NULL) {
+        rg_session_finish(o->s, RG_SESSION_FAILED, "out of memory");
     }
 }
 

@@ -33,6 +33,7 @@
 
 
 static void rg_park_got(void *data, const rg_store_res_t *res);
+static void rg_park_ask(rg_session_t *s);
 static void rg_park_stored(rg_session_t *s);
 
 
@@ -88,10 +89,7 @@ rg_park_key(rg_session_t *s, char *buf, size_t size)
 rg_int_t
 rg_park_check(rg_session_t *s)
 {
-    char         buf[128];
-    rg_str_t     key;
-    rg_uint_t    i, n;
-    rg_store_t  *st;
+    rg_uint_t  i, n;
 
     if (!s->park || !s->durable || s->depth || s->replay) {
         return RG_OK;
@@ -105,16 +103,41 @@ rg_park_check(rg_session_t *s)
         return RG_OK;
     }
 
+    rg_session_set_state(s, RG_SESSION_AWAITING_APPROVAL);
+
+    if (rg_durable_init(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+        return RG_AGAIN;
+    }
+
+    s->dur->park_since = rg_monotonic_msec();
+    rg_park_ask(s);
+
+    return RG_AGAIN;
+}
+
+
+static void
+rg_park_ask(rg_session_t *s)
+{
+    char         buf[128];
+    rg_str_t     key;
+    rg_store_t  *st;
+
     st = rg_store_ctx(s->engine);
     key = rg_park_key(s, buf, sizeof(buf));
-    rg_session_set_state(s, RG_SESSION_AWAITING_APPROVAL);
 
     s->park_op = key.len ? st->get(st, &key, rg_park_got, s) : NULL;
     if (s->park_op == NULL) {
         rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
     }
+}
 
-    return RG_AGAIN;
+
+static void
+rg_park_again(evutil_socket_t fd, short what, void *arg)
+{
+    rg_park_ask(arg);
 }
 
 
@@ -124,6 +147,11 @@ rg_park_cancel(rg_session_t *s)
     if (s->park_op) {
         rg_store_ctx(s->engine)->cancel(rg_store_ctx(s->engine), s->park_op);
         s->park_op = NULL;
+    }
+
+    if (s->dur && s->dur->park_ev) {
+        event_free(s->dur->park_ev);
+        s->dur->park_ev = NULL;
     }
 
     free(s->park_record);
@@ -291,8 +319,25 @@ rg_park_got(void *data, const rg_store_res_t *res)
     s->park_op = NULL;
 
     if (res->rc == RG_ERROR) {
+        /* the store is away: a read is asked again, up to store_timeout */
+        if (rg_monotonic_msec() - s->dur->park_since
+            < rg_store_timeout(s->engine))
+        {
+            struct timeval  tv = { 0, 500 * 1000 };
+
+            if (s->dur->park_ev == NULL) {
+                s->dur->park_ev = evtimer_new(s->engine->base, rg_park_again,
+                                              s);
+            }
+
+            if (s->dur->park_ev && evtimer_add(s->dur->park_ev, &tv) == 0) {
+                return;
+            }
+        }
+
         rg_session_finish(s, RG_SESSION_FAILED, "cannot read the session's "
-                          "approval record: %s", res->err);
+                          "approval record within store_timeout: %s",
+                          res->err);
         return;
     }
 

@@ -85,6 +85,8 @@ typedef struct {
     rg_msec_t           lease_since;  /* asked first */
     void              (*lease_next)(rg_session_t *s, rg_int_t rc,
                                     const char *why);
+    struct event       *park_ev;      /* the approval record, asked again */
+    rg_msec_t           park_since;   /* asked first */
 } rg_session_durable_t;
 
 

@@ -116,7 +116,9 @@ outage() {
 
 outage wait
 rg_equal "wait: the batch ends after Redis is back, every task done" \
-    "$brc $(grep -c '"done"' "$tmp/wait.out")" "0 30"
+    "$brc $(grep -c '"done"' "$tmp/wait.out")" "0 30" ||
+    { grep -v '"done"' "$tmp/wait.out"; grep -v '^$' "$tmp/wait.err"; } |
+    cut -c1-300 | sed 's/^/#   /'
 rg_check "no model request while Redis was down ($down_at, then \
 $down_end; one admitted before may arrive)" \
     test "$down_end" -le $((down_at + 1))
@@ -131,7 +133,9 @@ rg_equal "one line when it answers again" \
 
 outage local
 rg_equal "local: the batch ends, every task done" \
-    "$brc $(grep -c '"done"' "$tmp/local.out")" "0 30"
+    "$brc $(grep -c '"done"' "$tmp/local.out")" "0 30" ||
+    { grep -v '"done"' "$tmp/local.out"; grep -v '^$' "$tmp/local.err"; } |
+    cut -c1-300 | sed 's/^/#   /'
 rg_check "local: model requests went on while Redis was down ($down_at, \
 then $down_end)" test "$down_end" -gt $((down_at + 1))
 rg_equal "one WARN: the process holds the limits alone" \

@@ -73,6 +73,7 @@ rg_equal() {
         rg_fail "$1"
         echo "#   got:  $2"
         echo "#   want: $3"
+        return 1
     fi
 }
 
