@@ -32,6 +32,7 @@
 static void rg_redis_connect(rg_redis_conn_t *c);
 static rg_int_t rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd);
 static void rg_redis_lost(rg_redis_conn_t *c, const char *why);
+static void rg_redis_wake_siblings(rg_redis_conn_t *c);
 static void rg_redis_reply_handler(redisAsyncContext *ac, void *reply_,
     void *privdata);
 
@@ -826,11 +827,36 @@ rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
     r->was_up = 1;
     r->last_error[0] = '\0';
 
+    rg_redis_wake_siblings(c);
+
     if (r->slots) {
         rg_redis_cluster_ready(r, c);
     }
 
     rg_redis_flush(c);
+}
+
+
+/* the node answers again: its other connections that wait out a backoff
+ * connect now, rather than hold the commands queued on them (a session's
+ * go to one connection, in order) until their timer */
+static void
+rg_redis_wake_siblings(rg_redis_conn_t *c)
+{
+    rg_uint_t         i;
+    rg_redis_conn_t  *o;
+    struct timeval    now = { 0, 0 };
+
+    for (i = 0; i < c->node->nconns; i++) {
+        o = &c->node->conns[i];
+
+        if (o != c && o->state == RG_REDIS_DOWN
+            && evtimer_pending(&o->timer, NULL))
+        {
+            evtimer_del(&o->timer);
+            evtimer_add(&o->timer, &now);
+        }
+    }
 }
 
 

@@ -125,9 +125,16 @@ rg_redis() {
     done
 }
 
-# rg_free_port: a loopback TCP port free now
+# rg_free_port: a loopback TCP port free now, and not one this test was
+# given before (the kernel may hand the same port out twice in a row);
+# those are kept in a file, for $(rg_free_port) runs in a subshell
 rg_free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    while :; do
+        p=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        grep -qx "$p" "$tmp/.ports" 2>/dev/null || break
+    done
+    echo "$p" >> "$tmp/.ports"
+    echo "$p"
 }
 
 # rg_redis_tcp PORT DIR: a redis-server on 127.0.0.1:PORT keeping its

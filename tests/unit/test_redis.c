@@ -5,7 +5,8 @@
  * connect deadlines with the late reply ignored (on a connection that
  * goes, and on one that stays), a command sent from the callback of one
  * its dying connection failed, a server that is down at
- * start and one restarted in the middle, AUTH and SELECT, name resolution
+ * start and one restarted in the middle (whose first connection back
+ * wakes the others from their backoff), AUTH and SELECT, name resolution
  * with evdns, the bounded queue, cancel and shutdown, the reconnect
  * backoff (growth, cap, jitter). Every command must
  * end with exactly one callback. */
@@ -53,6 +54,7 @@ typedef struct {
     char                text[512];
     size_t              len;
     char                err[512];
+    rg_msec_t           at;            /* when it was answered */
 } rg_test_ans_t;
 
 
@@ -63,6 +65,7 @@ rg_test_answer(void *data, redisReply *reply, const char *err)
 
     a = data;
     a->calls++;
+    a->at = rg_monotonic_msec();
 
     if (err) {
         assert_null(reply);
@@ -908,6 +911,65 @@ test_restart(void **state)
 }
 
 
+/* after a restart, the first connection that is up wakes the others
+ * of its node from their backoff: a command bound to one of them (a
+ * session's go to one connection) is not held for up to backoff_max
+ * while the server answers */
+static void
+test_restart_wakes_all(void **state)
+{
+    char              tag[16][4];
+    rg_str_t          tags[16];
+    rg_uint_t         i;
+    rg_msec_t         first, last;
+    rg_test_ans_t     as[16], a;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 0);
+    conf.connections = 4;
+    conf.command_timeout = 15000;
+    conf.backoff_base = 100;
+    conf.backoff_max = 6000;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 0, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_string_equal(a.err, "");
+
+    /* the connections fail for 4 s: their next attempts are 1.6 to 6 s
+     * away, each at its own time (jitter) */
+    rg_test_redis_kill(ctx->srv, 1);
+    rg_test_spin(ctx, 4000);
+    assert_false(rg_redis_connected(ctx->r));
+
+    for (i = 0; i < 16; i++) {
+        snprintf(tag[i], sizeof(tag[i]), "t%u", (unsigned) i);
+        tags[i].data = tag[i];
+        tags[i].len = strlen(tag[i]);
+        ctx->tag = &tags[i];
+        rg_test_cmd(ctx, &as[i], 0, "INCR", "c", NULL);
+    }
+    ctx->tag = &rg_test_tag;
+
+    assert_int_equal(rg_test_redis_restart(ctx->srv), 0);
+    rg_test_wait(ctx, 12000);
+
+    first = last = 0;
+    for (i = 0; i < 16; i++) {
+        assert_int_equal(as[i].calls, 1);
+        assert_string_equal(as[i].err, "");
+        first = first ? rg_min(first, as[i].at) : as[i].at;
+        last = rg_max(last, as[i].at);
+    }
+
+    print_message("the 16 answered within %llu ms of the first\n",
+                  (unsigned long long) (last - first));
+    assert_true(last - first <= 500);
+}
+
+
 static void
 test_auth_and_select(void **state)
 {
@@ -1274,6 +1336,8 @@ main(void)
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_restart, rg_test_setup,
                                         rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_wakes_all,
+                                        rg_test_setup, rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_auth_and_select, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_select, rg_test_setup,
