@@ -201,13 +201,22 @@ if command -v redis-server >/dev/null; then
             # sent by reagent, each one round trip: MONITOR's lines from
             # its connections, not "[0 lua]" ones, in one more run, untimed
             # (SCRIPT LOAD is each connection's handshake, not a turn's)
+            # (MONITOR slows Redis down several times: a command_timeout
+            # of 10 s keeps its slowness from adding retries to the count,
+            # and a lease_ttl of 10 min the heartbeats of sessions it made
+            # last longer than lease_ttl/3, 5 s: one more trip per 5 s a
+            # session lasts, which the README says apart)
             if [ $st = redis ]; then
+                sed 's/connections 4;/connections 4; command_timeout 10s;/' \
+                    "$tmp/store.conf" > "$tmp/store-mon.conf"
+                echo "lease_ttl 10m;" >> "$tmp/store-mon.conf"
                 redis-cli -s "$tmp/redis.sock" flushall > /dev/null
                 redis-cli -s "$tmp/redis.sock" monitor > "$tmp/store.mon" &
                 smon=$!
                 sleep 0.2
-                "$B/reagent" -q -c "$tmp/store.conf" batch --concurrency "$n" \
-                    --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> /dev/null
+                "$B/reagent" -q -c "$tmp/store-mon.conf" batch \
+                    --concurrency "$n" --no-progress -o /dev/null \
+                    "$tmp/tasks.jsonl" 2> /dev/null
                 sleep 0.2
                 kill "$smon"
                 wait "$smon" 2>/dev/null
