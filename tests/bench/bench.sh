@@ -159,7 +159,7 @@ echo
 # ran for them (inside the scripts too, from commandstats), and the Redis
 # server's own CPU per model call
 if command -v redis-server >/dev/null; then
-    echo "store: R=3 K=2, 0 ms; memory beside redis (unix socket, appendonly no); median of $RUNS runs"
+    echo "store: R=3 K=2, 0 ms; memory beside redis (unix socket, appendonly no); median of $RUNS runs, alternately"
     printf "%-9s %15s %15s %8s %14s %14s %14s %14s\n" sessions "memory us/call" "redis us/call" ratio "trips/turn" "trips/session" "commands/call" "redis us/call"
     mkdir -p "$tmp/redis.d"
     redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp/redis.d" \
@@ -178,63 +178,68 @@ if command -v redis-server >/dev/null; then
                 echo "llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections $n; }"
                 echo "$AGENT"
                 [ $st = redis ] && echo "store redis { server unix:$tmp/redis.sock; connections 4; }"
-            } > "$tmp/store.conf"
-            # the median CPU of RUNS runs; the counts of the last
-            : > "$tmp/runs.s"
-            r=0
-            while [ $r -lt "$RUNS" ]; do
-            redis-cli -s "$tmp/redis.sock" config resetstat > /dev/null
-            rcpu0=$(redis-cli -s "$tmp/redis.sock" info cpu |
-                    awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
-            "$B/reagent" -q -c "$tmp/store.conf" batch --concurrency "$n" \
-                --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
-            rcpu1=$(redis-cli -s "$tmp/redis.sock" info cpu |
-                    awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
-            bench_figures "$tmp/out" >> "$tmp/runs.s"
-            r=$((r + 1))
-            [ $r -lt "$RUNS" ] && redis-cli -s "$tmp/redis.sock" flushall > /dev/null
-            done
-            # run by Redis: reagent's commands and those inside its
-            # scripts (commandstats counts both)
-            redis-cli -s "$tmp/redis.sock" info commandstats > "$tmp/cs"
-            cmds=$(awk -F'[=:,]' '/^cmdstat_/ && !/cmdstat_(info|config|ping|script)/ { s += $3 } END { print s + 0 }' "$tmp/cs")
-            # sent by reagent, each one round trip: MONITOR's lines from
-            # its connections, not "[0 lua]" ones, in one more run, untimed
-            # (SCRIPT LOAD is each connection's handshake, not a turn's)
-            # (MONITOR slows Redis down several times: a command_timeout
-            # of 10 s keeps its slowness from adding retries to the count,
-            # and a lease_ttl of 10 min the heartbeats of sessions it made
-            # last longer than lease_ttl/3, 5 s: one more trip per 5 s a
-            # session lasts, which the README says apart)
-            if [ $st = redis ]; then
-                sed 's/connections 4;/connections 4; command_timeout 10s;/' \
-                    "$tmp/store.conf" > "$tmp/store-mon.conf"
-                echo "lease_ttl 10m;" >> "$tmp/store-mon.conf"
-                redis-cli -s "$tmp/redis.sock" flushall > /dev/null
-                redis-cli -s "$tmp/redis.sock" monitor > "$tmp/store.mon" &
-                smon=$!
-                sleep 0.2
-                "$B/reagent" -q -c "$tmp/store-mon.conf" batch \
-                    --concurrency "$n" --no-progress -o /dev/null \
-                    "$tmp/tasks.jsonl" 2> /dev/null
-                sleep 0.2
-                kill "$smon"
-                wait "$smon" 2>/dev/null
-                sent=$(awk '$3 != "lua]" && $4 ~ /^"/ {
-                                c = toupper($4)
-                                if (c !~ /^"(INFO|CONFIG|FLUSHALL|PING|MONITOR|SCRIPT)"$/) s++ }
-                            END { print s + 0 }' "$tmp/store.mon")
-                rm -f "$tmp/store.mon"
-            fi
-            eval "cpu_$st=\$(bench_median \"\$tmp/runs.s\" 2)"
-            eval "done_$st=\$(sed -n 's/.*: \([0-9]*\) done,.*/\1/p' \"\$tmp/out\")"
-            redis-cli -s "$tmp/redis.sock" flushall > /dev/null
+            } > "$tmp/store-$st.conf"
+            : > "$tmp/runs-$st"
         done
+        # RUNS runs of each, alternately (as the table above: the machine
+        # moves between runs); the median CPU of each, the counts and
+        # Redis's CPU of all of the redis runs
+        redis-cli -s "$tmp/redis.sock" config resetstat > /dev/null
+        rcpu=0
+        r=0
+        while [ $r -lt "$RUNS" ]; do
+            for st in memory redis; do
+                rcpu0=$(redis-cli -s "$tmp/redis.sock" info cpu |
+                        awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
+                "$B/reagent" -q -c "$tmp/store-$st.conf" batch --concurrency "$n" \
+                    --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
+                rcpu1=$(redis-cli -s "$tmp/redis.sock" info cpu |
+                        awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
+                bench_figures "$tmp/out" >> "$tmp/runs-$st"
+                [ $st = redis ] && rcpu=$(awk -v s="$rcpu" -v a="$rcpu0" -v b="$rcpu1" 'BEGIN { print s + b - a }')
+                redis-cli -s "$tmp/redis.sock" flushall > /dev/null
+            done
+            r=$((r + 1))
+        done
+        # run by Redis: reagent's commands and those inside its scripts
+        # (commandstats counts both), per run
+        redis-cli -s "$tmp/redis.sock" info commandstats > "$tmp/cs"
+        cmds=$(awk -F'[=:,]' -v r="$RUNS" '/^cmdstat_/ && !/cmdstat_(info|config|ping|script|flushall)/ { s += $3 } END { print s / r }' "$tmp/cs")
+        # sent by reagent, each one round trip: MONITOR's lines from its
+        # connections, not "[0 lua]" ones, in one more run, untimed
+        # (SCRIPT LOAD is each connection's handshake, not a turn's)
+        # (MONITOR slows Redis down several times: a command_timeout of
+        # 10 s keeps its slowness from adding retries to the count, and a
+        # lease_ttl of 10 min the heartbeats of sessions it made last
+        # longer than lease_ttl/3, 5 s: one more trip per 5 s a session
+        # lasts, which the README says apart)
+        sed 's/connections 4;/connections 4; command_timeout 10s;/' \
+            "$tmp/store-redis.conf" > "$tmp/store-mon.conf"
+        echo "lease_ttl 10m;" >> "$tmp/store-mon.conf"
+        redis-cli -s "$tmp/redis.sock" monitor > "$tmp/store.mon" &
+        smon=$!
+        sleep 0.2
+        "$B/reagent" -q -c "$tmp/store-mon.conf" batch \
+            --concurrency "$n" --no-progress -o /dev/null \
+            "$tmp/tasks.jsonl" 2> /dev/null
+        sleep 0.2
+        kill "$smon"
+        wait "$smon" 2>/dev/null
+        sent=$(awk '$3 != "lua]" && $4 ~ /^"/ {
+                        c = toupper($4)
+                        if (c !~ /^"(INFO|CONFIG|FLUSHALL|PING|MONITOR|SCRIPT)"$/) s++ }
+                    END { print s + 0 }' "$tmp/store.mon")
+        rm -f "$tmp/store.mon"
+        redis-cli -s "$tmp/redis.sock" flushall > /dev/null
+        cpu_memory=$(bench_median "$tmp/runs-memory" 2)
+        cpu_redis=$(bench_median "$tmp/runs-redis" 2)
+        done_memory=$(bench_median "$tmp/runs-memory" 5)
+        done_redis=$(bench_median "$tmp/runs-redis" 5)
         awk -v n="$n" -v m="$cpu_memory" -v r="$cpu_redis" -v c="$cmds" \
-            -v t="$sent" -v a="$rcpu0" -v b="$rcpu1" 'BEGIN {
+            -v t="$sent" -v rc="$rcpu" -v runs="$RUNS" 'BEGIN {
             printf "%-9s %15s %15s %7.2fx %14.2f %14.2f %14.2f %14.1f\n", n, m, r,
                    (m > 0 ? r / m : 0), t / (4 * n), t / n, c / (4 * n),
-                   (b - a) * 1e6 / (4 * n) }'
+                   rc * 1e6 / (4 * n * runs) }'
         [ "$done_memory" = "$n" ] && [ "$done_redis" = "$n" ] ||
             echo "  (done: memory $done_memory, redis $done_redis of $n)"
     done
