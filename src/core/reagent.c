@@ -68,6 +68,13 @@ rg_show_version(void)
            "hiredis %d.%d.%d\n", event_get_version(),
            curl_version_info(CURLVERSION_NOW)->version, JANSSON_VERSION,
            msgpack_version(), HIREDIS_MAJOR, HIREDIS_MINOR, HIREDIS_PATCH);
+#if (RG_MIMALLOC)
+    printf("allocator: mimalloc %d.%d.%d (pages given back %ld ms after "
+           "they empty)\n", mi_version() / 100, mi_version() / 10 % 10,
+           mi_version() % 10, mi_option_get(mi_option_decommit_delay));
+#else
+    printf("allocator: the C library's malloc\n");
+#endif
 
     for (i = 0; rg_parts[i]; i++) {
         if (rg_parts[i]->version) {

@@ -21,6 +21,7 @@
 #include <rg_redis_int.h>
 #include <rg_metrics.h>
 #include <hiredis/adapters/libevent.h>
+#include <hiredis/sds.h>
 #include <openssl/sha.h>
 #include <glib.h>
 #include <arpa/inet.h>
@@ -33,6 +34,7 @@ static void rg_redis_connect(rg_redis_conn_t *c);
 static rg_int_t rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd);
 static void rg_redis_lost(rg_redis_conn_t *c, const char *why);
 static void rg_redis_wake_siblings(rg_redis_conn_t *c);
+static void rg_redis_flush(rg_redis_conn_t *c);
 static void rg_redis_reply_handler(redisAsyncContext *ac, void *reply_,
     void *privdata);
 
@@ -59,25 +61,24 @@ rg_redis_cmd_free(rg_redis_cmd_t *cmd)
 }
 
 
+/* out of its connection's wait queue, wherever it is in it: a queue
+ * behind a full write buffer can hold thousands */
 static void
 rg_redis_unqueue(rg_redis_cmd_t *cmd)
 {
-    rg_redis_conn_t   *c;
-    rg_redis_cmd_t   **pp;
+    rg_redis_conn_t  *c;
 
     c = cmd->conn;
 
-    for (pp = &c->qhead; *pp; pp = &(*pp)->qnext) {
-        if (*pp == cmd) {
-            *pp = cmd->qnext;
-            if (c->qtail == &cmd->qnext) {
-                c->qtail = pp;
-            }
-            break;
-        }
+    *cmd->qpprev = cmd->qnext;
+    if (cmd->qnext) {
+        cmd->qnext->qpprev = cmd->qpprev;
+    } else {
+        c->qtail = cmd->qpprev;
     }
 
     cmd->qnext = NULL;
+    cmd->qpprev = NULL;
     cmd->queued = 0;
     c->node->r->stats.queued--;
 }
@@ -195,7 +196,7 @@ rg_redis_send_eval(redisAsyncContext *ac, rg_redis_cmd_t *cmd)
 
 
 static void
-rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
+rg_redis_reply(redisAsyncContext *ac, void *reply_, void *privdata)
 {
     char              buf[1024];
     redisReply       *reply;
@@ -269,6 +270,23 @@ rg_redis_reply_handler(redisAsyncContext *ac, void *reply_, void *privdata)
     }
 
     rg_redis_finish(cmd, reply, NULL);
+}
+
+
+/* a reply came: hiredis has written what came before it, and what waited
+ * for room in its buffer may follow (rg_redis_obuf_full) */
+static void
+rg_redis_reply_handler(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    rg_redis_conn_t  *c;
+
+    c = ((rg_redis_cmd_t *) privdata)->conn;
+
+    rg_redis_reply(ac, reply, privdata);
+
+    if (reply && c->qhead && c->ac == ac) {
+        rg_redis_flush(c);
+    }
 }
 
 
@@ -357,13 +375,29 @@ rg_redis_node_of(rg_redis_t *r, const rg_redis_cmd_t *cmd)
 }
 
 
-/* the connection is up: what waited for it goes out, in order */
+/* hiredis keeps what it has not written yet in one buffer, and after each
+ * partial write moves the rest to its start: thousands of sessions
+ * checkpointing in one turn of the loop made it megabytes, moved again
+ * for every write the socket took. Past this much, commands wait in the
+ * connection's queue (in order) until replies come back. */
+#define RG_REDIS_OBUF_MAX  (256 * 1024)
+
+static int
+rg_redis_obuf_full(rg_redis_conn_t *c)
+{
+    return c->ac && sdslen(c->ac->c.obuf) >= RG_REDIS_OBUF_MAX;
+}
+
+
+/* the connection is up, or took what it had: what waited for it goes
+ * out, in order */
 static void
 rg_redis_flush(rg_redis_conn_t *c)
 {
     rg_redis_cmd_t  *cmd;
 
-    while (c->qhead && c->state == RG_REDIS_READY) {
+    while (c->qhead && c->state == RG_REDIS_READY && !rg_redis_obuf_full(c))
+    {
         cmd = c->qhead;
 
         if (rg_redis_send(c, cmd) != RG_OK) {
@@ -371,11 +405,14 @@ rg_redis_flush(rg_redis_conn_t *c)
         }
 
         c->qhead = cmd->qnext;
-        if (c->qhead == NULL) {
+        if (c->qhead) {
+            c->qhead->qpprev = &c->qhead;
+        } else {
             c->qtail = &c->qhead;
         }
 
         cmd->qnext = NULL;
+        cmd->qpprev = NULL;
         cmd->queued = 0;
         c->node->r->stats.queued--;
     }
@@ -389,12 +426,16 @@ void
 rg_redis_route(rg_redis_t *r, rg_redis_cmd_t *cmd, rg_redis_conn_t *c)
 {
     if (c->state == RG_REDIS_READY && c->qhead == NULL
-        && rg_redis_send(c, cmd) == RG_OK)
+        && !rg_redis_obuf_full(c) && rg_redis_send(c, cmd) == RG_OK)
     {
         return;
     }
 
-    if (r->stats.queued >= r->conf.max_queue) {
+    /* max_queue bounds what waits for Redis to come back, not what waits
+     * for its turn on a connection that is up */
+    if (r->stats.queued >= r->conf.max_queue
+        && !(c->state == RG_REDIS_READY && c->ac))
+    {
         r->stats.rejected++;
         rg_metrics_redis_error(RG_METRICS_REDIS_REJECTED);
         rg_redis_post(cmd, "the store queue is full: Redis is not reachable "
@@ -404,6 +445,8 @@ rg_redis_route(rg_redis_t *r, rg_redis_cmd_t *cmd, rg_redis_conn_t *c)
 
     cmd->conn = c;
     cmd->queued = 1;
+    cmd->qnext = NULL;
+    cmd->qpprev = c->qtail;
     *c->qtail = cmd;
     c->qtail = &cmd->qnext;
     r->stats.queued++;
@@ -430,6 +473,16 @@ rg_redis_cmd_timeout(evutil_socket_t fd, short what, void *arg)
     r->stats.timeouts++;
     rg_metrics_redis_error(RG_METRICS_REDIS_TIMEOUT);
     c = cmd->conn;
+
+    if (cmd->queued && c->state == RG_REDIS_READY && c->ac) {
+        /* behind a full write buffer: Redis reads too slowly */
+        rg_redis_unqueue(cmd);
+        snprintf(buf, sizeof(buf), "timed out after %llums waiting to be "
+                 "sent to %s (Redis is reading more slowly than commands "
+                 "come)", (unsigned long long) cmd->timeout, c->node->addr);
+        rg_redis_finish(cmd, NULL, buf);
+        return;
+    }
 
     if (cmd->queued) {
         rg_redis_unqueue(cmd);

@@ -64,6 +64,7 @@ struct rg_redis_cmd_s {
     rg_redis_cmd_t     *next;         /* every live command */
     rg_redis_cmd_t     *prev;
     rg_redis_cmd_t     *qnext;        /* its connection's wait queue */
+    rg_redis_cmd_t    **qpprev;       /* what points at it there */
     rg_redis_reply_pt   cb;
     void               *data;
     rg_redis_script_t  *script;

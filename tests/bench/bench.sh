@@ -18,6 +18,8 @@ Babs=$(cd "$B" && pwd)
 SIZES=${BENCH_SIZES:-100 1000 10000}
 LATENCIES=${BENCH_LATENCIES:-0 200}
 RUNS=${BENCH_RUNS:-3}
+# the store's ratio is of two figures that both move: more runs
+SRUNS=${BENCH_RUNS:-5}
 # the agent of the tables against the floor: every guard on, with bounds
 # that never end a session (repeat detection and session dedupe are on
 # by default)
@@ -159,7 +161,7 @@ echo
 # ran for them (inside the scripts too, from commandstats), and the Redis
 # server's own CPU per model call
 if command -v redis-server >/dev/null; then
-    echo "store: R=3 K=2, 0 ms; memory beside redis (unix socket, appendonly no); median of $RUNS runs, alternately"
+    echo "store: R=3 K=2, 0 ms; memory beside redis (unix socket, appendonly no); median of $SRUNS runs, alternately"
     printf "%-9s %15s %15s %8s %14s %14s %14s %14s\n" sessions "memory us/call" "redis us/call" ratio "trips/turn" "trips/session" "commands/call" "redis us/call"
     mkdir -p "$tmp/redis.d"
     redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp/redis.d" \
@@ -187,7 +189,7 @@ if command -v redis-server >/dev/null; then
         redis-cli -s "$tmp/redis.sock" config resetstat > /dev/null
         rcpu=0
         r=0
-        while [ $r -lt "$RUNS" ]; do
+        while [ $r -lt "$SRUNS" ]; do
             for st in memory redis; do
                 rcpu0=$(redis-cli -s "$tmp/redis.sock" info cpu |
                         awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
@@ -204,7 +206,7 @@ if command -v redis-server >/dev/null; then
         # run by Redis: reagent's commands and those inside its scripts
         # (commandstats counts both), per run
         redis-cli -s "$tmp/redis.sock" info commandstats > "$tmp/cs"
-        cmds=$(awk -F'[=:,]' -v r="$RUNS" '/^cmdstat_/ && !/cmdstat_(info|config|ping|script|flushall)/ { s += $3 } END { print s / r }' "$tmp/cs")
+        cmds=$(awk -F'[=:,]' -v r="$SRUNS" '/^cmdstat_/ && !/cmdstat_(info|config|ping|script|flushall)/ { s += $3 } END { print s / r }' "$tmp/cs")
         # sent by reagent, each one round trip: MONITOR's lines from its
         # connections, not "[0 lua]" ones, in one more run, untimed
         # (SCRIPT LOAD is each connection's handshake, not a turn's)
@@ -236,10 +238,11 @@ if command -v redis-server >/dev/null; then
         done_memory=$(bench_median "$tmp/runs-memory" 5)
         done_redis=$(bench_median "$tmp/runs-redis" 5)
         awk -v n="$n" -v m="$cpu_memory" -v r="$cpu_redis" -v c="$cmds" \
-            -v t="$sent" -v rc="$rcpu" -v runs="$RUNS" 'BEGIN {
+            -v t="$sent" -v rc="$rcpu" -v runs="$SRUNS" 'BEGIN {
             printf "%-9s %15s %15s %7.2fx %14.2f %14.2f %14.2f %14.1f\n", n, m, r,
                    (m > 0 ? r / m : 0), t / (4 * n), t / n, c / (4 * n),
                    rc * 1e6 / (4 * n * runs) }'
+        echo "  (us/call of the runs, in their order: memory $(awk '{ printf "%s ", $2 }' "$tmp/runs-memory"); redis $(awk '{ printf "%s ", $2 }' "$tmp/runs-redis" | sed 's/ $//'))"
         [ "$done_memory" = "$n" ] && [ "$done_redis" = "$n" ] ||
             echo "  (done: memory $done_memory, redis $done_redis of $n)"
     done

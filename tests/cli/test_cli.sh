@@ -152,6 +152,18 @@ rg_check "-V names the libraries and their versions" \
     grep -Eq '^libraries: libevent [0-9][0-9a-z.-]*, libcurl [0-9][0-9.]*, jansson [0-9][0-9.]*, msgpack-c [0-9][0-9.]*, hiredis [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/out"
 rg_check "-V names the tool module ABI" \
     grep -Eq '^tool module ABI: 1 \(rg1:p[0-9]+:l[0-9]+\)$' "$tmp/out"
+rg_check "-V names the allocator" \
+    grep -Eq "^allocator: (mimalloc [0-9]+\.[0-9]+\.[0-9]+ \(pages given back [0-9]+ ms after they empty\)|the C library's malloc)$" "$tmp/out"
+if grep -q '^allocator: mimalloc' "$tmp/out"; then
+    rg_has "-V: mimalloc gives pages back a second after they empty" \
+        "$tmp/out" "pages given back 1000 ms after"
+    MIMALLOC_DECOMMIT_DELAY=25 "$R" -V > "$tmp/out3" 2>/dev/null
+    rg_has "MIMALLOC_DECOMMIT_DELAY has the last word" \
+        "$tmp/out3" "pages given back 25 ms after"
+else
+    n=$((n + 1))
+    echo "ok $n - mimalloc's decommit delay # skip a build without mimalloc (the sanitizers')"
+fi
 rg_check "-V writes nothing to stderr" test ! -s "$tmp/err"
 
 "$R" --version > "$tmp/out2" 2>/dev/null

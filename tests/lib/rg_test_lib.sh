@@ -127,10 +127,12 @@ rg_redis() {
 
 # rg_free_port: a loopback TCP port free now, and not one this test was
 # given before (the kernel may hand the same port out twice in a row);
-# those are kept in a file, for $(rg_free_port) runs in a subshell
+# those are kept in a file, for $(rg_free_port) runs in a subshell. At
+# most 55535: a Redis Cluster node also listens on its port + 10000
 rg_free_port() {
     while :; do
         p=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        [ "$p" -le 55535 ] || continue
         grep -qx "$p" "$tmp/.ports" 2>/dev/null || break
     done
     echo "$p" >> "$tmp/.ports"

@@ -12,8 +12,29 @@
 #include <sys/prctl.h>
 
 
+static int rg_test_probe_port(void);
+
+
+/* a loopback port free now, at most 55535: a Redis Cluster node also
+ * listens on its port + 10000 */
 int
 rg_test_free_port(void)
+{
+    int  i, port;
+
+    for (i = 0; i < 100; i++) {
+        port = rg_test_probe_port();
+        if (port <= 55535) {
+            return port;
+        }
+    }
+
+    return -1;
+}
+
+
+static int
+rg_test_probe_port(void)
 {
     int                 fd, port;
     socklen_t           len;

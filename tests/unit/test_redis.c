@@ -7,7 +7,8 @@
  * its dying connection failed, a server that is down at
  * start and one restarted in the middle (whose first connection back
  * wakes the others from their backoff), AUTH and SELECT, name resolution
- * with evdns, the bounded queue, cancel and shutdown, the reconnect
+ * with evdns, the bounded queue, the bounded write buffer (a burst waits
+ * in order), cancel and shutdown, the reconnect
  * backoff (growth, cap, jitter). Every command must
  * end with exactly one callback. */
 
@@ -1115,6 +1116,72 @@ test_queue_bound(void **state)
 }
 
 
+/* a burst larger than hiredis's write buffer should hold: past 256 KB
+ * unwritten, commands wait in the connection's queue, in order, and go
+ * out as replies come; max_queue (for an outage) does not refuse them */
+static void
+test_buffer_bound(void **state)
+{
+    char              head[16], *big;
+    size_t            size;
+    rg_uint_t         i, n;
+    rg_test_ans_t    *as, a;
+    rg_test_ctx_t    *ctx;
+    rg_redis_conf_t   conf;
+
+    ctx = *state;
+    conf = rg_test_conf(ctx, 0);
+    conf.connections = 1;
+    conf.max_queue = 10;
+    ctx->r = rg_redis_create(ctx->base, NULL, &conf, &ctx->log);
+
+    rg_test_cmd(ctx, &a, 5000, "PING", NULL);
+    rg_test_wait(ctx, 5000);
+    assert_int_equal(a.calls, 1);
+    assert_string_equal(a.err, "");
+
+    n = 64;
+    size = 64 * 1024;
+    big = malloc(size + 1);
+    as = calloc(n, sizeof(rg_test_ans_t));
+    assert_non_null(big);
+    assert_non_null(as);
+
+    for (i = 0; i < n; i++) {
+        snprintf(head, sizeof(head), "%06lu", (unsigned long) i);
+        memset(big, 'x', size);
+        memcpy(big, head, 6);
+        big[size] = '\0';
+        rg_test_cmd(ctx, &as[i], 10000, "SET", "big", big, NULL);
+    }
+
+    /* 4 MB issued in one turn of the loop: hiredis holds a few, the
+     * rest wait, none refused */
+    assert_in_range(rg_redis_stats(ctx->r)->inflight, 1, 6);
+    assert_int_equal(rg_redis_stats(ctx->r)->queued,
+                     n - rg_redis_stats(ctx->r)->inflight);
+    assert_true(rg_redis_stats(ctx->r)->queued > conf.max_queue);
+
+    rg_test_cmd(ctx, &a, 10000, "GETRANGE", "big", "0", "5", NULL);
+    rg_test_wait(ctx, 20000);
+
+    for (i = 0; i < n; i++) {
+        assert_int_equal(as[i].calls, 1);
+        assert_string_equal(as[i].err, "");
+    }
+
+    /* in order: the last SET is the one Redis holds */
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.len, 6);
+    assert_memory_equal(a.text, "000063", 6);
+    assert_int_equal(rg_redis_stats(ctx->r)->queued, 0);
+    assert_int_equal(rg_redis_stats(ctx->r)->inflight, 0);
+
+    free(as);
+    free(big);
+}
+
+
 /* cancel: no callback, queued or sent; destroy: every pending command
  * answered once */
 static void
@@ -1317,6 +1384,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_pipeline, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_order, rg_test_setup,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_buffer_bound, rg_test_setup,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_error_reply, rg_test_setup,
                                         rg_test_teardown),
