@@ -56,6 +56,7 @@ static void rg_durable_done(void *data, const rg_store_res_t *res);
 static void rg_durable_retry(evutil_socket_t fd, short what, void *arg);
 static void rg_durable_fail(rg_session_t *s, const char *why);
 static void rg_durable_waited(rg_session_t *s, rg_uint_t written);
+static void rg_durable_final_done(rg_session_t *s);
 
 
 static rg_int_t
@@ -384,6 +385,8 @@ rg_durable_send(rg_session_t *s)
     cp.fields = b.fields;
     cp.nfields = b.nfields;
     cp.ttl = rg_store_session_ttl(s->engine);
+    /* the final status lets the lease go in the same step */
+    cp.release = s->dur->cp_next == rg_durable_final_done;
 
     rg_agent_ctx(s->engine)->checkpoints++;
 
@@ -607,10 +610,12 @@ rg_durable_stop(rg_session_t *s)
 }
 
 
+/* the checkpoint let the lease go (cp.release): only the heartbeat
+ * stops here */
 static void
 rg_durable_final_done(rg_session_t *s)
 {
-    rg_lease_release(s);
+    rg_lease_stop(s);
     rg_session_handler(s);       /* may destroy s */
 }
 

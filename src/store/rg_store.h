@@ -54,10 +54,13 @@ typedef void (*rg_store_pt)(void *data, const rg_store_res_t *res);
  * base + nmsgs) and not appended twice; any other length is "diverged".
  * With a lease token set, a session whose lease another worker holds now
  * is refused ("fenced"). Every key of the session gets ttl: its meta,
- * messages and fence, and the values put with RG_STORE_KEEP. */
+ * messages and fence, and the values put with RG_STORE_KEEP. With
+ * release, the lease goes in the same step (a final status: one round
+ * trip, and no moment when the session has ended but is still held). */
 typedef struct {
     rg_str_t            id;
     int64_t             lease;        /* 0: not fenced */
+    rg_uint_t           release;      /* and let the lease go */
     rg_uint_t           base;
     const rg_str_t     *msgs;
     rg_uint_t           nmsgs;

@@ -780,6 +780,14 @@ rg_mem_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     }
 
     if (rc == RG_OK) {
+        if (cp->release && cp->lease) {
+            e = rg_mem_session(m, &cp->id, "lease", 5);
+            if (e && !e->list && strtoll(e->value.data, NULL, 10) == cp->lease)
+            {
+                rg_mem_unlink(m, e);
+            }
+        }
+
         return op;
     }
 

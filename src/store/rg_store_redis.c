@@ -49,7 +49,8 @@ typedef struct {
 
 
 /* KEYS: meta, msgs, lease, fence, kept. ARGV: lease token (0: none),
- * base, ttl, n, n messages, then name, value pairs. The values kept as
+ * base, ttl, n, release (1: the lease goes too), n messages, then name,
+ * value pairs. The values kept as
  * long as the session (put with RG_STORE_KEEP: "{id}:kept" holds their
  * names) get the ttl too: their keys are made here from kept's, so they
  * share its hash tag and its cluster slot */
@@ -68,16 +69,16 @@ static rg_redis_script_t  rg_sr_checkpoint_lua = { "checkpoint",
     "local n = tonumber(ARGV[4])\n"
     "local have = redis.call('LLEN', KEYS[2])\n"
     "if have == base then\n"
-    "  for i = 5, 4 + n, 1000 do\n"
+    "  for i = 6, 5 + n, 1000 do\n"
     "    redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, "
-    "4 + n)))\n"
+    "5 + n)))\n"
     "  end\n"
     "elseif have ~= base + n then\n"
     "  return redis.error_reply('DIVERGED the store holds ' .. have .. "
     "' messages, not ' .. base)\n"
     "end\n"
-    "if #ARGV >= 5 + n then\n"
-    "  redis.call('HSET', KEYS[1], unpack(ARGV, 5 + n, #ARGV))\n"
+    "if #ARGV >= 6 + n then\n"
+    "  redis.call('HSET', KEYS[1], unpack(ARGV, 6 + n, #ARGV))\n"
     "end\n"
     "local ttl = tonumber(ARGV[3])\n"
     "if ttl > 0 then\n"
@@ -89,6 +90,12 @@ static rg_redis_script_t  rg_sr_checkpoint_lua = { "checkpoint",
     "    redis.call('PEXPIRE', base .. name, ttl)\n"
     "  end\n"
     "  redis.call('PEXPIRE', KEYS[5], ttl)\n"
+    "end\n"
+    "if ARGV[5] == '1' and lease ~= 0 then\n"
+    "  local cur = redis.call('GET', KEYS[3])\n"
+    "  if cur and tonumber(string.match(cur, '^%d+')) == lease then\n"
+    "    redis.call('DEL', KEYS[3])\n"
+    "  end\n"
     "end\n"
     "return have\n", ""
 };
@@ -841,14 +848,14 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
 
     r = (rg_store_redis_t *) st;
 
-    /* 5 keys and 4 numbers, the records, the meta's pairs */
+    /* 5 keys and 5 numbers, the records, the meta's pairs */
     if (cp->nmsgs > (rg_uint_t) INT_MAX / 4
         || cp->nfields > (rg_uint_t) INT_MAX / 8)
     {
         return NULL;
     }
 
-    n = 9 + cp->nmsgs + 2 * cp->nfields;
+    n = 10 + cp->nmsgs + 2 * cp->nfields;
 
     /* the arguments are large: off the stack */
     a = malloc(sizeof(rg_sr_args_t));
@@ -880,6 +887,7 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     rg_sr_num(a, (int64_t) cp->base);
     rg_sr_num(a, (int64_t) cp->ttl);
     rg_sr_num(a, (int64_t) cp->nmsgs);
+    rg_sr_num(a, cp->release ? 1 : 0);
 
     for (i = 0; i < cp->nmsgs; i++) {
         rg_sr_arg(a, cp->msgs[i].data, cp->msgs[i].len);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_durable.sh: sessions kept by `store redis` (src/agent/rg_durable.c)
 # with the real binary, a real redis-server and the mock model: the store
-# holds a finished session with every key under a TTL and `reagent status`
+# holds a finished session with every key under a TTL, its lease let go,
+# and `reagent status`
 # reads it from another process; a run killed with SIGKILL in the middle
 # of round 2 is finished by `reagent resume`, and its model requests are
 # byte for byte those of an uninterrupted run (the model call in flight
@@ -55,6 +56,9 @@ rg_equal "and its answer" \
 rg_equal "and its records, appended" "$(rg_rcli llen "t:{$uid}:msgs")" 9
 
 rg_ttl_sweep "every key has a TTL" 't:*'
+# the final checkpoint let the lease go in the same step
+rg_equal "its lease is let go" "$(rg_rcli exists "t:{$uid}:lease")" 0
+rg_equal "its fencing counter stays" "$(rg_rcli exists "t:{$uid}:fence")" 1
 
 "$R" -c "$tmp/d.conf" status "$uid" > "$tmp/st.out" 2>&1
 rg_expect "status reads it from another process" "$tmp/st.out" \

@@ -5,7 +5,7 @@
  * value that won; expiry; counters; checkpoints that append exactly once
  * (a retry is recognised, another base is "diverged"), of 1,000 records
  * too; loading a session; leases with fencing tokens that refuse a stale
- * writer; shared token buckets, all or nothing, with a cool-down; a
+ * writer; a final checkpoint that lets the lease go in the same step; shared token buckets, all or nothing, with a cool-down; a
  * session's events (ids that grow, a range after an id, the newest max
  * kept, expiry, fencing); cancel and shutdown.
  * Redis only: every key written has a TTL, and the prefix is applied. */
@@ -615,6 +615,82 @@ test_lease(void **state)
 }
 
 
+/* a final checkpoint lets the lease go in the same step: written and
+ * let go, or (fenced) neither; a stale token lets nothing go */
+static void
+test_checkpoint_release(void **state)
+{
+    int64_t                 t1, t2;
+    rg_test_ctx_t          *t = *state;
+    rg_test_ans_t           a, b;
+    rg_str_t                id, w1, w2, msg, fields[2];
+    rg_store_checkpoint_t   cp;
+
+    id = rg_test_str("s-9");
+    w1 = rg_test_str("host-a:101");
+    w2 = rg_test_str("host-b:202");
+    msg = rg_test_str("m");
+    fields[0] = rg_test_str("status");
+    fields[1] = rg_test_str("done");
+
+    t->st->lease(t->st, &id, &w1, 0, 5000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    t1 = a.num;
+
+    /* without release the lease stays: another cannot take it */
+    cp = rg_test_cp("s-9", 0, &msg, 1, fields, 1, t1);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    t->st->lease(t->st, &id, &w2, 0, 5000, rg_test_answer,
+                 rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_DECLINED);
+    assert_string_equal(b.err, "held");
+
+    /* a stale token's final checkpoint is refused and lets nothing go */
+    cp = rg_test_cp("s-9", 1, &msg, 1, fields, 1, t1 + 5);
+    cp.release = 1;
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    t->st->lease(t->st, &id, &w2, 0, 5000, rg_test_answer,
+                 rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+    assert_non_null(strstr(a.err, "fenced"));
+    assert_int_equal(b.rc, RG_DECLINED);
+    assert_string_equal(b.err, "held");
+
+    /* the holder's final checkpoint: written, and the lease is free */
+    cp = rg_test_cp("s-9", 1, &msg, 1, fields, 1, t1);
+    cp.release = 1;
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    t->st->lease(t->st, &id, &w2, 0, 5000, rg_test_answer,
+                 rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(b.rc, RG_OK);
+    t2 = b.num;
+    assert_true(t2 > t1);
+
+    t->st->load(t->st, &id, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(a.nitems, 2);
+
+    /* the old holder's retry of it now is fenced, and lets go of nothing */
+    cp = rg_test_cp("s-9", 1, &msg, 1, fields, 1, t1);
+    cp.release = 1;
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    t->st->lease(t->st, &id, &w2, t2, 5000, rg_test_answer,
+                 rg_test_ans(t, &b));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+    assert_int_equal(b.rc, RG_OK);
+    assert_int_equal(b.num, t2);
+}
+
+
 static void
 test_put(void **state)
 {
@@ -1131,6 +1207,7 @@ main(void)
         RG_TEST_BOTH(test_checkpoint),
         RG_TEST_BOTH(test_checkpoint_large),
         RG_TEST_BOTH(test_lease),
+        RG_TEST_BOTH(test_checkpoint_release),
         RG_TEST_BOTH(test_put),
         RG_TEST_BOTH(test_put_keep),
         RG_TEST_BOTH(test_take),
