@@ -18,7 +18,8 @@ Babs=$(cd "$B" && pwd)
 SIZES=${BENCH_SIZES:-100 1000 10000}
 LATENCIES=${BENCH_LATENCIES:-0 200}
 RUNS=${BENCH_RUNS:-3}
-# the store's ratio is of two figures that both move: more runs
+# the ratios against the floor and of the two stores are of two figures
+# that both move by 10-20% a run: medians of more runs
 SRUNS=${BENCH_RUNS:-5}
 # the agent of the tables against the floor: every guard on, with bounds
 # that never end a session (repeat detection and session dedupe are on
@@ -91,31 +92,37 @@ echo "every guard on, mock model on loopback, one reagent process, $(nproc) core
 echo "beside each row the floor (tests/bench/bench_floor.c: the same sessions by a"
 echo "minimal client on libevent, curl multi and jansson, run against the same mock"
 echo "just after);"
-echo "ratio = reagent / floor; each figure the median of $RUNS runs (BENCH_RUNS)"
+echo "ratio = reagent / floor; each figure the median of $SRUNS runs (BENCH_RUNS)"
 echo
 printf "%-7s %-8s %8s %8s %6s %9s %9s %6s %8s %8s %9s\n" latency sessions "wall s" "floor s" ratio "cpu us" "floor us" ratio "peak MiB" "KiB/sess" "floor KiB"
 
 for lat in $LATENCIES; do
-    start_mock "$lat"
     for n in $SIZES; do
         head -n "$n" "$tmp/all.jsonl" > "$tmp/tasks.jsonl"
-        cat > "$tmp/bench.conf" <<CONF
+        # SRUNS runs of each, alternately: the median of each figure (one
+        # run on a shared machine moves by 10-20%). Each run has a mock of
+        # its own, on a port of its own: a run leaves its n connections in
+        # TIME_WAIT for a minute, which the next run to the same port
+        # would find in its way, and the first of a pair would not
+        : > "$tmp/runs.r"
+        : > "$tmp/runs.f"
+        r=0
+        while [ $r -lt "$SRUNS" ]; do
+            start_mock "$lat"
+            cat > "$tmp/bench.conf" <<CONF
 load_module $B/modules/calc.so;
 llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections $n; }
 $AGENT
 CONF
-        # RUNS runs of each, alternately: the median of each figure (one
-        # run on a shared machine moves by 10-20%)
-        : > "$tmp/runs.r"
-        : > "$tmp/runs.f"
-        r=0
-        while [ $r -lt "$RUNS" ]; do
             "$B/reagent" -q -c "$tmp/bench.conf" batch --concurrency "$n" \
                 --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
             bench_figures "$tmp/out" >> "$tmp/runs.r"
+            stop_mock
+            start_mock "$lat"
             "$B/tests/bench_floor" "http://127.0.0.1:$port/v1/chat/completions" \
                 "$n" /dev/null 2> "$tmp/floor"
             bench_figures "$tmp/floor" >> "$tmp/runs.f"
+            stop_mock
             r=$((r + 1))
         done
         wall=$(bench_median "$tmp/runs.r" 1)
@@ -135,8 +142,8 @@ CONF
         [ "$done" = "$n" ] || printf "  (only %s of %s done)" "$done" "$n"
         [ "$fdone" = "$n" ] || printf "  (floor: %s of %s done)" "$fdone" "$n"
         echo
+        echo "        (cpu us of the runs, in their order: reagent $(awk '{ printf "%s ", $2 }' "$tmp/runs.r"); floor $(awk '{ printf "%s ", $2 }' "$tmp/runs.f" | sed 's/ $//'))"
     done
-    stop_mock
 done
 
 echo
@@ -171,7 +178,9 @@ if command -v redis-server >/dev/null; then
     while ! redis-cli -s "$tmp/redis.sock" ping >/dev/null 2>&1 && [ $i -lt 100 ]; do
         sleep 0.05; i=$((i + 1))
     done
-    start_mock 0
+    # a mock of its own for each run, as in the table above; the port in
+    # the configurations is set for each
+    port=0
     for n in $(echo "$SIZES" | tr ' ' '\n' | awk '$1 >= 1000'); do
         head -n "$n" "$tmp/all.jsonl" > "$tmp/tasks.jsonl"
         for st in memory redis; do
@@ -191,12 +200,15 @@ if command -v redis-server >/dev/null; then
         r=0
         while [ $r -lt "$SRUNS" ]; do
             for st in memory redis; do
+                start_mock 0
+                sed -i "s#127.0.0.1:[0-9]*/v1#127.0.0.1:$port/v1#" "$tmp/store-$st.conf"
                 rcpu0=$(redis-cli -s "$tmp/redis.sock" info cpu |
                         awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
                 "$B/reagent" -q -c "$tmp/store-$st.conf" batch --concurrency "$n" \
                     --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
                 rcpu1=$(redis-cli -s "$tmp/redis.sock" info cpu |
                         awk -F: '/used_cpu_(sys|user):/ { s += $2 } END { print s }')
+                stop_mock
                 bench_figures "$tmp/out" >> "$tmp/runs-$st"
                 [ $st = redis ] && rcpu=$(awk -v s="$rcpu" -v a="$rcpu0" -v b="$rcpu1" 'BEGIN { print s + b - a }')
                 redis-cli -s "$tmp/redis.sock" flushall > /dev/null
@@ -218,6 +230,8 @@ if command -v redis-server >/dev/null; then
         sed 's/connections 4;/connections 4; command_timeout 10s;/' \
             "$tmp/store-redis.conf" > "$tmp/store-mon.conf"
         echo "lease_ttl 10m;" >> "$tmp/store-mon.conf"
+        start_mock 0
+        sed -i "s#127.0.0.1:[0-9]*/v1#127.0.0.1:$port/v1#" "$tmp/store-mon.conf"
         redis-cli -s "$tmp/redis.sock" monitor > "$tmp/store.mon" &
         smon=$!
         sleep 0.2
@@ -227,6 +241,7 @@ if command -v redis-server >/dev/null; then
         sleep 0.2
         kill "$smon"
         wait "$smon" 2>/dev/null
+        stop_mock
         sent=$(awk '$3 != "lua]" && $4 ~ /^"/ {
                         c = toupper($4)
                         if (c !~ /^"(INFO|CONFIG|FLUSHALL|PING|MONITOR|SCRIPT)"$/) s++ }
