@@ -474,22 +474,22 @@ rg_redis_cmd_timeout(evutil_socket_t fd, short what, void *arg)
     rg_metrics_redis_error(RG_METRICS_REDIS_TIMEOUT);
     c = cmd->conn;
 
-    if (cmd->queued && c->state == RG_REDIS_READY && c->ac) {
-        /* behind a full write buffer: Redis reads too slowly */
-        rg_redis_unqueue(cmd);
-        snprintf(buf, sizeof(buf), "timed out after %llums waiting to be "
-                 "sent to %s (Redis is reading more slowly than commands "
-                 "come)", (unsigned long long) cmd->timeout, c->node->addr);
-        rg_redis_finish(cmd, NULL, buf);
-        return;
-    }
-
     if (cmd->queued) {
         rg_redis_unqueue(cmd);
-        snprintf(buf, sizeof(buf), "timed out after %llums waiting for a "
-                 "connection to %s%s%s", (unsigned long long) cmd->timeout,
-                 c->node->addr, r->last_error[0] ? ": " : "",
-                 r->last_error);
+
+        if (c->state == RG_REDIS_READY && c->ac) {
+            /* behind a full write buffer: Redis reads too slowly */
+            snprintf(buf, sizeof(buf), "timed out after %llums waiting to "
+                     "be sent to %s (Redis is reading more slowly than "
+                     "commands come)", (unsigned long long) cmd->timeout,
+                     c->node->addr);
+        } else {
+            snprintf(buf, sizeof(buf), "timed out after %llums waiting for "
+                     "a connection to %s%s%s",
+                     (unsigned long long) cmd->timeout, c->node->addr,
+                     r->last_error[0] ? ": " : "", r->last_error);
+        }
+
         rg_redis_finish(cmd, NULL, buf);
         return;
     }
