@@ -12,7 +12,7 @@
 #include <rg_session.h>
 #include <rg_child.h>
 #include <rg_dedupe.h>
-#include <rg_llm.h>
+#include <rg_llm_client.h>
 #include <rg_tools.h>
 #include <fnmatch.h>
 

@@ -14,7 +14,7 @@
 #include <rg_agent.h>
 #include <rg_run.h>
 #include <rg_llm_request.h>
-#include <rg_llm_openai.h>
+#include <rg_llm.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <errno.h>
@@ -432,6 +432,9 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     if (ts->timeout == RG_CONF_UNSET_MSEC) {
         ts->timeout = 30000;
     }
+    agent->temperature_set = !isnan(agent->temperature)
+                             || agent->llm->temperature_set;
+
     if (isnan(agent->temperature)) {
         agent->temperature = agent->llm->temperature;
     }
@@ -646,7 +649,7 @@ rg_agent_tools_build(rg_cycle_t *cycle, rg_pool_t *pool,
     rg_buf_t                  b;
     rg_int_t                  k;
     rg_str_t                 *names;
-    rg_uint_t                 i, j;
+    rg_uint_t                 i, j, f;
     rg_toolset_t             *ts;
     rg_llm_tool_t             tool;
     rg_llm_prefix_t           prefix;
@@ -753,39 +756,46 @@ rg_agent_tools_build(rg_cycle_t *cycle, rg_pool_t *pool,
      * built once */
     memset(&b, 0, sizeof(b));
 
-    agent->tool_texts = rg_pcalloc(pool, (ts->ntools + 1) * sizeof(rg_str_t));
-    if (agent->tool_texts == NULL) {
-        return RG_ERROR;
-    }
-
-    for (i = 0; i < ts->ntools; i++) {
-        tool.name = ts->tools[i]->tool->name;
-        tool.description = ts->tools[i]->tool->description;
-        tool.parameters = ts->tools[i]->tool->parameters;
-
-        rg_buf_reset(&b);
-
-        if (rg_llm_tool_text(&b, &tool) != RG_OK) {
+    /* in every format: a fallback llm may speak another */
+    for (f = 0; f < RG_LLM_NCODECS; f++) {
+        agent->tool_texts[f] = rg_pcalloc(pool,
+                                          (ts->ntools + 1) * sizeof(rg_str_t));
+        if (agent->tool_texts[f] == NULL) {
             goto nomem;
         }
 
-        agent->tool_texts[i].data = rg_pstrdup(pool, b.data, b.len);
-        agent->tool_texts[i].len = b.len;
+        for (i = 0; i < ts->ntools; i++) {
+            tool.name = ts->tools[i]->tool->name;
+            tool.description = ts->tools[i]->tool->description;
+            tool.parameters = ts->tools[i]->tool->parameters;
 
-        if (agent->tool_texts[i].data == NULL) {
-            goto nomem;
+            rg_buf_reset(&b);
+
+            if (rg_llm_tool_text(&rg_llm_codecs[f], &b, &tool) != RG_OK) {
+                goto nomem;
+            }
+
+            agent->tool_texts[f][i].data = rg_pstrdup(pool, b.data, b.len);
+            agent->tool_texts[f][i].len = b.len;
+
+            if (agent->tool_texts[f][i].data == NULL) {
+                goto nomem;
+            }
         }
     }
 
+    memset(&prefix, 0, sizeof(prefix));
     prefix.model = agent->llm->model.data;
     prefix.temperature = agent->temperature;
-    prefix.stream = (rg_uint_t) agent->llm->stream;
-    prefix.tools = agent->tool_texts;
+    prefix.temperature_set = agent->temperature_set;
+    prefix.stream = agent->llm->stream ? 1 : 0;
+    prefix.tools = agent->tool_texts[agent->llm->format];
     prefix.ntools = ts->ntools;
+    prefix.llm = agent->llm;
 
     rg_buf_reset(&b);
 
-    if (rg_llm_prefix(&b, &prefix) != RG_OK) {
+    if (rg_llm_prefix(agent->llm->codec, &b, &prefix) != RG_OK) {
         goto nomem;
     }
 

@@ -8,6 +8,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
+#include <rg_llm.h>
 #include <rg_llm_conf.h>
 #include <rg_module.h>
 
@@ -71,7 +72,9 @@ struct rg_agent_conf_s {
 
     rg_llm_conf_t      *llm;
     rg_toolset_t        toolset;
-    rg_str_t           *tool_texts;       /* each tool, as the model is told */
+    rg_str_t           *tool_texts[RG_LLM_NCODECS]; /* each tool, as the
+                                             model is told, per format */
+    unsigned            temperature_set:1;  /* configured, not default */
 
     char               *prefix;           /* request body up to messages */
     size_t              prefix_len;

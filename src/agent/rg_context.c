@@ -44,6 +44,7 @@ rg_msgs_append(rg_msgs_t *m, rg_pool_t *pool, uint8_t role,
     msg->short_stored = 0;
     msg->ncalls = 0;
     msg->seq = 0;
+    msg->wire_fmt = 0;
     msg->json.data = copy ? rg_pstrdup(pool, json, len) : (char *) json;
 
     if (msg->json.data == NULL) {
@@ -178,6 +179,7 @@ rg_context_shorten(rg_msg_t *msg, rg_pool_t *pool, size_t *saved)
     *saved = msg->json.len - n;
     msg->json.data = out;
     msg->json.len = n;
+    msg->wire_fmt = 0;
     msg->shortened = 1;
 
     return RG_OK;

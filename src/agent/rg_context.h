@@ -23,6 +23,10 @@ struct rg_msg_s {
     uint32_t            ncalls;       /* an assistant's tool calls */
     uint32_t            seq;          /* its place in the store, + 1; 0:
                                          not stored (rg_durable.c) */
+    uint8_t             wire_fmt;     /* the format wire is in, + 1; 0:
+                                         none made (json changed) */
+    rg_str_t            wire;         /* its piece of a request body in
+                                         that format (rg_llm_wire()) */
 };
 
 typedef struct {

@@ -822,6 +822,7 @@ rg_durable_replay(rg_session_t *s, const rg_store_res_t *res, char *err,
             s->msgs.bytes -= m->json.len;
             m->json.data = rg_pstrdup(s->pool, j.data, j.len);
             m->json.len = j.len;
+            m->wire_fmt = 0;
             m->shortened = 1;
             m->short_stored = 1;
             s->msgs.bytes += m->json.len;

@@ -20,7 +20,7 @@
 #include <rg_secret.h>
 #include <rg_json.h>
 #include <rg_tool_args.h>
-#include <rg_llm_openai.h>
+#include <rg_llm.h>
 #include <jansson.h>
 
 

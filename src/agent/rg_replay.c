@@ -15,7 +15,7 @@
 #include <rg_session.h>
 #include <rg_replay.h>
 #include <rg_run.h>
-#include <rg_llm.h>
+#include <rg_llm_client.h>
 #include <rg_tool_args.h>
 #include <jansson.h>
 

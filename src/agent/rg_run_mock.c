@@ -11,7 +11,7 @@
 #include <rg_core.h>
 #include <rg_engine.h>
 #include <rg_run.h>
-#include <rg_llm.h>
+#include <rg_llm_client.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>

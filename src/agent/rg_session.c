@@ -115,6 +115,14 @@ rg_int_t
 rg_session_append_text(rg_session_t *s, uint8_t role, const char *tool_id,
     const char *text, size_t len)
 {
+    return rg_session_append_msg(s, role, tool_id, text, len, 0);
+}
+
+
+rg_int_t
+rg_session_append_msg(rg_session_t *s, uint8_t role, const char *tool_id,
+    const char *text, size_t len, rg_uint_t failed)
+{
     rg_int_t   rc;
     rg_buf_t   b;
 
@@ -124,7 +132,7 @@ rg_session_append_text(rg_session_t *s, uint8_t role, const char *tool_id,
     rg_json_arena_begin();
 
     if (role == 't') {
-        rc = rg_llm_tool_result(&b, tool_id, text, len);
+        rc = rg_llm_tool_result(&b, tool_id, text, len, failed);
     } else {
         rc = rg_llm_message(&b, role == 'u' ? RG_LLM_USER
                                 : role == 'a' ? RG_LLM_ASSISTANT
@@ -588,18 +596,21 @@ rg_session_build_prefix(rg_session_t *s)
             continue;
         }
 
-        tools[n++] = a->tool_texts[i];
+        tools[n++] = a->tool_texts[s->llm->format][i];
     }
 
+    memset(&prefix, 0, sizeof(prefix));
     prefix.model = s->llm->model.data;
     prefix.temperature = a->temperature;
-    prefix.stream = (rg_uint_t) s->llm->stream;
+    prefix.temperature_set = a->temperature_set;
+    prefix.stream = s->llm->stream ? 1 : 0;
     prefix.tools = tools;
     prefix.ntools = n;
+    prefix.llm = s->llm;
 
     memset(&p, 0, sizeof(p));
 
-    rc = rg_llm_prefix(&p, &prefix);
+    rc = rg_llm_prefix(s->llm->codec, &p, &prefix);
 
     if (rc == RG_OK) {
         s->prefix = rg_pstrdup(s->pool, p.data, p.len);
@@ -688,6 +699,54 @@ rg_session_round_free(rg_session_t *s)
 }
 
 
+/* The request body: the prefix, then each message's piece in the
+ * llm's format, made once per message and format (a message's own JSON
+ * for Chat Completions) */
+static rg_int_t
+rg_session_body(rg_session_t *s)
+{
+    size_t                 more;
+    rg_msg_t              *m;
+    rg_llm_conf_t         *llm;
+    const rg_llm_codec_t  *codec;
+
+    llm = s->llm;
+    codec = llm->codec;
+    more = 0;
+
+    for (m = s->msgs.head; m; m = m->next) {
+        if (m->wire_fmt != llm->format + 1) {
+            if (rg_llm_wire(codec, s->pool, m->role, &m->json, &m->wire)
+                != RG_OK)
+            {
+                return RG_ERROR;
+            }
+
+            m->wire_fmt = (uint8_t) (llm->format + 1);
+        }
+
+        more += m->wire.len + codec->join;
+    }
+
+    if (rg_llm_body_start(&s->bd, codec, (rg_uint_t) llm->prompt_cache,
+                          &s->body, s->prefix, s->prefix_len, more)
+        != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    for (m = s->msgs.head; m; m = m->next) {
+        if (rg_llm_body_add(&s->bd, m->role, m->wire.data, m->wire.len)
+            != RG_OK)
+        {
+            return RG_ERROR;
+        }
+    }
+
+    return rg_llm_body_end(&s->bd);
+}
+
+
 rg_int_t
 rg_session_ask(rg_session_t *s)
 {
@@ -695,7 +754,6 @@ rg_session_ask(rg_session_t *s)
     char           rid[sizeof(s->id) + RG_INT64_LEN + 16];
     size_t         budget, estimate;
     rg_pool_t     *pool;
-    rg_msg_t      *m;
     rg_session_t  *spent;
 
     spent = rg_session_spent(s);
@@ -737,7 +795,7 @@ rg_session_ask(rg_session_t *s)
     }
 
     if (s->summarizing && s->body.len) {
-        if (rg_llm_body_end(&s->body) != RG_OK) {
+        if (rg_llm_body_end(&s->bd) != RG_OK) {
             return RG_ERROR;
         }
 
@@ -748,21 +806,7 @@ rg_session_ask(rg_session_t *s)
 
     s->summarizing = 0;
 
-    if (rg_llm_body_start(&s->body, s->prefix, s->prefix_len,
-                          s->msgs.bytes + s->msgs.n) != RG_OK)
-    {
-        return RG_ERROR;
-    }
-
-    for (m = s->msgs.head; m; m = m->next) {
-        if (rg_llm_body_add(&s->body, m->json.data, m->json.len,
-                            m == s->msgs.head) != RG_OK)
-        {
-            return RG_ERROR;
-        }
-    }
-
-    if (rg_llm_body_end(&s->body) != RG_OK) {
+    if (rg_session_body(s) != RG_OK) {
         return RG_ERROR;
     }
 

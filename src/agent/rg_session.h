@@ -12,7 +12,7 @@
 #include <rg_engine.h>
 #include <rg_agent_conf.h>
 #include <rg_agent.h>
-#include <rg_llm.h>
+#include <rg_llm_client.h>
 #include <rg_tools.h>
 #include <rg_context.h>
 #include <rg_store.h>
@@ -147,6 +147,7 @@ struct rg_session_s {
     size_t              prefix_len;
 
     rg_buf_t            body;
+    rg_llm_body_t       bd;           /* how body is being put together */
     rg_llm_req_t        req;
     rg_tool_turn_t     *turn;
     rg_pool_t          *round_pool;   /* the last answer parsed, its turn's
@@ -306,6 +307,10 @@ void rg_session_finish(rg_session_t *s, rg_session_state_e state,
  * task) or 't' (a tool's, answering tool_id) to the conversation */
 rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,
     const char *tool_id, const char *text, size_t len);
+/* the same, for a tool's result: failed says the call failed (a format
+ * that can tell the model so does) */
+rg_int_t rg_session_append_msg(rg_session_t *s, uint8_t role,
+    const char *tool_id, const char *text, size_t len, rg_uint_t failed);
 /* the next model call, or the session's end at its token budget */
 rg_int_t rg_session_ask(rg_session_t *s);
 /* the pool of this round's answer and turn (NULL: out of memory) */

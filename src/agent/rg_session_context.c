@@ -19,6 +19,84 @@ static const char  rg_session_context_prompt[] =
     "rest.";
 
 
+/* one message of the summary call, in the llm's format */
+static rg_int_t
+rg_session_context_add(rg_session_t *s, rg_pool_t *pool, uint8_t role,
+    rg_llm_role_e r, const char *text, size_t len)
+{
+    rg_int_t  rc;
+    rg_buf_t  msg;
+    rg_str_t  json, wire;
+
+    memset(&msg, 0, sizeof(msg));
+
+    rc = rg_llm_message(&msg, r, text, len);
+
+    if (rc == RG_OK) {
+        json.data = msg.data;
+        json.len = msg.len;
+        rc = rg_llm_wire(s->llm->codec, pool, role, &json, &wire);
+    }
+
+    if (rc == RG_OK) {
+        rc = rg_llm_body_add(&s->bd, role, wire.data, wire.len);
+    }
+
+    rg_buf_free(&msg);
+
+    return rc;
+}
+
+
+/* the body of the call that summarizes the dropped rounds (in), without
+ * tools */
+static rg_int_t
+rg_session_context_body(rg_session_t *s, rg_buf_t *in)
+{
+    rg_int_t          rc;
+    rg_buf_t          p;
+    rg_pool_t        *pool;
+    rg_llm_prefix_t   prefix;
+
+    memset(&p, 0, sizeof(p));
+    memset(&prefix, 0, sizeof(prefix));
+    prefix.model = s->llm->model.data;
+    prefix.temperature = s->agent->temperature;
+    prefix.temperature_set = s->agent->temperature_set;
+    prefix.stream = s->llm->stream ? 1 : 0;
+    prefix.summary = 1;
+    prefix.llm = s->llm;
+
+    pool = rg_pool_create(1024);
+    if (pool == NULL) {
+        return RG_ERROR;
+    }
+
+    rc = rg_llm_prefix(s->llm->codec, &p, &prefix);
+
+    if (rc == RG_OK) {
+        rc = rg_llm_body_start(&s->bd, s->llm->codec, 0, &s->body, p.data,
+                               p.len, in->len + 1024);
+    }
+
+    if (rc == RG_OK) {
+        rc = rg_session_context_add(s, pool, 's', RG_LLM_SYSTEM,
+                                    rg_session_context_prompt,
+                                    sizeof(rg_session_context_prompt) - 1);
+    }
+
+    if (rc == RG_OK) {
+        rc = rg_session_context_add(s, pool, 'u', RG_LLM_USER, in->data,
+                                    in->len);
+    }
+
+    rg_buf_free(&p);
+    rg_pool_destroy(pool);
+
+    return rc;
+}
+
+
 void
 rg_session_context_compact(rg_session_t *s, size_t target)
 {
@@ -71,31 +149,8 @@ rg_session_context_compact(rg_session_t *s, size_t target)
         s->summarizing = 1;
         s->body.len = 0;
 
-        if (b.data) {
-            rg_buf_t         msg;
-            rg_llm_prefix_t  prefix;
-
-            memset(&msg, 0, sizeof(msg));
-            memset(&prefix, 0, sizeof(prefix));
-            prefix.model = s->llm->model.data;
-            prefix.stream = (rg_uint_t) s->llm->stream;
-
-            if (rg_llm_prefix(&s->body, &prefix) == RG_OK
-                && rg_llm_message(&msg, RG_LLM_SYSTEM,
-                                  rg_session_context_prompt,
-                                  sizeof(rg_session_context_prompt) - 1)
-                   == RG_OK
-                && rg_llm_body_add(&s->body, msg.data, msg.len, 1) == RG_OK)
-            {
-                msg.len = 0;
-                if (rg_llm_message(&msg, RG_LLM_USER, b.data, b.len)
-                    == RG_OK)
-                {
-                    rg_llm_body_add(&s->body, msg.data, msg.len, 0);
-                }
-            }
-
-            rg_buf_free(&msg);
+        if (b.data && rg_session_context_body(s, &b) != RG_OK) {
+            s->body.len = 0;
         }
 
         rg_buf_free(&b);

@@ -632,9 +632,10 @@ rg_turn_done(rg_tool_turn_t *turn)
             snprintf(id, sizeof(id), "call_%lu", (unsigned long) i);
         }
 
-        if (rg_session_append_text(s, 't', s->calls[i].id.len
-                                           ? s->calls[i].id.data : id,
-                                   text ? text : "", len) != RG_OK)
+        if (rg_session_append_msg(s, 't', s->calls[i].id.len
+                                          ? s->calls[i].id.data : id,
+                                  text ? text : "", len, run->failed)
+            != RG_OK)
         {
             rg_buf_free(&b);
             rg_session_finish(s, RG_SESSION_FAILED, "out of memory");

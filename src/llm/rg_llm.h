@@ -1,229 +1,249 @@
-/* rg_llm.h: the LLM client, the llm part's runtime in an engine. One
- * upstream per `llm` block: its curl share groups, its concurrency cap
- * and wait queue, its retry policy, and each request's connect, total and
- * idle timers. A request is embedded in whoever makes it (a session); its
- * body stays owned by the caller until the handler runs. The bytes of the
- * responses being read are counted against one budget for the engine
- * (response_memory). */
+/* rg_llm.h: a model call in neutral terms, and the table of wire formats.
+ * What the session and the client see of an answer (rg_llm_response_t:
+ * its status, text, tool calls, usage and the assistant message in the
+ * session's own form), what the transport saw in the answer's headers
+ * (rg_llm_hints_t), and a codec: one row of rg_llm_codecs[] per wire
+ * format (rg_llm_codec.c), each converting at the edge between the
+ * session's form (Chat Completions messages, see src/README) and its own.
+ * No I/O here: the client (rg_llm_client.h) owns the transport. */
 
 #ifndef RG_LLM_H
 #define RG_LLM_H
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_cycle.h>
-#include <rg_engine.h>
-#include <rg_llm_conf.h>
-#include <rg_event_curl.h>
-#include <rg_llm_openai.h>
-#include <rg_llm_sse.h>
-#include <rg_metrics.h>
 
-#define RG_LLM_MAX_RESPONSE     (16 * 1024 * 1024)
+
+/* the most tool calls one answer may have run (max_tool_calls_per_turn) */
+#define RG_LLM_MAX_CALLS       1024
+
+/* response_memory when none is configured: all responses being read */
+#define RG_LLM_MEMORY_DEFAULT  (256 * 1024 * 1024)
+
+/* the longest wait an answer may ask for */
 #define RG_LLM_MAX_RETRY_AFTER  (10 * 60 * 1000)
 
-typedef struct rg_llm_upstream_s  rg_llm_upstream_t;
-typedef struct rg_llm_req_s       rg_llm_req_t;
+/* the key under which a message of the session keeps what is not Chat
+ * Completions: a tool result's is_error, a provider's opaque blocks */
+#define RG_LLM_EXT             "x_reagent"
 
-typedef void (*rg_llm_handler_pt)(rg_llm_req_t *r, rg_llm_response_t *resp);
+/* the wire formats, by their place in rg_llm_codecs[] */
+#define RG_LLM_CHAT            0
+#define RG_LLM_ANTHROPIC       1
+#define RG_LLM_RESPONSES       2
+#define RG_LLM_NCODECS         3
 
-/* the response headers that carry a provider's own request id */
-#define RG_LLM_PROVIDER_IDS  3
-#define RG_LLM_PROVIDER_ID_LEN  95    /* bytes of one kept, at most */
-extern const char  *rg_llm_provider_id_headers[RG_LLM_PROVIDER_IDS];
 
-/* a response recorded in a transcript, for `reagent replay` */
+/* what happened, as far as the session is concerned */
+typedef enum {
+    RG_LLM_OK = 0,
+    RG_LLM_ERR_RATE,          /* 429: retry after a while */
+    RG_LLM_ERR_SERVER,        /* 5xx, 408, 409, 425, 529: retry */
+    RG_LLM_ERR_TIMEOUT,       /* no answer in time: retry */
+    RG_LLM_ERR_CONNECT,       /* could not connect or the peer went away */
+    RG_LLM_ERR_BAD_RESPONSE,  /* 200 with a body we cannot use: retry */
+    RG_LLM_ERR_CONTEXT,       /* the conversation does not fit: compact */
+    RG_LLM_ERR_FATAL,         /* auth, not found, bad request, no quota */
+    RG_LLM_ERR_TOO_LARGE,     /* over the size cap: asking again won't help */
+    RG_LLM_ERR_OVER_RATE      /* 429 for a request larger than the
+                                 tokens-per-minute limit: the same body
+                                 can never pass */
+} rg_llm_status_e;
+
+
+/* what the answer's headers say about waiting (rg_llm_client.c reads
+ * them; the classifier weighs them) */
 typedef struct {
-    long                status;       /* 0: the call failed in transport */
-    char               *body;         /* or the error text */
-    size_t              len;
-} rg_llm_recorded_t;
+    rg_msec_t           retry_after;  /* retry-after, retry-after-ms */
+    rg_msec_t           reset;        /* when an exhausted limit resets:
+                                         x-ratelimit-reset-*,
+                                         anthropic-ratelimit-*-reset */
+    int8_t              should_retry; /* x-should-retry: 1, 0; -1 none */
+    uint8_t             exhausted;    /* a *-remaining-* header said 0 */
+} rg_llm_hints_t;
 
 
 typedef struct {
-    uint64_t            requests;     /* attempts sent */
-    uint64_t            calls;        /* logical calls completed */
-    uint64_t            retries;
-    uint64_t            failures;
-    uint64_t            queued;       /* waited for a slot or the rate */
-    rg_uint_t           active;
-    rg_uint_t           max_active;
-} rg_llm_stats_t;
+    rg_str_t            id;         /* generated when the provider sent none */
+    rg_str_t            name;
+    rg_str_t            arguments;  /* JSON text as sent; an object is
+                                       serialized; none or "" → "{}" */
+} rg_llm_tool_call_t;
 
 
-/* the responses being read, in the engine */
-typedef struct {
-    size_t              limit;        /* response_memory */
-    size_t              used;         /* bytes held by running attempts */
-    size_t              peak;
-    uint64_t            stopped;      /* attempts stopped to stay under */
-} rg_llm_memory_t;
+typedef struct rg_llm_response_s {
+    rg_llm_status_e     status;
+    int                 http_status;
 
+    rg_str_t            content;    /* text parts joined; len 0 when none */
+    unsigned            has_content:1;  /* content.len > 0 */
+    rg_str_t            reasoning;  /* reasoning_content / reasoning, and
+                                       thinking parts and blocks, joined */
+    rg_str_t            refusal;
+    rg_str_t            finish_reason;  /* the provider's word: "stop",
+                                       "tool_calls", "length", "end_turn",
+                                       "max_tokens", "pause_turn",
+                                       "max_output_tokens"… */
 
-struct rg_llm_req_s {
-    rg_curl_xfer_t      xfer;         /* first */
-    rg_llm_upstream_t  *up;
-    rg_llm_req_t       *next;         /* in the wait queue */
-    rg_llm_req_t      **pprev;
+    rg_llm_tool_call_t *calls;
+    rg_uint_t           ncalls;
+    /* calls asked for beyond max_calls: none of them is to run. The
+     * first, calls[max_calls], stands for them all (in calls and in the
+     * message) so that one tool message can tell the model; the others
+     * are left out. 0: every call is here. */
+    rg_uint_t           calls_over;
+    /* calls of an answer cut off at its output limit: never run, not in
+     * calls nor in the message */
+    rg_uint_t           calls_cut;
 
-    const char         *body;
-    size_t              body_len;
-    rg_pool_t          *pool;         /* where the response is parsed */
-    const char         *id_prefix;    /* for generated tool_call ids */
+    /* tokens as a total of the input: cached reads and cache writes are
+     * part of prompt_tokens, and counted apart too */
+    int64_t             prompt_tokens;
+    int64_t             completion_tokens;
+    int64_t             total_tokens;
+    int64_t             cached_tokens;      /* read from a prompt cache */
+    int64_t             cache_write_tokens; /* written to one */
+    int64_t             reasoning_tokens;   /* of completion_tokens */
+    double              cost;       /* dollars, by the llm's price */
 
-    rg_llm_handler_pt   handler;
-    void               *data;
-    rg_log_t           *log;
+    /* what the provider sent that must go back with this answer, byte
+     * for byte (Anthropic content blocks, Responses output items): the
+     * JSON text of an array of strings, each an item's JSON text, kept
+     * in the message under x_reagent.FORMAT */
+    rg_str_t            opaque;
+    rg_uint_t           nopaque;    /* thinking blocks, reasoning items */
 
-    rg_buf_t            resp;         /* the body as it came */
-    rg_llm_sse_t       *sse;          /* read as it comes, when streaming */
-    long                http_status;
+    /* the assistant message to append to the conversation, in the
+     * session's form (rg_llm_message_build()). Empty unless status is
+     * OK. */
+    rg_str_t            message;
+
+    /* errors: the provider's own words, never a header or a key; when
+     * the body was not JSON, "HTTP <status>: " and its first 200 bytes,
+     * made printable */
+    rg_str_t            error;
+    rg_str_t            error_type;
+    rg_str_t            error_code;  /* a numeric code is printed */
+    rg_str_t            error_param;
+
+    /* RG_LLM_ERR_OVER_RATE: "Requested N, Limit M" when the message
+     * says so, 0 otherwise */
+    int64_t             rate_requested;
+    int64_t             rate_limit;
+
+    /* the wait the answer asks for: its headers first, then its body
+     * (a RetryInfo, "try again in 1.4s"), then a limit's reset */
     rg_msec_t           retry_after;
-    rg_msec_t           started;      /* the first attempt */
-    uint64_t            started_us;   /* the same, for the metrics */
-    rg_msec_t           attempt_started;
-    rg_uint_t           attempt;
-    rg_int_t            lane;
-    rg_uint_t           max_calls;    /* tool calls per answer, 0: most */
-
-    /* this attempt's clocks: connect, total, idle (no byte for so long);
-     * between attempts (waiting) the backoff, or a recorded answer */
-    struct event        timer;
-    rg_msec_t           due;          /* the whole attempt */
-    rg_msec_t           connect_due;
-    rg_msec_t           last_byte;
-    rg_msec_t           armed;        /* when the timer fires */
-
-    /* bytes of this attempt, and the part counted in rg_llm_memory_t */
-    size_t              got;
-    size_t              held;
-    rg_llm_req_t       *mem_next;
-    rg_llm_req_t      **mem_pprev;
-
-    struct curl_slist   rid;          /* X-Request-ID, chained to shared */
-    char                rid_header[96];
-    struct curl_slist   tp;           /* traceparent, after it; "": none */
-    char                tp_header[72];
-    char                errbuf[256];  /* CURL_ERROR_SIZE */
-
-    /* the answer to this call, recorded (reagent replay): it is given
-     * instead of asking the network; set by the caller before each send */
-    rg_llm_recorded_t  *recorded;
-
-    /* the provider's own id of the last response, from its x-request-id,
-     * request-id or cf-ray header, in the response's pool (NULL where
-     * absent) */
-    char               *provider_id[RG_LLM_PROVIDER_IDS];
-
-    uint64_t            qseq;         /* its place in the wait queue */
-    size_t              estimate;     /* tokens, for tokens_per_minute */
-    size_t              shared_taken; /* of them, from the shared bucket */
-    uint64_t            shared_slot;  /* its max_connections shared slot */
-    unsigned            budget_spent:1; /* gave up: retry_budget */
-    unsigned            queued:1;
-    unsigned            waiting:1;    /* in backoff */
-    unsigned            busy:1;       /* between send and handler */
-    unsigned            keep_body:1;  /* a stream's raw body too (replay) */
-    unsigned            timer_set:1;
-    unsigned            connected:1;
-    unsigned            idle_on:1;    /* the idle clock runs */
-    unsigned            too_large:1;  /* over RG_LLM_MAX_RESPONSE */
-    unsigned            over_memory:1;  /* stopped for response_memory */
-    unsigned            nomem:1;
-};
+} rg_llm_response_t;
 
 
-/* the llm part in an engine */
+/* what a codec is given to read an answer */
 typedef struct {
-    rg_llm_upstream_t **upstreams;    /* by the llm block's index */
-    rg_uint_t           n;
-    rg_llm_memory_t     mem;
-    rg_llm_req_t       *holders;      /* requests with held > 0 */
-} rg_llm_ctx_t;
+    int                 http_status;
+    const char         *body;
+    size_t              len;
+    const rg_llm_hints_t *hints;    /* NULL: none */
+    const char         *id_prefix;  /* for generated tool_call ids */
+    rg_uint_t           max_calls;  /* 0: RG_LLM_MAX_CALLS */
+} rg_llm_answer_t;
 
 
-struct rg_llm_upstream_s {
-    rg_llm_ctx_t       *ctx;
-    rg_llm_conf_t      *conf;
-    rg_curl_t          *curl;
-    struct event_base  *base;
-    rg_log_t           *log;
+/* a piece of the answer's text as it streams in */
+typedef void (*rg_llm_delta_pt)(void *data, const char *text, size_t len);
 
-    struct curl_slist  *headers;      /* shared by every request */
-    char               *url;          /* NULL: the conf's; see redirect */
+typedef struct rg_llm_stream_s  rg_llm_stream_t;
+typedef struct rg_llm_codec_s   rg_llm_codec_t;
+typedef struct rg_llm_body_s    rg_llm_body_t;
+struct rg_llm_prefix_s;
+struct rg_llm_tool_s;
 
-    rg_llm_req_t       *queue_head;
-    rg_llm_req_t      **queue_tail;
-    uint64_t            qseq;         /* the last request queued */
 
-    CURLSH            **shares;       /* one per lane */
-    rg_uint_t          *lane_users;
-    rg_uint_t           nlanes;
-
-    /* requests_per_minute and tokens_per_minute: token buckets */
-    double              rpm_left;
-    double              tpm_left;
-    rg_msec_t           rate_at;      /* when they were last refilled */
-    struct event        rate_timer;
-    unsigned            rate_timer_set:1;
-
-    struct rg_llm_shared_s *shared;   /* the cool-down and the limits
-                                         held with other processes,
-                                         NULL: none */
-
-    rg_llm_stats_t      stats;
-    rg_uint_t           metrics;      /* its name's in the metrics */
+/* a request body being put together: the prefix, then each message's
+ * wire piece in order, then its end; the codec keeps what is open */
+struct rg_llm_body_s {
+    rg_buf_t              *b;
+    const rg_llm_codec_t  *codec;
+    uint8_t                open;      /* the role whose message is open */
+    uint8_t                section;   /* the codec's: what list is open */
+    unsigned               cache:1;   /* mark the last user block */
+    size_t                 mark;      /* where that block's '}' is, 0 */
+    rg_uint_t              n;         /* pieces added */
 };
 
 
-#define rg_llm_ctx(e)                                                        \
-    ((rg_llm_ctx_t *) rg_engine_ctx(e, &rg_llm_part))
+/* One row per wire format. The session's messages are Chat Completions
+ * JSON (rg_llm_request.h makes them); a codec turns each into its own
+ * piece once (wire), joins them (body_*), and reads answers back into
+ * rg_llm_response_t, whole or streamed. */
+struct rg_llm_codec_s {
+    rg_str_t            name;           /* the llm directive "format" */
+    const char         *path;           /* after base_url */
+    const char         *key_header;     /* "Authorization: Bearer " */
+    const char        **headers;        /* fixed extra ones, NULL-ended */
+    size_t              join;           /* bytes a piece adds, at most */
+    size_t              tail;           /* bytes a body's end adds */
 
-/* the engine's upstream of an llm block */
-#define rg_llm_upstream(e, llm)  (rg_llm_ctx(e)->upstreams[(llm)->index])
+    /* a tool as the model is told of it */
+    rg_int_t          (*tool)(rg_buf_t *out, const struct rg_llm_tool_s *t);
+    /* what comes before the messages */
+    rg_int_t          (*prefix)(rg_buf_t *out,
+                          const struct rg_llm_prefix_s *p);
+    /* a message of the session (role 's', 'u', 'a' or 't') as its piece
+     * of a body: RG_DECLINED when it goes as it is */
+    rg_int_t          (*wire)(rg_buf_t *out, uint8_t role, const char *msg,
+                          size_t len);
+    rg_int_t          (*body_add)(rg_llm_body_t *bd, uint8_t role,
+                          const char *piece, size_t len);
+    rg_int_t          (*body_end)(rg_llm_body_t *bd);
 
-/* the part's runtime: an upstream per llm block, the budget */
-rg_int_t rg_llm_init_worker(rg_engine_t *e);
-void rg_llm_exit_worker(rg_engine_t *e);
-/* retries of every upstream of the engine */
-uint64_t rg_llm_retries(rg_engine_t *e);
+    /* a whole answer (or an error) */
+    rg_int_t          (*parse)(rg_pool_t *pool, const rg_llm_answer_t *a,
+                          rg_llm_response_t *r);
 
-rg_llm_upstream_t *rg_llm_upstream_create(rg_llm_ctx_t *ctx,
-    rg_llm_conf_t *conf, rg_curl_t *curl, struct event_base *base,
-    rg_log_t *log);
-void rg_llm_upstream_destroy(rg_llm_upstream_t *up);
-/* a slot or a rate allows it: the oldest waiting requests start */
-void rg_llm_next(rg_llm_upstream_t *up);
+    /* a streamed one: bytes in as they come, split anywhere */
+    rg_llm_stream_t  *(*stream_create)(rg_uint_t max_calls,
+                          rg_llm_delta_pt delta, void *data);
+    rg_int_t          (*stream_feed)(rg_llm_stream_t *s, const char *p,
+                          size_t n);
+    rg_int_t          (*stream_finish)(rg_llm_stream_t *s, rg_pool_t *pool,
+                          const rg_llm_answer_t *a, rg_llm_response_t *r);
+    void              (*stream_destroy)(rg_llm_stream_t *s);
+};
 
-/* Every upstream of the engine sends to base_url (…/v1) from now on,
- * without its key: `run --mock` points them at the bundled mock model.
- * Before the first request; RG_ERROR when memory ran out. */
-rg_int_t rg_llm_redirect(rg_engine_t *e, const char *base_url);
 
-/* a group of sessions shares one connection cache (see STYLE.md) */
-rg_int_t rg_llm_lane_acquire(rg_llm_upstream_t *up);
-void rg_llm_lane_release(rg_llm_upstream_t *up, rg_int_t lane);
+extern const rg_llm_codec_t  rg_llm_codecs[RG_LLM_NCODECS];
 
-void rg_llm_req_init(rg_llm_req_t *r, rg_llm_upstream_t *up, rg_int_t lane,
-    rg_llm_handler_pt handler, void *data, rg_log_t *log);
-rg_int_t rg_llm_send(rg_llm_req_t *r, const char *body, size_t len,
-    const char *request_id, rg_pool_t *pool, const char *id_prefix);
-void rg_llm_cancel(rg_llm_req_t *r);
-/* the W3C traceparent the next sends carry (NULL: none) */
-void rg_llm_traceparent(rg_llm_req_t *r, const char *value);
-void rg_llm_req_free(rg_llm_req_t *r);
+/* the codec named name[0..len), NULL when there is none */
+const rg_llm_codec_t *rg_llm_codec_find(const char *name, size_t len);
+/* "chat, anthropic, responses": for an error that lists them */
+const char *rg_llm_codec_names(void);
 
-/* The budget of response bytes for the engine (0: the default,
- * RG_LLM_MEMORY_DEFAULT); peak and stopped start again. When a byte would
- * pass it, the attempt holding the most is stopped (a retryable bad
- * response); see README. */
-void rg_llm_memory_limit(rg_llm_ctx_t *ctx, size_t limit);
-const rg_llm_memory_t *rg_llm_memory(rg_llm_ctx_t *ctx);
+const char *rg_llm_status_name(rg_llm_status_e status);
 
-/* A Retry-After (seconds or an HTTP date) or retry-after-ms value, as a
- * wait in ms: at most RG_LLM_MAX_RETRY_AFTER, 0 when it says nothing
- * usable. `now` is the wall clock, for dates. */
-rg_msec_t rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms,
-    time_t now);
+/* A response reset to nothing: every string "" (never NULL), the status
+ * OK, the http status given; retry_after kept. */
+void rg_llm_response_init(rg_llm_response_t *r, int http_status);
+
+/* The assistant message of r (content, calls, and opaque under
+ * x_reagent.FORMAT) in the session's form, into r->message. */
+rg_int_t rg_llm_message_build(rg_pool_t *pool, const char *format,
+    rg_llm_response_t *r);
+
+/* What every codec does after reading an answer: an answer cut at its
+ * output limit (finish "length", "max_tokens", "max_output_tokens")
+ * loses its tool calls (calls_cut), whose arguments are cut too; its
+ * message is made again. */
+rg_int_t rg_llm_answer_end(rg_pool_t *pool, const char *format,
+    rg_llm_response_t *r);
+
+/* the body of a request: start (the prefix, room for more bytes: the
+ * pieces and codec->join for each), add each message's piece, end;
+ * cache: mark the prompt cache's breakpoints, where the format has them */
+rg_int_t rg_llm_body_start(rg_llm_body_t *bd, const rg_llm_codec_t *codec,
+    rg_uint_t cache, rg_buf_t *b, const char *prefix, size_t len,
+    size_t more);
+rg_int_t rg_llm_body_add(rg_llm_body_t *bd, uint8_t role, const char *piece,
+    size_t len);
+rg_int_t rg_llm_body_end(rg_llm_body_t *bd);
 
 #endif /* RG_LLM_H */

@@ -7,16 +7,20 @@
  * per-handle timeouts cost CPU and its low-speed check counts whole
  * seconds), one timer per request, re-armed lazily. Bytes of responses are
  * counted against one budget for the engine (rg_llm_ctx_t). Knows the
- * wire format only through rg_llm_openai.h. Builds the llm part's runtime
+ * wire format only through its codec's row (rg_llm.h): its path, its key
+ * header, its reading of answers whole or streamed. Reads what the
+ * headers say of waiting (retry-after, x-should-retry, the reset of an
+ * exhausted limit) for the codec's classifier. Builds the llm part's runtime
  * in each engine: one upstream per llm block. */
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_llm.h>
+#include <rg_llm_client.h>
 #include <rg_event.h>
 #include <rg_json.h>
 #include <rg_secret.h>
 #include <rg_llm_shared.h>
+#include <rg_llm_classify.h>
 #include <rg_store_conf.h>
 #include <strings.h>
 #include <math.h>
@@ -165,9 +169,9 @@ rg_llm_mem_room(rg_llm_req_t *r, size_t n)
 
         big->over_memory = 1;
         rg_buf_free(&big->resp);
-        if (big->sse) {
-            rg_llm_sse_destroy(big->sse);
-            big->sse = NULL;
+        if (big->stream) {
+            big->up->conf->codec->stream_destroy(big->stream);
+            big->stream = NULL;
         }
         rg_llm_mem_release(big);
 
@@ -291,6 +295,8 @@ rg_llm_headers_free(struct curl_slist *h)
 static struct curl_slist *
 rg_llm_headers(rg_llm_conf_t *conf, rg_uint_t no_key)
 {
+    char              **extra;
+    rg_uint_t           i;
     struct curl_slist  *h, *n;
     const char        **p;
     const char         *fixed[] = {
@@ -308,6 +314,27 @@ rg_llm_headers(rg_llm_conf_t *conf, rg_uint_t no_key)
 
     for (p = fixed; *p; p++) {
         n = curl_slist_append(h, *p);
+        if (n == NULL) {
+            rg_llm_headers_free(h);
+            return NULL;
+        }
+        h = n;
+    }
+
+    /* the format's own (anthropic-version), then the llm block's */
+    for (p = conf->codec->headers; p && *p; p++) {
+        n = curl_slist_append(h, *p);
+        if (n == NULL) {
+            rg_llm_headers_free(h);
+            return NULL;
+        }
+        h = n;
+    }
+
+    extra = conf->headers ? conf->headers->elts : NULL;
+
+    for (i = 0; extra && i < conf->headers->nelts; i++) {
+        n = curl_slist_append(h, extra[i]);
         if (n == NULL) {
             rg_llm_headers_free(h);
             return NULL;
@@ -366,6 +393,7 @@ rg_int_t
 rg_llm_redirect(rg_engine_t *e, const char *base_url)
 {
     size_t              n;
+    const char         *path;
     rg_uint_t           i;
     rg_llm_ctx_t       *ctx;
     rg_llm_upstream_t  *up;
@@ -382,15 +410,16 @@ rg_llm_redirect(rg_engine_t *e, const char *base_url)
         }
 
         n = strlen(base_url);
+        path = up->conf->codec->path;
         free(up->url);
-        up->url = malloc(n + sizeof("/chat/completions"));
+        up->url = malloc(n + strlen(path) + 1);
         if (up->url == NULL) {
             rg_llm_headers_free(h);
             return RG_ERROR;
         }
 
         memcpy(up->url, base_url, n);
-        memcpy(up->url + n, "/chat/completions", sizeof("/chat/completions"));
+        memcpy(up->url + n, path, strlen(path) + 1);
 
         rg_llm_headers_free(up->headers);
         up->headers = h;
@@ -669,7 +698,7 @@ rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
     }
 
     /* a stream's raw body is kept only for a transcript */
-    if ((r->sse == NULL || r->keep_body)
+    if ((r->stream == NULL || r->keep_body)
         && rg_buf_append(&r->resp, p, n) != RG_OK)
     {
         r->nomem = 1;
@@ -680,9 +709,9 @@ rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
     rg_llm_mem_take(r, n);
 
     /* a stream is read as it arrives; no JSON value outlives a feed */
-    if (r->sse) {
+    if (r->stream) {
         rg_json_arena_begin();
-        rc = rg_llm_sse_feed(r->sse, p, n);
+        rc = r->up->conf->codec->stream_feed(r->stream, p, n);
         rg_json_arena_end();
 
         if (rc != RG_OK) {
@@ -795,11 +824,97 @@ rg_llm_provider_id(rg_llm_req_t *r, const char *p, size_t len)
 }
 
 
+/* the limit a rate header names: 0 requests, 1 tokens (input and output
+ * tokens count as tokens), -1 none */
+static int
+rg_llm_bucket(const char *p, size_t len)
+{
+    if (rg_llm_contains(p, len, "request")) {
+        return 0;
+    }
+
+    return rg_llm_contains(p, len, "token") ? 1 : -1;
+}
+
+
+/* x-ratelimit-remaining-tokens: 0, x-ratelimit-reset-tokens: 1.4s;
+ * anthropic-ratelimit-tokens-remaining: 0,
+ * anthropic-ratelimit-tokens-reset: 2025-01-02T03:04:05Z */
+static void
+rg_llm_rate_header(rg_llm_req_t *r, const char *p, size_t len,
+    const char *v, size_t vlen)
+{
+    int        k;
+    size_t     i;
+    rg_msec_t  ms;
+
+    k = rg_llm_bucket(p, len);
+    if (k < 0) {
+        return;
+    }
+
+    if (rg_llm_contains(p, len, "remaining")) {
+        for (i = 0; i < vlen && v[i] == ' '; i++) {
+            /* void */
+        }
+
+        if (i < vlen && v[i] >= '0' && v[i] <= '9') {
+            /* "0", not "0.5" nor "05" */
+            r->left[k] = (v[i] == '0' && (i + 1 == vlen
+                                          || v[i + 1] < '0'
+                                          || v[i + 1] > '9')
+                          && (i + 1 == vlen || v[i + 1] != '.'))
+                         ? 0 : 1;
+        }
+
+        return;
+    }
+
+    if (!rg_llm_contains(p, len, "reset")) {
+        return;
+    }
+
+    ms = (vlen > 10 && v[4] == '-') ? rg_llm_reset_time(v, vlen, time(NULL))
+                                    : rg_llm_duration(v, vlen, NULL);
+
+    if (ms && (r->resets[k] == 0 || ms > r->resets[k])) {
+        r->resets[k] = ms;
+    }
+}
+
+
+/* the reset the hints give: the latest of an exhausted limit, else the
+ * soonest of any */
+static void
+rg_llm_hints_end(rg_llm_req_t *r)
+{
+    int        k;
+    rg_msec_t  reset;
+
+    reset = 0;
+
+    for (k = 0; k < 2; k++) {
+        if (r->left[k] == 0 && r->resets[k] > reset) {
+            reset = r->resets[k];
+            r->hints.exhausted = 1;
+        }
+    }
+
+    for (k = 0; reset == 0 && k < 2; k++) {
+        if (r->resets[k] && (reset == 0 || r->resets[k] < reset)) {
+            reset = r->resets[k];
+        }
+    }
+
+    r->hints.reset = reset;
+}
+
+
 static size_t
 rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
 {
-    char                *end, val[32];
-    size_t               len, vlen;
+    char                *end, val[32], *colon;
+    size_t               len, vlen, nlen;
     rg_msec_t            ms;
     rg_llm_req_t        *r;
     unsigned long long   cl;
@@ -809,24 +924,46 @@ rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
 
     rg_llm_byte(r);
 
-    /* retry-after*, request-id, x-request-id, cf-ray, content-length: the
+    /* retry-after*, request-id, x-request-id, x-should-retry,
+     * x-ratelimit-*, anthropic-ratelimit-*, cf-ray, content-length: the
      * others (most of them) end at their first letter */
     if (len == 0 || ((p[0] | 0x20) != 'r' && (p[0] | 0x20) != 'c'
-                     && (p[0] | 0x20) != 'x'))
+                     && (p[0] | 0x20) != 'x' && (p[0] | 0x20) != 'a'))
     {
         return len;
+    }
+
+    while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == '\n')) {
+        len--;
     }
 
     if (rg_str_casecmp_prefix(p, len, "retry-after-ms:") == 0) {
         ms = rg_llm_retry_after(p + 15, len - 15, 1, time(NULL));
         if (ms) {
-            r->retry_after = ms;
+            r->hints.retry_after = ms;
         }
 
-    } else if (rg_str_casecmp_prefix(p, len, "retry-after:") == 0
-               && r->retry_after == 0)
+    } else if (rg_str_casecmp_prefix(p, len, "retry-after:") == 0) {
+        if (r->hints.retry_after == 0) {
+            r->hints.retry_after = rg_llm_retry_after(p + 12, len - 12, 0,
+                                                      time(NULL));
+        }
+
+    } else if (rg_str_casecmp_prefix(p, len, "x-should-retry:") == 0) {
+        r->hints.should_retry = rg_llm_contains(p + 15, len - 15, "true")
+                                ? 1
+                                : rg_llm_contains(p + 15, len - 15, "false")
+                                  ? 0 : -1;
+
+    } else if (rg_str_casecmp_prefix(p, len, "x-ratelimit-") == 0
+               || rg_str_casecmp_prefix(p, len, "anthropic-ratelimit-") == 0)
     {
-        r->retry_after = rg_llm_retry_after(p + 12, len - 12, 0, time(NULL));
+        colon = memchr(p, ':', len);
+
+        if (colon) {
+            nlen = (size_t) (colon - p);
+            rg_llm_rate_header(r, p, nlen, colon + 1, len - nlen - 1);
+        }
 
     } else if (rg_llm_provider_id(r, p, len)) {
         /* kept for the transcript */
@@ -846,7 +983,7 @@ rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
         }
     }
 
-    return len;
+    return size * n;
 }
 
 
@@ -995,7 +1132,12 @@ rg_llm_start(rg_llm_req_t *r)
     rg_buf_reset(&r->resp);
     rg_llm_mem_release(r);
     r->http_status = 0;
-    r->retry_after = 0;
+    memset(&r->hints, 0, sizeof(r->hints));
+    r->hints.should_retry = -1;
+    r->resets[0] = 0;
+    r->resets[1] = 0;
+    r->left[0] = -1;
+    r->left[1] = -1;
     r->got = 0;
     r->too_large = 0;
     r->over_memory = 0;
@@ -1005,12 +1147,13 @@ rg_llm_start(rg_llm_req_t *r)
     memset(r->provider_id, 0, sizeof(r->provider_id));
 
     if (up->conf->stream && !r->recorded) {
-        if (r->sse) {
-            rg_llm_sse_destroy(r->sse);
+        if (r->stream) {
+            up->conf->codec->stream_destroy(r->stream);
         }
 
-        r->sse = rg_llm_sse_create(r->max_calls);
-        if (r->sse == NULL) {
+        r->stream = up->conf->codec->stream_create(r->max_calls, r->delta,
+                                                   r->delta_data);
+        if (r->stream == NULL) {
             rg_llm_fail_now(r, RG_LLM_ERR_FATAL, "out of memory");
             return;
         }
@@ -1110,15 +1253,16 @@ rg_llm_backoff_end(rg_llm_req_t *r)
 
 
 static rg_msec_t
-rg_llm_backoff(rg_llm_req_t *r)
+rg_llm_backoff(rg_llm_req_t *r, rg_llm_response_t *resp)
 {
     rg_msec_t       d;
     rg_llm_conf_t  *c;
 
     c = r->up->conf;
 
-    if (r->retry_after) {
-        return r->retry_after;
+    /* the wait the answer asked for */
+    if (resp->retry_after) {
+        return resp->retry_after;
     }
 
     d = c->retry_base;
@@ -1331,16 +1475,42 @@ rg_llm_done(rg_curl_xfer_t *x, CURLcode rc)
 }
 
 
+/* what an answer cost, by the llm's price: cache reads and writes are
+ * part of the prompt's tokens, at their own prices */
+static void
+rg_llm_price(rg_llm_conf_t *c, rg_llm_response_t *resp)
+{
+    double  plain, cost;
+
+    if (!c->priced || resp->status != RG_LLM_OK) {
+        return;
+    }
+
+    plain = (double) resp->prompt_tokens - (double) resp->cached_tokens
+            - (double) resp->cache_write_tokens;
+
+    cost = rg_max(plain, 0) * c->price[RG_LLM_PRICE_INPUT]
+           + (double) resp->cached_tokens * c->price[RG_LLM_PRICE_CACHED]
+           + (double) resp->cache_write_tokens * c->price[RG_LLM_PRICE_WRITE]
+           + (double) resp->completion_tokens * c->price[RG_LLM_PRICE_OUTPUT];
+
+    resp->cost = cost / 1e6;
+}
+
+
 static void
 rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
 {
-    rg_int_t            rc;
+    rg_int_t               rc;
+    rg_llm_answer_t        answer;
+    const rg_llm_codec_t  *codec;
     rg_msec_t           delay;
     struct timeval      tv;
     rg_llm_upstream_t  *up;
     rg_llm_response_t   resp;
 
     up = r->up;
+    codec = up->conf->codec;
 
     up->stats.active--;
     rg_llm_shared_release(up->shared, r->shared_slot);
@@ -1359,26 +1529,30 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
         /* nothing jansson allocates here outlives the parse */
         rg_json_arena_begin();
 
-        if (up->conf->stream && r->sse == NULL) {
+        rg_llm_hints_end(r);
+
+        answer.http_status = (int) status;
+        answer.body = r->resp.data ? r->resp.data : "";
+        answer.len = r->resp.len;
+        answer.hints = &r->hints;
+        answer.id_prefix = r->id_prefix;
+        answer.max_calls = r->max_calls;
+
+        if (up->conf->stream && r->stream == NULL) {
             /* a replayed stream: read the recorded body in one go */
-            r->sse = rg_llm_sse_create(r->max_calls);
-            if (r->sse) {
-                rg_llm_sse_feed(r->sse, r->resp.data ? r->resp.data : "",
-                                r->resp.len);
+            r->stream = codec->stream_create(r->max_calls, NULL, NULL);
+            if (r->stream) {
+                codec->stream_feed(r->stream, answer.body, answer.len);
             }
         }
 
-        if (r->sse) {
-            rc = rg_llm_sse_finish(r->sse, r->pool, (int) status,
-                                   r->id_prefix, &resp);
-            rg_llm_sse_destroy(r->sse);
-            r->sse = NULL;
+        if (r->stream) {
+            rc = codec->stream_finish(r->stream, r->pool, &answer, &resp);
+            codec->stream_destroy(r->stream);
+            r->stream = NULL;
 
         } else {
-            rc = rg_llm_openai_parse(r->pool, (int) status,
-                                     r->resp.data ? r->resp.data : "",
-                                     r->resp.len, r->id_prefix,
-                                     r->max_calls, &resp);
+            rc = codec->parse(r->pool, &answer, &resp);
         }
 
         rg_json_arena_end();
@@ -1387,9 +1561,9 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
             resp.status = RG_LLM_ERR_FATAL;
             rg_str_set(&resp.error, "out of memory reading the response");
         }
-    }
 
-    resp.retry_after = r->retry_after;
+        rg_llm_price(up->conf, &resp);
+    }
 
     /* the bytes are read: they no longer count against response_memory */
     rg_llm_mem_release(r);
@@ -1405,7 +1579,7 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
     /* the freed slot goes to the oldest waiting request first */
     rg_llm_next(up);
 
-    delay = rg_llm_retryable(resp.status) ? rg_llm_backoff(r) : 0;
+    delay = rg_llm_retryable(resp.status) ? rg_llm_backoff(r, &resp) : 0;
 
     /* every process waits, not only this request */
     if (resp.status == RG_LLM_ERR_RATE) {
@@ -1516,9 +1690,9 @@ rg_llm_req_free(rg_llm_req_t *r)
         r->xfer.easy = NULL;
     }
 
-    if (r->sse) {
-        rg_llm_sse_destroy(r->sse);
-        r->sse = NULL;
+    if (r->stream) {
+        r->up->conf->codec->stream_destroy(r->stream);
+        r->stream = NULL;
     }
 
     rg_buf_free(&r->resp);

@@ -8,7 +8,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_llm_conf.h>
-#include <rg_llm.h>
+#include <rg_llm_client.h>
 #include <rg_llm_openai.h>
 #include <rg_secret.h>
 #include <rg_store_conf.h>
@@ -24,6 +24,23 @@ static char *rg_llm_init_conf(rg_cycle_t *cycle, void *conf);
 
 
 static char *rg_llm_set_limit(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+static rg_int_t rg_llm_init_format(rg_cycle_t *cycle, rg_llm_conf_t *llm);
+static char *rg_llm_set_format(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+static char *rg_llm_set_thinking(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
+static char *rg_llm_set_price(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+static char *rg_llm_set_header(rg_conf_t *cf, rg_command_t *cmd, void *conf);
+
+static rg_conf_num_bounds_t  rg_llm_output_bounds = { 1, 10000000 };
+
+static rg_conf_enum_t  rg_llm_effort_enum[] = {
+    { rg_string("none"), 1 },
+    { rg_string("minimal"), 2 },
+    { rg_string("low"), 3 },
+    { rg_string("medium"), 4 },
+    { rg_string("high"), 5 },
+    { rg_null_string, 0 }
+};
 
 
 static rg_conf_num_bounds_t  rg_llm_retries_bounds = { 0, 100 };
@@ -124,6 +141,29 @@ static rg_command_t  rg_llm_commands[] = {
     { rg_string("gzip"), RG_LLM_CONF|RG_CONF_FLAG,
       rg_conf_set_flag_slot, offsetof(rg_llm_conf_t, gzip), NULL },
 
+    { rg_string("format"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_llm_set_format, 0, NULL },
+
+    { rg_string("max_output_tokens"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_num_slot, offsetof(rg_llm_conf_t, max_output_tokens),
+      &rg_llm_output_bounds },
+
+    { rg_string("thinking"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_llm_set_thinking, 0, NULL },
+
+    { rg_string("reasoning_effort"), RG_LLM_CONF|RG_CONF_TAKE1,
+      rg_conf_set_str_slot, offsetof(rg_llm_conf_t, reasoning_effort),
+      NULL },
+
+    { rg_string("prompt_cache"), RG_LLM_CONF|RG_CONF_FLAG,
+      rg_conf_set_flag_slot, offsetof(rg_llm_conf_t, prompt_cache), NULL },
+
+    { rg_string("price"), RG_LLM_CONF|RG_CONF_1MORE,
+      rg_llm_set_price, 0, NULL },
+
+    { rg_string("header"), RG_LLM_CONF|RG_CONF_TAKE2,
+      rg_llm_set_header, 0, NULL },
+
       rg_null_command
 };
 
@@ -177,6 +217,13 @@ rg_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     llm->stream = RG_CONF_UNSET;
     llm->gzip = RG_CONF_UNSET;
     llm->shared_fallback = RG_CONF_UNSET_UINT;
+    llm->max_output_tokens = RG_CONF_UNSET;
+    llm->thinking = RG_CONF_UNSET;
+    llm->prompt_cache = RG_CONF_UNSET;
+    llm->price[0] = NAN;
+    llm->price[1] = NAN;
+    llm->price[2] = NAN;
+    llm->price[3] = NAN;
     llm->file = rg_conf_file_name(cf);
     llm->line = rg_conf_line(cf);
 
@@ -267,7 +314,7 @@ rg_llm_wipe_auth(void *data)
 static rg_int_t
 rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
 {
-    const char  *key;
+    const char  *key, *path;
     size_t       n;
     rg_str_t    *u;
 
@@ -301,13 +348,20 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         n--;
     }
 
-    llm->url = rg_palloc(cycle->pool, n + sizeof("/chat/completions"));
+    if (llm->codec == NULL) {
+        llm->codec = &rg_llm_codecs[RG_LLM_CHAT];
+        llm->format = RG_LLM_CHAT;
+    }
+
+    path = llm->codec->path;
+
+    llm->url = rg_palloc(cycle->pool, n + strlen(path) + 1);
     if (llm->url == NULL) {
         return RG_ERROR;
     }
 
     memcpy(llm->url, u->data, n);
-    memcpy(llm->url + n, "/chat/completions", sizeof("/chat/completions"));
+    memcpy(llm->url + n, path, strlen(path) + 1);
 
     if (llm->api_key_env.data) {
         /* taken out of the environment, where a program exec runs could
@@ -336,13 +390,13 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
             }
         }
 
-        n = sizeof("Authorization: Bearer ") - 1 + strlen(key);
+        n = strlen(llm->codec->key_header) + strlen(key);
         llm->auth = rg_palloc(cycle->pool, n + 1);
         if (llm->auth == NULL) {
             return RG_ERROR;
         }
 
-        snprintf(llm->auth, n + 1, "Authorization: Bearer %s", key);
+        snprintf(llm->auth, n + 1, "%s%s", llm->codec->key_header, key);
 
         if (rg_pool_cleanup_add(cycle->pool, rg_llm_wipe_auth, llm)
             == NULL)
@@ -373,6 +427,8 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     if (llm->retry_max == RG_CONF_UNSET_MSEC) {
         llm->retry_max = 30000;
     }
+    llm->temperature_set = !isnan(llm->temperature);
+
     if (isnan(llm->temperature)) {
         llm->temperature = 0;
     }
@@ -423,6 +479,10 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
                            llm->fallback_name.data);
             return RG_ERROR;
         }
+    }
+
+    if (rg_llm_init_format(cycle, llm) != RG_OK) {
+        return RG_ERROR;
     }
 
     if (llm->buffer_size < 1024 || llm->buffer_size > 512 * 1024) {
@@ -510,4 +570,269 @@ rg_llm_set_limit(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     rv = rg_conf_set_num_slot(cf, &c, conf);
 
     return rv;
+}
+
+
+/* "format chat|anthropic|responses;" */
+static char *
+rg_llm_set_format(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    static char     msg[160];
+    rg_llm_conf_t  *llm;
+
+    llm = conf;
+
+    if (llm->codec != NULL) {
+        return "is duplicate";
+    }
+
+    llm->codec = rg_llm_codec_find(cf->args[1].data, cf->args[1].len);
+
+    if (llm->codec == NULL) {
+        snprintf(msg, sizeof(msg), "has an unknown format \"%.*s\": the "
+                 "formats are %s", (int) rg_min(cf->args[1].len, 40),
+                 cf->args[1].data, rg_llm_codec_names());
+        return msg;
+    }
+
+    llm->format = (rg_uint_t) (llm->codec - rg_llm_codecs);
+
+    return RG_CONF_OK;
+}
+
+
+/* "thinking off;" or "thinking 4096;" (Anthropic's budget_tokens) */
+static char *
+rg_llm_set_thinking(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    rg_command_t    c;
+    rg_llm_conf_t  *llm;
+
+    static rg_conf_num_bounds_t  bounds = { 1024, 10000000 };
+
+    llm = conf;
+
+    if (llm->thinking != RG_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    if (rg_str_eq(&cf->args[1], "off")) {
+        llm->thinking = 0;
+        return RG_CONF_OK;
+    }
+
+    c = *cmd;
+    c.offset = offsetof(rg_llm_conf_t, thinking);
+    c.post = &bounds;
+
+    if (rg_conf_set_num_slot(cf, &c, conf) != RG_CONF_OK) {
+        return "takes \"off\" or a budget of tokens for thinking, 1024 or "
+               "more";
+    }
+
+    return RG_CONF_OK;
+}
+
+
+/* "price input=2.5 cached=1.25 cache_write=3.75 output=10;": dollars per
+ * million tokens; cached and cache_write are input's when not given */
+static char *
+rg_llm_set_price(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    char           *end, *eq;
+    double          v;
+    rg_uint_t       i, k;
+    rg_llm_conf_t  *llm;
+
+    static const char  *names[RG_LLM_PRICES] = {
+        "input", "cached", "cache_write", "output"
+    };
+
+    llm = conf;
+
+    if (llm->priced) {
+        return "is duplicate";
+    }
+
+    for (i = 1; i < cf->nargs; i++) {
+        eq = memchr(cf->args[i].data, '=', cf->args[i].len);
+
+        for (k = 0; eq && k < RG_LLM_PRICES; k++) {
+            if ((size_t) (eq - cf->args[i].data) == strlen(names[k])
+                && memcmp(cf->args[i].data, names[k], strlen(names[k])) == 0)
+            {
+                break;
+            }
+        }
+
+        if (eq == NULL || k == RG_LLM_PRICES) {
+            return "takes input=N output=N and, optionally, cached=N and "
+                   "cache_write=N: dollars per million tokens";
+        }
+
+        errno = 0;
+        v = strtod(eq + 1, &end);
+
+        if (errno || end == eq + 1
+            || end != cf->args[i].data + cf->args[i].len || !isfinite(v)
+            || v < 0 || v > 1000000)
+        {
+            return "takes prices in dollars per million tokens, such as "
+                   "input=2.5";
+        }
+
+        if (!isnan(llm->price[k])) {
+            return "names a price twice";
+        }
+
+        llm->price[k] = v;
+    }
+
+    if (isnan(llm->price[RG_LLM_PRICE_INPUT])
+        || isnan(llm->price[RG_LLM_PRICE_OUTPUT]))
+    {
+        return "needs input=N and output=N (dollars per million tokens)";
+    }
+
+    if (isnan(llm->price[RG_LLM_PRICE_CACHED])) {
+        llm->price[RG_LLM_PRICE_CACHED] = llm->price[RG_LLM_PRICE_INPUT];
+    }
+
+    if (isnan(llm->price[RG_LLM_PRICE_WRITE])) {
+        llm->price[RG_LLM_PRICE_WRITE] = llm->price[RG_LLM_PRICE_INPUT];
+    }
+
+    llm->priced = 1;
+
+    return RG_CONF_OK;
+}
+
+
+/* "header anthropic-beta interleaved-thinking-2025-05-14;" */
+static char *
+rg_llm_set_header(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    char           *h, **hp;
+    size_t          i;
+    rg_str_t       *name, *value;
+    rg_llm_conf_t  *llm;
+
+    llm = conf;
+    name = &cf->args[1];
+    value = &cf->args[2];
+
+    for (i = 0; i < name->len; i++) {
+        if (name->data[i] <= ' ' || name->data[i] >= 0x7f
+            || name->data[i] == ':')
+        {
+            return "takes a header name of letters, digits and '-', then "
+                   "its value";
+        }
+    }
+
+    for (i = 0; i < value->len; i++) {
+        if ((unsigned char) value->data[i] < 0x20 || value->data[i] == 0x7f)
+        {
+            return "has a control character in its value";
+        }
+    }
+
+    if (rg_str_casecmp_prefix(name->data, name->len, "authorization") == 0
+        || rg_str_casecmp_prefix(name->data, name->len, "x-api-key") == 0)
+    {
+        return "cannot set the key's header: name the key's variable with "
+               "\"api_key_env\"";
+    }
+
+    if (llm->headers == NULL) {
+        llm->headers = rg_array_create(cf->pool, 2, sizeof(char *));
+        if (llm->headers == NULL) {
+            return RG_CONF_ERROR;
+        }
+    }
+
+    h = rg_palloc(cf->pool, name->len + value->len + 3);
+    hp = rg_array_push(llm->headers);
+    if (h == NULL || hp == NULL) {
+        return RG_CONF_ERROR;
+    }
+
+    snprintf(h, name->len + value->len + 3, "%.*s: %.*s", (int) name->len,
+             name->data, (int) value->len, value->data);
+    *hp = h;
+
+    return RG_CONF_OK;
+}
+
+
+/* what only some formats have, checked against the format */
+static rg_int_t
+rg_llm_init_format(rg_cycle_t *cycle, rg_llm_conf_t *llm)
+{
+    const char  *f;
+
+    f = llm->codec->name.data;
+
+    if (llm->thinking > 0 && llm->format != RG_LLM_ANTHROPIC) {
+        rg_cycle_error(cycle, llm->file, llm->line, "llm \"%.*s\": "
+                       "\"thinking\" is a budget of format anthropic; format "
+                       "%s takes \"reasoning_effort\"",
+                       (int) llm->name.len, llm->name.data, f);
+        return RG_ERROR;
+    }
+
+    if (llm->reasoning_effort.len && llm->format == RG_LLM_ANTHROPIC) {
+        rg_cycle_error(cycle, llm->file, llm->line, "llm \"%.*s\": "
+                       "\"reasoning_effort\" is not of format anthropic, "
+                       "which takes \"thinking BUDGET\"",
+                       (int) llm->name.len, llm->name.data);
+        return RG_ERROR;
+    }
+
+    if (llm->reasoning_effort.len) {
+        rg_conf_enum_t  *e;
+
+        for (e = rg_llm_effort_enum; e->name.len; e++) {
+            if (e->name.len == llm->reasoning_effort.len
+                && memcmp(e->name.data, llm->reasoning_effort.data,
+                          e->name.len) == 0)
+            {
+                break;
+            }
+        }
+
+        if (e->name.len == 0) {
+            rg_cycle_error(cycle, llm->file, llm->line, "llm \"%.*s\": "
+                           "\"reasoning_effort\" is none, minimal, low, "
+                           "medium or high, not \"%.*s\"",
+                           (int) llm->name.len, llm->name.data,
+                           (int) rg_min(llm->reasoning_effort.len, 40),
+                           llm->reasoning_effort.data);
+            return RG_ERROR;
+        }
+    }
+
+    if (llm->thinking == RG_CONF_UNSET) {
+        llm->thinking = 0;
+    }
+
+    if (llm->prompt_cache == RG_CONF_UNSET) {
+        llm->prompt_cache = 1;
+    }
+
+    if (llm->max_output_tokens == RG_CONF_UNSET) {
+        /* Anthropic asks for one; room for the thinking budget too */
+        llm->max_output_tokens = llm->format == RG_LLM_ANTHROPIC
+                                 ? 8192 + llm->thinking : 0;
+
+    } else if (llm->thinking && llm->max_output_tokens <= llm->thinking) {
+        rg_cycle_error(cycle, llm->file, llm->line, "llm \"%.*s\": "
+                       "\"max_output_tokens\" %ld must be more than the "
+                       "\"thinking\" budget %ld, which it includes",
+                       (int) llm->name.len, llm->name.data,
+                       (long) llm->max_output_tokens, (long) llm->thinking);
+        return RG_ERROR;
+    }
+
+    return RG_OK;
 }

@@ -13,6 +13,13 @@
 
 typedef struct rg_llm_conf_s  rg_llm_conf_t;
 
+/* price, dollars per million tokens */
+#define RG_LLM_PRICE_INPUT      0
+#define RG_LLM_PRICE_CACHED     1      /* input read from a prompt cache */
+#define RG_LLM_PRICE_WRITE      2      /* input written to one */
+#define RG_LLM_PRICE_OUTPUT     3
+#define RG_LLM_PRICES           4
+
 /* limits held across every process on the store (rg_llm_shared.c) */
 #define RG_LLM_SHARED_RPM       0x01
 #define RG_LLM_SHARED_TPM       0x02
@@ -48,7 +55,19 @@ struct rg_llm_conf_s {
     rg_uint_t           shared;           /* RG_LLM_SHARED_* */
     rg_uint_t           shared_fallback;  /* RG_LLM_FALLBACK_* */
 
-    char               *url;              /* base_url/chat/completions */
+    /* the wire format and what only some formats have */
+    const struct rg_llm_codec_s *codec;   /* format; chat by default */
+    rg_uint_t           format;           /* RG_LLM_CHAT, … */
+    rg_int_t            max_output_tokens;    /* 0: the format's default */
+    rg_int_t            thinking;         /* budget_tokens; 0: off */
+    rg_str_t            reasoning_effort; /* "": not sent */
+    rg_int_t            prompt_cache;     /* cache_control breakpoints */
+    double              price[RG_LLM_PRICES];  /* NAN: none */
+    rg_array_t         *headers;          /* char *, "Name: value" */
+    unsigned            priced:1;
+    unsigned            temperature_set:1;
+
+    char               *url;              /* base_url + the format's path */
     char               *auth;             /* the header; a secret */
     const char         *file;             /* where it was declared */
     rg_uint_t           line;

@@ -8,84 +8,10 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_llm.h>
+#include <rg_llm_request.h>
 
-
-/* the most tool calls one answer may have run (max_tool_calls_per_turn) */
-#define RG_LLM_MAX_CALLS       1024
-
-/* response_memory when none is configured: all responses being read */
-#define RG_LLM_MEMORY_DEFAULT  (256 * 1024 * 1024)
-
-
-/* what happened, as far as the session is concerned */
-typedef enum {
-    RG_LLM_OK = 0,
-    RG_LLM_ERR_RATE,          /* 429: retry after a while */
-    RG_LLM_ERR_SERVER,        /* 5xx, 408, 409, 425: retry */
-    RG_LLM_ERR_TIMEOUT,       /* no answer in time: retry */
-    RG_LLM_ERR_CONNECT,       /* could not connect or the peer went away */
-    RG_LLM_ERR_BAD_RESPONSE,  /* 200 with a body we cannot use: retry */
-    RG_LLM_ERR_CONTEXT,       /* context_length_exceeded */
-    RG_LLM_ERR_FATAL,         /* 400/401/403/404…: end the session */
-    RG_LLM_ERR_TOO_LARGE,     /* over the size cap: asking again won't help */
-    RG_LLM_ERR_OVER_RATE      /* 429 for a request larger than the
-                                 tokens-per-minute limit: the same body
-                                 can never pass */
-} rg_llm_status_e;
-
-
-typedef struct {
-    rg_str_t            id;         /* generated when the provider sent none */
-    rg_str_t            name;
-    rg_str_t            arguments;  /* JSON text as sent; an object is
-                                       serialized; none or "" → "{}" */
-} rg_llm_tool_call_t;
-
-
-typedef struct rg_llm_response_s {
-    rg_llm_status_e     status;
-    int                 http_status;
-
-    rg_str_t            content;    /* text parts joined; len 0 when none */
-    unsigned            has_content:1;  /* content.len > 0 */
-    rg_str_t            reasoning;  /* reasoning_content / reasoning, and
-                                       "thinking" parts of the content */
-    rg_str_t            refusal;
-    rg_str_t            finish_reason;
-
-    rg_llm_tool_call_t *calls;
-    rg_uint_t           ncalls;
-    /* calls asked for beyond max_calls: none of them is to run. The
-     * first, calls[max_calls], stands for them all (in calls and in the
-     * message) so that one tool message can tell the model; the others
-     * are left out. 0: every call is here. */
-    rg_uint_t           calls_over;
-
-    int64_t             prompt_tokens;
-    int64_t             completion_tokens;
-    int64_t             total_tokens;
-
-    /* the assistant message to append to the conversation, serialized:
-     * role, content (string; null when there is none but tool calls),
-     * tool_calls with ids, type "function" and string arguments;
-     * reasoning and refusal left out. Empty unless status is OK. */
-    rg_str_t            message;
-
-    /* errors: the provider's own words, never a header or a key; when
-     * the body was not JSON, "HTTP <status>: " and its first 200 bytes,
-     * made printable */
-    rg_str_t            error;
-    rg_str_t            error_type;
-    rg_str_t            error_code;  /* a numeric code is printed */
-    rg_str_t            error_param;
-
-    /* RG_LLM_ERR_OVER_RATE: "Requested N, Limit M" when the message
-     * says so, 0 otherwise */
-    int64_t             rate_requested;
-    int64_t             rate_limit;
-
-    rg_msec_t           retry_after; /* from headers, set by the client */
-} rg_llm_response_t;
+#include <jansson.h>
 
 
 /* Reads a response. Everything it returns lives in pool; its strings are
@@ -116,8 +42,6 @@ rg_int_t rg_llm_openai_parse(rg_pool_t *pool, int http_status,
  * HTTP answer) → CONNECT; any other status → FATAL. */
 rg_llm_status_e rg_llm_openai_classify(int http_status, const rg_str_t *code,
     const rg_str_t *message);
-
-const char *rg_llm_status_name(rg_llm_status_e status);
 
 /* Appends one message, serialized as JSON, to out (no separator). Content
  * is len bytes, NULs included; bytes that are not UTF-8 become U+FFFD. A
@@ -161,5 +85,38 @@ typedef rg_int_t (*rg_llm_openai_edit_pt)(const char *text, size_t len,
  * failed or memory ran out. */
 rg_int_t rg_llm_openai_edit(const char *msg, size_t len, size_t min,
     rg_llm_openai_edit_pt edit, void *data, char **out);
+
+/* The codec's reading of an answer (its row's parse): as
+ * rg_llm_openai_parse(), with the headers' hints. */
+rg_int_t rg_llm_openai_read(rg_pool_t *pool, const rg_llm_answer_t *a,
+    rg_llm_response_t *r);
+
+/* The words of an error body root (NULL: not JSON) into r, and its
+ * class into r->status; a 2xx http_status: an error sent after it. */
+rg_int_t rg_llm_openai_error(rg_pool_t *pool, json_t *root, int http_status,
+    const char *body, size_t len, const rg_llm_hints_t *hints,
+    rg_llm_response_t *r);
+
+/* usage of a completion (or a chunk) into r */
+void rg_llm_openai_usage(json_t *root, rg_llm_response_t *r);
+
+/* the tools of a prefix joined into one JSON array text */
+rg_int_t rg_llm_tools_join(const rg_llm_prefix_t *p, rg_buf_t *tools);
+
+/* the codec's row (rg_llm_codec.c) */
+rg_int_t rg_llm_openai_tool(rg_buf_t *out, const rg_llm_tool_t *t);
+rg_int_t rg_llm_openai_prefix_p(rg_buf_t *out, const rg_llm_prefix_t *p);
+rg_int_t rg_llm_openai_wire(rg_buf_t *out, uint8_t role, const char *msg,
+    size_t len);
+rg_int_t rg_llm_openai_body_add(rg_llm_body_t *bd, uint8_t role,
+    const char *piece, size_t len);
+rg_int_t rg_llm_openai_body_end(rg_llm_body_t *bd);
+rg_llm_stream_t *rg_llm_openai_stream_create(rg_uint_t max_calls,
+    rg_llm_delta_pt delta, void *data);
+rg_int_t rg_llm_openai_stream_feed(rg_llm_stream_t *s, const char *data,
+    size_t len);
+rg_int_t rg_llm_openai_stream_finish(rg_llm_stream_t *s, rg_pool_t *pool,
+    const rg_llm_answer_t *a, rg_llm_response_t *r);
+void rg_llm_openai_stream_destroy(rg_llm_stream_t *s);
 
 #endif /* RG_LLM_OPENAI_H */

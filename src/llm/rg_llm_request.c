@@ -1,61 +1,29 @@
-/* rg_llm_request.c: the neutral request interface (rg_llm_request.h) on
- * the one codec there is, OpenAI Chat Completions (rg_llm_openai.c): the
- * only place that chooses it. Writes no JSON itself beyond the commas and
- * brackets that join pieces the codec made. */
+/* rg_llm_request.c: the neutral request interface (rg_llm_request.h): the
+ * session's messages in their one form, Chat Completions JSON written by
+ * rg_llm_openai.c whatever the wire format, and the codec's row asked
+ * for everything that is the wire format's own (tools, the prefix, each
+ * message's piece). */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_llm_request.h>
 #include <rg_llm_openai.h>
+#include <rg_llm_json.h>
 
 
 rg_int_t
-rg_llm_tool_text(rg_buf_t *out, const rg_llm_tool_t *t)
+rg_llm_tool_text(const rg_llm_codec_t *codec, rg_buf_t *out,
+    const rg_llm_tool_t *t)
 {
-    return rg_llm_openai_tool_def(out, t->name,
-                                  t->description ? t->description : "",
-                                  t->parameters);
+    return codec->tool(out, t);
 }
 
 
 rg_int_t
-rg_llm_prefix(rg_buf_t *out, const rg_llm_prefix_t *p)
+rg_llm_prefix(const rg_llm_codec_t *codec, rg_buf_t *out,
+    const rg_llm_prefix_t *p)
 {
-    rg_int_t   rc;
-    rg_buf_t   tools;
-    rg_uint_t  i;
-
-    if (p->ntools == 0) {
-        return rg_llm_openai_prefix_ex(out, p->model, p->temperature, NULL,
-                                       0, p->stream);
-    }
-
-    memset(&tools, 0, sizeof(tools));
-
-    rc = rg_buf_append_lit(&tools, "[");
-
-    for (i = 0; rc == RG_OK && i < p->ntools; i++) {
-        if (i) {
-            rc = rg_buf_append_lit(&tools, ",");
-        }
-
-        if (rc == RG_OK) {
-            rc = rg_buf_append(&tools, p->tools[i].data, p->tools[i].len);
-        }
-    }
-
-    if (rc == RG_OK) {
-        rc = rg_buf_append_lit(&tools, "]");
-    }
-
-    if (rc == RG_OK) {
-        rc = rg_llm_openai_prefix_ex(out, p->model, p->temperature,
-                                     tools.data, tools.len, p->stream);
-    }
-
-    rg_buf_free(&tools);
-
-    return rc;
+    return codec->prefix(out, p);
 }
 
 
@@ -72,40 +40,55 @@ rg_llm_message(rg_buf_t *out, rg_llm_role_e role, const char *text,
 
 rg_int_t
 rg_llm_tool_result(rg_buf_t *out, const char *tool_call_id,
-    const char *text, size_t len)
+    const char *text, size_t len, rg_uint_t is_error)
 {
-    return rg_llm_openai_tool_msg(out, tool_call_id, text, len);
-}
+    size_t  at;
 
+    at = out->len;
 
-rg_int_t
-rg_llm_body_start(rg_buf_t *b, const char *prefix, size_t len, size_t more)
-{
-    /* the messages, a comma between each two, and "]}"; held while the
-     * model answers, so no larger */
-    if (rg_buf_reserve_exact(b, len + more + 2) != RG_OK) {
+    if (rg_llm_openai_tool_msg(out, tool_call_id, text, len) != RG_OK) {
         return RG_ERROR;
     }
 
-    return rg_buf_append(b, prefix, len);
-}
-
-
-rg_int_t
-rg_llm_body_add(rg_buf_t *b, const char *msg, size_t len, rg_uint_t first)
-{
-    if (!first && rg_buf_append_lit(b, ",") != RG_OK) {
-        return RG_ERROR;
+    if (!is_error) {
+        return RG_OK;
     }
 
-    return rg_buf_append(b, msg, len);
+    /* x_reagent last, in place of the closing brace */
+    out->len--;
+
+    return rg_llm_json_ended(out, at,
+                             rg_buf_append_lit(out, ",\"" RG_LLM_EXT "\":"
+                                               "{\"is_error\":true}}"));
 }
 
 
 rg_int_t
-rg_llm_body_end(rg_buf_t *b)
+rg_llm_wire(const rg_llm_codec_t *codec, rg_pool_t *pool, uint8_t role,
+    const rg_str_t *msg, rg_str_t *wire)
 {
-    return rg_buf_append_lit(b, "]}");
+    rg_int_t  rc;
+    rg_buf_t  b;
+
+    memset(&b, 0, sizeof(b));
+
+    rc = codec->wire(&b, role, msg->data, msg->len);
+
+    if (rc == RG_DECLINED) {
+        *wire = *msg;
+        rg_buf_free(&b);
+        return RG_OK;
+    }
+
+    if (rc == RG_OK) {
+        wire->len = b.len;
+        wire->data = b.len ? rg_pstrdup(pool, b.data, b.len) : (char *) "";
+        rc = wire->data ? RG_OK : RG_ERROR;
+    }
+
+    rg_buf_free(&b);
+
+    return rc;
 }
 
 

@@ -1,16 +1,19 @@
 /* rg_llm_request.h: a model request in neutral terms, for those who make
  * requests (the agent): the tools an agent offers, its model, temperature
- * and stream, the messages of a conversation and how a body is put
- * together from them. The codec (rg_llm_openai.c) turns them into the
- * wire format; what comes back is text the caller keeps and hands back
- * (a tool's description, a prefix, a message, a body) and never takes
- * apart. */
+ * and stream, the messages of a conversation in the session's own form
+ * (Chat Completions JSON, whatever the wire format) and how a body is put
+ * together from them. A codec (rg_llm.h) turns them into its wire format;
+ * what comes back is text the caller keeps and hands back (a tool's
+ * description, a prefix, a message, a message's wire piece) and never
+ * takes apart. */
 
 #ifndef RG_LLM_REQUEST_H
 #define RG_LLM_REQUEST_H
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_llm.h>
+#include <rg_llm_conf.h>
 
 
 typedef enum {
@@ -21,7 +24,7 @@ typedef enum {
 
 
 /* a tool, as the model is told of it */
-typedef struct {
+typedef struct rg_llm_tool_s {
     const char         *name;
     const char         *description;  /* NULL: none */
     const char         *parameters;   /* JSON Schema text of an object */
@@ -29,12 +32,15 @@ typedef struct {
 
 
 /* what a request says before its messages */
-typedef struct {
+typedef struct rg_llm_prefix_s {
     const char         *model;
     double              temperature;
-    rg_uint_t           stream;       /* ask for Server-Sent Events */
+    unsigned            temperature_set:1; /* configured, not a default */
+    unsigned            stream:1;     /* ask for Server-Sent Events */
+    unsigned            summary:1;    /* a call without tools */
     const rg_str_t     *tools;        /* from rg_llm_tool_text(), or NULL */
     rg_uint_t           ntools;
+    const rg_llm_conf_t *llm;         /* its codec's directives; NULL */
 } rg_llm_prefix_t;
 
 
@@ -43,29 +49,31 @@ typedef rg_int_t (*rg_llm_edit_pt)(const char *text, size_t len,
     rg_buf_t *out, void *data);
 
 
-/* Appends the description of a tool; RG_ERROR when its parameters are
- * not a JSON object or memory ran out. Built once per tool and agent. */
-rg_int_t rg_llm_tool_text(rg_buf_t *out, const rg_llm_tool_t *t);
+/* Appends the description of a tool in a codec's form; RG_ERROR when
+ * its parameters are not a JSON object or memory ran out. Built once per
+ * tool, agent and codec. */
+rg_int_t rg_llm_tool_text(const rg_llm_codec_t *codec, rg_buf_t *out,
+    const rg_llm_tool_t *t);
 
 /* Appends the part of a body that comes before the messages; the tools
  * offered are left out when there are none. */
-rg_int_t rg_llm_prefix(rg_buf_t *out, const rg_llm_prefix_t *p);
+rg_int_t rg_llm_prefix(const rg_llm_codec_t *codec, rg_buf_t *out,
+    const rg_llm_prefix_t *p);
 
-/* Appends one message of a role: text len bytes, NULs included, bytes
- * that are not UTF-8 made U+FFFD. */
+/* Appends one message of a role, in the session's form: text len bytes,
+ * NULs included, bytes that are not UTF-8 made U+FFFD. */
 rg_int_t rg_llm_message(rg_buf_t *out, rg_llm_role_e role, const char *text,
     size_t len);
-/* Appends the message that answers tool call tool_call_id. */
+/* Appends the message that answers tool call tool_call_id; is_error: the
+ * call failed (a codec that can say so tells the model). */
 rg_int_t rg_llm_tool_result(rg_buf_t *out, const char *tool_call_id,
-    const char *text, size_t len);
+    const char *text, size_t len, rg_uint_t is_error);
 
-/* A body: the prefix (with room for `more` bytes of messages), then each
- * message, the first one first, then its end. */
-rg_int_t rg_llm_body_start(rg_buf_t *b, const char *prefix, size_t len,
-    size_t more);
-rg_int_t rg_llm_body_add(rg_buf_t *b, const char *msg, size_t len,
-    rg_uint_t first);
-rg_int_t rg_llm_body_end(rg_buf_t *b);
+/* The wire piece of a message of the session (role 's', 'u', 'a', 't')
+ * for codec, in pool: *wire is the message itself when the codec sends
+ * it as it is. */
+rg_int_t rg_llm_wire(const rg_llm_codec_t *codec, rg_pool_t *pool,
+    uint8_t role, const rg_str_t *msg, rg_str_t *wire);
 
 /* The message msg[0..len) with its text replaced by what edit makes of
  * it, in *out (malloc'ed, NUL-ended). RG_DECLINED when its text is no

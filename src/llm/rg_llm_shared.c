@@ -27,7 +27,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_llm.h>
+#include <rg_llm_client.h>
 #include <rg_llm_shared.h>
 #include <rg_digest.h>
 #include <unistd.h>

@@ -75,6 +75,9 @@ struct rg_llm_sse_s {
     rg_uint_t             nchoices;
     rg_uint_t             nalloc;
 
+    rg_llm_delta_pt       delta;       /* the answer's text as it comes */
+    void                 *delta_data;
+
     rg_buf_t              usage;       /* the last one sent, as JSON */
     rg_buf_t              error;       /* the first one sent, as JSON */
     char                  bad[JSON_ERROR_TEXT_LENGTH]; /* the first */
@@ -842,8 +845,10 @@ rg_llm_sse_parts(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, json_t *parts)
 static void
 rg_llm_sse_delta(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, json_t *delta)
 {
+    size_t   before;
     json_t  *v;
 
+    before = ch->content.len;
     v = json_object_get(delta, "content");
 
     if (json_is_array(v)) {
@@ -851,6 +856,12 @@ rg_llm_sse_delta(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, json_t *delta)
 
     } else {
         (void) rg_llm_sse_append_str(p, &ch->content, v);
+    }
+
+    /* the answer is the first choice: its text goes on as it comes */
+    if (p->delta && ch == &p->choices[0] && ch->content.len > before) {
+        p->delta(p->delta_data, ch->content.data + before,
+                 ch->content.len - before);
     }
 
     v = json_object_get(delta, "reasoning_content");
@@ -1262,10 +1273,29 @@ rg_int_t
 rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
     const char *id_prefix, rg_llm_response_t *r)
 {
-    int          ok;
-    char        *body;
-    rg_int_t     rc;
-    const char  *raw;
+    rg_llm_answer_t  a;
+
+    memset(&a, 0, sizeof(a));
+    a.http_status = http_status;
+    a.id_prefix = id_prefix;
+    a.max_calls = p->max_calls;
+
+    return rg_llm_sse_end(p, pool, &a, r);
+}
+
+
+rg_int_t
+rg_llm_sse_end(rg_llm_sse_t *p, rg_pool_t *pool, const rg_llm_answer_t *in,
+    rg_llm_response_t *r)
+{
+    int              ok, http_status;
+    char            *body;
+    rg_int_t         rc;
+    rg_llm_answer_t  a;
+
+    a = *in;
+    a.max_calls = p->max_calls;
+    http_status = a.http_status;
 
     if (!p->ended) {
         p->ended = 1;
@@ -1293,10 +1323,10 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
         || (ok && !p->stream)
         || (!ok && p->error.len == 0))
     {
-        raw = (p->raw.data != NULL) ? p->raw.data : "";
+        a.body = (p->raw.data != NULL) ? p->raw.data : "";
+        a.len = p->raw.len;
 
-        rc = rg_llm_openai_parse(pool, http_status, raw, p->raw.len,
-                                 id_prefix, p->max_calls, r);
+        rc = rg_llm_openai_read(pool, &a, r);
 
         if (rc == RG_OK && ok && p->too_large) {
             rc = rg_llm_sse_bad(pool, r, "the response is larger than 16 MiB",
@@ -1311,8 +1341,10 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
         return RG_ERROR;
     }
 
-    rc = rg_llm_openai_parse(pool, http_status, body, strlen(body), id_prefix,
-                             p->max_calls, r);
+    a.body = body;
+    a.len = strlen(body);
+
+    rc = rg_llm_openai_read(pool, &a, r);
     rg_json_free_dump(body);
 
     if (rc != RG_OK) {
@@ -1361,4 +1393,45 @@ rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
     }
 
     return RG_OK;
+}
+
+
+/* the codec's row (rg_llm_codec.c) */
+
+rg_llm_stream_t *
+rg_llm_openai_stream_create(rg_uint_t max_calls, rg_llm_delta_pt delta,
+    void *data)
+{
+    rg_llm_sse_t  *p;
+
+    p = rg_llm_sse_create(max_calls);
+
+    if (p != NULL) {
+        p->delta = delta;
+        p->delta_data = data;
+    }
+
+    return (rg_llm_stream_t *) p;
+}
+
+
+rg_int_t
+rg_llm_openai_stream_feed(rg_llm_stream_t *s, const char *data, size_t len)
+{
+    return rg_llm_sse_feed((rg_llm_sse_t *) s, data, len);
+}
+
+
+rg_int_t
+rg_llm_openai_stream_finish(rg_llm_stream_t *s, rg_pool_t *pool,
+    const rg_llm_answer_t *a, rg_llm_response_t *r)
+{
+    return rg_llm_sse_end((rg_llm_sse_t *) s, pool, a, r);
+}
+
+
+void
+rg_llm_openai_stream_destroy(rg_llm_stream_t *s)
+{
+    rg_llm_sse_destroy((rg_llm_sse_t *) s);
 }

@@ -53,6 +53,10 @@ rg_uint_t rg_llm_sse_done(rg_llm_sse_t *p);
 rg_int_t rg_llm_sse_finish(rg_llm_sse_t *p, rg_pool_t *pool, int http_status,
     const char *id_prefix, rg_llm_response_t *r);
 
+/* The same, with what the transport saw (headers' hints) in a */
+rg_int_t rg_llm_sse_end(rg_llm_sse_t *p, rg_pool_t *pool,
+    const rg_llm_answer_t *a, rg_llm_response_t *r);
+
 /* What arrived for choice `index` (n > 1): its text and finish_reason,
  * pointing into p (valid until the next feed or destroy). RG_DECLINED
  * when the stream had no such choice. */

@@ -1620,8 +1620,9 @@ rg_test_written_as_jansson(void **state)
 static void
 rg_test_body_exact(void **state)
 {
-    rg_buf_t     b;
-    const char  *msgs[] = { "{\"role\":\"user\",\"content\":\"hi\"}",
+    rg_buf_t       b;
+    rg_llm_body_t  bd;
+    const char    *msgs[] = { "{\"role\":\"user\",\"content\":\"hi\"}",
                             "{\"role\":\"assistant\",\"content\":\"x\"}" };
     size_t       i, n, more;
 
@@ -1634,13 +1635,14 @@ rg_test_body_exact(void **state)
         }
 
         rg_buf_reset(&b);
-        assert_int_equal(rg_llm_body_start(&b, "{\"messages\":[", 13, more),
-                         RG_OK);
+        assert_int_equal(rg_llm_body_start(&bd, &rg_llm_codecs[RG_LLM_CHAT],
+                                           0, &b, "{\"messages\":[", 13,
+                                           more), RG_OK);
         for (i = 0; i < n; i++) {
-            assert_int_equal(rg_llm_body_add(&b, msgs[i], strlen(msgs[i]),
-                                             i == 0), RG_OK);
+            assert_int_equal(rg_llm_body_add(&bd, i ? 'a' : 'u', msgs[i],
+                                             strlen(msgs[i])), RG_OK);
         }
-        assert_int_equal(rg_llm_body_end(&b), RG_OK);
+        assert_int_equal(rg_llm_body_end(&bd), RG_OK);
 
         /* the comma before the first message is not written: one spare */
         assert_true(b.cap - b.len <= 2);

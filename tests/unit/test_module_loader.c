@@ -237,9 +237,9 @@ rg_test_load_good(void **state)
 
     /* its definition for the model, as the API wants it: the agent's */
     agent = ((rg_agent_conf_t **) rg_agent_main_conf(cycle)->agents.elts)[0];
-    assert_int_equal(agent->tool_texts[0].len,
-                     strlen(agent->tool_texts[0].data));
-    def = json_loads(agent->tool_texts[0].data, 0, NULL);
+    assert_int_equal(agent->tool_texts[RG_LLM_CHAT][0].len,
+                     strlen(agent->tool_texts[RG_LLM_CHAT][0].data));
+    def = json_loads(agent->tool_texts[RG_LLM_CHAT][0].data, 0, NULL);
     assert_non_null(def);
     assert_string_equal(json_string_value(json_object_get(def, "type")),
                         "function");
@@ -259,7 +259,7 @@ rg_test_load_good(void **state)
     assert_int_equal(agent->toolset.ntools, 1);
     assert_ptr_equal(agent->toolset.tools[0], te);
     assert_string_equal(agent->toolset.tool_list, "echo");
-    assert_non_null(strstr(agent->prefix, agent->tool_texts[0].data));
+    assert_non_null(strstr(agent->prefix, agent->tool_texts[RG_LLM_CHAT][0].data));
 
     rg_test_loaded(rg_test_good);
     rg_cycle_destroy(cycle);

@@ -17,7 +17,7 @@
 #include <rg_engine.h>
 #include <rg_session.h>
 #include <rg_tools.h>
-#include <rg_llm.h>
+#include <rg_llm_client.h>
 #include <rg_test.h>
 
 #include <setjmp.h>

@@ -1,0 +1,334 @@
+/* rg_llm_responses_stream.c: reads a streamed OpenAI Responses answer.
+ * The events that matter: response.output_text.delta (the answer's text
+ * as it comes), response.output_item.done (each item whole),
+ * response.completed / response.incomplete / response.failed (the whole
+ * response, read by the same code as a whole answer) and error. A
+ * stream cut before its last event is a bad response, its text so far
+ * kept. What is kept between events is text, never a jansson value. No
+ * I/O. */
+
+#include <rg_config.h>
+#include <rg_core.h>
+#include <rg_json.h>
+#include <rg_llm.h>
+#include <rg_llm_json.h>
+#include <rg_llm_frame.h>
+#include <rg_llm_openai.h>
+#include <rg_llm_responses.h>
+
+#include <jansson.h>
+
+
+#define RG_LLM_RS_MAX        (16 * 1024 * 1024)
+
+
+typedef struct {
+    rg_llm_frame_t      frame;
+    size_t              total;
+
+    rg_buf_t            response;   /* the last event's response, JSON */
+    rg_buf_t            error;      /* the first error event, JSON */
+    rg_buf_t            text;       /* output_text deltas, so far */
+    rg_buf_t            reasoning;
+    char                bad[JSON_ERROR_TEXT_LENGTH];
+
+    rg_llm_delta_pt     delta;
+    void               *delta_data;
+
+    unsigned            ended:1;    /* completed, incomplete or failed */
+    unsigned            nomem:1;
+    unsigned            too_large:1;
+    unsigned            malformed:1;
+} rg_llm_rs_t;
+
+
+static void rg_llm_rs_event(void *data, const char *event, size_t elen,
+    const char *text, size_t len);
+
+
+rg_llm_stream_t *
+rg_llm_responses_stream_create(rg_uint_t max_calls, rg_llm_delta_pt delta,
+    void *data)
+{
+    rg_llm_rs_t  *p;
+
+    p = calloc(1, sizeof(rg_llm_rs_t));
+    if (p == NULL) {
+        return NULL;
+    }
+
+    rg_llm_frame_init(&p->frame, rg_llm_rs_event, p);
+    p->delta = delta;
+    p->delta_data = data;
+
+    return (rg_llm_stream_t *) p;
+}
+
+
+void
+rg_llm_responses_stream_destroy(rg_llm_stream_t *s)
+{
+    rg_llm_rs_t  *p;
+
+    p = (rg_llm_rs_t *) s;
+
+    if (p == NULL) {
+        return;
+    }
+
+    rg_buf_free(&p->response);
+    rg_buf_free(&p->error);
+    rg_buf_free(&p->text);
+    rg_buf_free(&p->reasoning);
+    rg_llm_frame_free(&p->frame);
+    free(p);
+}
+
+
+rg_int_t
+rg_llm_responses_stream_feed(rg_llm_stream_t *s, const char *data,
+    size_t len)
+{
+    rg_llm_rs_t  *p;
+
+    p = (rg_llm_rs_t *) s;
+
+    if (p->nomem || p->too_large) {
+        return RG_ERROR;
+    }
+
+    if (len > RG_LLM_RS_MAX - p->total) {
+        p->too_large = 1;
+        return RG_ERROR;
+    }
+
+    p->total += len;
+
+    if (rg_llm_frame_feed(&p->frame, data, len) != RG_OK) {
+        p->nomem = 1;
+    }
+
+    return p->nomem ? RG_ERROR : RG_OK;
+}
+
+
+static void
+rg_llm_rs_keep(rg_llm_rs_t *p, rg_buf_t *b, json_t *v)
+{
+    char  *s;
+
+    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s == NULL) {
+        p->nomem = 1;
+        return;
+    }
+
+    rg_buf_reset(b);
+
+    if (rg_buf_append(b, s, strlen(s)) != RG_OK) {
+        p->nomem = 1;
+    }
+
+    rg_json_free_dump(s);
+}
+
+
+static void
+rg_llm_rs_append(rg_llm_rs_t *p, rg_buf_t *b, json_t *v)
+{
+    if (json_is_string(v) && json_string_length(v)
+        && rg_buf_append(b, json_string_value(v), json_string_length(v))
+           != RG_OK)
+    {
+        p->nomem = 1;
+    }
+}
+
+
+static void
+rg_llm_rs_event(void *data, const char *event, size_t elen,
+    const char *text, size_t len)
+{
+    char          *b;
+    size_t         i;
+    json_t        *root, *v;
+    const char    *type;
+    rg_llm_rs_t   *p;
+    json_error_t   err;
+
+    p = data;
+
+    if (p->nomem) {
+        return;
+    }
+
+    for (i = 0; i < len && (text[i] == ' ' || text[i] == '\n'); i++) {
+        /* void */
+    }
+
+    if (i == len) {
+        return;
+    }
+
+    root = rg_llm_json_load(text, len, &err);
+
+    if (root == NULL) {
+        if (json_error_code(&err) == json_error_out_of_memory) {
+            p->nomem = 1;
+            return;
+        }
+
+        if (elen == 5 && memcmp(event, "error", 5) == 0) {
+            root = json_pack("{s:s#}", "message", text,
+                             (int) rg_min(len, 200));
+            rg_llm_rs_keep(p, &p->error, root);
+            json_decref(root);
+            return;
+        }
+
+        if (!p->malformed) {
+            p->malformed = 1;
+
+            for (b = p->bad, i = 0; err.text[i] && i < sizeof(p->bad) - 1;
+                 i++)
+            {
+                *b++ = (err.text[i] >= ' ' && err.text[i] < 0x7f)
+                       ? err.text[i] : '?';
+            }
+
+            *b = '\0';
+        }
+
+        return;
+    }
+
+    type = json_string_value(json_object_get(root, "type"));
+    if (type == NULL) {
+        type = "";
+    }
+
+    if (strcmp(type, "response.output_text.delta") == 0) {
+        v = json_object_get(root, "delta");
+        rg_llm_rs_append(p, &p->text, v);
+
+        if (p->delta && json_is_string(v) && json_string_length(v)) {
+            p->delta(p->delta_data, json_string_value(v),
+                     json_string_length(v));
+        }
+
+    } else if (strcmp(type, "response.reasoning_summary_text.delta") == 0
+               || strcmp(type, "response.reasoning_text.delta") == 0)
+    {
+        rg_llm_rs_append(p, &p->reasoning, json_object_get(root, "delta"));
+
+    } else if (strcmp(type, "response.completed") == 0
+               || strcmp(type, "response.incomplete") == 0
+               || strcmp(type, "response.failed") == 0)
+    {
+        v = json_object_get(root, "response");
+
+        if (json_is_object(v)) {
+            rg_llm_rs_keep(p, &p->response, v);
+            p->ended = 1;
+        }
+
+    } else if (strcmp(type, "error") == 0
+               || (elen == 5 && memcmp(event, "error", 5) == 0))
+    {
+        if (p->error.len == 0) {
+            v = json_object_get(root, "error");
+            rg_llm_rs_keep(p, &p->error, json_is_object(v) ? v : root);
+        }
+    }
+
+    /* the others (created, in_progress, output_item.*, content_part.*,
+     * function_call_arguments.*) are all in the last event's response */
+
+    json_decref(root);
+}
+
+
+static rg_int_t
+rg_llm_rs_partial(rg_llm_rs_t *p, rg_pool_t *pool, rg_llm_response_t *r)
+{
+    if (rg_llm_json_set(pool, &r->content, p->text.data, p->text.len)
+        != RG_OK
+        || rg_llm_json_set(pool, &r->reasoning, p->reasoning.data,
+                           p->reasoning.len) != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    r->has_content = r->content.len > 0;
+
+    return RG_OK;
+}
+
+
+rg_int_t
+rg_llm_responses_stream_finish(rg_llm_stream_t *s, rg_pool_t *pool,
+    const rg_llm_answer_t *a, rg_llm_response_t *r)
+{
+    int              ok;
+    json_t          *root, *wrap;
+    rg_int_t         rc;
+    rg_llm_rs_t     *p;
+    rg_llm_answer_t  whole;
+
+    p = (rg_llm_rs_t *) s;
+
+    if (rg_llm_frame_end(&p->frame) != RG_OK || p->nomem) {
+        return RG_ERROR;
+    }
+
+    ok = (a->http_status >= 200 && a->http_status <= 299);
+
+    if (p->frame.mode != RG_LLM_FRAME_STREAM || !p->frame.seen
+        || (!ok && p->error.len == 0))
+    {
+        whole = *a;
+        whole.body = p->frame.raw.len ? p->frame.raw.data : "";
+        whole.len = p->frame.raw.len;
+
+        return rg_llm_responses_read(pool, &whole, r);
+    }
+
+    rg_llm_response_init(r, a->http_status);
+
+    if (p->error.len) {
+        root = json_loadb(p->error.data, p->error.len, 0, NULL);
+        wrap = json_pack("{s:o}", "error", root ? root : json_object());
+        rc = rg_llm_openai_error(pool, wrap, a->http_status, p->error.data,
+                                 p->error.len,
+                                 a->hints, r);
+        json_decref(wrap);
+
+        return rc == RG_OK ? rg_llm_rs_partial(p, pool, r) : rc;
+    }
+
+    if (p->too_large) {
+        rc = rg_llm_json_bad(pool, r, "the stream is larger than 16 MiB",
+                             NULL);
+
+    } else if (!p->ended) {
+        rc = rg_llm_json_bad(pool, r, "the stream ended before the answer "
+                             "was complete", NULL);
+
+    } else {
+        root = json_loadb(p->response.data, p->response.len, 0, NULL);
+        if (root == NULL) {
+            return RG_ERROR;
+        }
+
+        rc = rg_llm_responses_response(pool, root, a, r);
+        json_decref(root);
+
+        if (rc == RG_OK && r->status != RG_LLM_OK) {
+            return rg_llm_rs_partial(p, pool, r);
+        }
+
+        return rc;
+    }
+
+    return rc == RG_OK ? rg_llm_rs_partial(p, pool, r) : rc;
+}
