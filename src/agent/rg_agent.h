@@ -21,6 +21,9 @@ typedef struct {
     uint64_t            repeats;
     uint64_t            prompt_tokens;
     uint64_t            completion_tokens;
+    uint64_t            cached_tokens;
+    uint64_t            cache_write_tokens;
+    double              cost;         /* dollars */
 } rg_agent_stats_t;
 
 

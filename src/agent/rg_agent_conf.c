@@ -33,6 +33,9 @@ static void *rg_agent_create_conf(rg_cycle_t *cycle);
 static char *rg_agent_init_conf(rg_cycle_t *cycle, void *conf);
 
 
+/* max_cost: dollars */
+static rg_conf_num_bounds_t  rg_agent_cost_bounds = { 0, 1000000000 };
+
 static rg_conf_num_bounds_t  rg_agent_rounds_bounds = { 1, 10000 };
 static rg_conf_num_bounds_t  rg_agent_temp_bounds = { 0, 2 };
 static rg_conf_num_bounds_t  rg_agent_depth_bounds = { 0, 16 };
@@ -51,6 +54,8 @@ static rg_conf_enum_t  rg_agent_dedupe_enum[] = {
 };
 
 
+static char *rg_agent_tenant_max_cost(rg_conf_t *cf, rg_command_t *cmd,
+    void *conf);
 static char *rg_agent_tenant_max_tokens(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 
@@ -79,6 +84,9 @@ static rg_command_t  rg_agent_commands[] = {
     { rg_string("tenant_max_tokens"), RG_MAIN_CONF|RG_CONF_TAKE3,
       rg_agent_tenant_max_tokens, 0, NULL },
 
+    { rg_string("tenant_max_cost"), RG_MAIN_CONF|RG_CONF_TAKE3,
+      rg_agent_tenant_max_cost, 0, NULL },
+
     { rg_string("llm"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_str_slot, offsetof(rg_agent_conf_t, llm_name), NULL },
 
@@ -99,6 +107,10 @@ static rg_command_t  rg_agent_commands[] = {
 
     { rg_string("max_tokens"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_tokens), NULL },
+
+    { rg_string("max_cost"), RG_AGENT_CONF|RG_CONF_TAKE1,
+      rg_conf_set_double_slot, offsetof(rg_agent_conf_t, max_cost),
+      &rg_agent_cost_bounds },
 
     { rg_string("deadline"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, deadline), NULL },
@@ -210,6 +222,7 @@ rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     agent->toolset.timeout = RG_CONF_UNSET_MSEC;
     agent->temperature = NAN;
     agent->max_tokens = RG_CONF_UNSET;
+    agent->max_cost = NAN;
     agent->deadline = RG_CONF_UNSET_MSEC;
     agent->approval_timeout = RG_CONF_UNSET_MSEC;
     agent->tool_max_calls = RG_CONF_UNSET;
@@ -440,6 +453,19 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     }
     if (agent->max_tokens == RG_CONF_UNSET) {
         agent->max_tokens = 0;
+    }
+    if (isnan(agent->max_cost)) {
+        agent->max_cost = 0;
+    }
+
+    /* money is counted by a price: without one, nothing would be */
+    if (agent->max_cost > 0 && !agent->llm->priced) {
+        rg_cycle_error(cycle, agent->file, agent->line, "agent \"%.*s\": "
+                       "\"max_cost\" needs a \"price\" in llm \"%.*s\", "
+                       "which has none", (int) agent->name.len,
+                       agent->name.data, (int) agent->llm->name.len,
+                       agent->llm->name.data);
+        return RG_ERROR;
     }
     if (agent->deadline == RG_CONF_UNSET_MSEC) {
         agent->deadline = 0;
@@ -834,6 +860,7 @@ rg_agent_create_conf(rg_cycle_t *cycle)
 
     amcf->max_agent_depth = RG_CONF_UNSET;
     amcf->tenant_max_tokens = RG_CONF_UNSET;
+    amcf->tenant_max_cost = NAN;
     amcf->approval_timeout = RG_CONF_UNSET_MSEC;
 
     return amcf;
@@ -854,6 +881,9 @@ rg_agent_init_conf(rg_cycle_t *cycle, void *conf)
     }
     if (amcf->tenant_max_tokens == RG_CONF_UNSET) {
         amcf->tenant_max_tokens = 0;
+    }
+    if (isnan(amcf->tenant_max_cost)) {
+        amcf->tenant_max_cost = 0;
     }
     if (amcf->approval_timeout == RG_CONF_UNSET_MSEC) {
         amcf->approval_timeout = 3600000;
@@ -929,6 +959,41 @@ rg_agent_tenant_max_tokens(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     }
 
     amcf->tenant_max_tokens = (rg_int_t) n;
+
+    return RG_CONF_OK;
+}
+
+
+/* "tenant_max_cost 25 per 1d;": dollars per window, for each tenant
+ * across every process on the store (by the llms' prices) */
+static char *
+rg_agent_tenant_max_cost(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+{
+    char                  *end;
+    double                 n;
+    rg_str_t              *a;
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = conf;
+    a = cf->args;
+
+    if (!isnan(amcf->tenant_max_cost)) {
+        return "is duplicate";
+    }
+
+    errno = 0;
+    n = strtod(a[1].data, &end);
+
+    if (errno || end == a[1].data || *end != '\0' || !(n > 0)
+        || n > 1e9 || a[2].len != 3 || memcmp(a[2].data, "per", 3) != 0
+        || rg_conf_parse_msec(&a[3], &amcf->tenant_cost_window) != RG_OK
+        || amcf->tenant_cost_window < 1000)
+    {
+        return "expects dollars, \"per\" and a window of at least 1s, "
+               "such as \"tenant_max_cost 25 per 1d;\"";
+    }
+
+    amcf->tenant_max_cost = n;
 
     return RG_CONF_OK;
 }

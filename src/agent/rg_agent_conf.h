@@ -52,6 +52,7 @@ struct rg_agent_conf_s {
 
     /* guards */
     rg_int_t            max_tokens;       /* 0: no budget */
+    double              max_cost;         /* dollars; NAN unset, 0 none */
     rg_msec_t           deadline;         /* 0: none */
     rg_msec_t           approval_timeout; /* a parked session's wait */
     rg_int_t            tool_max_calls;   /* per tool, 0: no cap */
@@ -93,6 +94,8 @@ typedef struct {
     rg_msec_t           approval_timeout; /* the agents' default */
     rg_int_t            tenant_max_tokens; /* per window; 0: no budget */
     rg_msec_t           tenant_window;
+    double              tenant_max_cost;  /* dollars per window; 0: none */
+    rg_msec_t           tenant_cost_window;
 } rg_agent_main_conf_t;
 
 

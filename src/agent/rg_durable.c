@@ -35,7 +35,7 @@
 #include <rg_secret.h>
 
 
-#define RG_DURABLE_FIELDS   40        /* meta pairs at most */
+#define RG_DURABLE_FIELDS   48        /* meta pairs at most */
 #define RG_DURABLE_BACKOFF  200       /* ms, the first retry */
 
 
@@ -158,6 +158,14 @@ rg_durable_meta(rg_session_t *s, rg_durable_batch_t *b, rg_uint_t turn)
     rg_durable_num(b, "model_calls", (int64_t) s->model_calls);
     rg_durable_num(b, "prompt_tokens", s->prompt_tokens);
     rg_durable_num(b, "completion_tokens", s->completion_tokens);
+
+    /* cache use and money, only once there is some */
+    if (s->cached_tokens || s->cache_write_tokens || s->cost > 0) {
+        rg_durable_num(b, "cached_tokens", s->cached_tokens);
+        rg_durable_num(b, "cache_write_tokens", s->cache_write_tokens);
+        rg_durable_num(b, "cost_micro", (int64_t) (s->cost * 1e6 + 0.5));
+    }
+
     rg_durable_num(b, "updated", (int64_t) rg_wall_msec());
     rg_durable_num(b, "elapsed", (int64_t) rg_durable_elapsed(s));
     rg_durable_field(b, "worker", rg_agent_ctx(s->engine)->worker,
@@ -191,6 +199,10 @@ rg_durable_meta(rg_session_t *s, rg_durable_batch_t *b, rg_uint_t turn)
     rg_durable_num(b, "summary_round", (int64_t) s->summary_round);
     rg_durable_num(b, "max_rounds", (int64_t) s->max_rounds);
     rg_durable_num(b, "max_tokens", s->max_tokens);
+
+    if (s->max_cost > 0) {
+        rg_durable_num(b, "max_cost_micro", (int64_t) (s->max_cost * 1e6));
+    }
     rg_durable_num(b, "deadline", (int64_t) s->deadline);
     rg_durable_num(b, "depth", (int64_t) s->depth);
     rg_durable_num(b, "created", (int64_t) s->created);
@@ -1140,6 +1152,10 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
     s->summary_round = (rg_uint_t) rg_durable_meta_int(res, "summary_round");
     s->prompt_tokens = rg_durable_meta_int(res, "prompt_tokens");
     s->completion_tokens = rg_durable_meta_int(res, "completion_tokens");
+    s->cached_tokens = rg_durable_meta_int(res, "cached_tokens");
+    s->cache_write_tokens = rg_durable_meta_int(res, "cache_write_tokens");
+    s->cost = (double) rg_durable_meta_int(res, "cost_micro") / 1e6;
+    s->max_cost = (double) rg_durable_meta_int(res, "max_cost_micro") / 1e6;
     s->max_rounds = (rg_uint_t) rg_durable_meta_int(res, "max_rounds");
     s->max_tokens = rg_durable_meta_int(res, "max_tokens");
     s->deadline = (rg_msec_t) rg_durable_meta_int(res, "deadline");

@@ -271,6 +271,17 @@ rg_events_model_ended(rg_session_t *s, rg_llm_response_t *resp)
         return;
     }
 
+    if (resp->cached_tokens || resp->cache_write_tokens) {
+        json_object_set_new(f, "cached_tokens",
+                            json_integer(resp->cached_tokens));
+        json_object_set_new(f, "cache_write_tokens",
+                            json_integer(resp->cache_write_tokens));
+    }
+
+    if (s->llm->priced) {
+        json_object_set_new(f, "cost", rg_session_dollars(resp->cost));
+    }
+
     if (resp->status == RG_LLM_OK) {
         json_object_set_new(f, "finish_reason",
                             rg_events_text(resp->finish_reason.data,
@@ -389,7 +400,7 @@ rg_events_tool_ended(rg_session_t *s, rg_tool_run_t *run)
 void
 rg_events_final(rg_session_t *s)
 {
-    json_t  *answer;
+    json_t  *answer, *final;
 
     if (s->events_ended || s->fenced || !rg_session_final(s)
         || !rg_session_events_on(s))
@@ -400,21 +411,29 @@ rg_events_final(rg_session_t *s)
     answer = s->answer.data ? json_stringn(s->answer.data, s->answer.len)
                             : json_null();
 
-    rg_session_event(s, "final",
-                     json_pack("{s:s, s:s?, s:o, s:I, s:I, s:I, s:I, s:I, "
-                               "s:I}",
-                               "status", rg_session_state_name(s->state),
-                               "reason", s->reason,
-                               "answer", answer ? answer : json_null(),
-                               "rounds", (json_int_t) s->round,
-                               "tokens", (json_int_t) (s->prompt_tokens
-                                                       + s->completion_tokens),
-                               "prompt_tokens", (json_int_t) s->prompt_tokens,
-                               "completion_tokens",
-                               (json_int_t) s->completion_tokens,
-                               "tool_calls", (json_int_t) s->tool_calls,
-                               "ms", (json_int_t) (s->elapsed + s->ended
-                                                   - s->started)));
+    final = json_pack("{s:s, s:s?, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
+                      "status", rg_session_state_name(s->state),
+                      "reason", s->reason,
+                      "answer", answer ? answer : json_null(),
+                      "rounds", (json_int_t) s->round,
+                      "tokens", (json_int_t) (s->prompt_tokens
+                                              + s->completion_tokens),
+                      "prompt_tokens", (json_int_t) s->prompt_tokens,
+                      "completion_tokens", (json_int_t) s->completion_tokens,
+                      "tool_calls", (json_int_t) s->tool_calls,
+                      "ms", (json_int_t) (s->elapsed + s->ended
+                                          - s->started));
+
+    if (final && s->cached_tokens) {
+        json_object_set_new(final, "cached_tokens",
+                            json_integer(s->cached_tokens));
+    }
+
+    if (final && (s->llm->priced || s->cost > 0)) {
+        json_object_set_new(final, "cost", rg_session_dollars(s->cost));
+    }
+
+    rg_session_event(s, "final", final);
 
     s->events_ended = 1;
 }

@@ -1,7 +1,9 @@
 /* rg_result.c: a session's result as every command writes it, one JSON
  * object: {"id", "status", "answer", "rounds", "tokens", "model_calls",
  * "ms", "error" (not done: why), "note" (done, with a remark),
- * "finish_reason"}. batch's JSONL, serve's results stream and the HTTP
+ * "finish_reason", "cached_tokens" and "cache_write_tokens" (of tokens,
+ * when a prompt cache was used), "cost" (dollars, when the llm has a
+ * price)}. batch's JSONL, serve's results stream and the HTTP
  * API's answers are the same object. */
 
 #include <rg_config.h>
@@ -41,6 +43,20 @@ rg_session_result(rg_session_t *s)
         json_object_set_new(r, "finish_reason",
                             json_stringn(s->finish_reason.data,
                                          s->finish_reason.len));
+    }
+
+    if (s->cached_tokens) {
+        json_object_set_new(r, "cached_tokens",
+                            json_integer(s->cached_tokens));
+    }
+
+    if (s->cache_write_tokens) {
+        json_object_set_new(r, "cache_write_tokens",
+                            json_integer(s->cache_write_tokens));
+    }
+
+    if (s->llm->priced || s->cost > 0) {
+        json_object_set_new(r, "cost", rg_session_dollars(s->cost));
     }
 
     return r;

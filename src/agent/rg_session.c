@@ -48,14 +48,21 @@ static const char  *rg_session_states[] = {
 /* finish reasons of an answer that ended as it should */
 static const char  *rg_session_finish_ok[] = {
     "stop", "tool_calls", "function_call", "eos", "end_turn",
-    "stop_sequence"
+    "stop_sequence", "tool_use"
 };
 
 
-/* finish reasons of an answer a content or safety filter stopped */
+/* finish reasons of an answer a content or safety filter stopped (or
+ * that the model refused, as Anthropic says it) */
 static const char  *rg_session_finish_filtered[] = {
     "content_filter", "safety", "recitation", "prohibited_content",
-    "blocklist", "spii", "image_safety"
+    "blocklist", "spii", "image_safety", "refusal"
+};
+
+
+/* finish reasons of an answer cut at the output token limit */
+static const char  *rg_session_finish_cut[] = {
+    "length", "max_tokens", "max_output_tokens"
 };
 
 
@@ -276,6 +283,7 @@ rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
     s->prefix_len = agent->prefix_len;
     s->max_rounds = agent->max_rounds;
     s->max_tokens = agent->max_tokens;
+    s->max_cost = agent->max_cost;
     s->deadline = agent->deadline;
     s->bytes_per_token = 4.0;
     s->created = rg_wall_msec();
@@ -643,6 +651,56 @@ rg_session_spent(rg_session_t *s)
 }
 
 
+json_t *
+rg_session_dollars(double cost)
+{
+    char  buf[48];
+
+    snprintf(buf, sizeof(buf), "%.6f", cost > 0 ? cost : 0);
+
+    return json_real(strtod(buf, NULL));
+}
+
+
+double
+rg_session_next_cost(rg_session_t *s)
+{
+    double          in, out;
+    rg_llm_conf_t  *llm;
+
+    llm = s->llm;
+
+    if (!llm->priced) {
+        return 0;
+    }
+
+    in = (double) (s->prefix_len + s->msgs.bytes)
+         / (s->bytes_per_token > 0 ? s->bytes_per_token : 4);
+    out = s->model_calls ? (double) s->completion_tokens / s->model_calls
+                         : 0;
+
+    return (in * llm->price[RG_LLM_PRICE_INPUT]
+            + out * llm->price[RG_LLM_PRICE_OUTPUT]) / 1e6;
+}
+
+
+/* the session, s or one that delegated to it, whose max_cost the next
+ * call (about `next` dollars) would pass; NULL: none */
+static rg_session_t *
+rg_session_costly(rg_session_t *s, double next)
+{
+    rg_session_t  *p;
+
+    for (p = s; p; p = p->parent) {
+        if (p->max_cost > 0 && p->cost + next > p->max_cost) {
+            return p;
+        }
+    }
+
+    return NULL;
+}
+
+
 /* ends s at the budget of p (s or an ancestor); still: what it was
  * about to do */
 static void
@@ -747,12 +805,39 @@ rg_session_body(rg_session_t *s)
 }
 
 
+/* a piece of the model's text as it comes: an event "delta" for the
+ * session's watcher, {"offset", "text"} (offset within this attempt:
+ * a retry starts at 0 again) */
+static void
+rg_session_delta(void *data, size_t offset, const char *text, size_t len)
+{
+    json_t        *j;
+    rg_session_t  *s;
+
+    s = data;
+
+    if (s->on_event == NULL) {
+        return;
+    }
+
+    j = json_pack("{s:I, s:s#}", "offset", (json_int_t) offset, "text", text,
+                  (int) len);
+    if (j == NULL) {
+        return;
+    }
+
+    s->on_event(s, "delta", j, s->on_event_data);
+    json_decref(j);
+}
+
+
 rg_int_t
 rg_session_ask(rg_session_t *s)
 {
     char          *p;
     char           rid[sizeof(s->id) + RG_INT64_LEN + 16];
     size_t         budget, estimate;
+    double         next;
     rg_pool_t     *pool;
     rg_session_t  *spent;
 
@@ -760,6 +845,25 @@ rg_session_ask(rg_session_t *s)
     if (spent) {
         rg_session_budget_end(s, spent, "");
         return RG_OK;
+    }
+
+    /* money is stopped before it is spent: the call that would pass
+     * max_cost is not made */
+    if (s->max_cost > 0 || s->parent) {
+        next = rg_session_next_cost(s);
+        spent = rg_session_costly(s, next);
+
+        if (spent) {
+            rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "%s spent "
+                              "$%.4f of its $%.4f (max_cost) after %lu "
+                              "rounds, and the next model call (about "
+                              "$%.4f) would pass it",
+                              spent == s ? "the task" : "the agent that "
+                              "delegated to this one", spent->cost,
+                              spent->max_cost, (unsigned long) s->round,
+                              next);
+            return RG_OK;
+        }
     }
 
     switch (rg_tenant_check(s)) {
@@ -853,6 +957,12 @@ send:
     }
 
     rg_events_model_started(s);
+
+    /* the answer's text as it streams, for whoever watches (the
+     * OpenAI-compatible face); a summary's is nobody's */
+    s->req.delta = (s->on_event && !s->summarizing) ? rg_session_delta
+                                                    : NULL;
+    s->req.delta_data = s;
 
     return rg_llm_send(&s->req, s->body.data, s->body.len, rid, pool,
                        s->call_prefix);
@@ -1082,7 +1192,10 @@ rg_session_finish_unusual(rg_session_t *s, rg_llm_response_t *resp)
 
     f = &resp->finish_reason;
 
-    if (f->len == 0 || rg_str_eq(f, "length") || rg_str_eq(f, "max_tokens")) {
+    if (f->len == 0
+        || rg_session_finish_in(f, rg_session_finish_cut,
+                                rg_nelems(rg_session_finish_cut)))
+    {
         return 0;
     }
 
@@ -1127,7 +1240,11 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     rg_agent_ctx(s->engine)->stats.model_calls++;
     s->prompt_tokens += resp->prompt_tokens;
     s->completion_tokens += resp->completion_tokens;
-    rg_tenant_charge(s, resp->prompt_tokens + resp->completion_tokens);
+    s->cached_tokens += resp->cached_tokens;
+    s->cache_write_tokens += resp->cache_write_tokens;
+    s->cost += resp->cost;
+    rg_tenant_charge(s, resp->prompt_tokens + resp->completion_tokens,
+                     resp->cost);
 
     /* the task's: every session that delegated to this one counts them */
     for (p = s->parent; p; p = p->parent) {
@@ -1135,11 +1252,18 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
         p->child_model_calls++;
         p->prompt_tokens += resp->prompt_tokens;
         p->completion_tokens += resp->completion_tokens;
+        p->cached_tokens += resp->cached_tokens;
+        p->cache_write_tokens += resp->cache_write_tokens;
+        p->cost += resp->cost;
         p->child_tokens += resp->prompt_tokens + resp->completion_tokens;
     }
 
     rg_agent_ctx(s->engine)->stats.prompt_tokens += resp->prompt_tokens;
     rg_agent_ctx(s->engine)->stats.completion_tokens += resp->completion_tokens;
+    rg_agent_ctx(s->engine)->stats.cached_tokens += resp->cached_tokens;
+    rg_agent_ctx(s->engine)->stats.cache_write_tokens +=
+        resp->cache_write_tokens;
+    rg_agent_ctx(s->engine)->stats.cost += resp->cost;
 
     rg_transcript_model_call(s, resp);
     rg_events_model_ended(s, resp);
@@ -1194,6 +1318,21 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
     m->ncalls = (uint32_t) resp->ncalls;     /* at most RG_LLM_MAX_CALLS + 1 */
     s->answers++;
 
+    /* a long turn the provider paused (Anthropic's pause_turn): sent
+     * back as it is, the model goes on where it stopped */
+    if (resp->ncalls == 0 && rg_str_eq(&resp->finish_reason, "pause_turn")) {
+        if (s->round >= s->max_rounds) {
+            rg_session_finish(s, RG_SESSION_MAX_ROUNDS, "stopped after %lu "
+                              "rounds (max_rounds): the model paused its "
+                              "turn (pause_turn) and had not finished",
+                              (unsigned long) s->round);
+            return;
+        }
+
+        rg_session_continue(s);
+        return;
+    }
+
     if (resp->ncalls == 0) {
         if (resp->has_content) {
             s->answer = resp->content;
@@ -1219,12 +1358,23 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
             return;
         }
 
-        if (rg_str_eq(&resp->finish_reason, "length")
-            || rg_str_eq(&resp->finish_reason, "max_tokens"))
+        if (rg_session_finish_in(&resp->finish_reason, rg_session_finish_cut,
+                                 rg_nelems(rg_session_finish_cut)))
         {
             rg_session_finish(s, RG_SESSION_DONE, "the answer was cut off: "
                               "the model reached its output token limit "
-                              "(finish_reason \"length\")");
+                              "(finish_reason \"%.*s\")%s%s",
+                              (int) resp->finish_reason.len,
+                              resp->finish_reason.data,
+                              resp->calls_cut
+                              ? "; the tool calls it was writing were cut "
+                                "too and were not run"
+                              : "",
+                              !resp->has_content
+                              && (resp->reasoning.len || resp->nopaque)
+                              ? "; it spent them on reasoning and gave no "
+                                "answer (raise max_output_tokens)"
+                              : "");
             return;
         }
 

@@ -188,6 +188,11 @@ struct rg_session_s {
     rg_uint_t           repeats;
     int64_t             prompt_tokens;
     int64_t             completion_tokens;
+    int64_t             cached_tokens;      /* of prompt_tokens, read from
+                                               a prompt cache */
+    int64_t             cache_write_tokens; /* of them, written to one */
+    double              cost;         /* dollars, by the llms' prices */
+    double              max_cost;     /* 0: no budget */
     int64_t             child_tokens;   /* of them, the children's */
     rg_str_t            answer;
     rg_str_t            finish_reason;
@@ -311,6 +316,13 @@ rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,
  * that can tell the model so does) */
 rg_int_t rg_session_append_msg(rg_session_t *s, uint8_t role,
     const char *tool_id, const char *text, size_t len, rg_uint_t failed);
+/* dollars as JSON: a real rounded to micro-dollars (0.000123, not
+ * 0.00012299999999) */
+json_t *rg_session_dollars(double cost);
+/* what the next model call will cost, about: its input as the request
+ * stands, its output as the answers so far were; dollars, 0 without a
+ * price */
+double rg_session_next_cost(rg_session_t *s);
 /* the next model call, or the session's end at its token budget */
 rg_int_t rg_session_ask(rg_session_t *s);
 /* the pool of this round's answer and turn (NULL: out of memory) */

@@ -16,7 +16,7 @@
 #include <rg_trace.h>
 
 
-#define RG_SESSION_TRACE_ATTRS  12
+#define RG_SESSION_TRACE_ATTRS  16
 
 
 static void
@@ -151,6 +151,7 @@ rg_session_trace_str(rg_trace_attr_t *a, rg_uint_t *n, const char *key,
     a[*n].str = str ? str : "";
     a[*n].len = str ? len : 0;
     a[*n].num = 0;
+    a[*n].real = 0;
     (*n)++;
 }
 
@@ -163,7 +164,37 @@ rg_session_trace_int(rg_trace_attr_t *a, rg_uint_t *n, const char *key,
     a[*n].str = NULL;
     a[*n].len = 0;
     a[*n].num = num;
+    a[*n].real = 0;
     (*n)++;
+}
+
+
+/* the prompt cache's tokens (the GenAI conventions' names) and the cost,
+ * where there are some */
+static void
+rg_session_trace_usage(rg_trace_attr_t *a, rg_uint_t *n, int64_t cached,
+    int64_t written, rg_uint_t priced, double cost)
+{
+    if (cached) {
+        rg_session_trace_int(a, n, "gen_ai.usage.cache_read.input_tokens",
+                             cached);
+    }
+
+    if (written) {
+        rg_session_trace_int(a, n,
+                             "gen_ai.usage.cache_creation.input_tokens",
+                             written);
+    }
+
+    if (priced) {
+        a[*n].key = "reagent.cost";
+        a[*n].str = NULL;
+        a[*n].len = 0;
+        a[*n].num = 0;
+        a[*n].dnum = cost;
+        a[*n].real = 1;
+        (*n)++;
+    }
 }
 
 
@@ -211,6 +242,9 @@ rg_session_trace_chat_end(rg_session_t *s, rg_llm_req_t *r,
                          resp->prompt_tokens);
     rg_session_trace_int(a, &n, "gen_ai.usage.output_tokens",
                          resp->completion_tokens);
+    rg_session_trace_usage(a, &n, resp->cached_tokens,
+                           resp->cache_write_tokens, s->llm->priced,
+                           resp->cost);
     rg_session_trace_str(a, &n, "gen_ai.conversation.id", s->id,
                          strlen(s->id));
 
@@ -366,6 +400,8 @@ rg_session_trace_end(rg_session_t *s)
                          s->prompt_tokens);
     rg_session_trace_int(a, &n, "gen_ai.usage.output_tokens",
                          s->completion_tokens);
+    rg_session_trace_usage(a, &n, s->cached_tokens, s->cache_write_tokens,
+                           s->llm->priced || s->cost > 0, s->cost);
     rg_session_trace_str(a, &n, "reagent.status", state, strlen(state));
     rg_session_trace_int(a, &n, "reagent.rounds", (int64_t) s->round);
     rg_session_trace_int(a, &n, "reagent.tool_calls",

@@ -7,6 +7,9 @@
  * budget_exceeded, naming the tenant and when the window ends. The
  * tokens of an answer are added when it comes. Without Redis the
  * counter is the memory store's: the budget holds in this process.
+ * `tenant_max_cost 25 per 1d;` is the same in micro-dollars
+ * ("tc:{<tenant>}:<window number>"), read after the tokens' counter; a
+ * call stops when what it would add (rg_session_next_cost) passes it.
  *
  * While the store cannot be read, the session's llm's
  * shared_limits_fallback decides, as for its shared limits: `local` lets
@@ -28,20 +31,96 @@
 #define RG_TENANT_BACKOFF_MAX  5000
 
 
+/* the counter of this window: of tokens, or of micro-dollars (cost) */
 static rg_str_t
-rg_tenant_key(rg_session_t *s, char *buf, size_t size)
+rg_tenant_key(rg_session_t *s, rg_uint_t cost, char *buf, size_t size)
 {
     rg_str_t               k;
     rg_agent_main_conf_t  *amcf;
 
     amcf = rg_agent_main_conf(s->engine->cycle);
 
-    k.len = snprintf(buf, size, "tn:{%s}:%llu", s->tenant,
+    k.len = snprintf(buf, size, "%s:{%s}:%llu", cost ? "tc" : "tn",
+                     s->tenant,
                      (unsigned long long) (rg_wall_msec()
-                                           / amcf->tenant_window));
+                                           / (cost ? amcf->tenant_cost_window
+                                                   : amcf->tenant_window)));
     k.data = buf;
 
     return k;
+}
+
+
+static void rg_tenant_cost_handler(void *data, const rg_store_res_t *res);
+static rg_int_t rg_tenant_unread(rg_session_t *s, const char *err);
+
+
+/* the cost budget is asked; RG_AGAIN, or RG_ERROR */
+static rg_int_t
+rg_tenant_ask_cost(rg_session_t *s)
+{
+    char                   buf[320];
+    rg_str_t               k;
+    rg_store_t            *st;
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = rg_agent_main_conf(s->engine->cycle);
+    st = rg_store_ctx(s->engine);
+    k = rg_tenant_key(s, 1, buf, sizeof(buf));
+
+    s->tenant_op = st->incr(st, &k, 0, amcf->tenant_cost_window + 60000,
+                            rg_tenant_cost_handler, s);
+
+    return s->tenant_op ? RG_AGAIN : RG_ERROR;
+}
+
+
+/* the cost counter answered */
+static void
+rg_tenant_cost_handler(void *data, const rg_store_res_t *res)
+{
+    double                 used, next;
+    rg_msec_t              left;
+    rg_session_t          *s;
+    rg_agent_main_conf_t  *amcf;
+
+    s = data;
+    s->tenant_op = NULL;
+    amcf = rg_agent_main_conf(s->engine->cycle);
+
+    if (res->rc != RG_OK) {
+        if (rg_tenant_unread(s, res->err) != RG_OK) {
+            return;
+        }
+
+    } else {
+        s->tenant_failing = 0;
+        rg_store_up(rg_store_ctx(s->engine), s->engine->log, res);
+
+        used = (double) res->num / 1e6;
+        next = rg_session_next_cost(s);
+
+        if (used + next > amcf->tenant_max_cost) {
+            left = amcf->tenant_cost_window
+                   - rg_wall_msec() % amcf->tenant_cost_window;
+            rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "tenant \"%s\" "
+                              "has spent $%.4f of its $%.4f in this window "
+                              "(tenant_max_cost ... per %llus), and the next "
+                              "model call (about $%.4f) would pass it; the "
+                              "next window starts in %llus", s->tenant, used,
+                              amcf->tenant_max_cost,
+                              (unsigned long long)
+                              amcf->tenant_cost_window / 1000, next,
+                              (unsigned long long) (left + 999) / 1000);
+            return;
+        }
+    }
+
+    s->tenant_ok = 1;
+
+    if (rg_session_ask(s) != RG_OK) {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+    }
 }
 
 
@@ -173,6 +252,14 @@ rg_tenant_handler(void *data, const rg_store_res_t *res)
         return;
     }
 
+    /* the tokens allow it: then the money, if it is counted */
+    if (amcf->tenant_max_cost > 0) {
+        if (rg_tenant_ask_cost(s) != RG_AGAIN) {
+            rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+        }
+        return;
+    }
+
     s->tenant_ok = 1;
 
     if (rg_session_ask(s) != RG_OK) {
@@ -191,7 +278,9 @@ rg_tenant_check(rg_session_t *s)
 
     amcf = rg_agent_main_conf(s->engine->cycle);
 
-    if (s->tenant == NULL || amcf->tenant_max_tokens == 0) {
+    if (s->tenant == NULL
+        || (amcf->tenant_max_tokens == 0 && amcf->tenant_max_cost == 0))
+    {
         return RG_OK;
     }
 
@@ -200,8 +289,12 @@ rg_tenant_check(rg_session_t *s)
         return RG_OK;
     }
 
+    if (amcf->tenant_max_tokens == 0) {
+        return rg_tenant_ask_cost(s);
+    }
+
     st = rg_store_ctx(s->engine);
-    k = rg_tenant_key(s, buf, sizeof(buf));
+    k = rg_tenant_key(s, 0, buf, sizeof(buf));
 
     s->tenant_op = st->incr(st, &k, 0, amcf->tenant_window + 60000,
                             rg_tenant_handler, s);
@@ -211,23 +304,34 @@ rg_tenant_check(rg_session_t *s)
 
 
 void
-rg_tenant_charge(rg_session_t *s, int64_t tokens)
+rg_tenant_charge(rg_session_t *s, int64_t tokens, double cost)
 {
     char                   buf[320];
+    int64_t                micro;
     rg_str_t               k;
     rg_store_t            *st;
     rg_agent_main_conf_t  *amcf;
 
     amcf = rg_agent_main_conf(s->engine->cycle);
 
-    if (s->tenant == NULL || amcf->tenant_max_tokens == 0 || tokens <= 0) {
+    if (s->tenant == NULL) {
         return;
     }
 
     st = rg_store_ctx(s->engine);
-    k = rg_tenant_key(s, buf, sizeof(buf));
 
-    st->incr(st, &k, tokens, amcf->tenant_window + 60000, NULL, NULL);
+    if (amcf->tenant_max_tokens && tokens > 0) {
+        k = rg_tenant_key(s, 0, buf, sizeof(buf));
+        st->incr(st, &k, tokens, amcf->tenant_window + 60000, NULL, NULL);
+    }
+
+    /* micro-dollars: a call that cost anything costs at least one */
+    if (amcf->tenant_max_cost > 0 && cost > 0) {
+        micro = (int64_t) (cost * 1e6 + 0.5);
+        k = rg_tenant_key(s, 1, buf, sizeof(buf));
+        st->incr(st, &k, micro ? micro : 1,
+                 amcf->tenant_cost_window + 60000, NULL, NULL);
+    }
 }
 
 

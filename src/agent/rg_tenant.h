@@ -8,14 +8,16 @@
 #include <rg_core.h>
 #include <rg_session.h>
 
-/* Before a model call: RG_OK, it may go; RG_AGAIN, the store was asked
+/* Before a model call (its tokens' budget, then its cost's): RG_OK, it
+ * may go; RG_AGAIN, the store was asked
  * and rg_session_ask() runs again when it answers (or the session ends
  * budget_exceeded, naming the tenant, or failed when the store stayed
  * away for store_timeout under shared_limits_fallback wait); RG_ERROR,
  * out of memory */
 rg_int_t rg_tenant_check(rg_session_t *s);
-/* the provider counted tokens for the tenant's session */
-void rg_tenant_charge(rg_session_t *s, int64_t tokens);
+/* the provider counted tokens for the tenant's session, which cost
+ * `cost` dollars by its llm's price */
+void rg_tenant_charge(rg_session_t *s, int64_t tokens, double cost);
 /* the session ends: its question is not answered */
 void rg_tenant_cancel(rg_session_t *s);
 

@@ -66,6 +66,17 @@ rg_transcript_model_call(rg_session_t *s, rg_llm_response_t *resp)
         return;
     }
 
+    if (resp->cached_tokens || resp->cache_write_tokens) {
+        json_object_set_new(ev, "cached_tokens",
+                            json_integer(resp->cached_tokens));
+        json_object_set_new(ev, "cache_write_tokens",
+                            json_integer(resp->cache_write_tokens));
+    }
+
+    if (s->llm->priced) {
+        json_object_set_new(ev, "cost", rg_session_dollars(resp->cost));
+    }
+
     /* the exact request and response, so `reagent replay` can re-run it */
     if (s->body.data) {
         json_object_set_new(ev, "request",
@@ -200,7 +211,7 @@ rg_transcript_child(rg_session_t *parent, rg_session_t *child,
 json_t *
 rg_transcript_json(rg_session_t *s)
 {
-    json_t    *t, *msgs, *m;
+    json_t    *t, *msgs, *m, *u;
     rg_msg_t  *msg;
 
     msgs = json_array();
@@ -243,6 +254,17 @@ rg_transcript_json(rg_session_t *s)
                   "events", s->transcript
                             ? json_object_get(s->transcript, "events")
                             : NULL);
+
+    if (t != NULL) {
+        u = json_object_get(t, "tokens");
+        json_object_set_new(u, "cached", json_integer(s->cached_tokens));
+        json_object_set_new(u, "cache_write",
+                            json_integer(s->cache_write_tokens));
+
+        if (s->llm->priced || s->cost > 0) {
+            json_object_set_new(t, "cost", rg_session_dollars(s->cost));
+        }
+    }
 
     return t;
 }

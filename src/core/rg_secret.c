@@ -224,6 +224,32 @@ rg_secret_scrub(char *buf, size_t len)
 }
 
 
+size_t
+rg_secret_tail(const char *buf, size_t len)
+{
+    size_t        i, k, n, tail;
+    rg_secret_t  *sec;
+
+    n = atomic_load_explicit(&rg_nsecrets, memory_order_acquire);
+    tail = 0;
+
+    for (i = 0; i < n; i++) {
+        sec = &rg_secrets[i];
+
+        for (k = rg_min(len, sec->len - 1); k > tail; k--) {
+            if (buf[len - k] == sec->text[0]
+                && memcmp(buf + len - k, sec->text, k) == 0)
+            {
+                tail = k;
+                break;
+            }
+        }
+    }
+
+    return tail;
+}
+
+
 char *
 rg_secret_scrub_str(char *s)
 {

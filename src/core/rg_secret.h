@@ -30,6 +30,10 @@ const char *rg_secret_env(const char *name);
  * length (never longer). Safe from any thread. */
 size_t rg_secret_scrub(char *buf, size_t len);
 
+/* The length of the longest end of buf[0..len) that begins a secret
+ * (0: none): what a stream holds back until the next piece tells. */
+size_t rg_secret_tail(const char *buf, size_t len);
+
 /* the same for a NUL-ended string; returns s */
 char *rg_secret_scrub_str(char *s);
 

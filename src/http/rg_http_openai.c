@@ -3,11 +3,17 @@
  * the messages in this worker and answers as a model would: a
  * chat.completion, or with "stream": true Server-Sent Events of
  * chat.completion.chunk objects (the answer, then its finish_reason, the
- * usage when stream_options.include_usage asks, then [DONE]); what the
+ * usage when stream_options.include_usage asks, then [DONE]); the
+ * model's text goes out as it streams (when its llm streams), each
+ * round's after the last, the final answer not sent twice; what the
  * agent does meanwhile goes as SSE comments, which clients skip. The
  * agent's own tools run; tools in the request are not the agent's and
- * are refused. GET /v1/models lists the agents. A client that leaves
- * cancels its session. */
+ * are refused, as is every field that would change the answer's shape
+ * (response_format, logprobs, stop, n > 1…: a 400 naming it); fields
+ * the agent decides itself (temperature, max_tokens…) are said to be
+ * ignored, in the X-Reagent-Ignored header and reagent.ignored. GET
+ * /v1/models lists the agents. A client that leaves cancels its
+ * session. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -27,6 +33,11 @@ typedef struct {
     rg_uint_t           stream;
     rg_uint_t           usage;            /* stream_options.include_usage */
     rg_uint_t           streaming;        /* its headers went out */
+    size_t              said;             /* this round's text taken */
+    rg_buf_t            held;             /* of it, what may begin a
+                                             secret: sent with the next */
+    rg_uint_t           rounds_said;      /* rounds whose text went */
+    char               *ignored;          /* "temperature, top_p", or NULL */
     struct event       *ping_ev;
     char                id[64];
     int64_t             created;
@@ -40,6 +51,8 @@ rg_http_chat_free(rg_http_chat_t *c)
         event_free(c->ping_ev);
     }
     free(c->model);
+    free(c->ignored);
+    rg_buf_free(&c->held);
     free(c);
 }
 
@@ -120,6 +133,76 @@ rg_http_chat_gone(rg_http_req_t *r)
 }
 
 
+/* text[0..len) as a chunk of content */
+static void
+rg_http_chat_text(rg_http_chat_t *c, const char *text, size_t len)
+{
+    if (len) {
+        rg_http_chat_event(c, "data: ", rg_http_chunk(c, json_pack("{s:s#}",
+                           "content", text, (int) len), NULL));
+    }
+}
+
+
+/* what was held back goes: the round's text has ended */
+static void
+rg_http_chat_flush(rg_http_chat_t *c)
+{
+    rg_http_chat_text(c, c->held.data, c->held.len);
+    rg_buf_reset(&c->held);
+}
+
+
+/* The model's text as it came: what this round took already (a retried
+ * attempt gives it again from 0) is not sent twice; a round's text after
+ * an earlier round's is set apart by a blank line. An end that may begin
+ * a secret waits for the next piece, so that a key split between two
+ * pieces is still scrubbed whole. */
+static void
+rg_http_chat_delta(rg_http_chat_t *c, json_t *event)
+{
+    size_t       offset, len, skip, tail, n;
+    const char  *text;
+
+    offset = (size_t) json_integer_value(json_object_get(event, "offset"));
+    text = json_string_value(json_object_get(event, "text"));
+    len = json_string_length(json_object_get(event, "text"));
+
+    if (text == NULL || offset + len <= c->said || offset > c->said) {
+        return;
+    }
+
+    skip = c->said - offset;
+
+    if (c->said == 0 && c->rounds_said) {
+        rg_http_chat_text(c, "\n\n", 2);
+    }
+
+    c->said = offset + len;
+
+    if (rg_buf_append(&c->held, text + skip, len - skip) != RG_OK) {
+        rg_http_chat_flush(c);
+        rg_http_chat_text(c, text + skip, len - skip);
+        return;
+    }
+
+    tail = rg_secret_tail(c->held.data, c->held.len);
+
+    /* a character is not cut: the rest of it waits too */
+    n = c->held.len - tail;
+    while (n > 0 && n < c->held.len
+           && ((unsigned char) c->held.data[n] & 0xc0) == 0x80)
+    {
+        n--;
+    }
+
+    rg_http_chat_text(c, c->held.data, n);
+
+    memmove(c->held.data, c->held.data + n, c->held.len - n);
+    c->held.len -= n;
+}
+
+
 /* what the agent does, as SSE comments (clients skip them): ": TYPE
  * {event}" for model and tool calls */
 static void
@@ -133,6 +216,21 @@ rg_http_chat_on_event(rg_session_t *s, const char *type, json_t *event,
 
     if (c->r == NULL || !c->streaming || strcmp(type, "final") == 0) {
         return;
+    }
+
+    if (strcmp(type, "delta") == 0) {
+        rg_http_chat_delta(c, event);
+        return;
+    }
+
+    /* a new round: its text starts again */
+    if (strcmp(type, "model_call_started") == 0) {
+        rg_http_chat_flush(c);
+
+        if (c->said) {
+            c->rounds_said++;
+        }
+        c->said = 0;
     }
 
     snprintf(prefix, sizeof(prefix), ": %.40s ", type);
@@ -157,6 +255,9 @@ rg_http_chat_started(rg_http_task_t *t, rg_session_t *s)
         evhttp_add_header(h, "Content-Type", "text/event-stream");
         evhttp_add_header(h, "Cache-Control", "no-store");
         evhttp_add_header(h, "X-Request-ID", c->r->id);
+        if (c->ignored) {
+            evhttp_add_header(h, "X-Reagent-Ignored", c->ignored);
+        }
         evhttp_send_reply_start(c->r->req, 200, "OK");
         c->streaming = 1;
         c->r->status = 200;
@@ -197,11 +298,51 @@ rg_http_finish(rg_session_t *s)
 static json_t *
 rg_http_usage(rg_session_t *s)
 {
-    return json_pack("{s:I, s:I, s:I}",
+    return json_pack("{s:I, s:I, s:I, s:{s:I}}",
                      "prompt_tokens", (json_int_t) s->prompt_tokens,
                      "completion_tokens", (json_int_t) s->completion_tokens,
                      "total_tokens", (json_int_t) (s->prompt_tokens
-                                                   + s->completion_tokens));
+                                                   + s->completion_tokens),
+                     "prompt_tokens_details",
+                     "cached_tokens", (json_int_t) s->cached_tokens);
+}
+
+
+/* the answer's text, where the stream has not carried it all already */
+static void
+rg_http_chat_answer(rg_http_chat_t *c, rg_session_t *s)
+{
+    const char  *a;
+    size_t       len;
+
+    a = s->answer.data;
+    len = s->answer.len;
+
+    rg_http_chat_flush(c);
+
+    if (c->said && c->said >= len) {
+        return;                        /* it all went as it came */
+    }
+
+    if (c->said == 0) {
+        if (c->rounds_said) {
+            rg_http_chat_event(c, "data: ", rg_http_chunk(c,
+                               json_pack("{s:s}", "content", "\n\n"),
+                               NULL));
+        }
+
+        rg_http_chat_event(c, "data: ", rg_http_chunk(c, json_pack("{s:s#}",
+                           "content", a, (int) len), NULL));
+        return;
+    }
+
+    /* streamed in part (a filter's cut, a refusal): the rest, or all of
+     * it set apart when it is not what was streamed */
+    if (c->said < len) {
+        rg_http_chat_event(c, "data: ", rg_http_chunk(c, json_pack("{s:s#}",
+                           "content", a + c->said, (int) (len - c->said)),
+                           NULL));
+    }
 }
 
 
@@ -247,10 +388,17 @@ rg_http_chat_done(rg_http_task_t *t, rg_session_t *s, json_t *result)
                      "tool_calls", (json_int_t) s->tool_calls,
                      "error", s->state == RG_SESSION_DONE ? NULL : s->reason);
 
+    if (info && (s->llm->priced || s->cost > 0)) {
+        json_object_set_new(info, "cost", rg_session_dollars(s->cost));
+    }
+
+    if (info && c->ignored) {
+        json_object_set_new(info, "ignored", json_string(c->ignored));
+    }
+
     if (c->streaming) {
         if (finish && answer) {
-            rg_http_chat_event(c, "data: ", rg_http_chunk(c, json_pack(
-                               "{s:O}", "content", answer), NULL));
+            rg_http_chat_answer(c, s);
             body = rg_http_chunk(c, json_object(), finish);
             if (body) {
                 json_object_set(body, "reagent", info);
@@ -288,6 +436,10 @@ rg_http_chat_done(rg_http_task_t *t, rg_session_t *s, json_t *result)
                          "logprobs", "finish_reason", finish,
                          "usage", rg_http_usage(s),
                          "reagent", info);
+        if (c->ignored) {
+            evhttp_add_header(evhttp_request_get_output_headers(r->req),
+                              "X-Reagent-Ignored", c->ignored);
+        }
         rg_http_json(r, 200, body);
 
     } else {
@@ -380,10 +532,110 @@ rg_http_chat_messages(json_t *msgs, char *err, size_t len)
 }
 
 
+/* the fields of a request, weighed: a field that would change the
+ * answer's shape the agent cannot honour is a 400 naming it; one the
+ * agent decides itself is listed in *ignored ("a, b", malloc'ed, NULL
+ * when none); an unknown one is a 400 too, as OpenAI answers */
+static rg_int_t
+rg_http_chat_fields(rg_http_req_t *r, json_t *j, char **ignored)
+{
+    size_t       i;
+    json_t      *v;
+    rg_buf_t     b;
+    const char  *key, *type;
+
+    static const char  *taken[] = {
+        "model", "messages", "stream", "stream_options", "n", "tools",
+        "user", "metadata", "store", "service_tier", "safety_identifier",
+        "prompt_cache_key"
+    };
+
+    /* the agent's own choices: said to be ignored */
+    static const char  *decided[] = {
+        "temperature", "top_p", "max_tokens", "max_completion_tokens",
+        "presence_penalty", "frequency_penalty", "seed", "reasoning_effort",
+        "parallel_tool_calls", "tool_choice", "verbosity", "logit_bias",
+        "prediction", "modalities", "audio", "web_search_options"
+    };
+
+    *ignored = NULL;
+    memset(&b, 0, sizeof(b));
+
+    v = json_object_get(j, "response_format");
+    type = json_string_value(json_object_get(v, "type"));
+
+    if (v && !json_is_null(v) && (type == NULL || strcmp(type, "text") != 0))
+    {
+        rg_http_error(r, 400, "invalid_request_error", "unsupported_parameter",
+                      "\"response_format\" %s%s%s cannot be honoured: an "
+                      "agent answers in text (structured output is not "
+                      "there yet); leave it out or use {\"type\": \"text\"}",
+                      type ? "\"" : "", type ? type : "", type ? "\"" : "");
+        return RG_ERROR;
+    }
+
+    json_object_foreach(j, key, v) {
+        if (strcmp(key, "response_format") == 0) {
+            continue;
+        }
+
+        for (i = 0; i < rg_nelems(taken); i++) {
+            if (strcmp(key, taken[i]) == 0) {
+                break;
+            }
+        }
+
+        if (i < rg_nelems(taken)) {
+            continue;
+        }
+
+        for (i = 0; i < rg_nelems(decided); i++) {
+            if (strcmp(key, decided[i]) == 0) {
+                break;
+            }
+        }
+
+        if (i < rg_nelems(decided)) {
+            if (json_is_null(v)) {
+                continue;
+            }
+
+            if ((b.len && rg_buf_append_lit(&b, ", ") != RG_OK)
+                || rg_buf_append(&b, key, strlen(key)) != RG_OK)
+            {
+                rg_buf_free(&b);
+                rg_http_error(r, 500, "server_error", "no_memory",
+                              "out of memory");
+                return RG_ERROR;
+            }
+
+            continue;
+        }
+
+        /* logprobs, stop, functions, …: the answer would not be what was
+         * asked for */
+        if (json_is_null(v) || json_is_false(v)) {
+            continue;
+        }
+
+        rg_buf_free(&b);
+        rg_http_error(r, 400, "invalid_request_error", "unsupported_parameter",
+                      "\"%.64s\" is not supported: an agent decides its "
+                      "answer itself (fields it takes: model, messages, "
+                      "stream, stream_options; n 1)", key);
+        return RG_ERROR;
+    }
+
+    *ignored = b.data;
+
+    return RG_OK;
+}
+
+
 void
 rg_http_chat_handler(rg_http_req_t *r)
 {
-    char             *body, err[256];
+    char             *body, err[256], *ignored;
     size_t            len;
     json_t           *j, *msgs, *task, *v;
     json_error_t      jerr;
@@ -441,12 +693,19 @@ rg_http_chat_handler(rg_http_req_t *r)
         return;
     }
 
+
     msgs = rg_http_chat_messages(json_object_get(j, "messages"), err,
                                  sizeof(err));
     if (msgs == NULL) {
         json_decref(j);
         rg_http_error(r, 400, "invalid_request_error", "invalid_messages",
                       "%s", err);
+        return;
+    }
+
+    if (rg_http_chat_fields(r, j, &ignored) != RG_OK) {
+        json_decref(msgs);
+        json_decref(j);
         return;
     }
 
@@ -462,7 +721,11 @@ rg_http_chat_handler(rg_http_req_t *r)
     c = calloc(1, sizeof(rg_http_chat_t));
     if (c) {
         c->model = strdup(model);
+        c->ignored = ignored;
+        ignored = NULL;
     }
+
+    free(ignored);
 
     t = (c && c->model && task) ? rg_http_task_run(r->http, NULL, task)
                                 : NULL;

@@ -60,6 +60,13 @@ typedef struct {
                                          anthropic-ratelimit-*-reset */
     int8_t              should_retry; /* x-should-retry: 1, 0; -1 none */
     uint8_t             exhausted;    /* a *-remaining-* header said 0 */
+    uint8_t             retry_ms;     /* retry-after-ms was given */
+
+    /* while the headers are read (rg_llm_hints.c): the resets of the
+     * requests and the tokens limits, and whether any is left of each
+     * (0 none, 1 some, -1 not said) */
+    rg_msec_t           resets[2];
+    int8_t              left[2];
 } rg_llm_hints_t;
 
 
@@ -148,8 +155,10 @@ typedef struct {
 } rg_llm_answer_t;
 
 
-/* a piece of the answer's text as it streams in */
-typedef void (*rg_llm_delta_pt)(void *data, const char *text, size_t len);
+/* a piece of the answer's text as it streams in: text[0..len) goes at
+ * `offset` of this attempt's text (a retry starts again at 0) */
+typedef void (*rg_llm_delta_pt)(void *data, size_t offset, const char *text,
+    size_t len);
 
 typedef struct rg_llm_stream_s  rg_llm_stream_t;
 typedef struct rg_llm_codec_s   rg_llm_codec_t;

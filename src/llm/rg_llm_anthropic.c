@@ -670,8 +670,18 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
         return RG_ERROR;
     }
 
+    /* a refusal's words: its text, or what stop_details explains */
     if (rg_str_eq(&r->finish_reason, "refusal")) {
         r->refusal = r->content;
+
+        if (r->refusal.len == 0
+            && rg_llm_json_get(pool, &r->refusal,
+                               json_object_get(json_object_get(msg,
+                                                   "stop_details"),
+                                               "explanation")) != RG_OK)
+        {
+            return RG_ERROR;
+        }
     }
 
     r->has_content = (r->content.len > 0);

@@ -48,11 +48,13 @@ typedef struct {
     rg_buf_t            usage;      /* message_start's, JSON */
     rg_buf_t            usage_end;  /* message_delta's, JSON */
     rg_buf_t            stop_reason;
+    rg_buf_t            stop_details; /* JSON: a refusal's explanation */
     rg_buf_t            error;      /* the first error event, JSON */
     char                bad[JSON_ERROR_TEXT_LENGTH];
 
     rg_llm_delta_pt     delta;
     void               *delta_data;
+    size_t              said;       /* bytes of text given to delta */
 
     unsigned            started:1;  /* message_start */
     unsigned            done:1;     /* message_stop */
@@ -111,6 +113,7 @@ rg_llm_anthropic_stream_destroy(rg_llm_stream_t *s)
     rg_buf_free(&p->usage);
     rg_buf_free(&p->usage_end);
     rg_buf_free(&p->stop_reason);
+    rg_buf_free(&p->stop_details);
     rg_buf_free(&p->error);
     rg_llm_frame_free(&p->frame);
     free(p);
@@ -274,7 +277,9 @@ rg_llm_as_start(rg_llm_as_t *p, json_t *root)
 
     v = json_object_get(cb, "text");
     if (p->delta && json_is_string(v) && json_string_length(v)) {
-        p->delta(p->delta_data, json_string_value(v), json_string_length(v));
+        p->delta(p->delta_data, p->said, json_string_value(v),
+                 json_string_length(v));
+        p->said += json_string_length(v);
     }
 }
 
@@ -304,8 +309,9 @@ rg_llm_as_delta(rg_llm_as_t *p, json_t *root)
         }
 
         if (p->delta && json_is_string(v) && json_string_length(v)) {
-            p->delta(p->delta_data, json_string_value(v),
+            p->delta(p->delta_data, p->said, json_string_value(v),
                      json_string_length(v));
+            p->said += json_string_length(v);
         }
 
     } else if (strcmp(type, "input_json_delta") == 0) {
@@ -410,6 +416,12 @@ rg_llm_as_event(void *data, const char *event, size_t elen,
             rg_llm_as_append_str(p, &p->stop_reason, d);
         }
 
+        d = json_object_get(json_object_get(root, "delta"), "stop_details");
+
+        if (json_is_object(d)) {
+            rg_llm_as_keep(p, &p->stop_details, d);
+        }
+
         rg_llm_as_keep(p, &p->usage_end, json_object_get(root, "usage"));
 
     } else if (strcmp(type, "message_stop") == 0) {
@@ -503,6 +515,12 @@ rg_llm_as_message(rg_llm_as_t *p)
     if (p->stop_reason.len) {
         err |= json_object_set_new(msg, "stop_reason",
                                    rg_llm_as_str(&p->stop_reason));
+    }
+
+    if (p->stop_details.len) {
+        err |= json_object_set_new(msg, "stop_details",
+                                   json_loadb(p->stop_details.data,
+                                              p->stop_details.len, 0, NULL));
     }
 
     /* message_delta's usage is the latest: it wins where it speaks */

@@ -129,6 +129,7 @@ static const char  *rg_llm_context_phrases[] = {
     "`inputs` tokens + `max_new_tokens`",
     "inputs` must have less than",
     "prompt is too long",
+    "exceed context limit",
     "prompt too long",
     "too many tokens",
     "input is too long",
@@ -553,6 +554,36 @@ rg_llm_reset_time(const char *s, size_t len, time_t now)
 }
 
 
+/* "limit: 0": a quota that lets nothing through (a free tier without
+ * access to the model) is never cured by waiting */
+static rg_uint_t
+rg_llm_zero_limit(const char *t, size_t n)
+{
+    size_t  i, k;
+
+    for (i = 0; i + 6 <= n; i++) {
+        if (strncasecmp(t + i, "limit", 5) != 0) {
+            continue;
+        }
+
+        for (k = i + 5; k < n && (t[k] == ' ' || t[k] == ':' || t[k] == '=');
+             k++)
+        {
+            /* void */
+        }
+
+        if (k < n && t[k] == '0' && k > i + 5
+            && (k + 1 == n || (!isdigit((unsigned char) t[k + 1])
+                               && t[k + 1] != '.')))
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
 /* the wait the text asks for: "Please try again in 1.4s" */
 static rg_msec_t
 rg_llm_text_wait(const char *t, size_t n)
@@ -574,6 +605,25 @@ rg_llm_text_wait(const char *t, size_t n)
             }
         }
     }
+
+    return 0;
+}
+
+
+/* the numbers "Limit N, … Requested M" with M > N: the request alone is
+ * over a limit of the rate */
+static rg_uint_t
+rg_llm_over(const char *t, size_t n, rg_llm_response_t *r)
+{
+    r->rate_limit = rg_llm_number_after(t, n, "limit");
+    r->rate_requested = rg_llm_number_after(t, n, "requested");
+
+    if (r->rate_limit > 0 && r->rate_requested > r->rate_limit) {
+        return 1;
+    }
+
+    r->rate_limit = 0;
+    r->rate_requested = 0;
 
     return 0;
 }
@@ -605,8 +655,8 @@ rg_llm_rate(const rg_llm_error_t *e, int cls, const char *t, size_t n,
         }
     }
 
-    if (period == RG_LLM_PERIOD_LONG) {
-        return RG_LLM_ERR_FATAL;      /* a day's or a month's cap */
+    if (period == RG_LLM_PERIOD_LONG || rg_llm_zero_limit(t, n)) {
+        return RG_LLM_ERR_FATAL;      /* a day's or a month's cap, none */
     }
 
     /* the numbers decide: a request larger than the limit never passes,
@@ -732,6 +782,9 @@ rg_llm_classify(const rg_llm_error_t *e, rg_llm_response_t *r)
 
     if (status == 429) {
         st = rg_llm_rate(e, cls, t, n, text_wait, r);
+
+    } else if (status == 413 && rg_llm_over(t, n, r)) {
+        st = RG_LLM_ERR_OVER_RATE;    /* Groq says so with a 413 */
 
     } else if (rg_llm_any(t, n, rg_llm_context_phrases,
                           rg_nelems(rg_llm_context_phrases))

@@ -21,6 +21,7 @@
 #include <rg_secret.h>
 #include <rg_llm_shared.h>
 #include <rg_llm_classify.h>
+#include <rg_llm_hints.h>
 #include <rg_store_conf.h>
 #include <strings.h>
 #include <math.h>
@@ -724,48 +725,6 @@ rg_llm_write_cb(char *p, size_t size, size_t n, void *data)
 }
 
 
-rg_msec_t
-rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms, time_t now)
-{
-    char    *end, val[64];
-    double   d;
-    time_t   t;
-
-    len = rg_min(len, sizeof(val) - 1);
-    memcpy(val, value, len);
-    val[len] = '\0';
-
-    d = strtod(val, &end);
-
-    if (end != val) {
-        /* compared as a double before any conversion: "1e30" and "inf"
-         * are only very long waits; NaN and negatives say nothing */
-        if (isnan(d) || d <= 0) {
-            return 0;
-        }
-
-        d = ms ? d : d * 1000;
-
-        return d >= RG_LLM_MAX_RETRY_AFTER ? RG_LLM_MAX_RETRY_AFTER
-                                           : (rg_msec_t) d;
-    }
-
-    if (ms) {
-        return 0;
-    }
-
-    /* an HTTP date */
-    t = curl_getdate(val, NULL);
-
-    if (t == -1 || t <= now) {
-        return 0;
-    }
-
-    return (uint64_t) (t - now) >= RG_LLM_MAX_RETRY_AFTER / 1000
-           ? RG_LLM_MAX_RETRY_AFTER : (rg_msec_t) (t - now) * 1000;
-}
-
-
 /* a header with the provider's id of the response: its value, made
  * printable and cut at 95 bytes, goes to r->provider_id, in the pool of
  * the response */
@@ -824,98 +783,11 @@ rg_llm_provider_id(rg_llm_req_t *r, const char *p, size_t len)
 }
 
 
-/* the limit a rate header names: 0 requests, 1 tokens (input and output
- * tokens count as tokens), -1 none */
-static int
-rg_llm_bucket(const char *p, size_t len)
-{
-    if (rg_llm_contains(p, len, "request")) {
-        return 0;
-    }
-
-    return rg_llm_contains(p, len, "token") ? 1 : -1;
-}
-
-
-/* x-ratelimit-remaining-tokens: 0, x-ratelimit-reset-tokens: 1.4s;
- * anthropic-ratelimit-tokens-remaining: 0,
- * anthropic-ratelimit-tokens-reset: 2025-01-02T03:04:05Z */
-static void
-rg_llm_rate_header(rg_llm_req_t *r, const char *p, size_t len,
-    const char *v, size_t vlen)
-{
-    int        k;
-    size_t     i;
-    rg_msec_t  ms;
-
-    k = rg_llm_bucket(p, len);
-    if (k < 0) {
-        return;
-    }
-
-    if (rg_llm_contains(p, len, "remaining")) {
-        for (i = 0; i < vlen && v[i] == ' '; i++) {
-            /* void */
-        }
-
-        if (i < vlen && v[i] >= '0' && v[i] <= '9') {
-            /* "0", not "0.5" nor "05" */
-            r->left[k] = (v[i] == '0' && (i + 1 == vlen
-                                          || v[i + 1] < '0'
-                                          || v[i + 1] > '9')
-                          && (i + 1 == vlen || v[i + 1] != '.'))
-                         ? 0 : 1;
-        }
-
-        return;
-    }
-
-    if (!rg_llm_contains(p, len, "reset")) {
-        return;
-    }
-
-    ms = (vlen > 10 && v[4] == '-') ? rg_llm_reset_time(v, vlen, time(NULL))
-                                    : rg_llm_duration(v, vlen, NULL);
-
-    if (ms && (r->resets[k] == 0 || ms > r->resets[k])) {
-        r->resets[k] = ms;
-    }
-}
-
-
-/* the reset the hints give: the latest of an exhausted limit, else the
- * soonest of any */
-static void
-rg_llm_hints_end(rg_llm_req_t *r)
-{
-    int        k;
-    rg_msec_t  reset;
-
-    reset = 0;
-
-    for (k = 0; k < 2; k++) {
-        if (r->left[k] == 0 && r->resets[k] > reset) {
-            reset = r->resets[k];
-            r->hints.exhausted = 1;
-        }
-    }
-
-    for (k = 0; reset == 0 && k < 2; k++) {
-        if (r->resets[k] && (reset == 0 || r->resets[k] < reset)) {
-            reset = r->resets[k];
-        }
-    }
-
-    r->hints.reset = reset;
-}
-
-
 static size_t
 rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
 {
-    char                *end, val[32], *colon;
-    size_t               len, vlen, nlen;
-    rg_msec_t            ms;
+    char                *end, val[32];
+    size_t               len, vlen;
     rg_llm_req_t        *r;
     unsigned long long   cl;
 
@@ -937,34 +809,8 @@ rg_llm_header_cb(char *p, size_t size, size_t n, void *data)
         len--;
     }
 
-    if (rg_str_casecmp_prefix(p, len, "retry-after-ms:") == 0) {
-        ms = rg_llm_retry_after(p + 15, len - 15, 1, time(NULL));
-        if (ms) {
-            r->hints.retry_after = ms;
-        }
-
-    } else if (rg_str_casecmp_prefix(p, len, "retry-after:") == 0) {
-        if (r->hints.retry_after == 0) {
-            r->hints.retry_after = rg_llm_retry_after(p + 12, len - 12, 0,
-                                                      time(NULL));
-        }
-
-    } else if (rg_str_casecmp_prefix(p, len, "x-should-retry:") == 0) {
-        r->hints.should_retry = rg_llm_contains(p + 15, len - 15, "true")
-                                ? 1
-                                : rg_llm_contains(p + 15, len - 15, "false")
-                                  ? 0 : -1;
-
-    } else if (rg_str_casecmp_prefix(p, len, "x-ratelimit-") == 0
-               || rg_str_casecmp_prefix(p, len, "anthropic-ratelimit-") == 0)
-    {
-        colon = memchr(p, ':', len);
-
-        if (colon) {
-            nlen = (size_t) (colon - p);
-            rg_llm_rate_header(r, p, nlen, colon + 1, len - nlen - 1);
-        }
-
+    if (rg_llm_hints_header(&r->hints, p, len, time(NULL))) {
+        /* what it says of waiting, for the classifier */
     } else if (rg_llm_provider_id(r, p, len)) {
         /* kept for the transcript */
 
@@ -1132,12 +978,7 @@ rg_llm_start(rg_llm_req_t *r)
     rg_buf_reset(&r->resp);
     rg_llm_mem_release(r);
     r->http_status = 0;
-    memset(&r->hints, 0, sizeof(r->hints));
-    r->hints.should_retry = -1;
-    r->resets[0] = 0;
-    r->resets[1] = 0;
-    r->left[0] = -1;
-    r->left[1] = -1;
+    rg_llm_hints_init(&r->hints);
     r->got = 0;
     r->too_large = 0;
     r->over_memory = 0;
@@ -1529,7 +1370,7 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
         /* nothing jansson allocates here outlives the parse */
         rg_json_arena_begin();
 
-        rg_llm_hints_end(r);
+        rg_llm_hints_end(&r->hints);
 
         answer.http_status = (int) status;
         answer.body = r->resp.data ? r->resp.data : "";
@@ -1629,6 +1470,8 @@ rg_llm_complete(rg_llm_req_t *r, CURLcode code, long status)
 
     up->stats.calls++;
     r->busy = 0;
+    rg_metrics_model_usage(up->metrics, resp.cached_tokens,
+                           resp.cache_write_tokens, resp.cost);
     rg_metrics_model_call(up->metrics, resp.status,
                           rg_monotonic_usec() - r->started_us,
                           resp.prompt_tokens, resp.completion_tokens);

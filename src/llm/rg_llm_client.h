@@ -14,6 +14,7 @@
 #include <rg_cycle.h>
 #include <rg_engine.h>
 #include <rg_llm.h>
+#include <rg_llm_hints.h>
 #include <rg_llm_conf.h>
 #include <rg_event_curl.h>
 #include <rg_metrics.h>
@@ -77,10 +78,6 @@ struct rg_llm_req_s {
     rg_llm_stream_t    *stream;       /* read as it comes, when streaming */
     long                http_status;
     rg_llm_hints_t      hints;        /* what the headers said of waits */
-    rg_msec_t           resets[2];    /* reset of the requests, tokens
-                                         limits; 0: not said */
-    int8_t              left[2];      /* their remaining: 0 none, 1 some,
-                                         -1 not said */
 
     /* the answer's text as it streams in; NULL: not wanted */
     rg_llm_delta_pt     delta;
@@ -225,11 +222,5 @@ void rg_llm_req_free(rg_llm_req_t *r);
  * response); see README. */
 void rg_llm_memory_limit(rg_llm_ctx_t *ctx, size_t limit);
 const rg_llm_memory_t *rg_llm_memory(rg_llm_ctx_t *ctx);
-
-/* A Retry-After (seconds or an HTTP date) or retry-after-ms value, as a
- * wait in ms: at most RG_LLM_MAX_RETRY_AFTER, 0 when it says nothing
- * usable. `now` is the wall clock, for dates. */
-rg_msec_t rg_llm_retry_after(const char *value, size_t len, rg_uint_t ms,
-    time_t now);
 
 #endif /* RG_LLM_CLIENT_H */

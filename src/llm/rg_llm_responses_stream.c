@@ -209,10 +209,11 @@ rg_llm_rs_event(void *data, const char *event, size_t elen,
 
     if (strcmp(type, "response.output_text.delta") == 0) {
         v = json_object_get(root, "delta");
+        i = p->text.len;
         rg_llm_rs_append(p, &p->text, v);
 
         if (p->delta && json_is_string(v) && json_string_length(v)) {
-            p->delta(p->delta_data, json_string_value(v),
+            p->delta(p->delta_data, i, json_string_value(v),
                      json_string_length(v));
         }
 

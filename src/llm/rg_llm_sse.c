@@ -860,7 +860,7 @@ rg_llm_sse_delta(rg_llm_sse_t *p, rg_llm_sse_choice_t *ch, json_t *delta)
 
     /* the answer is the first choice: its text goes on as it comes */
     if (p->delta && ch == &p->choices[0] && ch->content.len > before) {
-        p->delta(p->delta_data, ch->content.data + before,
+        p->delta(p->delta_data, before, ch->content.data + before,
                  ch->content.len - before);
     }
 

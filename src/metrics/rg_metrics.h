@@ -99,6 +99,9 @@ typedef struct {
                                    [RG_METRICS_OUTCOMES];
     rg_metrics_hist_t   model_seconds[RG_METRICS_UPSTREAMS];
     rg_metrics_u64_t    model_tokens[RG_METRICS_UPSTREAMS][2];
+    rg_metrics_u64_t    model_cache[RG_METRICS_UPSTREAMS][2]; /* read,
+                                                                 written */
+    rg_metrics_u64_t    model_cost[RG_METRICS_UPSTREAMS];    /* micro-$ */
     rg_metrics_u64_t    model_retries[RG_METRICS_UPSTREAMS];
 
     rg_metrics_u64_t    tool_calls[RG_METRICS_TOOLS]
@@ -306,6 +309,30 @@ rg_metrics_model_call(rg_uint_t up, rg_uint_t outcome, uint64_t usec,
     }
     if (completion > 0) {
         rg_metrics_add(&s->model_tokens[up][1], (uint64_t) completion);
+    }
+}
+
+
+/* of a call's prompt, what a prompt cache gave and took; its cost */
+static inline void
+rg_metrics_model_usage(rg_uint_t up, int64_t cached, int64_t written,
+    double cost)
+{
+    rg_metrics_slot_t  *s;
+
+    s = rg_metrics_slot();
+    if (s == NULL || up >= RG_METRICS_UPSTREAMS) {
+        return;
+    }
+
+    if (cached > 0) {
+        rg_metrics_add(&s->model_cache[up][0], (uint64_t) cached);
+    }
+    if (written > 0) {
+        rg_metrics_add(&s->model_cache[up][1], (uint64_t) written);
+    }
+    if (cost > 0) {
+        rg_metrics_add(&s->model_cost[up], (uint64_t) (cost * 1e6 + 0.5));
     }
 }
 

@@ -387,6 +387,38 @@ rg_metrics_models(rg_metrics_w_t *w)
         }
     }
 
+    rg_metrics_family(w, "reagent_model_cache_tokens_total", "counter",
+                      "Prompt tokens read from a prompt cache, or written "
+                      "to one, by upstream.");
+    for (i = 0; i < n; i++) {
+        if (groups[i].name == NULL) {
+            continue;
+        }
+        rg_metrics_esc(groups[i].name, esc, sizeof(esc));
+        for (o = 0; o < 2; o++) {
+            v = rg_metrics_gsum(w, &groups[i], &s0->model_cache[0][o],
+                                sizeof(s0->model_cache[0]));
+            rg_metrics_printf(w, "reagent_model_cache_tokens_total{upstream="
+                              "\"%s\",kind=\"%s\"} %llu\n", esc,
+                              o ? "write" : "read", (unsigned long long) v);
+        }
+    }
+
+    rg_metrics_family(w, "reagent_model_cost_dollars_total", "counter",
+                      "What the model calls cost by the llms' prices, by "
+                      "upstream.");
+    for (i = 0; i < n; i++) {
+        if (groups[i].name == NULL) {
+            continue;
+        }
+        v = rg_metrics_gsum(w, &groups[i], &s0->model_cost[0],
+                            sizeof(s0->model_cost[0]));
+        rg_metrics_printf(w, "reagent_model_cost_dollars_total{upstream="
+                          "\"%s\"} %.6f\n",
+                          rg_metrics_esc(groups[i].name, esc, sizeof(esc)),
+                          (double) v / 1e6);
+    }
+
     rg_metrics_family(w, "reagent_model_retries_total", "counter",
                       "Model call attempts that were retried, by upstream.");
     for (i = 0; i < n; i++) {

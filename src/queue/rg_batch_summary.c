@@ -26,7 +26,8 @@ rg_batch_cmp(const void *a, const void *b)
 void
 rg_batch_summary(rg_batch_t *b)
 {
-    char                states[512];
+    int                 n;
+    char                states[512], money[96];
     size_t              len;
     rg_uint_t           i;
     double              secs, cpu_per_call;
@@ -83,10 +84,23 @@ rg_batch_summary(rg_batch_t *b)
                  (unsigned long) b->queue->stats.skipped);
     }
 
+    /* what the prompt caches saved, and what it cost, where known */
+    money[0] = '\0';
+    n = 0;
+
+    if (st->cached_tokens) {
+        n = snprintf(money, sizeof(money), " (%llu read from a prompt cache)",
+                     (unsigned long long) st->cached_tokens);
+    }
+
+    if (st->cost > 0 && n >= 0 && (size_t) n < sizeof(money)) {
+        snprintf(money + n, sizeof(money) - n, ", cost $%.4f", st->cost);
+    }
+
     fprintf(stderr,
             "batch: %lu tasks in %.2fs: %s\n"
             "  model calls %llu (retries %llu), tool calls %llu "
-            "(errors %llu, dedupe hits %llu, repeats %llu), tokens %llu\n"
+            "(errors %llu, dedupe hits %llu, repeats %llu), tokens %llu%s\n"
             "  task time p50 %lu ms, p99 %lu ms; cpu %.1f us per model call; "
             "peak rss %.1f MiB (%.1f KiB per concurrent task)\n",
             (unsigned long) b->tasks, secs, states,
@@ -97,6 +111,7 @@ rg_batch_summary(rg_batch_t *b)
             (unsigned long long) st->dedupe_hits,
             (unsigned long long) st->repeats,
             (unsigned long long) (st->prompt_tokens + st->completion_tokens),
+            money,
             (unsigned long) p50, (unsigned long) p99, cpu_per_call,
             (double) rg_peak_rss_kb() / 1024,
             (double) (rg_peak_rss_kb() - b->rss_started)

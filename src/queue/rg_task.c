@@ -24,7 +24,8 @@ rg_task_invalid(rg_task_t *t, const char *fmt, ...)
 }
 
 
-/* "max_rounds": 4, "max_tokens": 20000, "deadline": "30s" or 30000 (ms) */
+/* "max_rounds": 4, "max_tokens": 20000, "max_cost": 0.25 (dollars),
+ * "deadline": "30s" or 30000 (ms) */
 static rg_int_t
 rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
 {
@@ -51,6 +52,18 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
                                    (unsigned long) lineno);
         }
         t->max_tokens = json_integer_value(v);
+    }
+
+    v = json_object_get(task, "max_cost");
+    if (v) {
+        if (!json_is_number(v) || json_number_value(v) < 0
+            || json_number_value(v) > 1e9)
+        {
+            return rg_task_invalid(t, "line %lu: \"max_cost\" must be a "
+                                   "number of dollars, 0 or more (0: no "
+                                   "budget)", (unsigned long) lineno);
+        }
+        t->max_cost = json_number_value(v);
     }
 
     v = json_object_get(task, "deadline");
@@ -144,7 +157,8 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
 
 /* the keys a task may have */
 static const char  *rg_task_keys[] = {
-    "id", "agent", "input", "max_rounds", "max_tokens", "deadline", "tenant",
+    "id", "agent", "input", "max_rounds", "max_tokens", "max_cost",
+    "deadline", "tenant",
     "traceparent", "approval", "events"
 };
 
@@ -217,8 +231,8 @@ rg_task_keys_check(rg_task_t *t, json_t *task, rg_uint_t lineno)
 
         return rg_task_invalid(t, "line %lu: unknown key \"%.64s\" (a task "
                                "has id, agent, input, max_rounds, max_tokens, "
-                               "deadline, tenant, traceparent, approval and "
-                               "events)",
+                               "max_cost, deadline, tenant, traceparent, "
+                               "approval and events)",
                                (unsigned long) lineno, key);
     }
 
@@ -339,6 +353,7 @@ rg_task_parse(rg_task_t *t, const char *line, size_t len, rg_uint_t lineno)
     memset(t, 0, sizeof(rg_task_t));
     t->line = lineno;
     t->max_tokens = -1;
+    t->max_cost = -1;
     t->deadline = RG_CONF_UNSET_MSEC;
 
     snprintf(t->idbuf, sizeof(t->idbuf), "line-%lu", (unsigned long) lineno);

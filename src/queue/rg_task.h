@@ -27,6 +27,7 @@ typedef struct {
 
     rg_uint_t           max_rounds;   /* 0: the agent's */
     int64_t             max_tokens;   /* -1: the agent's */
+    double              max_cost;     /* dollars; -1: the agent's */
     rg_msec_t           deadline;     /* RG_CONF_UNSET_MSEC: the agent's */
     const char         *tenant;       /* whose budget; NULL: none */
     const char         *traceparent;  /* W3C, valid; NULL: none */

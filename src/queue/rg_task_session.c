@@ -18,6 +18,9 @@ rg_task_apply(const rg_task_t *t, rg_session_t *s)
     if (t->max_tokens >= 0) {
         s->max_tokens = t->max_tokens;
     }
+    if (t->max_cost >= 0) {
+        s->max_cost = t->max_cost;
+    }
     if (t->deadline != RG_CONF_UNSET_MSEC) {
         s->deadline = t->deadline;
     }

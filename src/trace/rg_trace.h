@@ -61,12 +61,15 @@ typedef struct {
 } rg_trace_span_t;
 
 
-/* an attribute: a string (str, len) or, when str is NULL, an integer */
+/* an attribute: a string (str, len) or, when str is NULL, an integer
+ * (num), or a real (dnum) when real is set */
 typedef struct {
     const char         *key;
     const char         *str;
     size_t              len;
     int64_t             num;
+    double              dnum;
+    unsigned            real:1;
 } rg_trace_attr_t;
 
 

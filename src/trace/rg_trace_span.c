@@ -7,6 +7,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <math.h>
 #include <rg_digest.h>
 #include <rg_engine.h>
 #include <rg_trace.h>
@@ -149,12 +150,17 @@ rg_trace_str(rg_buf_t *b, const char *s, size_t len)
 
 static rg_int_t
 rg_trace_attr(rg_buf_t *b, rg_uint_t first, const char *key,
-    const char *str, size_t len, int64_t num)
+    const char *str, size_t len, int64_t num, const double *real)
 {
     if (rg_buf_printf(b, "%s{\"key\":", first ? "" : ",") != RG_OK
         || rg_trace_str(b, key, strlen(key)) != RG_OK)
     {
         return RG_ERROR;
+    }
+
+    if (real != NULL) {
+        return rg_buf_printf(b, ",\"value\":{\"doubleValue\":%.9g}}",
+                             isfinite(*real) ? *real : 0.0);
     }
 
     if (str == NULL) {
@@ -226,7 +232,8 @@ rg_trace_span_json(rg_buf_t *b, rg_trace_span_t *sp,
         a = &end->attrs[i];
         s = a->str;
 
-        if (rg_trace_attr(b, i == 0, a->key, s, s ? a->len : 0, a->num)
+        if (rg_trace_attr(b, i == 0, a->key, s, s ? a->len : 0, a->num,
+                          a->real ? &a->dnum : NULL)
             != RG_OK)
         {
             return RG_ERROR;
@@ -235,7 +242,7 @@ rg_trace_span_json(rg_buf_t *b, rg_trace_span_t *sp,
 
     if (end->error
         && rg_trace_attr(b, end->nattrs == 0, "error.type", end->error,
-                         strlen(end->error), 0) != RG_OK)
+                         strlen(end->error), 0, NULL) != RG_OK)
     {
         return RG_ERROR;
     }
