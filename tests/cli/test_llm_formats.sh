@@ -262,4 +262,26 @@ rg_expect "... saying so" "$tmp/res.jsonl" \
     '"poor".*max_cost.*the next model call \(about \$'
 rg_expect "the batch summary says the cost" "$tmp/b.err" 'cost \$0\.[0-9]{4}'
 
+# a tenant's window of money, held in the store: its calls stop before
+# the one that would pass it; another tenant goes on
+conf q "$port" anthropic "price input=3 output=15;" \
+    "tenant_max_cost 0.004 per 1h;"
+cat > "$tmp/tenants.jsonl" <<'JSONL'
+{"id":"a1","input":"add up","tenant":"acme"}
+{"id":"a2","input":"add up","tenant":"acme"}
+{"id":"a3","input":"add up","tenant":"acme"}
+{"id":"o1","input":"add up","tenant":"other"}
+JSONL
+"$R" -c "$tmp/q.conf" batch --no-progress --concurrency 1 \
+    -o "$tmp/ten.jsonl" "$tmp/tenants.jsonl" > /dev/null 2> "$tmp/ten.err"
+rg_equal "a tenant's first task ends done" \
+    "$(jq -r 'select(.id == "a1") | .status' "$tmp/ten.jsonl")" done
+rg_equal "its later ones stop at its window's money" \
+    "$(jq -r 'select(.id == "a3") | .status' "$tmp/ten.jsonl")" \
+    budget_exceeded
+rg_expect "... naming the tenant and the budget" "$tmp/ten.jsonl" \
+    '"a3".*tenant \\"acme\\" has spent \$0\.[0-9]+ of its \$0\.0040.*tenant_max_cost'
+rg_equal "another tenant's task ends done" \
+    "$(jq -r 'select(.id == "o1") | .status' "$tmp/ten.jsonl")" done
+
 rg_done
