@@ -282,8 +282,11 @@ rg_stream_slurp(const char *path, size_t *len)
 
 /* results ---------------------------------------------------------------- */
 
-/* the statuses of the results submit --wait saw, for its summary */
+/* the statuses of the results submit --wait saw, for its summary, and
+ * their tokens and cost */
 static json_t  *rg_stream_cli_statuses;
+static int64_t  rg_stream_cli_tokens;
+static double   rg_stream_cli_cost;
 
 
 static void
@@ -304,6 +307,9 @@ rg_stream_cli_count(const char *text, size_t len)
         json_object_set_new(rg_stream_cli_statuses, status,
                             json_integer(n ? json_integer_value(n) + 1 : 1));
     }
+
+    rg_stream_cli_tokens += json_integer_value(json_object_get(r, "tokens"));
+    rg_stream_cli_cost += json_number_value(json_object_get(r, "cost"));
 
     json_decref(r);
 }
@@ -887,9 +893,19 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             fprintf(stderr, "; %lu had ended before the wait",
                     (unsigned long) before);
         }
-        fputs(")\n", stderr);
+        fputs(")", stderr);
+
+        /* what the tasks cost, where their llms have a price */
+        if (rg_stream_cli_cost > 0) {
+            fprintf(stderr, "; tokens %lld, cost $%.4f",
+                    (long long) rg_stream_cli_tokens, rg_stream_cli_cost);
+        }
+
+        fputs("\n", stderr);
         json_decref(rg_stream_cli_statuses);
         rg_stream_cli_statuses = NULL;
+        rg_stream_cli_tokens = 0;
+        rg_stream_cli_cost = 0;
     }
 
     json_decref(want);
