@@ -70,6 +70,45 @@ rg_equal "the mock was asked in each format" \
     '{"chat":6,"anthropic":6,"responses":6}'
 
 
+# 1b. how answers end: a paused turn goes on, a refusal is filtered, an
+# answer cut at its limit runs none of its calls and says so
+
+# script FORMAT JSON [LLM DIRECTIVES]: a run of agent a on a mock that
+# answers JSON (a script), in $tmp/s.out and $tmp/s.err
+script() {
+    printf '%s\n' "$2" > "$tmp/script.json"
+    rg_mock sc$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') \
+        --script "$tmp/script.json"
+    conf s "$port" "$1" "$3"
+    "$R" -c "$tmp/s.conf" run "q" > "$tmp/s.out" 2> "$tmp/s.err"
+}
+
+script anthropic '[{"message":{"content":"Searching.","stop_reason":"pause_turn"}},
+                   {"message":{"content":"Found it."}}]'
+rg_equal "anthropic: a paused turn goes on to its end" \
+    "$(cat "$tmp/s.out")" "Found it."
+rg_expect "... in a second call, and ends done" "$tmp/s.err" \
+    '^status: done \(rounds 2,'
+
+script anthropic '[{"message":{"content":"I cannot help with that.","stop_reason":"refusal"}}]'
+rg_expect "anthropic: a refusal is filtered" "$tmp/s.err" \
+    '^status: filtered.*finish_reason "refusal"'
+
+script anthropic '[{"message":{"content":"I will add","stop_reason":"max_tokens","tool_calls":[{"name":"calc","arguments":{"expression":"1+1"}}]}}]'
+rg_expect "anthropic: an answer cut at max_tokens is done, said cut" \
+    "$tmp/s.err" '^status: done.*cut off.*"max_tokens".*calls it was writing were cut'
+rg_expect "... and its call never ran" "$tmp/s.err" 'tool calls 0,'
+
+script responses '[{"message":{"status":"incomplete","reason":"max_output_tokens","only_reasoning":true}}]' \
+    "reasoning_effort low;"
+rg_expect "responses: an answer of only reasoning, cut, is no plain done" \
+    "$tmp/s.err" '^status: done.*cut off.*"max_output_tokens".*spent them on reasoning'
+
+script responses '[{"message":{"content":"Part","status":"incomplete","reason":"content_filter"}}]'
+rg_expect "responses: an answer stopped by the filter is filtered" \
+    "$tmp/s.err" '^status: filtered.*content_filter'
+
+
 # 2. thinking and reasoning go back unchanged, also after a kill -9
 
 rg_redis r
