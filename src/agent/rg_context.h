@@ -16,17 +16,19 @@ typedef struct rg_msg_s  rg_msg_t;
 struct rg_msg_s {
     rg_msg_t           *next;
     rg_str_t            json;
-    uint8_t             role;         /* 's', 'u', 'a', 't' */
-    uint8_t             shortened;    /* its content was trimmed */
-    uint8_t             inserted;     /* a summary, after the task */
-    uint8_t             short_stored; /* the store has its shortening */
+    char               *wire;         /* its piece of a request body in
+                                         the format wire_fmt says (json
+                                         itself for Chat Completions) */
     uint32_t            ncalls;       /* an assistant's tool calls */
     uint32_t            seq;          /* its place in the store, + 1; 0:
                                          not stored (rg_durable.c) */
-    uint8_t             wire_fmt;     /* the format wire is in, + 1; 0:
-                                         none made (json changed) */
-    rg_str_t            wire;         /* its piece of a request body in
-                                         that format (rg_llm_wire()) */
+    uint32_t            wire_len;
+    uint8_t             role;         /* 's', 'u', 'a', 't' */
+    uint8_t             wire_fmt;     /* that format, + 1; 0: none made
+                                         (json changed) */
+    uint8_t             shortened:1;  /* its content was trimmed */
+    uint8_t             inserted:1;   /* a summary, after the task */
+    uint8_t             short_stored:1; /* the store has its shortening */
 };
 
 typedef struct {

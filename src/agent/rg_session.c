@@ -118,6 +118,10 @@ rg_session_log_handler(rg_log_t *log, char *buf, size_t len)
 }
 
 
+static rg_int_t rg_session_wire(rg_session_t *s, rg_msg_t *m,
+    const char *p, size_t len);
+
+
 rg_int_t
 rg_session_append_text(rg_session_t *s, uint8_t role, const char *tool_id,
     const char *text, size_t len)
@@ -152,9 +156,44 @@ rg_session_append_msg(rg_session_t *s, uint8_t role, const char *tool_id,
         rc = rg_msgs_append(&s->msgs, s->pool, role, b.data, b.len, 1);
     }
 
+    /* its piece in the llm's format, while its text is at hand */
+    if (rc == RG_OK) {
+        rg_buf_reset(&b);
+
+        switch (rg_llm_wire_text(s->llm->codec, &b, role, tool_id, text,
+                                 len, failed))
+        {
+        case RG_OK:
+            rc = rg_session_wire(s, rg_msgs_last(&s->msgs), b.data, b.len);
+            break;
+        case RG_DECLINED:
+            break;
+        default:
+            rc = RG_ERROR;
+        }
+    }
+
     rg_buf_free(&b);
 
     return rc;
+}
+
+
+/* m's piece of a request in the llm's format, copied and scrubbed as its
+ * message is */
+static rg_int_t
+rg_session_wire(rg_session_t *s, rg_msg_t *m, const char *p, size_t len)
+{
+    m->wire = rg_pstrdup(s->pool, p ? p : "", len);
+    if (m->wire == NULL) {
+        return RG_ERROR;
+    }
+
+    m->wire_len = (uint32_t) rg_secret_scrub(m->wire, len);
+    m->wire[m->wire_len] = '\0';
+    m->wire_fmt = (uint8_t) (s->llm->format + 1);
+
+    return RG_OK;
 }
 
 
@@ -764,7 +803,9 @@ static rg_int_t
 rg_session_body(rg_session_t *s)
 {
     size_t                 more;
+    rg_str_t               wire;
     rg_msg_t              *m;
+    rg_llm_body_t          bd;
     rg_llm_conf_t         *llm;
     const rg_llm_codec_t  *codec;
 
@@ -774,19 +815,21 @@ rg_session_body(rg_session_t *s)
 
     for (m = s->msgs.head; m; m = m->next) {
         if (m->wire_fmt != llm->format + 1) {
-            if (rg_llm_wire(codec, s->pool, m->role, &m->json, &m->wire)
+            if (rg_llm_wire(codec, s->pool, m->role, &m->json, &wire)
                 != RG_OK)
             {
                 return RG_ERROR;
             }
 
+            m->wire = wire.data;
+            m->wire_len = (uint32_t) wire.len;
             m->wire_fmt = (uint8_t) (llm->format + 1);
         }
 
-        more += m->wire.len + codec->join;
+        more += m->wire_len + codec->join;
     }
 
-    if (rg_llm_body_start(&s->bd, codec, (rg_uint_t) llm->prompt_cache,
+    if (rg_llm_body_start(&bd, codec, (rg_uint_t) llm->prompt_cache,
                           &s->body, s->prefix, s->prefix_len, more)
         != RG_OK)
     {
@@ -794,14 +837,14 @@ rg_session_body(rg_session_t *s)
     }
 
     for (m = s->msgs.head; m; m = m->next) {
-        if (rg_llm_body_add(&s->bd, m->role, m->wire.data, m->wire.len)
+        if (rg_llm_body_add(&bd, m->role, m->wire, m->wire_len)
             != RG_OK)
         {
             return RG_ERROR;
         }
     }
 
-    return rg_llm_body_end(&s->bd);
+    return rg_llm_body_end(&bd);
 }
 
 
@@ -898,11 +941,8 @@ rg_session_ask(rg_session_t *s)
         }
     }
 
+    /* the summary's body is whole already (rg_session_context.c) */
     if (s->summarizing && s->body.len) {
-        if (rg_llm_body_end(&s->bd) != RG_OK) {
-            return RG_ERROR;
-        }
-
         snprintf(rid, sizeof(rid), "%s-summary-%lu", s->id,
                  (unsigned long) s->round);
         goto send;
@@ -962,7 +1002,6 @@ send:
      * OpenAI-compatible face); a summary's is nobody's */
     s->req.delta = (s->on_event && !s->summarizing) ? rg_session_delta
                                                     : NULL;
-    s->req.delta_data = s;
 
     return rg_llm_send(&s->req, s->body.data, s->body.len, rid, pool,
                        s->call_prefix);
@@ -1316,6 +1355,14 @@ rg_session_model_handler(rg_llm_req_t *r, rg_llm_response_t *resp)
 
     m = rg_msgs_last(&s->msgs);
     m->ncalls = (uint32_t) resp->ncalls;     /* at most RG_LLM_MAX_CALLS + 1 */
+
+    /* the codec made its piece while it had the answer */
+    if (resp->has_wire
+        && rg_session_wire(s, m, resp->wire.data, resp->wire.len) != RG_OK)
+    {
+        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
+        return;
+    }
     s->answers++;
 
     /* a long turn the provider paused (Anthropic's pause_turn): sent

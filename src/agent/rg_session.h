@@ -147,7 +147,6 @@ struct rg_session_s {
     size_t              prefix_len;
 
     rg_buf_t            body;
-    rg_llm_body_t       bd;           /* how body is being put together */
     rg_llm_req_t        req;
     rg_tool_turn_t     *turn;
     rg_pool_t          *round_pool;   /* the last answer parsed, its turn's

@@ -21,8 +21,8 @@ static const char  rg_session_context_prompt[] =
 
 /* one message of the summary call, in the llm's format */
 static rg_int_t
-rg_session_context_add(rg_session_t *s, rg_pool_t *pool, uint8_t role,
-    rg_llm_role_e r, const char *text, size_t len)
+rg_session_context_add(rg_session_t *s, rg_llm_body_t *bd, rg_pool_t *pool,
+    uint8_t role, rg_llm_role_e r, const char *text, size_t len)
 {
     rg_int_t  rc;
     rg_buf_t  msg;
@@ -39,7 +39,7 @@ rg_session_context_add(rg_session_t *s, rg_pool_t *pool, uint8_t role,
     }
 
     if (rc == RG_OK) {
-        rc = rg_llm_body_add(&s->bd, role, wire.data, wire.len);
+        rc = rg_llm_body_add(bd, role, wire.data, wire.len);
     }
 
     rg_buf_free(&msg);
@@ -56,6 +56,7 @@ rg_session_context_body(rg_session_t *s, rg_buf_t *in)
     rg_int_t          rc;
     rg_buf_t          p;
     rg_pool_t        *pool;
+    rg_llm_body_t     bd;
     rg_llm_prefix_t   prefix;
 
     memset(&p, 0, sizeof(p));
@@ -75,19 +76,24 @@ rg_session_context_body(rg_session_t *s, rg_buf_t *in)
     rc = rg_llm_prefix(s->llm->codec, &p, &prefix);
 
     if (rc == RG_OK) {
-        rc = rg_llm_body_start(&s->bd, s->llm->codec, 0, &s->body, p.data,
+        rc = rg_llm_body_start(&bd, s->llm->codec, 0, &s->body, p.data,
                                p.len, in->len + 1024);
     }
 
     if (rc == RG_OK) {
-        rc = rg_session_context_add(s, pool, 's', RG_LLM_SYSTEM,
+        rc = rg_session_context_add(s, &bd, pool, 's', RG_LLM_SYSTEM,
                                     rg_session_context_prompt,
                                     sizeof(rg_session_context_prompt) - 1);
     }
 
     if (rc == RG_OK) {
-        rc = rg_session_context_add(s, pool, 'u', RG_LLM_USER, in->data,
+        rc = rg_session_context_add(s, &bd, pool, 'u', RG_LLM_USER, in->data,
                                     in->len);
+    }
+
+    /* whole now: rg_session_ask() sends it as it is */
+    if (rc == RG_OK) {
+        rc = rg_llm_body_end(&bd);
     }
 
     rg_buf_free(&p);

@@ -54,19 +54,18 @@ typedef enum {
 /* what the answer's headers say about waiting (rg_llm_client.c reads
  * them; the classifier weighs them) */
 typedef struct {
-    rg_msec_t           retry_after;  /* retry-after, retry-after-ms */
-    rg_msec_t           reset;        /* when an exhausted limit resets:
+    uint32_t            retry_after;  /* ms: retry-after, retry-after-ms */
+    uint32_t            reset;        /* ms until an exhausted limit resets:
                                          x-ratelimit-reset-*,
                                          anthropic-ratelimit-*-reset */
-    int8_t              should_retry; /* x-should-retry: 1, 0; -1 none */
-    uint8_t             exhausted;    /* a *-remaining-* header said 0 */
-    uint8_t             retry_ms;     /* retry-after-ms was given */
-
     /* while the headers are read (rg_llm_hints.c): the resets of the
      * requests and the tokens limits, and whether any is left of each
      * (0 none, 1 some, -1 not said) */
-    rg_msec_t           resets[2];
+    uint32_t            resets[2];
     int8_t              left[2];
+    int8_t              should_retry; /* x-should-retry: 1, 0; -1 none */
+    uint8_t             exhausted;    /* a *-remaining-* header said 0 */
+    uint8_t             retry_ms;     /* retry-after-ms was given */
 } rg_llm_hints_t;
 
 
@@ -75,6 +74,7 @@ typedef struct {
     rg_str_t            name;
     rg_str_t            arguments;  /* JSON text as sent; an object is
                                        serialized; none or "" → "{}" */
+    unsigned            object:1;   /* arguments is an object's dump */
 } rg_llm_tool_call_t;
 
 
@@ -84,6 +84,7 @@ typedef struct rg_llm_response_s {
 
     rg_str_t            content;    /* text parts joined; len 0 when none */
     unsigned            has_content:1;  /* content.len > 0 */
+    unsigned            has_wire:1;     /* wire is made */
     rg_str_t            reasoning;  /* reasoning_content / reasoning, and
                                        thinking parts and blocks, joined */
     rg_str_t            refusal;
@@ -124,6 +125,11 @@ typedef struct rg_llm_response_s {
      * session's form (rg_llm_message_build()). Empty unless status is
      * OK. */
     rg_str_t            message;
+    /* the same as its piece of the next request in the codec's own
+     * format, made while the answer is at hand (has_wire), so that it is
+     * not made again from message; Chat Completions has none: message
+     * is its piece */
+    rg_str_t            wire;
 
     /* errors: the provider's own words, never a header or a key; when
      * the body was not JSON, "HTTP <status>: " and its first 200 bytes,
@@ -201,6 +207,12 @@ struct rg_llm_codec_s {
      * of a body: RG_DECLINED when it goes as it is */
     rg_int_t          (*wire)(rg_buf_t *out, uint8_t role, const char *msg,
                           size_t len);
+    /* the same, of a message being made from its text (a tool's result
+     * answering tool_id, is_error when it failed): no parse; NULL when
+     * the message goes as it is */
+    rg_int_t          (*text)(rg_buf_t *out, uint8_t role,
+                          const char *tool_id, const char *text, size_t len,
+                          rg_uint_t is_error);
     rg_int_t          (*body_add)(rg_llm_body_t *bd, uint8_t role,
                           const char *piece, size_t len);
     rg_int_t          (*body_end)(rg_llm_body_t *bd);

@@ -71,6 +71,39 @@ rg_llm_anthropic_id(const char *id, size_t len)
 }
 
 
+/* the same id written as a JSON string at the end of out */
+static rg_int_t
+rg_llm_anthropic_put_id(rg_buf_t *out, const char *id, size_t len)
+{
+    char      buf[128], *p;
+    size_t    i;
+    rg_int_t  rc;
+
+    if (len == 0) {
+        return rg_llm_json_lit(out, "\"call\"");
+    }
+
+    p = len < sizeof(buf) ? buf : malloc(len);
+    if (p == NULL) {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < len; i++) {
+        p[i] = ((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z')
+                || (id[i] >= '0' && id[i] <= '9') || id[i] == '_'
+                || id[i] == '-') ? id[i] : '_';
+    }
+
+    rc = rg_llm_json_put(out, p, len);
+
+    if (p != buf) {
+        free(p);
+    }
+
+    return rc;
+}
+
+
 /* the bytes before the closing '}' of the object text t get the cache's
  * breakpoint */
 static rg_int_t
@@ -207,7 +240,7 @@ rg_llm_anthropic_prefix(rg_buf_t *out, const rg_llm_prefix_t *p)
 
 /* a text block, none for an empty text */
 static rg_int_t
-rg_llm_anthropic_text(rg_buf_t *out, json_t *content)
+rg_llm_anthropic_blocks(rg_buf_t *out, json_t *content)
 {
     size_t   i;
     json_t  *part, *text;
@@ -228,7 +261,7 @@ rg_llm_anthropic_text(rg_buf_t *out, json_t *content)
     json_array_foreach(content, i, part) {
         text = json_object_get(part, "text");
 
-        if (rg_llm_anthropic_text(out, json_is_string(text) ? text : part)
+        if (rg_llm_anthropic_blocks(out, json_is_string(text) ? text : part)
             != RG_OK)
         {
             return RG_ERROR;
@@ -292,7 +325,7 @@ rg_llm_anthropic_assistant(rg_buf_t *out, json_t *msg)
     k = 0;
 
     if (!json_is_array(kept)) {
-        if (rg_llm_anthropic_text(out, json_object_get(msg, "content"))
+        if (rg_llm_anthropic_blocks(out, json_object_get(msg, "content"))
             != RG_OK)
         {
             return RG_ERROR;
@@ -343,6 +376,154 @@ rg_llm_anthropic_assistant(rg_buf_t *out, json_t *msg)
 }
 
 
+/* a message of the session made from its text, written without a
+ * jansson value: the bytes rg_llm_anthropic_wire() would make of it */
+rg_int_t
+rg_llm_anthropic_text(rg_buf_t *out, uint8_t role, const char *tool_id,
+    const char *text, size_t len, rg_uint_t is_error)
+{
+    size_t    at;
+    rg_int_t  rc;
+
+    at = out->len;
+
+    if (role != 't') {
+        if (len == 0) {
+            return RG_OK;
+        }
+
+        rc = rg_llm_json_lit(out, "{\"type\":\"text\",\"text\":");
+        rc |= rg_llm_json_put(out, text, len);
+        rc |= rg_llm_json_lit(out, "}");
+
+        return rg_llm_json_ended(out, at, rc);
+    }
+
+    rc = rg_llm_json_lit(out, "{\"type\":\"tool_result\",\"tool_use_id\":");
+    rc |= rg_llm_anthropic_put_id(out, tool_id ? tool_id : "",
+                                  tool_id ? strlen(tool_id) : 0);
+
+    if (len) {
+        rc |= rg_llm_json_lit(out, ",\"content\":");
+        rc |= rg_llm_json_put(out, text, len);
+    }
+
+    if (is_error) {
+        rc |= rg_llm_json_lit(out, ",\"is_error\":true");
+    }
+
+    rc |= rg_llm_json_lit(out, "}");
+
+    return rg_llm_json_ended(out, at, rc);
+}
+
+
+/* a tool call of an answer as a tool_use block: its arguments, when they
+ * are an object, as they are (a codec's dump of the input) */
+static rg_int_t
+rg_llm_anthropic_put_use(rg_buf_t *out, const rg_llm_tool_call_t *c)
+{
+    json_t    *input;
+    rg_int_t   rc;
+
+    /* an object's dump is one; other text is read to know */
+    input = c->object ? NULL
+                      : json_loadb(c->arguments.data, c->arguments.len, 0,
+                                   NULL);
+
+    rc = out->len ? rg_llm_json_lit(out, ",") : RG_OK;
+    rc |= rg_llm_json_lit(out, "{\"type\":\"tool_use\",\"id\":");
+    rc |= rg_llm_anthropic_put_id(out, c->id.data, c->id.len);
+    rc |= rg_llm_json_lit(out, ",\"name\":");
+    rc |= rg_llm_json_put(out, c->name.data, c->name.len);
+    rc |= rg_llm_json_lit(out, ",\"input\":");
+
+    if (c->object || json_is_object(input)) {
+        rc |= rg_buf_append(out, c->arguments.data, c->arguments.len);
+    } else {
+        rc |= rg_llm_json_lit(out, "{}");
+    }
+
+    rc |= rg_llm_json_lit(out, "}");
+    json_decref(input);
+
+    return rc == RG_OK ? RG_OK : RG_ERROR;
+}
+
+
+/* the answer's piece of the next request, while it is at hand: what
+ * rg_llm_anthropic_wire() would make of its message (content: the
+ * answer's blocks; kept: their texts, NULL when only text and calls) */
+static rg_int_t
+rg_llm_anthropic_answer_wire(rg_pool_t *pool, json_t *content, json_t *kept,
+    rg_llm_response_t *r)
+{
+    size_t       i, j;
+    json_t      *block, *v;
+    rg_int_t     rc;
+    rg_buf_t     b;
+    rg_uint_t    k;
+    const char  *type;
+
+    memset(&b, 0, sizeof(b));
+    rc = RG_OK;
+    j = 0;
+    k = 0;
+
+    json_array_foreach(content, i, block) {
+        if (rc != RG_OK) {
+            break;
+        }
+
+        if (!json_is_object(block)) {
+            continue;
+        }
+
+        type = json_string_value(json_object_get(block, "type"));
+        v = json_array_get(kept, j++);
+
+        if (type != NULL && strcmp(type, "tool_use") == 0) {
+            if (k < r->ncalls) {
+                rc = rg_llm_anthropic_put_use(&b, &r->calls[k++]);
+            }
+
+            continue;
+        }
+
+        if (v == NULL) {
+            /* a text block, as rg_llm_anthropic_text() makes one */
+            v = json_object_get(block, "text");
+
+            if (json_is_string(v) && json_string_length(v)) {
+                rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
+                rc |= rg_llm_json_lit(&b, "{\"type\":\"text\",\"text\":");
+                rc |= rg_llm_json_put(&b, json_string_value(v),
+                                      json_string_length(v));
+                rc |= rg_llm_json_lit(&b, "}");
+            }
+
+            continue;
+        }
+
+        rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
+        rc |= rg_buf_append(&b, json_string_value(v), json_string_length(v));
+    }
+
+    while (rc == RG_OK && k < r->ncalls) {
+        rc = rg_llm_anthropic_put_use(&b, &r->calls[k++]);
+    }
+
+    if (rc == RG_OK) {
+        rc = rg_llm_json_set(pool, &r->wire, b.data, b.len);
+        r->has_wire = (rc == RG_OK);
+    }
+
+    rg_buf_free(&b);
+
+    return rc == RG_OK ? RG_OK : RG_ERROR;
+}
+
+
 rg_int_t
 rg_llm_anthropic_wire(rg_buf_t *out, uint8_t role, const char *msg,
     size_t len)
@@ -390,7 +571,7 @@ rg_llm_anthropic_wire(rg_buf_t *out, uint8_t role, const char *msg,
         break;
 
     default:
-        rc = rg_llm_anthropic_text(out, content);
+        rc = rg_llm_anthropic_blocks(out, content);
         break;
     }
 
@@ -570,10 +751,16 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
     }
 
     total = 0;
+    special = 0;
 
     json_array_foreach(content, i, block) {
         type = json_string_value(json_object_get(block, "type"));
-        total += (type != NULL && strcmp(type, "tool_use") == 0);
+
+        if (type != NULL && strcmp(type, "tool_use") == 0) {
+            total++;
+        } else if (type == NULL || strcmp(type, "text") != 0) {
+            special++;
+        }
     }
 
     keep = rg_min(total, (size_t) max_calls + 1);
@@ -589,9 +776,9 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
     memset(&text, 0, sizeof(rg_buf_t));
     memset(&reasoning, 0, sizeof(rg_buf_t));
 
-    kept = json_array();
-    special = 0;
-    rc = kept ? RG_OK : RG_ERROR;
+    /* only text and tool calls: the message says it all, nothing kept */
+    kept = special ? json_array() : NULL;
+    rc = (kept || !special) ? RG_OK : RG_ERROR;
 
     json_array_foreach(content, i, block) {
         if (rc != RG_OK) {
@@ -608,14 +795,18 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
         }
 
         /* every block is kept, in order, to go back as it came */
-        s = json_dumps(block, JSON_COMPACT);
-        if (s == NULL || json_array_append_new(kept, json_string(s)) != 0) {
-            rg_json_free_dump(s);
-            rc = RG_ERROR;
-            break;
-        }
+        if (kept) {
+            s = json_dumps(block, JSON_COMPACT);
+            if (s == NULL
+                || json_array_append_new(kept, json_string(s)) != 0)
+            {
+                rg_json_free_dump(s);
+                rc = RG_ERROR;
+                break;
+            }
 
-        rg_json_free_dump(s);
+            rg_json_free_dump(s);
+        }
 
         if (strcmp(type, "text") == 0) {
             rc = rg_llm_json_append(&text, json_object_get(block, "text"));
@@ -634,17 +825,16 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
                                   json_object_get(block, "name"));
             rc |= rg_llm_json_arguments(pool, &c->arguments,
                                         json_object_get(block, "input"));
+            c->object = json_is_object(json_object_get(block, "input"));
             r->ncalls++;
 
         } else if (strcmp(type, "thinking") == 0) {
             rc = rg_llm_json_append(&reasoning,
                                     json_object_get(block, "thinking"));
-            special++;
             r->nopaque++;
 
         } else {
             /* redacted_thinking, a server tool's use and result */
-            special++;
             r->nopaque += (strcmp(type, "redacted_thinking") == 0);
         }
     }
@@ -662,11 +852,11 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
         rg_json_free_dump(s);
     }
 
-    json_decref(kept);
     rg_buf_free(&text);
     rg_buf_free(&reasoning);
 
     if (rc != RG_OK) {
+        json_decref(kept);
         return RG_ERROR;
     }
 
@@ -680,6 +870,7 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
                                                    "stop_details"),
                                                "explanation")) != RG_OK)
         {
+            json_decref(kept);
             return RG_ERROR;
         }
     }
@@ -687,11 +878,17 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
     r->has_content = (r->content.len > 0);
     r->status = RG_LLM_OK;
 
-    if (rg_llm_json_ids(pool, a->id_prefix, r) != RG_OK) {
+    if (rg_llm_json_ids(pool, a->id_prefix, r) != RG_OK
+        || rg_llm_answer_end(pool, "anthropic", r) != RG_OK
+        || rg_llm_anthropic_answer_wire(pool, content, kept, r) != RG_OK)
+    {
+        json_decref(kept);
         return RG_ERROR;
     }
 
-    return rg_llm_answer_end(pool, "anthropic", r);
+    json_decref(kept);
+
+    return RG_OK;
 }
 
 

@@ -21,6 +21,8 @@ rg_int_t rg_llm_anthropic_tool(rg_buf_t *out, const rg_llm_tool_t *t);
 rg_int_t rg_llm_anthropic_prefix(rg_buf_t *out, const rg_llm_prefix_t *p);
 rg_int_t rg_llm_anthropic_wire(rg_buf_t *out, uint8_t role, const char *msg,
     size_t len);
+rg_int_t rg_llm_anthropic_text(rg_buf_t *out, uint8_t role,
+    const char *tool_id, const char *text, size_t len, rg_uint_t is_error);
 rg_int_t rg_llm_anthropic_body_add(rg_llm_body_t *bd, uint8_t role,
     const char *piece, size_t len);
 rg_int_t rg_llm_anthropic_body_end(rg_llm_body_t *bd);

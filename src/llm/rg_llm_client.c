@@ -993,7 +993,7 @@ rg_llm_start(rg_llm_req_t *r)
         }
 
         r->stream = up->conf->codec->stream_create(r->max_calls, r->delta,
-                                                   r->delta_data);
+                                                   r->data);
         if (r->stream == NULL) {
             rg_llm_fail_now(r, RG_LLM_ERR_FATAL, "out of memory");
             return;

@@ -79,9 +79,8 @@ struct rg_llm_req_s {
     long                http_status;
     rg_llm_hints_t      hints;        /* what the headers said of waits */
 
-    /* the answer's text as it streams in; NULL: not wanted */
+    /* the answer's text as it streams in, given data; NULL: not wanted */
     rg_llm_delta_pt     delta;
-    void               *delta_data;
     rg_msec_t           started;      /* the first attempt */
     uint64_t            started_us;   /* the same, for the metrics */
     rg_msec_t           attempt_started;

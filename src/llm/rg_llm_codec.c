@@ -26,7 +26,7 @@ const rg_llm_codec_t  rg_llm_codecs[RG_LLM_NCODECS] = {
     /* RG_LLM_CHAT */
     { rg_string("chat"), "/chat/completions", "Authorization: Bearer ",
       NULL, 1, 2,
-      rg_llm_openai_tool, rg_llm_openai_prefix_p, rg_llm_openai_wire,
+      rg_llm_openai_tool, rg_llm_openai_prefix_p, rg_llm_openai_wire, NULL,
       rg_llm_openai_body_add, rg_llm_openai_body_end,
       rg_llm_openai_read,
       rg_llm_openai_stream_create, rg_llm_openai_stream_feed,
@@ -36,7 +36,7 @@ const rg_llm_codec_t  rg_llm_codecs[RG_LLM_NCODECS] = {
     { rg_string("anthropic"), "/messages", "x-api-key: ",
       rg_llm_anthropic_headers, 40, 256,
       rg_llm_anthropic_tool, rg_llm_anthropic_prefix, rg_llm_anthropic_wire,
-      rg_llm_anthropic_body_add, rg_llm_anthropic_body_end,
+      rg_llm_anthropic_text, rg_llm_anthropic_body_add, rg_llm_anthropic_body_end,
       rg_llm_anthropic_read,
       rg_llm_anthropic_stream_create, rg_llm_anthropic_stream_feed,
       rg_llm_anthropic_stream_finish, rg_llm_anthropic_stream_destroy },
@@ -45,7 +45,7 @@ const rg_llm_codec_t  rg_llm_codecs[RG_LLM_NCODECS] = {
     { rg_string("responses"), "/responses", "Authorization: Bearer ",
       NULL, 1, 2,
       rg_llm_responses_tool, rg_llm_responses_prefix, rg_llm_responses_wire,
-      rg_llm_openai_body_add, rg_llm_openai_body_end,
+      rg_llm_responses_text, rg_llm_openai_body_add, rg_llm_openai_body_end,
       rg_llm_responses_read,
       rg_llm_responses_stream_create, rg_llm_responses_stream_feed,
       rg_llm_responses_stream_finish, rg_llm_responses_stream_destroy }
@@ -123,6 +123,7 @@ rg_llm_response_init(rg_llm_response_t *r, int http_status)
     rg_llm_json_empty(&r->refusal);
     rg_llm_json_empty(&r->finish_reason);
     rg_llm_json_empty(&r->message);
+    rg_llm_json_empty(&r->wire);
     rg_llm_json_empty(&r->opaque);
     rg_llm_json_empty(&r->error);
     rg_llm_json_empty(&r->error_type);

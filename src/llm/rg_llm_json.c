@@ -630,3 +630,97 @@ rg_llm_json_number(double v)
 
     return json_real(v);             /* NULL for NaN and infinities */
 }
+
+
+rg_int_t
+rg_llm_json_members(const char *text, size_t len, const char **names,
+    size_t *at, rg_uint_t n)
+{
+    size_t      i, k, start, depth;
+    rg_uint_t   m;
+
+    for (m = 0; m < n; m++) {
+        at[m] = (size_t) -1;
+    }
+
+    for (i = 0; i < len && (text[i] == ' ' || text[i] == '\t'
+                            || text[i] == '\r' || text[i] == '\n'); i++)
+    {
+        /* void */
+    }
+
+    if (i == len || text[i] != '{') {
+        return RG_DECLINED;
+    }
+
+    depth = 0;
+
+    for ( /* void */ ; i < len; i++) {
+        switch (text[i]) {
+
+        case '{':
+        case '[':
+            depth++;
+            continue;
+
+        case '}':
+        case ']':
+            if (depth == 0) {
+                return RG_DECLINED;
+            }
+
+            if (--depth == 0) {
+                return RG_OK;          /* the object's end */
+            }
+
+            continue;
+
+        case '"':
+            break;
+
+        default:
+            continue;
+        }
+
+        /* a string: to its closing quote, past escapes */
+        start = i + 1;
+
+        for (i = start; i < len && text[i] != '"'; i++) {
+            if (text[i] == '\\') {
+                i++;
+            }
+        }
+
+        if (i >= len) {
+            return RG_DECLINED;
+        }
+
+        if (depth != 1) {
+            continue;
+        }
+
+        /* a key of the object is followed by its colon */
+        for (k = i + 1; k < len && (text[k] == ' ' || text[k] == '\t'
+                                    || text[k] == '\r' || text[k] == '\n');
+             k++)
+        {
+            /* void */
+        }
+
+        if (k == len || text[k] != ':') {
+            continue;
+        }
+
+        for (m = 0; m < n; m++) {
+            if (at[m] == (size_t) -1 && strlen(names[m]) == i - start
+                && memcmp(names[m], text + start, i - start) == 0)
+            {
+                at[m] = k + 1;
+            }
+        }
+
+        i = k;
+    }
+
+    return RG_DECLINED;                /* it never ended */
+}

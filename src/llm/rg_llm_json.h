@@ -72,6 +72,15 @@ rg_int_t rg_llm_json_ended(rg_buf_t *out, size_t at, rg_int_t rc);
 /* a number as people write it: 0, 0.7 */
 json_t *rg_llm_json_number(double v);
 
+/* Where each member called names[m] of the object text[0..len) begins
+ * its value (at[m], (size_t) -1 when it has none): a scan of strings and
+ * brackets only, so that jansson parses the members a codec reads and
+ * not those it never does (a Responses answer repeats the request's
+ * tools). RG_DECLINED when the text is not one whole object: then it is
+ * read whole. */
+rg_int_t rg_llm_json_members(const char *text, size_t len,
+    const char **names, size_t *at, rg_uint_t n);
+
 /* what google.rpc details say of a limit: the wait, the period */
 void rg_llm_json_details(json_t *details, rg_llm_error_t *e);
 

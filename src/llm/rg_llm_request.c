@@ -64,6 +64,18 @@ rg_llm_tool_result(rg_buf_t *out, const char *tool_call_id,
 
 
 rg_int_t
+rg_llm_wire_text(const rg_llm_codec_t *codec, rg_buf_t *out, uint8_t role,
+    const char *tool_id, const char *text, size_t len, rg_uint_t is_error)
+{
+    if (codec->text == NULL) {
+        return RG_DECLINED;
+    }
+
+    return codec->text(out, role, tool_id, text, len, is_error);
+}
+
+
+rg_int_t
 rg_llm_wire(const rg_llm_codec_t *codec, rg_pool_t *pool, uint8_t role,
     const rg_str_t *msg, rg_str_t *wire)
 {

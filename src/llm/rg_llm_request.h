@@ -75,6 +75,13 @@ rg_int_t rg_llm_tool_result(rg_buf_t *out, const char *tool_call_id,
 rg_int_t rg_llm_wire(const rg_llm_codec_t *codec, rg_pool_t *pool,
     uint8_t role, const rg_str_t *msg, rg_str_t *wire);
 
+/* The wire piece of a message of the session being made from its text
+ * (as rg_llm_message() and rg_llm_tool_result() make it), in out:
+ * RG_DECLINED when the codec sends the message as it is. */
+rg_int_t rg_llm_wire_text(const rg_llm_codec_t *codec, rg_buf_t *out,
+    uint8_t role, const char *tool_id, const char *text, size_t len,
+    rg_uint_t is_error);
+
 /* The message msg[0..len) with its text replaced by what edit makes of
  * it, in *out (malloc'ed, NUL-ended). RG_DECLINED when its text is no
  * longer than min bytes (or it has none), RG_ERROR on failure. */

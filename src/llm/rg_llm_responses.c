@@ -164,7 +164,7 @@ rg_llm_responses_call(rg_buf_t *out, json_t *call)
 
 /* the answer's text as an assistant message item */
 static rg_int_t
-rg_llm_responses_text(rg_buf_t *out, json_t *content)
+rg_llm_responses_said(rg_buf_t *out, json_t *content)
 {
     if (!json_is_string(content) || json_string_length(content) == 0) {
         return RG_OK;
@@ -211,7 +211,7 @@ rg_llm_responses_assistant(rg_buf_t *out, json_t *msg)
         if (type == NULL || strcmp(type, "message") == 0) {
             json_decref(item);
 
-            if (!said && rg_llm_responses_text(out, content) != RG_OK) {
+            if (!said && rg_llm_responses_said(out, content) != RG_OK) {
                 return RG_ERROR;
             }
 
@@ -249,7 +249,7 @@ rg_llm_responses_assistant(rg_buf_t *out, json_t *msg)
         }
     }
 
-    if (!said && rg_llm_responses_text(out, content) != RG_OK) {
+    if (!said && rg_llm_responses_said(out, content) != RG_OK) {
         return RG_ERROR;
     }
 
@@ -260,6 +260,153 @@ rg_llm_responses_assistant(rg_buf_t *out, json_t *msg)
     }
 
     return RG_OK;
+}
+
+
+/* a message of the session made from its text, written without a
+ * jansson value: the bytes rg_llm_responses_wire() would make of it */
+rg_int_t
+rg_llm_responses_text(rg_buf_t *out, uint8_t role, const char *tool_id,
+    const char *text, size_t len, rg_uint_t is_error)
+{
+    size_t    at;
+    rg_int_t  rc;
+
+    at = out->len;
+
+    if (role == 't') {
+        rc = rg_llm_json_lit(out, "{\"type\":\"function_call_output\","
+                                  "\"call_id\":");
+        rc |= rg_llm_json_put(out, tool_id ? tool_id : "",
+                              tool_id ? strlen(tool_id) : 0);
+        rc |= rg_llm_json_lit(out, ",\"output\":");
+
+    } else if (role == 'a') {
+        if (len == 0) {
+            return RG_OK;
+        }
+
+        rc = rg_llm_json_lit(out, "{\"type\":\"message\",\"role\":"
+                                  "\"assistant\",\"content\":");
+
+    } else {
+        rc = rg_llm_json_lit(out, "{\"type\":\"message\",\"role\":");
+        rc |= (role == 's') ? rg_llm_json_lit(out, "\"system\"")
+                            : rg_llm_json_lit(out, "\"user\"");
+        rc |= rg_llm_json_lit(out, ",\"content\":");
+    }
+
+    rc |= rg_llm_json_put(out, text, len);
+    rc |= rg_llm_json_lit(out, "}");
+
+    return rg_llm_json_ended(out, at, rc);
+}
+
+
+/* the answer's piece of the next request, while it is at hand: what
+ * rg_llm_responses_wire() would make of its message (output: the
+ * answer's items; kept: their texts, NULL when only messages and
+ * calls) */
+static rg_int_t
+rg_llm_responses_answer_wire(rg_pool_t *pool, json_t *output, json_t *kept,
+    rg_llm_response_t *r)
+{
+    size_t               i, j;
+    json_t              *item, *v;
+    rg_int_t             rc;
+    rg_buf_t             b;
+    rg_uint_t            k, said;
+    const char          *type;
+    rg_llm_tool_call_t  *c;
+
+    memset(&b, 0, sizeof(b));
+    rc = RG_OK;
+    j = 0;
+    k = 0;
+    said = 0;
+
+    json_array_foreach(output, i, item) {
+        if (rc != RG_OK) {
+            break;
+        }
+
+        if (!json_is_object(item)) {
+            continue;
+        }
+
+        type = json_string_value(json_object_get(item, "type"));
+        v = json_array_get(kept, j++);
+
+        if (type == NULL || strcmp(type, "message") == 0) {
+            if (!said && r->content.len) {
+                rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
+                rc |= rg_llm_responses_text(&b, 'a', NULL, r->content.data,
+                                            r->content.len, 0);
+            }
+
+            said = 1;
+            continue;
+        }
+
+        if (strcmp(type, "function_call") == 0) {
+            if (k == r->ncalls) {
+                continue;
+            }
+
+            c = &r->calls[k++];
+
+            rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
+            rc |= rg_llm_json_lit(&b, "{\"type\":\"function_call\","
+                                      "\"call_id\":");
+            rc |= rg_llm_json_put(&b, c->id.data, c->id.len);
+            rc |= rg_llm_json_lit(&b, ",\"name\":");
+            rc |= rg_llm_json_put(&b, c->name.data, c->name.len);
+            rc |= rg_llm_json_lit(&b, ",\"arguments\":");
+            rc |= rg_llm_json_put(&b, c->arguments.data, c->arguments.len);
+            rc |= rg_llm_json_lit(&b, "}");
+            continue;
+        }
+
+        if (v == NULL
+            || (strcmp(type, "reasoning") == 0
+                && !json_is_string(json_object_get(item,
+                                                   "encrypted_content"))))
+        {
+            continue;
+        }
+
+        rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
+        rc |= rg_buf_append(&b, json_string_value(v), json_string_length(v));
+    }
+
+    if (rc == RG_OK && !said && r->content.len) {
+        rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
+        rc |= rg_llm_responses_text(&b, 'a', NULL, r->content.data,
+                                    r->content.len, 0);
+    }
+
+    for ( /* void */ ; rc == RG_OK && k < r->ncalls; k++) {
+        c = &r->calls[k];
+
+        rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
+        rc |= rg_llm_json_lit(&b, "{\"type\":\"function_call\","
+                                  "\"call_id\":");
+        rc |= rg_llm_json_put(&b, c->id.data, c->id.len);
+        rc |= rg_llm_json_lit(&b, ",\"name\":");
+        rc |= rg_llm_json_put(&b, c->name.data, c->name.len);
+        rc |= rg_llm_json_lit(&b, ",\"arguments\":");
+        rc |= rg_llm_json_put(&b, c->arguments.data, c->arguments.len);
+        rc |= rg_llm_json_lit(&b, "}");
+    }
+
+    if (rc == RG_OK) {
+        rc = rg_llm_json_set(pool, &r->wire, b.data, b.len);
+        r->has_wire = (rc == RG_OK);
+    }
+
+    rg_buf_free(&b);
+
+    return rc == RG_OK ? RG_OK : RG_ERROR;
 }
 
 
@@ -486,10 +633,16 @@ rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
     }
 
     total = 0;
+    special = 0;
 
     json_array_foreach(output, i, item) {
         type = json_string_value(json_object_get(item, "type"));
-        total += (type != NULL && strcmp(type, "function_call") == 0);
+
+        if (type != NULL && strcmp(type, "function_call") == 0) {
+            total++;
+        } else if (type == NULL || strcmp(type, "message") != 0) {
+            special++;
+        }
     }
 
     keep = rg_min(total, (size_t) max_calls + 1);
@@ -506,9 +659,9 @@ rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
     memset(&reasoning, 0, sizeof(rg_buf_t));
     memset(&refusal, 0, sizeof(rg_buf_t));
 
-    kept = json_array();
-    special = 0;
-    rc = kept ? RG_OK : RG_ERROR;
+    /* only messages and calls: the message says it all, nothing kept */
+    kept = special ? json_array() : NULL;
+    rc = (kept || !special) ? RG_OK : RG_ERROR;
 
     json_array_foreach(output, i, item) {
         if (rc != RG_OK) {
@@ -524,14 +677,18 @@ rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
             type = "";
         }
 
-        s = json_dumps(item, JSON_COMPACT);
-        if (s == NULL || json_array_append_new(kept, json_string(s)) != 0) {
-            rg_json_free_dump(s);
-            rc = RG_ERROR;
-            break;
-        }
+        if (kept) {
+            s = json_dumps(item, JSON_COMPACT);
+            if (s == NULL
+                || json_array_append_new(kept, json_string(s)) != 0)
+            {
+                rg_json_free_dump(s);
+                rc = RG_ERROR;
+                break;
+            }
 
-        rg_json_free_dump(s);
+            rg_json_free_dump(s);
+        }
 
         if (strcmp(type, "message") == 0) {
             rc = rg_llm_responses_parts(item, &text, &refusal);
@@ -543,13 +700,12 @@ rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
 
         } else if (strcmp(type, "reasoning") == 0) {
             rc = rg_llm_responses_reasoning(item, &reasoning);
-            special++;
             r->nopaque += json_is_string(json_object_get(item,
                                                    "encrypted_content"));
 
-        } else {
-            special++;          /* a built-in tool's item */
         }
+
+        /* a built-in tool's item is only kept */
     }
 
     if (rc == RG_OK) {
@@ -565,12 +721,12 @@ rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
         rg_json_free_dump(s);
     }
 
-    json_decref(kept);
     rg_buf_free(&text);
     rg_buf_free(&reasoning);
     rg_buf_free(&refusal);
 
     if (rc != RG_OK) {
+        json_decref(kept);
         return RG_ERROR;
     }
 
@@ -592,14 +748,67 @@ rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
         rg_str_set(&r->finish_reason, "stop");
     }
 
-    if (rc != RG_OK || rg_llm_json_ids(pool, a->id_prefix, r) != RG_OK) {
-        return RG_ERROR;
-    }
-
     r->has_content = (r->content.len > 0);
     r->status = RG_LLM_OK;
 
-    return rg_llm_answer_end(pool, "responses", r);
+    if (rc != RG_OK || rg_llm_json_ids(pool, a->id_prefix, r) != RG_OK
+        || rg_llm_answer_end(pool, "responses", r) != RG_OK
+        || rg_llm_responses_answer_wire(pool, output, kept, r) != RG_OK)
+    {
+        json_decref(kept);
+        return RG_ERROR;
+    }
+
+    json_decref(kept);
+
+    return RG_OK;
+}
+
+
+/* the members of an answer that are read */
+static const char  *rg_llm_responses_members[] = {
+    "output", "status", "error", "usage", "incomplete_details"
+};
+
+
+/* An answer of 2xx, of the members read only: the rest repeats the
+ * request (its tools, instructions, reasoning) and would cost more to
+ * parse than the answer. NULL when the body is not one whole object whose
+ * members parse: then it is read whole. */
+json_t *
+rg_llm_responses_load(const char *body, size_t len)
+{
+    size_t     at[rg_nelems(rg_llm_responses_members)], i;
+    json_t    *root, *v;
+
+    if (rg_llm_json_members(body, len, rg_llm_responses_members, at,
+                            rg_nelems(rg_llm_responses_members)) != RG_OK
+        || at[0] == (size_t) -1)
+    {
+        return NULL;
+    }
+
+    root = json_object();
+
+    for (i = 0; root != NULL && i < rg_nelems(rg_llm_responses_members); i++)
+    {
+        if (at[i] == (size_t) -1) {
+            continue;
+        }
+
+        v = json_loadb(body + at[i], len - at[i],
+                       JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY
+                       | JSON_ALLOW_NUL, NULL);
+
+        if (v == NULL
+            || json_object_set_new(root, rg_llm_responses_members[i], v) != 0)
+        {
+            json_decref(root);
+            return NULL;
+        }
+    }
+
+    return root;
 }
 
 
@@ -613,7 +822,15 @@ rg_llm_responses_read(rg_pool_t *pool, const rg_llm_answer_t *a,
 
     rg_llm_response_init(r, a->http_status);
 
-    root = rg_llm_json_load(a->body, a->len, &err);
+    root = NULL;
+
+    if (a->http_status >= 200 && a->http_status <= 299) {
+        root = rg_llm_responses_load(a->body, a->len);
+    }
+
+    if (root == NULL) {
+        root = rg_llm_json_load(a->body, a->len, &err);
+    }
 
     if (a->http_status < 200 || a->http_status > 299) {
         rc = rg_llm_openai_error(pool, root, a->http_status, a->body, a->len,

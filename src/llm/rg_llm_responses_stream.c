@@ -4,7 +4,10 @@
  * response.completed / response.incomplete / response.failed (the whole
  * response, read by the same code as a whole answer) and error. A
  * stream cut before its last event is a bad response, its text so far
- * kept. What is kept between events is text, never a jansson value. No
+ * kept. What is kept between events is text, never a jansson value. An
+ * event named in its `event:` line is parsed only when it matters (the
+ * final one's data, the whole response, is kept as it came and parsed
+ * once, at the end): most events repeat what the last one says. No
  * I/O. */
 
 #include <rg_config.h>
@@ -26,7 +29,7 @@ typedef struct {
     rg_llm_frame_t      frame;
     size_t              total;
 
-    rg_buf_t            response;   /* the last event's response, JSON */
+    rg_buf_t            response;   /* the final event's data, as it came */
     rg_buf_t            error;      /* the first error event, JSON */
     rg_buf_t            text;       /* output_text deltas, so far */
     rg_buf_t            reasoning;
@@ -145,6 +148,31 @@ rg_llm_rs_append(rg_llm_rs_t *p, rg_buf_t *b, json_t *v)
 }
 
 
+/* the events whose data is never read: the final event holds them all */
+static const char  *rg_llm_rs_skip[] = {
+    "response.created",
+    "response.in_progress",
+    "response.output_item.added",
+    "response.output_item.done",
+    "response.content_part.added",
+    "response.content_part.done",
+    "response.output_text.done",
+    "response.function_call_arguments.delta",
+    "response.function_call_arguments.done",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.done",
+    "response.refusal.done"
+};
+
+
+static rg_uint_t
+rg_llm_rs_named(const char *event, size_t elen, const char *name)
+{
+    return elen == strlen(name) && memcmp(event, name, elen) == 0;
+}
+
+
 static void
 rg_llm_rs_event(void *data, const char *event, size_t elen,
     const char *text, size_t len)
@@ -159,6 +187,27 @@ rg_llm_rs_event(void *data, const char *event, size_t elen,
     p = data;
 
     if (p->nomem) {
+        return;
+    }
+
+    for (i = 0; elen && i < rg_nelems(rg_llm_rs_skip); i++) {
+        if (rg_llm_rs_named(event, elen, rg_llm_rs_skip[i])) {
+            return;
+        }
+    }
+
+    /* the whole response: kept as it came, read once at the end */
+    if (rg_llm_rs_named(event, elen, "response.completed")
+        || rg_llm_rs_named(event, elen, "response.incomplete")
+        || rg_llm_rs_named(event, elen, "response.failed"))
+    {
+        rg_buf_reset(&p->response);
+
+        if (rg_buf_append(&p->response, text, len) != RG_OK) {
+            p->nomem = 1;
+        }
+
+        p->ended = 1;
         return;
     }
 
@@ -226,10 +275,13 @@ rg_llm_rs_event(void *data, const char *event, size_t elen,
                || strcmp(type, "response.incomplete") == 0
                || strcmp(type, "response.failed") == 0)
     {
-        v = json_object_get(root, "response");
+        if (json_is_object(json_object_get(root, "response"))) {
+            rg_buf_reset(&p->response);
 
-        if (json_is_object(v)) {
-            rg_llm_rs_keep(p, &p->response, v);
+            if (rg_buf_append(&p->response, text, len) != RG_OK) {
+                p->nomem = 1;
+            }
+
             p->ended = 1;
         }
 
@@ -271,9 +323,12 @@ rg_llm_responses_stream_finish(rg_llm_stream_t *s, rg_pool_t *pool,
     const rg_llm_answer_t *a, rg_llm_response_t *r)
 {
     int              ok;
-    json_t          *root, *wrap;
+    size_t           at;
+    json_t          *root, *wrap, *v;
     rg_int_t         rc;
+    const char      *name;
     rg_llm_rs_t     *p;
+    json_error_t     err;
     rg_llm_answer_t  whole;
 
     p = (rg_llm_rs_t *) s;
@@ -316,12 +371,34 @@ rg_llm_responses_stream_finish(rg_llm_stream_t *s, rg_pool_t *pool,
                              "was complete", NULL);
 
     } else {
-        root = json_loadb(p->response.data, p->response.len, 0, NULL);
-        if (root == NULL) {
-            return RG_ERROR;
+        /* the event's response, of the members that are read */
+        name = "response";
+        v = NULL;
+        root = NULL;
+
+        if (rg_llm_json_members(p->response.data, p->response.len, &name,
+                                &at, 1) == RG_OK
+            && at != (size_t) -1)
+        {
+            v = rg_llm_responses_load(p->response.data + at,
+                                      p->response.len - at);
+            root = v;
         }
 
-        rc = rg_llm_responses_response(pool, root, a, r);
+        if (v == NULL) {
+            root = rg_llm_json_load(p->response.data, p->response.len,
+                                    &err);
+            v = json_object_get(root, "response");
+        }
+
+        if (!json_is_object(v)) {
+            json_decref(root);
+            rc = rg_llm_json_bad(pool, r, "the stream's last event has no "
+                                 "response", NULL);
+            return rc == RG_OK ? rg_llm_rs_partial(p, pool, r) : rc;
+        }
+
+        rc = rg_llm_responses_response(pool, v, a, r);
         json_decref(root);
 
         if (rc == RG_OK && r->status != RG_LLM_OK) {

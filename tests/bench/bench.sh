@@ -9,8 +9,8 @@
 # answer carries 1,000 tool calls, deadlines while the results reader
 # stalls, CPU per MCP tool call over stdio, reagent serve on its Redis
 # queue (1 and 2 workers, Redis commands per task, the take-over after a
-# worker is killed; BENCH_QUEUE_TASKS=4000 sizes it), and context
-# compaction.
+# worker is killed; BENCH_QUEUE_TASKS=4000 sizes it), context compaction,
+# and the CPU per model call of each wire format beside chat's.
 
 B=${B:-objs}
 # a configuration's relative paths start at its own folder
@@ -352,6 +352,47 @@ CONF
         "$(sed -n 's/.*cpu \([0-9.]*\) us per model call.*/\1/p' "$tmp/out")"
 done
 stop_mock
+
+# --- wire formats: CPU per model call of each codec beside chat ---------
+# the same work (1000 sessions, R=3 K=2, 0 ms) through each format, whole
+# and streamed; runs alternate between the formats, medians of $SRUNS
+echo
+echo "wire formats: 1000 sessions, R=3 K=2, 0 ms latency; reagent's cpu per model"
+echo "call, median of $SRUNS alternating runs; ratio = the format / chat on the same work"
+start_mock 0
+for st in off on; do
+    : > "$tmp/fmt.chat"
+    : > "$tmp/fmt.anthropic"
+    : > "$tmp/fmt.responses"
+    r=0
+    while [ $r -lt "$SRUNS" ]; do
+        for f in chat anthropic responses; do
+            cat > "$tmp/fmt.conf" <<CONF
+load_module $B/modules/calc.so;
+llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections 1000; stream $st; format $f; }
+agent bench { tools calc; }
+CONF
+            "$B/reagent" -q -c "$tmp/fmt.conf" batch --concurrency 1000 \
+                --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/out"
+            bench_figures "$tmp/out" >> "$tmp/fmt.$f"
+        done
+        r=$((r + 1))
+    done
+    chat=$(bench_median "$tmp/fmt.chat" 2)
+    for f in chat anthropic responses; do
+        cpu=$(bench_median "$tmp/fmt.$f" 2)
+        printf "stream %-3s %-9s cpu %6s us per model call  %5sx chat  (runs: %s)\n" \
+            "$st" "$f" "$cpu" \
+            "$(awk -v a="$cpu" -v b="$chat" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+            "$(awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 }' "$tmp/fmt.$f")"
+    done
+done
+stop_mock
+echo "reproduce: $B/rg_mock --port 8088 --rounds 3 --calls 2 &"
+echo "  $B/reagent -c fmt.conf batch --concurrency 1000 -o /dev/null tasks.jsonl   (1000 tasks)"
+echo "  with fmt.conf: load_module $B/modules/calc.so;"
+echo "                 llm mock { base_url http://127.0.0.1:8088/v1; model mock-1; max_connections 1000; format anthropic; }"
+echo "                 agent bench { tools calc; }"
 
 # a mock of our own: bench_mock NAME ARGS... sets $port
 bench_mock() {

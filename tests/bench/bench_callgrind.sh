@@ -90,3 +90,39 @@ echo "reproduce: $B/rg_mock --port 8088 --rounds 3 --calls 2 &"
 echo "  valgrind --tool=callgrind $B/reagent -c bench.conf batch --concurrency 1000 -o /dev/null tasks.jsonl"
 echo "  valgrind --tool=callgrind $B/tests/bench_floor http://127.0.0.1:8088/v1/chat/completions 1000 /dev/null"
 echo "  (Ir per model call = the 'Collected' count / the model calls; bench.conf as make bench's)"
+
+# each wire format on the same work, whole and streamed: the codec's
+# instructions beside chat's (BENCH_FORMAT_SESSIONS, 1000 by default)
+fn=${BENCH_FORMAT_SESSIONS:-1000}
+i=0
+while [ $i -lt "$fn" ]; do
+    echo "{\"id\":\"b$i\",\"input\":\"bench task $i\"}"
+    i=$((i + 1))
+done > "$tmp/tasks.jsonl"
+
+echo
+echo "instructions per model call of each wire format, $fn sessions, R=3 K=2, 0 ms"
+printf "%-7s %-10s %14s %8s\n" stream format "reagent Ir" "/ chat"
+for st in off on; do
+    chat=
+    for f in chat anthropic responses; do
+        cat > "$tmp/fmt.conf" <<CONF
+load_module $Babs/modules/calc.so;
+llm mock { base_url http://127.0.0.1:$port/v1; model mock-1; max_connections $fn;
+           timeout 1h; connect_timeout 10m; idle_timeout 10m;
+           format $f; stream $st; }
+agent bench { tools calc; }
+CONF
+        valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.fmt" \
+            "$B/reagent" -q -c "$tmp/fmt.conf" batch --concurrency "$fn" \
+            --no-progress -o /dev/null "$tmp/tasks.jsonl" 2> "$tmp/fmt.err"
+        rc=$(sed -n 's/.*model calls \([0-9]*\) (retries.*/\1/p' \
+             "$tmp/fmt.err")
+        per=$(awk -v r="$(ir "$tmp/fmt.err")" -v c="$rc" \
+              'BEGIN { print (c > 0 ? r / c : 0) }')
+        [ -z "$chat" ] && chat=$per
+        awk -v st="$st" -v f="$f" -v a="$per" -v b="$chat" 'BEGIN {
+            printf "%-7s %-10s %14.0f %8.3f\n", st, f, a, (b > 0 ? a / b : 0) }'
+    done
+done
+echo "reproduce: the same with \"format anthropic;\" (or responses) and \"stream on;\" in the llm block"
