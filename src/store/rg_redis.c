@@ -887,6 +887,10 @@ rg_redis_ready_handler(redisAsyncContext *ac, void *reply_, void *privdata)
     }
 
     rg_redis_flush(c);
+
+    if (r->ready == 1 && r->conf.on_up) {
+        r->conf.on_up(r->conf.up_data);
+    }
 }
 
 

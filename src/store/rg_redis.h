@@ -44,6 +44,10 @@ typedef struct {
     /* a Redis Cluster: the server is a seed, the slot map is read from
      * it and each command goes to the node of its tag's slot */
     rg_uint_t           cluster;
+    /* told each time a connection is ready after none was (the first,
+     * and after every outage): the server may be another one now */
+    void              (*on_up)(void *data);
+    void               *up_data;
 } rg_redis_conf_t;
 
 /* A Lua script, sent as EVALSHA and again as EVAL when the server answers

@@ -48,6 +48,26 @@ typedef struct {
 typedef void (*rg_store_pt)(void *data, const rg_store_res_t *res);
 
 
+/* The store lost its memory (Redis restarted without its data): told to
+ * each watcher once per loss (rg_store_epoch.c). */
+typedef void (*rg_store_lost_pt)(void *data, rg_store_t *st);
+
+#define RG_STORE_WATCHERS    8
+
+/* What a store read of its epoch: a random id the first process to use
+ * the store writes there ("epoch", with a long TTL) and every process
+ * remembers. Another id than the one remembered, or none where there was
+ * one, is a store that lost its memory. */
+typedef struct {
+    char                id[48];       /* the one remembered, "": none yet */
+    uint64_t            losses;
+    uint64_t            lost_at;      /* wall ms of the last loss, 0 */
+    rg_store_lost_pt    cb[RG_STORE_WATCHERS];
+    void               *data[RG_STORE_WATCHERS];
+    rg_uint_t           n;
+} rg_store_epoch_t;
+
+
 /* After a turn: append msgs to the session's list and set the meta fields,
  * in one step. base is how many messages the store already holds for it;
  * a retry of a checkpoint that was applied is recognised (the list holds
@@ -217,8 +237,13 @@ struct rg_store_s {
     /* pending operations are answered "the store is shutting down" */
     void              (*destroy)(rg_store_t *st);
 
+    /* reads the epoch now (after an answer that says the store may
+     * have lost its memory); NULL: a store that cannot lose it */
+    void              (*check)(rg_store_t *st);
+
     rg_store_stats_t    stats;
     rg_store_down_t     down;
+    rg_store_epoch_t    epoch;
 };
 
 
@@ -251,5 +276,15 @@ size_t rg_store_session_key(char *buf, size_t size, const rg_str_t *id,
  * RG_ERROR when s[0..len) is none */
 rg_int_t rg_store_event_id(const char *s, size_t len, uint64_t *ms,
     uint64_t *seq);
+
+/* cb is told when the store loses its memory; RG_ERROR: too many */
+rg_int_t rg_store_watch(rg_store_t *st, rg_store_lost_pt cb, void *data);
+void rg_store_unwatch(rg_store_t *st, rg_store_lost_pt cb, void *data);
+
+/* A backend read the epoch id[0..len) ("" when the store held none and a
+ * new one could not be written): the first is remembered; another is a
+ * loss, said once on log and told to the watchers. */
+void rg_store_epoch_seen(rg_store_t *st, rg_log_t *log, const char *id,
+    size_t len, rg_uint_t made);
 
 #endif /* RG_STORE_H */

@@ -546,6 +546,8 @@ rg_store_check(rg_cycle_t *cycle)
     rg_int_t            rc;
     rg_store_t         *st;
     rg_store_conf_t    *scf;
+    rg_msec_t           deadline;
+    struct timeval      tv;
     struct evdns_base  *dns;
     struct event_base  *base;
     rg_log_t            quiet;
@@ -576,6 +578,26 @@ rg_store_check(rg_cycle_t *cycle)
     if (st) {
         fprintf(stderr, "reagent: redis %s is reachable\n",
                 rg_redis_address(rg_store_redis_client(st)));
+
+        /* its persistence comes in the answers that follow */
+        deadline = rg_monotonic_msec() + scf->connect_timeout;
+        while (rg_store_redis_persists(st) == RG_STORE_PERSIST_ASKED
+               && rg_monotonic_msec() < deadline)
+        {
+            tv.tv_sec = 0;
+            tv.tv_usec = 20 * 1000;
+            event_base_loopexit(base, &tv);
+            event_base_dispatch(base);
+        }
+
+        if (rg_store_redis_persists(st) == RG_STORE_PERSIST_NO) {
+            fprintf(stderr, "reagent: warning: redis %s persists nothing "
+                    "(appendonly no, save \"\"): if it restarts, every "
+                    "task queued and not yet taken is lost; turn on "
+                    "\"appendonly yes\"\n",
+                    rg_redis_address(rg_store_redis_client(st)));
+        }
+
         st->destroy(st);
     } else {
         fprintf(stderr, "reagent: %s in %s:%lu\n", err, scf->file,

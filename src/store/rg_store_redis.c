@@ -12,10 +12,24 @@
 #include <rg_store.h>
 #include <rg_store_redis.h>
 #include <rg_redis.h>
+#include <rg_digest.h>
+#include <event2/event_struct.h>
 
 
 #define RG_STORE_REDIS_ARGS  64       /* arguments of a small operation */
+#define RG_SR_EPOCH_EVERY    5000     /* ms between reads of the epoch */
+
+/* a fenced write that finds neither the session's lease nor its fencing
+ * counter: nobody took it over, the store forgot it */
+#define RG_SR_LOST  /* in a Lua string: no quote */                       \
+    "the store holds neither the lease of the session nor its fencing "    \
+    "counter: it lost them (Redis restarted without its data, or was "     \
+    "emptied)"
+
 #define RG_STORE_REDIS_ITEMS 512      /* reply items read without malloc */
+
+
+static void rg_sr_check(rg_store_t *st);
 
 
 typedef enum {
@@ -45,6 +59,12 @@ typedef struct {
     rg_redis_t         *redis;
     char               *prefix;
     size_t              prefix_len;
+    rg_log_t           *log;
+    struct event        epoch_ev;     /* the next read of the epoch */
+    rg_redis_cmd_t     *epoch_cmd;    /* a read in flight */
+    unsigned            epoch_again:1;  /* asked while one was */
+    unsigned            persist:2;    /* RG_STORE_PERSIST_* */
+    unsigned            destroying:1;
 } rg_store_redis_t;
 
 
@@ -58,8 +78,12 @@ static rg_redis_script_t  rg_sr_checkpoint_lua = { "checkpoint",
     "local lease = tonumber(ARGV[1])\n"
     "if lease ~= 0 then\n"
     "  local cur = redis.call('GET', KEYS[3])\n"
+    "  local fence = redis.call('GET', KEYS[4])\n"
+    "  if not cur and not fence then\n"
+    "    return redis.error_reply('LOST " RG_SR_LOST "')\n"
+    "  end\n"
     "  if (cur and tonumber(string.match(cur, '^%d+')) ~= lease)\n"
-    "     or (not cur and tonumber(redis.call('GET', KEYS[4])) ~= lease)\n"
+    "     or (not cur and tonumber(fence) ~= lease)\n"
     "  then\n"
     "    return redis.error_reply('FENCED the session\\'s lease is held by "
     "another worker')\n"
@@ -115,8 +139,12 @@ static rg_redis_script_t  rg_sr_put_lua = { "put",
     "local lease = tonumber(ARGV[1])\n"
     "if lease ~= 0 then\n"
     "  local cur = redis.call('GET', KEYS[2])\n"
+    "  local fence = redis.call('GET', KEYS[3])\n"
+    "  if not cur and not fence then\n"
+    "    return redis.error_reply('LOST " RG_SR_LOST "')\n"
+    "  end\n"
     "  if (cur and tonumber(string.match(cur, '^%d+')) ~= lease)\n"
-    "     or (not cur and tonumber(redis.call('GET', KEYS[3])) ~= lease)\n"
+    "     or (not cur and tonumber(fence) ~= lease)\n"
     "  then\n"
     "    return redis.error_reply('FENCED the session\\'s lease is held by "
     "another worker')\n"
@@ -144,7 +172,10 @@ static rg_redis_script_t  rg_sr_put_lua = { "put",
  * lease that expired (the store was away) while nobody took another
  * succeeds: the fence still holds its token. The fencing
  * counter lives as long as the session's other keys (checkpoint sets its
- * expiry with theirs), so a token is never handed out twice */
+ * expiry with theirs), so a token is never handed out twice; a counter
+ * made anew starts from the server's clock (ms × 1000), above every
+ * token handed out before it, so that a store that lost its memory never
+ * hands out again the token a paused worker still holds */
 static rg_redis_script_t  rg_sr_lease_lua = { "lease",
     "local token = tonumber(ARGV[1])\n"
     "local cur = redis.call('GET', KEYS[1])\n"
@@ -153,20 +184,31 @@ static rg_redis_script_t  rg_sr_lease_lua = { "lease",
     "    redis.call('PEXPIRE', KEYS[1], ARGV[3])\n"
     "    return {1, token}\n"
     "  end\n"
-    "  if not cur and tonumber(redis.call('GET', KEYS[2])) == token then\n"
-    "    redis.call('SET', KEYS[1], token .. ' ' .. ARGV[2], 'PX', ARGV[3])\n"
+    "  local fence = redis.call('GET', KEYS[2])\n"
+    "  if not cur and tonumber(fence) == token then\n"
+    "    redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PX', "
+    "ARGV[3])\n"
     "    return {1, token}\n"
+    "  end\n"
+    "  if not cur and not fence then\n"
+    "    return {0, 'gone: " RG_SR_LOST "'}\n"
     "  end\n"
     "  return {0, 'lost'}\n"
     "end\n"
     "if cur then\n"
     "  return {0, 'held', string.match(cur, '^%d+ (.*)$') or ''}\n"
     "end\n"
+    "if redis.call('EXISTS', KEYS[2]) == 0 then\n"
+    "  local now = redis.call('TIME')\n"
+    "  redis.call('SET', KEYS[2], now[1] .. string.format('%03d000', "
+    "math.floor(tonumber(now[2]) / 1000)))\n"
+    "end\n"
     "local t = redis.call('INCR', KEYS[2])\n"
     "if redis.call('PTTL', KEYS[2]) < 0 then\n"
     "  redis.call('PEXPIRE', KEYS[2], 604800000)\n"
     "end\n"
-    "redis.call('SET', KEYS[1], t .. ' ' .. ARGV[2], 'PX', ARGV[3])\n"
+    "redis.call('SET', KEYS[1], string.format('%d ', t) .. ARGV[2], "
+    "'PX', ARGV[3])\n"
     "return {1, t}\n", ""
 };
 
@@ -268,8 +310,12 @@ static rg_redis_script_t  rg_sr_append_lua = { "append",
     "local lease = tonumber(ARGV[1])\n"
     "if lease ~= 0 then\n"
     "  local cur = redis.call('GET', KEYS[2])\n"
+    "  local fence = redis.call('GET', KEYS[3])\n"
+    "  if not cur and not fence then\n"
+    "    return redis.error_reply('LOST " RG_SR_LOST "')\n"
+    "  end\n"
     "  if (cur and tonumber(string.match(cur, '^%d+')) ~= lease)\n"
-    "     or (not cur and tonumber(redis.call('GET', KEYS[3])) ~= lease)\n"
+    "     or (not cur and tonumber(fence) ~= lease)\n"
     "  then\n"
     "    return redis.error_reply('FENCED the session\\'s lease is held by "
     "another worker')\n"
@@ -281,11 +327,21 @@ static rg_redis_script_t  rg_sr_append_lua = { "append",
     "return id\n", ""
 };
 
+/* KEYS: the epoch. ARGV: a new one. The one there, or the new one
+ * written when there was none; 1 when it was written. It has no TTL: it
+ * goes only with the store's memory */
+static rg_redis_script_t  rg_sr_epoch_lua = { "epoch",
+    "local cur = redis.call('GET', KEYS[1])\n"
+    "if cur then return {cur, 0} end\n"
+    "redis.call('SET', KEYS[1], ARGV[1])\n"
+    "return {ARGV[1], 1}\n", ""
+};
+
 static rg_redis_script_t  *rg_sr_scripts[] = {
     &rg_sr_checkpoint_lua, &rg_sr_load_lua, &rg_sr_put_lua, &rg_sr_lease_lua,
     &rg_sr_release_lua, &rg_sr_take_lua, &rg_sr_cooldown_lua,
     &rg_sr_slot_lua, &rg_sr_incr_lua,
-    &rg_sr_append_lua,
+    &rg_sr_append_lua, &rg_sr_epoch_lua,
     NULL
 };
 
@@ -584,6 +640,11 @@ rg_sr_reply_handler(void *data, redisReply *reply, const char *err)
             res.rc = RG_DECLINED;
             snprintf(why, sizeof(why), "fenced: %s", err + 7);
             res.err = why;
+        } else if (strncmp(err, "LOST ", 5) == 0) {
+            res.rc = RG_DECLINED;
+            snprintf(why, sizeof(why), "lost: %s", err + 5);
+            res.err = why;
+            rg_sr_check(op->st);
         } else if (strncmp(err, "DIVERGED ", 9) == 0) {
             res.rc = RG_DECLINED;
             snprintf(why, sizeof(why), "diverged: %s", err + 9);
@@ -686,6 +747,10 @@ rg_sr_reply_handler(void *data, redisReply *reply, const char *err)
         snprintf(why, sizeof(why), "%.*s", (int) reply->element[1]->len,
                  reply->element[1]->str ? reply->element[1]->str : "");
         res.err = why;
+
+        if (strncmp(why, "gone", 4) == 0) {
+            rg_sr_check(op->st);
+        }
 
         if (reply->elements > 2) {
             res.value.data = reply->element[2]->str;
@@ -1125,6 +1190,185 @@ rg_sr_range(rg_store_t *st, const rg_str_t *id, const char *after,
 }
 
 
+/* the epoch ------------------------------------------------------------ */
+
+static void rg_sr_epoch_read(rg_store_redis_t *r);
+
+
+static void
+rg_sr_epoch_timer(evutil_socket_t fd, short what, void *arg)
+{
+    rg_sr_epoch_read(arg);
+}
+
+
+static void
+rg_sr_epoch_arm(rg_store_redis_t *r)
+{
+    struct timeval  tv;
+
+    tv.tv_sec = RG_SR_EPOCH_EVERY / 1000;
+    tv.tv_usec = (RG_SR_EPOCH_EVERY % 1000) * 1000;
+    evtimer_add(&r->epoch_ev, &tv);
+}
+
+
+/* CONFIG GET appendonly and save: a server that persists neither loses
+ * everything when it restarts; said once, at the first answer. A server
+ * that refuses CONFIG (renamed, a managed one) is not judged. */
+static void
+rg_sr_persist_reply(void *data, redisReply *reply, const char *err)
+{
+    size_t             i;
+    rg_uint_t          aof, rdb;
+    redisReply        *k, *v;
+    rg_store_redis_t  *r;
+
+    r = data;
+
+    if (r->destroying) {
+        return;
+    }
+
+    if (err || reply->type != REDIS_REPLY_ARRAY) {
+        r->persist = RG_STORE_PERSIST_UNKNOWN;
+        return;
+    }
+
+    aof = 0;
+    rdb = 0;
+
+    for (i = 0; i + 1 < reply->elements; i += 2) {
+        k = reply->element[i];
+        v = reply->element[i + 1];
+
+        if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) {
+            continue;
+        }
+
+        if (strcmp(k->str, "appendonly") == 0) {
+            aof = strcmp(v->str, "yes") == 0;
+        } else if (strcmp(k->str, "save") == 0) {
+            rdb = v->len > 0;
+        }
+    }
+
+    r->persist = (aof || rdb) ? RG_STORE_PERSIST_YES : RG_STORE_PERSIST_NO;
+
+    if (aof || rdb) {
+        return;
+    }
+
+    rg_log_error(RG_LOG_WARN, r->log, 0, "redis %s persists nothing "
+                 "(appendonly no, save \"\"): if it restarts, the queue, "
+                 "the sessions and the results are gone; the workers write "
+                 "back what they hold and name what is lost, but tasks "
+                 "queued and not yet taken are lost unless submitted again; "
+                 "turn on \"appendonly yes\" with \"appendfsync everysec\"",
+                 rg_redis_address(r->redis));
+}
+
+
+static void
+rg_sr_epoch_reply(void *data, redisReply *reply, const char *err)
+{
+    rg_uint_t          first;
+    rg_store_redis_t  *r;
+    const char        *argv[4];
+    size_t             lens[4] = { 6, 3, 10, 4 };
+
+    r = data;
+    r->epoch_cmd = NULL;
+
+    if (r->destroying) {
+        return;
+    }
+
+    if (err == NULL && reply->type == REDIS_REPLY_ARRAY
+        && reply->elements == 2
+        && reply->element[0]->type == REDIS_REPLY_STRING)
+    {
+        first = r->store.epoch.id[0] == '\0';
+
+        rg_store_epoch_seen(&r->store, r->log, reply->element[0]->str,
+                            reply->element[0]->len,
+                            reply->element[1]->type == REDIS_REPLY_INTEGER
+                            && reply->element[1]->integer == 1);
+
+        if (first) {
+            argv[0] = "CONFIG";
+            argv[1] = "GET";
+            argv[2] = "appendonly";
+            argv[3] = "save";
+            rg_redis_command(r->redis, NULL, 0, rg_sr_persist_reply, r, 4,
+                             argv, lens);
+        }
+    }
+
+    if (r->epoch_again) {
+        r->epoch_again = 0;
+        rg_sr_epoch_read(r);
+        return;
+    }
+
+    if (!evtimer_pending(&r->epoch_ev, NULL)) {
+        rg_sr_epoch_arm(r);
+    }
+}
+
+
+static void
+rg_sr_epoch_read(rg_store_redis_t *r)
+{
+    char          key[256], id[33];
+    const char   *argv[2];
+    size_t        lens[2];
+
+    if (r->destroying) {
+        return;
+    }
+
+    if (r->epoch_cmd) {
+        r->epoch_again = 1;
+        return;
+    }
+
+    evtimer_del(&r->epoch_ev);
+
+    if (rg_random_hex(id, 16) != RG_OK) {
+        rg_sr_epoch_arm(r);
+        return;
+    }
+
+    snprintf(key, sizeof(key), "%sepoch", r->prefix);
+    argv[0] = key;
+    argv[1] = id;
+    lens[0] = strlen(key);
+    lens[1] = strlen(id);
+
+    r->epoch_cmd = rg_redis_eval(r->redis, NULL, &rg_sr_epoch_lua,
+                                 rg_sr_epoch_reply, r, 1, 2, argv, lens);
+    if (r->epoch_cmd == NULL) {
+        rg_sr_epoch_arm(r);
+    }
+}
+
+
+/* a connection is up after none was: the server may be a new one */
+static void
+rg_sr_up(void *data)
+{
+    rg_sr_epoch_read(data);
+}
+
+
+static void
+rg_sr_check(rg_store_t *st)
+{
+    rg_sr_epoch_read((rg_store_redis_t *) st);
+}
+
+
 static void
 rg_sr_cancel(rg_store_t *st, rg_store_op_t *op)
 {
@@ -1143,6 +1387,8 @@ rg_sr_destroy(rg_store_t *st)
     rg_store_redis_t  *r;
 
     r = (rg_store_redis_t *) st;
+    r->destroying = 1;
+    evtimer_del(&r->epoch_ev);
 
     /* every pending command is answered "shutting down" */
     rg_redis_destroy(r->redis);
@@ -1180,8 +1426,13 @@ rg_store_redis_create(struct event_base *base, struct evdns_base *dns,
 
     r->prefix_len = strlen(r->prefix);
 
+    r->log = log;
+    evtimer_assign(&r->epoch_ev, base, rg_sr_epoch_timer, r);
+
     rc = conf->redis;
     rc.scripts = rg_sr_scripts;
+    rc.on_up = rg_sr_up;
+    rc.up_data = r;
 
     r->redis = rg_redis_create(base, dns, &rc, log);
     if (r->redis == NULL) {
@@ -1208,8 +1459,16 @@ rg_store_redis_create(struct event_base *base, struct evdns_base *dns,
     r->store.range = rg_sr_range;
     r->store.cancel = rg_sr_cancel;
     r->store.destroy = rg_sr_destroy;
+    r->store.check = rg_sr_check;
 
     return &r->store;
+}
+
+
+rg_uint_t
+rg_store_redis_persists(rg_store_t *st)
+{
+    return ((rg_store_redis_t *) st)->persist;
 }
 
 

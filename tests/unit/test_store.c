@@ -1143,6 +1143,15 @@ test_redis_ttls(void **state)
          tok = strtok_r(NULL, " ", &save))
     {
         assert_true(strncmp(tok, "rgt:", 4) == 0);
+
+        /* the epoch goes only with the store's memory: that is its use */
+        if (strcmp(tok, "rgt:epoch") == 0) {
+            ttl = rg_test_redis_cmd(t->srv, "PTTL %s", tok);
+            assert_string_equal(ttl, "-1");
+            free(ttl);
+            continue;
+        }
+
         ttl = rg_test_redis_cmd(t->srv, "PTTL %s", tok);
         if (atol(ttl) <= 0) {
             fail_msg("key %s has no TTL (%s)", tok, ttl);
@@ -1190,6 +1199,118 @@ test_redis_restart(void **state)
 }
 
 
+/* Redis restarted without its data: the store says so once (its epoch
+ * changed), a fenced write that finds neither lease nor fencing counter
+ * says "lost" (not "fenced"), a renewal says "gone", and a lease taken
+ * anew gets a token above the old one, so the old token stays refused */
+static void
+rg_test_lost(void *data, rg_store_t *st)
+{
+    (*(rg_uint_t *) data)++;
+}
+
+
+static void
+test_redis_forgot(void **state)
+{
+    rg_test_ctx_t          *t = *state;
+    rg_test_ans_t           a;
+    rg_str_t                id, w, msg, fields[2];
+    rg_store_put_t          p;
+    rg_store_checkpoint_t   cp;
+    rg_uint_t               told, i;
+    int64_t                 old;
+
+    told = 0;
+    assert_int_equal(rg_store_watch(t->st, rg_test_lost, &told), RG_OK);
+
+    id = rg_test_str("s-lost");
+    w = rg_test_str("w1");
+    msg = rg_test_str("m");
+    fields[0] = rg_test_str("status");
+    fields[1] = rg_test_str("running");
+
+    t->st->lease(t->st, &id, &w, 0, 60000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    old = a.num;
+
+    /* the first token comes from the server's clock, in ms × 1000 */
+    assert_true(old > (int64_t) 1600000000000LL * 1000);
+
+    cp = rg_test_cp("s-lost", 0, &msg, 1, fields, 1, old);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_int_equal(told, 0);
+    assert_true(t->st->epoch.id[0] != '\0');
+
+    assert_int_equal(rg_test_redis_restart(t->srv), 0);
+
+    /* the first write after it may meet the dead connection */
+    for (i = 0; i < 3; i++) {
+        cp = rg_test_cp("s-lost", 1, &msg, 1, fields, 1, old);
+        t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+        rg_test_wait(t);
+        if (a.rc != RG_ERROR) {
+            break;
+        }
+    }
+
+    assert_int_equal(a.rc, RG_DECLINED);
+    assert_true(strncmp(a.err, "lost: ", 6) == 0);
+    assert_non_null(strstr(a.err, "lost them"));
+    assert_null(strstr(a.err, "another worker"));
+
+    memset(&p, 0, sizeof(p));
+    p.id = id;
+    p.name = rg_test_str("idem:c1");
+    p.value = msg;
+    p.lease = old;
+    p.ttl = 60000;
+    p.flags = RG_STORE_NX;
+    t->st->put(t->st, &p, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+    assert_true(strncmp(a.err, "lost: ", 6) == 0);
+
+    t->st->lease(t->st, &id, &w, old, 60000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+    assert_true(strncmp(a.err, "gone", 4) == 0);
+
+    /* told once, whatever asked (the answers above and the reconnect) */
+    for (i = 0; i < 20 && told == 0; i++) {
+        rg_test_sleep(t, 50);
+    }
+    assert_int_equal(told, 1);
+    assert_int_equal(t->st->epoch.losses, 1);
+
+    /* taken anew: above the old token, which stays refused */
+    w = rg_test_str("w2");
+    t->st->lease(t->st, &id, &w, 0, 60000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_true(a.num > old);
+
+    cp = rg_test_cp("s-lost", 0, &msg, 1, fields, 1, old);
+    t->st->checkpoint(t->st, &cp, rg_test_answer, rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+    assert_true(strncmp(a.err, "fenced", 6) == 0);
+
+    /* a check that finds the same epoch tells nobody */
+    t->st->check(t->st);
+    rg_test_sleep(t, 100);
+    assert_int_equal(told, 1);
+
+    rg_store_unwatch(t->st, rg_test_lost, &told);
+}
+
+
 #define RG_TEST_BOTH(f)                                                      \
     cmocka_unit_test_setup_teardown(f, rg_test_setup_memory,                 \
                                     rg_test_teardown),                       \
@@ -1217,6 +1338,9 @@ main(void)
         cmocka_unit_test_setup_teardown(test_redis_ttls, rg_test_setup_redis,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_redis_restart,
+                                        rg_test_setup_redis,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_redis_forgot,
                                         rg_test_setup_redis,
                                         rg_test_teardown),
     };
