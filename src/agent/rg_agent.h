@@ -37,6 +37,11 @@ typedef struct {
     char                worker[128];  /* "host:pid", for the store */
     uint64_t            checkpoints;
     uint64_t            checkpoint_retries;
+    uint64_t            recovered;    /* sessions written back into a
+                                         store that lost them */
+    rg_uint_t           recovering;   /* being written back now */
+    rg_uint_t           rec_batch;    /* written back since none was */
+    rg_msec_t           rec_first;    /* when the first of them began */
     rg_uint_t           cp_waiting;   /* sessions waiting for the store */
     rg_uint_t           cp_waited;    /* of this outage, written since */
     rg_msec_t           cp_wait_max;  /* the longest wait of the outage */

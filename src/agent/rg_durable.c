@@ -25,6 +25,7 @@
 #include <rg_session.h>
 #include <rg_durable.h>
 #include <rg_lease.h>
+#include <rg_recover.h>
 #include <rg_turn.h>
 #include <rg_session_trace.h>
 #include <rg_agent.h>
@@ -365,6 +366,7 @@ rg_durable_commit(rg_session_t *s)
     }
 
     s->dur->stored = seq;
+    s->dur->rec_full = 0;
 }
 
 
@@ -385,7 +387,7 @@ rg_durable_send(rg_session_t *s)
         goto failed;
     }
 
-    rg_durable_meta(s, &b, s->cp_partial);
+    rg_durable_meta(s, &b, s->cp_partial && !s->dur->rec_full);
 
     memset(&cp, 0, sizeof(cp));
     cp.id.data = s->id;
@@ -442,6 +444,7 @@ rg_durable_done(void *data, const rg_store_res_t *res)
     rg_session_t   *s;
     struct timeval  tv;
     void          (*next)(rg_session_t *s);
+    void          (*written)(rg_session_t *s);
 
     s = data;
     s->dur->cp_op = NULL;
@@ -459,8 +462,29 @@ rg_durable_done(void *data, const rg_store_res_t *res)
 
         next = s->dur->cp_next;
         s->dur->cp_next = NULL;
+        written = s->dur->rec_done;
+
+        if (written) {
+            /* the session is back in a store that lost it */
+            s->dur->rec_done = NULL;
+            s->dur->recovering = 0;
+            written(s);
+        }
+
         next(s);
         return;
+    }
+
+    if (res->rc == RG_DECLINED && res->err
+        && strncmp(res->err, "lost", 4) == 0 && s->lease)
+    {
+        /* nobody took it over: the store forgot it; written back, then
+         * this checkpoint goes on (cp_next is kept) */
+        rg_durable_waited(s, 0);
+        rg_recover_session(s);
+        if (s->dur->recovering) {
+            return;
+        }
     }
 
     if (res->rc == RG_DECLINED) {
@@ -589,10 +613,35 @@ rg_durable_checkpoint(rg_session_t *s, rg_durable_next_pt next)
         return;
     }
 
+    if (s->dur->recovering) {
+        s->dur->cp_after = next;     /* once the session is written back */
+        return;
+    }
+
     s->dur->cp_next = next;
     rg_durable_waited(s, 0);
     s->dur->cp_attempts = 0;
 
+    rg_durable_send(s);
+}
+
+
+static void
+rg_durable_nothing(rg_session_t *s)
+{
+}
+
+
+void
+rg_durable_rewrite(rg_session_t *s, rg_durable_next_pt written)
+{
+    s->dur->rec_done = written;
+
+    if (s->dur->cp_next == NULL) {
+        s->dur->cp_next = rg_durable_nothing;
+    }
+
+    s->dur->cp_attempts = 0;
     rg_durable_send(s);
 }
 
@@ -605,6 +654,9 @@ rg_durable_stop(rg_session_t *s)
     if (s->dur == NULL) {
         return;
     }
+
+    rg_recover_stop(s);
+    s->dur->rec_done = NULL;
 
     if (s->dur->cp_op) {
         st = rg_store_ctx(s->engine);

@@ -30,6 +30,11 @@ void rg_durable_final(rg_session_t *s);
 /* a message the store holds was dropped by compaction */
 void rg_durable_dropped(rg_session_t *s, uint32_t seq);
 
+/* everything the session holds, written as if the store held nothing
+ * (rg_recover.c, after the store lost it); written is called once it
+ * is, before the checkpoint that waited (if one did) goes on */
+void rg_durable_rewrite(rg_session_t *s, rg_durable_next_pt written);
+
 /* no checkpoint in flight or waiting for a retry any more */
 void rg_durable_stop(rg_session_t *s);
 

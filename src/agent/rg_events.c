@@ -65,10 +65,12 @@ rg_events_appended(void *data, const rg_store_res_t *res)
         rg_store_up(rg_store_ctx(e), e->log, res);
 
     /* fenced: another worker runs the session now, and records its
-     * events; shutting down: nobody is left to tell */
+     * events; lost: the session is being written back, which says so;
+     * shutting down: nobody is left to tell */
     } else if (ctx
                && !(res->rc == RG_DECLINED && res->err
-                    && strncmp(res->err, "fenced", 6) == 0)
+                    && (strncmp(res->err, "fenced", 6) == 0
+                        || strncmp(res->err, "lost", 4) == 0))
                && !(res->err && strstr(res->err, "shutting down")))
     {
         rg_store_down(rg_store_ctx(e), e->log, &ctx->events_said, "events "

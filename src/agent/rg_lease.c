@@ -15,6 +15,7 @@
 #include <rg_core.h>
 #include <rg_lease.h>
 #include <rg_durable.h>
+#include <rg_recover.h>
 #include <rg_session.h>
 #include <rg_agent.h>
 #include <rg_store_conf.h>
@@ -175,6 +176,14 @@ rg_lease_renewed(void *data, const rg_store_res_t *res)
         return;
     }
 
+    if (res->rc == RG_DECLINED && res->err
+        && strncmp(res->err, "gone", 4) == 0)
+    {
+        /* nobody took it over: the store forgot it */
+        rg_recover_session(s);
+        return;
+    }
+
     if (res->rc == RG_DECLINED) {
         /* another worker took it over: nothing more is written here */
         rg_log_error(RG_LOG_WARN, &s->log, 0, "the session's lease was "
@@ -188,6 +197,32 @@ rg_lease_renewed(void *data, const rg_store_res_t *res)
     /* the store is away: the lease holds until its expiry; ask again
      * sooner */
     rg_lease_arm(s, rg_store_lease_ttl(s->engine) / 6 + 1);
+}
+
+
+void
+rg_lease_check(rg_session_t *s)
+{
+    if (!s->durable || s->dur == NULL || s->lease == 0 || s->dur->lease_op
+        || s->dur->lease_next || s->dur->recovering || s->fenced)
+    {
+        return;                  /* an answer to come says it */
+    }
+
+    if (s->lease_set) {
+        event_del(&s->dur->lease_ev);
+        s->lease_set = 0;
+    }
+
+    rg_lease_ask(s);
+}
+
+
+void
+rg_lease_resume(rg_session_t *s)
+{
+    evtimer_assign(&s->dur->lease_ev, s->engine->base, rg_lease_timer, s);
+    rg_lease_arm(s, rg_store_lease_ttl(s->engine) / 3);
 }
 
 

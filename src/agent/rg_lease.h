@@ -13,6 +13,11 @@
 typedef void (*rg_lease_pt)(rg_session_t *s, rg_int_t rc, const char *why);
 
 void rg_lease_take(rg_session_t *s, rg_lease_pt next);
+/* renewed now, not at its time: the store may have lost it (a renewal
+ * answered "gone" writes the session back: rg_recover.c) */
+void rg_lease_check(rg_session_t *s);
+/* s->lease was taken anew (rg_recover.c): its heartbeat starts */
+void rg_lease_resume(rg_session_t *s);
 /* the session ends: no more heartbeats; the lease is given back */
 void rg_lease_release(rg_session_t *s);
 /* no more heartbeats, the lease is left to expire (a stopping worker) */

@@ -87,6 +87,17 @@ typedef struct {
                                     const char *why);
     struct event       *park_ev;      /* the approval record, asked again */
     rg_msec_t           park_since;   /* asked first */
+    /* written back into a store that lost it (rg_recover.c) */
+    rg_store_op_t      *rec_op;       /* the new lease, asked */
+    struct event        rec_ev;       /* asked again */
+    rg_msec_t           rec_since;
+    void              (*cp_after)(rg_session_t *s);  /* a checkpoint
+                                         asked for while recovering */
+    void              (*rec_done)(rg_session_t *s);  /* the rewrite's */
+    unsigned            recovering:1;
+    unsigned            rec_set:1;
+    unsigned            rec_full:1;   /* the next checkpoint writes every
+                                         meta field */
 } rg_session_durable_t;
 
 
@@ -210,6 +221,9 @@ struct rg_session_s {
 
     rg_session_handler_pt handler;    /* once, when it ends */
     void               *data;
+    /* the store lost it and it was written back (rg_recover.c): its
+     * owner queues its task again; NULL: nothing to do */
+    rg_session_handler_pt recovered;
     rg_uint_t           slot;         /* the handler's: where it keeps s */
 
     json_t             *transcript;   /* when recording */

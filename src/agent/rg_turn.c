@@ -15,6 +15,7 @@
 #include <rg_core.h>
 #include <rg_session.h>
 #include <rg_turn.h>
+#include <rg_recover.h>
 #include <rg_digest.h>
 #include <rg_durable.h>
 #include <rg_park.h>
@@ -745,6 +746,16 @@ rg_turn_claimed(void *data, const rg_store_res_t *res)
         x->claimed = 1;
 
     } else if (res->rc == RG_DECLINED && res->err
+               && strncmp(res->err, "lost", 4) == 0)
+    {
+        /* the store forgot the session: asked again once it is written
+         * back under a new lease */
+        x->claim_failed = 1;
+        s->claim_err = rg_pstrdup(rg_session_round_pool(s), res->err,
+                                  strlen(res->err));
+        rg_recover_session(s);
+
+    } else if (res->rc == RG_DECLINED && res->err
                && strncmp(res->err, "fenced", 6) == 0)
     {
         /* another worker runs this session now */
@@ -1020,29 +1031,18 @@ rg_turn_call_start(rg_tool_turn_t *turn, rg_tool_run_t *run)
 }
 
 
-/* a claimed call answered: its result replaces the claim at once */
+/* the result of call i, in place of its claim (fire and forget: if it
+ * is lost, a resume says "outcome unknown", which is true) */
 static void
-rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
+rg_turn_put_result(rg_session_t *s, rg_uint_t i, rg_tool_run_t *run)
 {
     char              *rec;
     size_t             len, limit;
     rg_buf_t           b;
-    rg_uint_t          i;
     rg_store_t        *st;
-    rg_session_t      *s;
     rg_store_put_t     p;
     rg_codec_writer_t  w;
     const char        *text;
-
-    s = turn->data;
-    i = run->index;
-
-    rg_session_trace_tool_end(s, run);
-    rg_events_tool_ended(s, run);
-
-    if (i >= s->ncalls || !s->extra[i].claimed) {
-        return;
-    }
 
     st = rg_store_ctx(s->engine);
 
@@ -1079,10 +1079,76 @@ rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
     p.ttl = rg_store_session_ttl(s->engine);
     p.flags = RG_STORE_KEEP;
 
-    /* fire and forget: if it is lost, a resume says "outcome unknown",
-     * which is true */
     st->put(st, &p, NULL, NULL);
     free(rec);
+}
 
+
+/* a claimed call answered: its result replaces the claim at once */
+static void
+rg_turn_call_done(rg_tool_turn_t *turn, rg_tool_run_t *run)
+{
+    rg_uint_t      i;
+    rg_session_t  *s;
+
+    s = turn->data;
+    i = run->index;
+
+    rg_session_trace_tool_end(s, run);
+    rg_events_tool_ended(s, run);
+
+    if (i >= s->ncalls || !s->extra[i].claimed) {
+        return;
+    }
+
+    rg_turn_put_result(s, i, run);
     s->extra[i].claimed = 0;
+}
+
+
+/* The store forgot the session while this turn's side effects run or
+ * ran: under the new lease, each running one's claim is put again and
+ * each ended one's result, so that a resume after a crash from here on
+ * runs none of them twice. */
+void
+rg_turn_reclaim(rg_session_t *s)
+{
+    rg_uint_t        i;
+    rg_store_t      *st;
+    rg_store_put_t   p;
+    rg_tool_run_t   *run;
+
+    if (s->state != RG_SESSION_TOOLS_RUNNING || s->claim_rec.data == NULL
+        || s->extra == NULL)
+    {
+        return;
+    }
+
+    st = rg_store_ctx(s->engine);
+
+    for (i = 0; i < s->ncalls; i++) {
+        if (!rg_turn_side_effect(s, i)) {
+            continue;
+        }
+
+        run = s->turn && i < s->turn->n ? s->turn->runs[i] : NULL;
+
+        if (s->extra[i].claimed) {
+            memset(&p, 0, sizeof(p));
+            p.id.data = s->id;
+            p.id.len = strlen(s->id);
+            p.name = rg_turn_idem_name(s, i);
+            p.value = s->claim_rec;
+            p.lease = s->lease;
+            p.ttl = rg_store_session_ttl(s->engine);
+            p.flags = RG_STORE_NX | RG_STORE_KEEP;
+
+            if (p.name.data) {
+                st->put(st, &p, NULL, NULL);
+            }
+
+        } else if (run && run->result) {
+            rg_turn_put_result(s, i, run);
+        }
+    }
 }

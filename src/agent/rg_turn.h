@@ -18,6 +18,9 @@ void rg_turn_tools(rg_session_t *s);
 void rg_turn_cancel_lookups(rg_session_t *s);
 /* checked arguments that no turn took over */
 void rg_turn_drop_args(rg_session_t *s);
+/* the side effects of the turn in flight, claimed and stored again
+ * under a new lease (the store forgot them: rg_recover.c) */
+void rg_turn_reclaim(rg_session_t *s);
 /* the calls an answer asked for, those past the cap included */
 rg_uint_t rg_turn_asked(rg_llm_response_t *resp);
 
