@@ -55,7 +55,8 @@ const rg_cli_t  rg_replay_cli = {
     "a transcript file",
     sizeof(rg_run_opts_t),
     rg_replay_option,
-    rg_replay_main
+    rg_replay_main,
+    0
 };
 
 

@@ -31,7 +31,8 @@ const rg_cli_t  rg_resume_cli = {
     "a session id (s-…), or a queue task's id: reagent resume s-…",
     sizeof(rg_run_opts_t),
     rg_resume_option,
-    rg_resume_main
+    rg_resume_main,
+    0
 };
 
 
@@ -43,7 +44,8 @@ const rg_cli_t  rg_status_cli = {
     "a session id (s-…), or a queue task's id: reagent status s-…",
     sizeof(rg_run_opts_t),
     NULL,
-    rg_status_main
+    rg_status_main,
+    RG_CLI_CLIENT
 };
 
 

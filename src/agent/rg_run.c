@@ -33,7 +33,8 @@ const rg_cli_t  rg_run_cli = {
     "a task: reagent run \"what is 2+2?\"",
     sizeof(rg_run_opts_t),
     rg_run_option_run,
-    rg_run_main
+    rg_run_main,
+    0
 };
 
 

@@ -2,8 +2,9 @@
  * -t, -V, -q, -h), builds the cycle and runs the chosen command, which
  * one of the parts brings (rg_part.h: `run`, `replay`, `batch`): the
  * command's own options are its, read here one word at a time before the
- * configuration is. `reagent -t` tests the configuration, `-V` prints
- * the build. */
+ * configuration is. A client of serve (RG_CLI_CLIENT: submit, queue, -s…)
+ * gets a cycle read for a client. `reagent -t` tests the configuration,
+ * `-V` prints the build. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -311,7 +312,16 @@ main(int argc, char **argv)
                      "failed");
     }
 
-    cycle = rg_cycle_create(conf, NULL, &log, errmsg, sizeof(errmsg));
+    /* a client of serve reads only what it uses and says its errors on
+     * the terminal (the daemon's warnings are for error_log and -t);
+     * -t checks everything */
+    if (!test && (cmd->flags & RG_CLI_CLIENT)) {
+        log.log_level = RG_LOG_ERR;
+        cycle = rg_cycle_create_client(conf, &log, errmsg, sizeof(errmsg));
+
+    } else {
+        cycle = rg_cycle_create(conf, NULL, &log, errmsg, sizeof(errmsg));
+    }
 
     if (cycle == NULL) {
         if (test) {

@@ -1,7 +1,8 @@
 /* rg_core_conf.c: the core part: the main-level directives that belong
  * to no other part (error_log, worker_processes, concurrency) and their
- * defaults. The cycle and the engine are the core's too, but know no
- * directive; see rg_cycle.c and rg_engine.c. */
+ * defaults; a client command's cycle keeps its log on stderr. The cycle
+ * and the engine are the core's too, but know no directive; see
+ * rg_cycle.c and rg_engine.c. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -46,7 +47,8 @@ rg_part_t  rg_core_part = {
 };
 
 
-/* error_log stderr|FILE [LEVEL]; the cycle's log from then on */
+/* error_log stderr|FILE [LEVEL]; the cycle's log from then on, but for a
+ * client command: the daemon's log is not its */
 static char *
 rg_core_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
@@ -65,6 +67,12 @@ rg_core_error_log(rg_conf_t *cf, rg_command_t *cmd, void *conf)
             return "expects a level: emerg, alert, crit, error, warn, "
                    "notice, info or debug";
         }
+    }
+
+    /* the operator who runs `reagent queue` reads why it failed on the
+     * terminal (and may not write the daemon's file) */
+    if (cycle->client) {
+        return RG_CONF_OK;
     }
 
     if (rg_str_eq(&cf->args[1], "stderr")) {

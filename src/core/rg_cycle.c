@@ -1,8 +1,10 @@
 /* rg_cycle.c: builds a cycle from a configuration through the parts
  * (rg_part.h): their configurations are created, the file is read with
  * their directives, and each completes its own; the cycle is kept while
- * code it loaded still runs in a thread. Knows no part and no directive:
- * the main ones that are the core's own live in rg_core_conf.c. */
+ * code it loaded still runs in a thread. A cycle read for a client
+ * command (cycle->client) is built the same way; the parts themselves
+ * skip what only the daemon needs. Knows no part and no directive: the
+ * main ones that are the core's own live in rg_core_conf.c. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -54,9 +56,9 @@ rg_cycle_close_log(void *data)
 }
 
 
-rg_cycle_t *
-rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
-    char *errmsg, size_t errlen)
+static rg_cycle_t *
+rg_cycle_read(const char *conf_file, const char *conf_text,
+    rg_uint_t client, rg_log_t *log, char *errmsg, size_t errlen)
 {
     char        *rv;
     rg_uint_t    i, n;
@@ -84,6 +86,7 @@ rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
 
     cycle->pool = pool;
     cycle->log = log;
+    cycle->client = client;
     cycle->new_log = *log;
     cycle->new_log.handler = NULL;
     cycle->conf_file = conf_file ? rg_pstrdup(pool, conf_file,
@@ -149,6 +152,22 @@ failed:
 
     rg_pool_destroy(pool);
     return NULL;
+}
+
+
+rg_cycle_t *
+rg_cycle_create(const char *conf_file, const char *conf_text, rg_log_t *log,
+    char *errmsg, size_t errlen)
+{
+    return rg_cycle_read(conf_file, conf_text, 0, log, errmsg, errlen);
+}
+
+
+rg_cycle_t *
+rg_cycle_create_client(const char *conf_file, rg_log_t *log, char *errmsg,
+    size_t errlen)
+{
+    return rg_cycle_read(conf_file, NULL, 1, log, errmsg, errlen);
 }
 
 

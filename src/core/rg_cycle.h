@@ -20,6 +20,9 @@ struct rg_cycle_s {
     void              **conf;             /* each part's, by its index */
     char               *log_path;         /* error_log's file, or NULL */
     unsigned            log_opened:1;     /* new_log.fd is ours to close */
+    /* read for a client command (RG_CLI_CLIENT): the parts skip what
+     * only the daemon needs (its secrets, error_log) */
+    unsigned            client:1;
 
     /* calls of its code still running in threads left behind by an
      * engine (a blocking tool): while any is, the cycle is kept */
@@ -39,6 +42,11 @@ struct rg_cycle_s {
  * order of the parts. NULL with errmsg set on failure. */
 rg_cycle_t *rg_cycle_create(const char *conf_file, const char *conf_text,
     rg_log_t *log, char *errmsg, size_t errlen);
+/* The same for a client command (RG_CLI_CLIENT): cycle->client is set
+ * while the file is read, and the cycle logs on log, whatever error_log
+ * says. Never for what runs sessions: the daemon's secrets are not read. */
+rg_cycle_t *rg_cycle_create_client(const char *conf_file, rg_log_t *log,
+    char *errmsg, size_t errlen);
 /* Frees the cycle, unless some of its code still runs in a thread (a
  * blocking tool that outlived its engine): then the cycle, its modules
  * loaded and configured, is kept until that thread is done and freed by a

@@ -4,7 +4,8 @@
  * the llm part, the helpers and the thread pool with the tools part, the
  * store with the store part, the curl multi with the event part, which
  * comes first and so goes last, and the event base after them all (curl's
- * cleanup still calls the socket callback). */
+ * cleanup still calls the socket callback). A client command's engine
+ * (cycle->client) builds only the parts marked client: the store. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -13,6 +14,11 @@
 
 
 static int  rg_engine_json_inited;
+
+
+/* a client command's engine (RG_CLI_CLIENT) holds only the runtimes it
+ * uses: no upstream, tool, MCP server or listener is started for it */
+#define rg_engine_builds(e, part)  (!(e)->cycle->client || (part)->client)
 
 
 rg_engine_t *
@@ -61,7 +67,9 @@ rg_engine_create(rg_cycle_t *cycle, rg_log_t *log)
         part = rg_parts[i];
         e->started = i + 1;
 
-        if (part->init_worker && part->init_worker(e) != RG_OK) {
+        if (part->init_worker && rg_engine_builds(e, part)
+            && part->init_worker(e) != RG_OK)
+        {
             rg_engine_destroy(e);
             return NULL;
         }
@@ -83,7 +91,7 @@ rg_engine_destroy(rg_engine_t *e)
     while (e->started > 0) {
         part = rg_parts[--e->started];
 
-        if (part->exit_worker) {
+        if (part->exit_worker && rg_engine_builds(e, part)) {
             part->exit_worker(e);
         }
     }
@@ -106,7 +114,7 @@ rg_engine_drain(rg_engine_t *e)
     e->draining = 1;
 
     for (i = 0; i < e->started; i++) {
-        if (rg_parts[i]->drain_worker) {
+        if (rg_parts[i]->drain_worker && rg_engine_builds(e, rg_parts[i])) {
             rg_parts[i]->drain_worker(e);
         }
     }
@@ -119,7 +127,8 @@ rg_engine_reopen(rg_engine_t *e)
     rg_uint_t  i;
 
     for (i = 0; i < e->started; i++) {
-        if (rg_parts[i]->reopen_worker) {
+        if (rg_parts[i]->reopen_worker && rg_engine_builds(e, rg_parts[i]))
+        {
             rg_parts[i]->reopen_worker(e);
         }
     }

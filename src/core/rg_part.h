@@ -17,6 +17,15 @@
  * options are read before the configuration, one word at a time, into a
  * struct of opts_size bytes that starts zeroed (zero means "not given");
  * main() then runs it on the cycle. */
+
+/* a client of a running `reagent serve` and of its Redis (submit, queue,
+ * status, -s…): its cycle is read with cycle->client set, so it needs
+ * only what it uses (the store's address and password, the queue, the
+ * pid file), none of the daemon's secrets; its engine holds only the
+ * parts marked client, and it logs its errors on stderr, never in
+ * error_log */
+#define RG_CLI_CLIENT  0x01
+
 typedef struct {
     const char         *name;         /* "run", "batch" */
     const char         *usage;        /* its lines for -h */
@@ -30,6 +39,8 @@ typedef struct {
 
     /* runs the command with its argument: the process's exit code */
     int               (*main)(rg_cycle_t *cycle, void *opts, const char *arg);
+
+    rg_uint_t           flags;        /* RG_CLI_CLIENT */
 } rg_cli_t;
 
 
@@ -72,6 +83,10 @@ struct rg_part_s {
      * say where a directive belongs */
     rg_uint_t           conf_ctx;
     const char         *conf_block;
+
+    /* its runtime is built for a client command too (RG_CLI_CLIENT: the
+     * store's); the others serve sessions and are not */
+    rg_uint_t           client;
 
     const rg_cli_t *const *cli;       /* its commands, NULL-ended, or NULL */
     const char         *help;         /* its paragraph of -h, or NULL */

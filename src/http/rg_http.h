@@ -136,6 +136,9 @@ void rg_http_req_free(rg_http_req_t *r);
 void rg_http_stream_end(rg_http_req_t *r);
 
 /* rg_http_tasks.c */
+/* in a worker: the master's listeners, inherited, closed (its own copies
+ * stay, until a drain closes them) */
+void rg_http_sockets_inherited_close(void);
 rg_int_t rg_http_tasks_init(rg_http_t *h);
 void rg_http_tasks_exit(rg_http_t *h);
 void rg_http_tasks_handler(rg_http_req_t *r);

@@ -294,7 +294,9 @@ rg_http_init_conf(rg_cycle_t *cycle, void *conf)
         return RG_CONF_ERROR;
     }
 
-    if (hcf->auth_token_env.len) {
+    /* a client command (reagent queue…) serves no API: the token is
+     * neither read nor needed */
+    if (hcf->auth_token_env.len && !cycle->client) {
         hcf->token = rg_secret_env(hcf->auth_token_env.data);
         if (hcf->token == NULL || hcf->token[0] == '\0') {
             rg_cycle_error(cycle, hcf->file, hcf->line, "http: "
@@ -349,7 +351,7 @@ rg_http_socket_release(void *data)
 
     s = data;
 
-    if (--s->refs) {
+    if (--s->refs || s->fd == -1) {
         return;
     }
 
@@ -359,10 +361,17 @@ rg_http_socket_release(void *data)
 }
 
 
+/* the first start waits a little for an address still held: the workers
+ * of a master that was killed close theirs as they begin to drain (as
+ * nginx, before any reactor runs; never on a reload) */
+#define RG_HTTP_BIND_TRIES   10
+#define RG_HTTP_BIND_WAIT    300       /* ms */
+
 static int
 rg_http_socket_open(rg_http_listen_t *l, char *err, size_t len)
 {
-    int  fd, on;
+    int              fd, on, tries;
+    struct timespec  ts;
 
     fd = socket(l->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
                 0);
@@ -379,15 +388,46 @@ rg_http_socket_open(rg_http_listen_t *l, char *err, size_t len)
         (void) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
     }
 
-    if (bind(fd, (struct sockaddr *) &l->sa, l->salen) == -1
-        || listen(fd, 511) == -1)
-    {
+    tries = rg_http_nsockets == 0 ? RG_HTTP_BIND_TRIES : 1;
+
+    while (bind(fd, (struct sockaddr *) &l->sa, l->salen) == -1) {
+        if (errno != EADDRINUSE || --tries == 0) {
+            snprintf(err, len, "listen %s: %s", l->text.data,
+                     strerror(errno));
+            close(fd);
+            return -1;
+        }
+
+        ts.tv_sec = 0;
+        ts.tv_nsec = RG_HTTP_BIND_WAIT * 1000000L;
+        nanosleep(&ts, NULL);
+    }
+
+    if (listen(fd, 511) == -1) {
         snprintf(err, len, "listen %s: %s", l->text.data, strerror(errno));
         close(fd);
         return -1;
     }
 
     return fd;
+}
+
+
+/* A worker keeps only its own copies of the listeners: the master's,
+ * inherited by fork (of every cycle it still holds), are closed, so that
+ * a draining worker whose master died frees the address for the next
+ * master as soon as it stops accepting. */
+void
+rg_http_sockets_inherited_close(void)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < rg_http_nsockets; i++) {
+        if (rg_http_sockets[i].fd != -1) {
+            close(rg_http_sockets[i].fd);
+            rg_http_sockets[i].fd = -1;
+        }
+    }
 }
 
 

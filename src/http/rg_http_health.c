@@ -1,7 +1,10 @@
 /* rg_http_health.c: the probes and the metrics. GET /healthz: the worker
  * answers (liveness). GET /readyz: it should be sent work — not
- * draining, and its store reachable when that is Redis (readiness).
- * GET /metrics: the Prometheus text of the whole server. */
+ * draining, and its store reachable when that is Redis (readiness); it
+ * also says when the store last lost its memory, as this worker saw it,
+ * and the queue's last record of such a loss (what was written back and
+ * which tasks are gone: rg_stream_lost.c). GET /metrics: the Prometheus
+ * text of the whole server. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -11,6 +14,8 @@
 #include <rg_http.h>
 #include <rg_http_tasks.h>
 #include <rg_metrics.h>
+#include <rg_stream.h>
+#include <jansson.h>
 
 
 void
@@ -22,9 +27,11 @@ rg_http_healthz_handler(rg_http_req_t *r)
 
 
 static void
-rg_http_ready(rg_http_req_t *r)
+rg_http_ready(rg_http_req_t *r, json_t *loss)
 {
-    rg_uint_t  alive, slots;
+    json_t       *o;
+    rg_uint_t     alive, slots;
+    rg_store_t   *st;
 
     /* every worker up: one that died is being started again */
     if (rg_metrics_workers(r->http->engine->cycle, &alive, &slots) == RG_OK
@@ -33,22 +40,38 @@ rg_http_ready(rg_http_req_t *r)
         rg_http_error(r, 503, "unavailable", "workers_down", "%lu of %lu "
                       "workers are up", (unsigned long) alive,
                       (unsigned long) slots);
+        json_decref(loss);
         return;
     }
 
-    rg_http_json(r, 200, json_pack("{s:s, s:s, s:I, s:I}", "status", "ready",
-                                   "store", r->http->tasks->store->name,
-                                   "sessions",
-                                   (json_int_t) rg_http_tasks_running(
-                                       r->http),
-                                   "event_streams",
-                                   (json_int_t) r->http->streams));
+    st = r->http->tasks->store;
+
+    o = json_pack("{s:s, s:s, s:I, s:I}", "status", "ready",
+                  "store", st->name,
+                  "sessions", (json_int_t) rg_http_tasks_running(r->http),
+                  "event_streams", (json_int_t) r->http->streams);
+
+    /* a store that forgot everything once is still ready: it is said */
+    if (o && st->epoch.losses) {
+        json_object_set_new(o, "store_losses",
+                            json_integer((json_int_t) st->epoch.losses));
+        json_object_set_new(o, "store_lost_at",
+                            json_integer((json_int_t) st->epoch.lost_at));
+    }
+
+    if (o && loss) {
+        json_object_set(o, "last_store_loss", loss);
+    }
+
+    json_decref(loss);
+    rg_http_json(r, 200, o);
 }
 
 
 static void
 rg_http_pong(void *data, redisReply *reply, const char *err)
 {
+    json_t         *loss;
     rg_http_req_t  *r;
 
     r = data;
@@ -60,7 +83,16 @@ rg_http_pong(void *data, redisReply *reply, const char *err)
         return;
     }
 
-    rg_http_ready(r);
+    /* the queue's last record of a loss, when asked for it */
+    loss = NULL;
+    if (reply->type == REDIS_REPLY_ARRAY && reply->elements
+        && reply->element[0]->type == REDIS_REPLY_STRING)
+    {
+        loss = json_loadb(reply->element[0]->str, reply->element[0]->len, 0,
+                          NULL);
+    }
+
+    rg_http_ready(r, loss);
 }
 
 
@@ -89,14 +121,16 @@ rg_http_readyz_handler(rg_http_req_t *r)
     }
 
     if (ts->redis == NULL) {
-        rg_http_ready(r);
+        rg_http_ready(r, NULL);
         return;
     }
 
-    /* reachable now, not when last used: a PING of its own */
+    /* reachable now, not when last used: a command of its own (the
+     * queue's last record of a loss, else a PING) */
     rg_http_watch(r, rg_http_ping_gone, NULL);
-    r->data = rg_redis_command(ts->redis, NULL, 1000, rg_http_pong, r, 1,
-                               argv, lens);
+    r->data = ts->queue ? rg_stream_losses(ts->queue, 1, rg_http_pong, r)
+                        : rg_redis_command(ts->redis, NULL, 1000,
+                                           rg_http_pong, r, 1, argv, lens);
     if (r->data == NULL) {
         rg_http_error(r, 500, "server_error", "out_of_memory",
                       "out of memory");

@@ -613,6 +613,58 @@ rg_http_json(rg_http_req_t *r, int status, json_t *body)
 }
 
 
+/* text jansson takes: UTF-8, as it checks it when an answer is packed */
+static rg_uint_t
+rg_http_utf8(const char *text, size_t len)
+{
+    json_t  *v;
+
+    v = json_stringn(text, len);
+    json_decref(v);
+
+    return v != NULL;
+}
+
+
+/* a message that jansson takes: a character cut by a %.Ns goes, and any
+ * other byte that is not UTF-8 becomes '?' (else the answer would be a
+ * 500 "out of memory") */
+static void
+rg_http_utf8_fix(char *msg)
+{
+    size_t          len, i;
+    unsigned char  *p;
+
+    len = strlen(msg);
+    p = (unsigned char *) msg;
+
+    if (rg_http_utf8(msg, len)) {
+        return;
+    }
+
+    /* back over the continuation bytes of the last character */
+    i = 1;
+    while (i <= 3 && i <= len && (p[len - i] & 0xc0) == 0x80) {
+        i++;
+    }
+
+    if (i <= len && p[len - i] >= 0xc0 && !rg_http_utf8(msg + len - i, i)) {
+        len -= i;
+        msg[len] = '\0';
+    }
+
+    if (rg_http_utf8(msg, len)) {
+        return;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (p[i] >= 0x80) {
+            p[i] = '?';
+        }
+    }
+}
+
+
 void
 rg_http_error(rg_http_req_t *r, int status, const char *type,
     const char *code, const char *fmt, ...)
@@ -623,6 +675,8 @@ rg_http_error(rg_http_req_t *r, int status, const char *type,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+
+    rg_http_utf8_fix(msg);
 
     rg_http_json(r, status, json_pack("{s:{s:s, s:s, s:s}}", "error",
                                       "message", msg, "type", type,
@@ -833,6 +887,17 @@ rg_http_dispatch(struct evhttp_request *req, rg_http_t *h,
         r->path = "";
         rg_http_error(r, 400, "invalid_request_error", "bad_path",
                       "the request's path cannot be read");
+        return;
+    }
+
+    /* a name in the path goes into answers and logs, which are JSON:
+     * the path, percent-decoded or raw, is UTF-8 or is refused */
+    if (!rg_http_utf8(path, n)) {
+        free(path);
+        r->path = "";
+        rg_http_error(r, 400, "invalid_request_error", "bad_path",
+                      "the request's path is not UTF-8 (once "
+                      "percent-decoded)");
         return;
     }
 
@@ -1089,6 +1154,8 @@ rg_http_init_worker(rg_engine_t *e)
             return RG_ERROR;
         }
     }
+
+    rg_http_sockets_inherited_close();
 
     rg_log_error(RG_LOG_NOTICE, e->log, 0, "http: worker %d answers on %s%s",
                  (int) getpid(), l[0].text.data,

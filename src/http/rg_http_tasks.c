@@ -10,9 +10,13 @@
  * `concurrency` at once, the others wait in order, at most max_tasks;
  * a result is kept in the store for the session ttl.
  *
- * Idempotency-Key: the first answer to a key is kept (24 h) and given
- * again to a retry; a retry while the first is still being answered is
- * a 409. */
+ * Idempotency-Key: the first answer to a key is kept (24 h), with the
+ * digest of the request's body, and given again to a retry of the same
+ * body; a retry while the first is still being answered is a 409, the
+ * key with another body a 422 (draft-ietf-httpapi-idempotency-key-header).
+ *
+ * A task's id names it in /v1/tasks/{id}: one that no path could name is
+ * refused. DELETE of a task that ended is a 409 saying how it ended. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -38,6 +42,27 @@
 
 
 #define RG_HTTP_IDEM_TTL   (24 * 3600 * 1000)
+
+
+/* at most max bytes of the UTF-8 text s, not cutting a character: a
+ * message that cuts one is no JSON string */
+static int
+rg_http_cut(const char *s, size_t max)
+{
+    size_t  n;
+
+    n = strlen(s);
+    if (n <= max) {
+        return (int) n;
+    }
+
+    n = max;
+    while (n > 0 && ((unsigned char) s[n] & 0xc0) == 0x80) {
+        n--;
+    }
+
+    return (int) n;
+}
 
 
 /* the tasks ------------------------------------------------------------ */
@@ -363,6 +388,10 @@ typedef struct {
     rg_uint_t           accepted;
     char               *idem;             /* its key in the store */
     rg_store_op_t      *idem_op;
+    char               *body;             /* held while the key is asked */
+    size_t              len;
+    char                digest[RG_SHA256_HEX];  /* the body's, kept with
+                                                   the key's answer */
     rg_http_tasks_t    *ts;
 } rg_http_submit_t;
 
@@ -380,6 +409,7 @@ rg_http_submit_free(rg_http_submit_t *sub)
 {
     json_decref(sub->answers);
     free(sub->idem);
+    free(sub->body);
     free(sub);
 }
 
@@ -438,7 +468,8 @@ rg_http_submit_answer(rg_http_submit_t *sub)
     if (sub->idem && body && status < 500) {
         json_t  *kept;
 
-        kept = json_pack("{s:i, s:O}", "status", status, "body", body);
+        kept = json_pack("{s:i, s:O, s:s}", "status", status, "body", body,
+                         "digest", sub->digest);
         text = kept ? json_dumps(kept, JSON_COMPACT) : NULL;
         json_decref(kept);
 
@@ -509,20 +540,22 @@ rg_http_submitted(void *data, rg_int_t rc, const char *what)
 
     if (rc == RG_OK) {
         o->sub->accepted++;
+        rg_http_lost_accepted(o->sub->ts, o->id);
         rg_http_one_answer(o, json_pack("{s:s, s:s}", "id", o->id, "status",
                                         "queued"));
         return;
     }
 
     if (rc == RG_DECLINED) {
-        snprintf(msg, sizeof(msg), "task %.200s was submitted before: not "
-                 "queued again", o->id);
+        snprintf(msg, sizeof(msg), "task %.*s was submitted before: not "
+                 "queued again", rg_http_cut(o->id, 200), o->id);
         rg_http_one_answer(o, rg_http_task_error(o->id, 409, "task_exists",
                                                  msg));
         return;
     }
 
-    snprintf(msg, sizeof(msg), "the queue did not take it: %.200s", what);
+    snprintf(msg, sizeof(msg), "the queue did not take it: %.*s",
+             rg_http_cut(what, 200), what);
     rg_http_one_answer(o, rg_http_task_error(o->id, 503, "queue_unavailable",
                                              msg));
 }
@@ -541,8 +574,8 @@ rg_http_local_checked(void *data, const rg_store_res_t *res)
     task = o->task;
 
     if (res->rc == RG_OK || rg_http_task_find(o->sub->ts, o->id)) {
-        snprintf(msg, sizeof(msg), "task %.200s was submitted before: not "
-                 "run again", o->id);
+        snprintf(msg, sizeof(msg), "task %.*s was submitted before: not "
+                 "run again", rg_http_cut(o->id, 200), o->id);
         rg_http_one_answer(o, rg_http_task_error(o->id, 409, "task_exists",
                                                  msg));
         return;
@@ -570,6 +603,7 @@ rg_http_submit_one(rg_http_submit_t *sub, rg_http_req_t *r, json_t *task,
 {
     char              idbuf[48], key[96], sid[48], *text;
     unsigned char     rnd[16];
+    json_t           *jid;
     rg_int_t          rc;
     rg_uint_t         i;
     rg_str_t          k;
@@ -599,8 +633,10 @@ rg_http_submit_one(rg_http_submit_t *sub, rg_http_req_t *r, json_t *task,
         return;
     }
 
+    jid = json_object_get(task, "id");
+
     /* a task without an id gets one: 128 random bits */
-    if (json_object_get(task, "id") == NULL) {
+    if (jid == NULL || json_is_null(jid)) {
         if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
             rg_http_one_answer(o, rg_http_task_error(NULL, 500, "no_entropy",
                                "no random bits for a task id"));
@@ -611,6 +647,24 @@ rg_http_submit_one(rg_http_submit_t *sub, rg_http_req_t *r, json_t *task,
             snprintf(idbuf + 5 + 2 * i, 3, "%02x", rnd[i]);
         }
         json_object_set_new(task, "id", json_string(idbuf));
+
+    } else if (json_is_integer(jid)) {
+        /* the id batch reads in it */
+        snprintf(idbuf, sizeof(idbuf), "%lld",
+                 (long long) json_integer_value(jid));
+        json_object_set_new(task, "id", json_string(idbuf));
+
+    } else if (!json_is_string(jid)
+               || !rg_task_id_valid(json_string_value(jid),
+                                         json_string_length(jid)))
+    {
+        char  msg[256];
+
+        snprintf(msg, sizeof(msg), "line %lu: " RG_TASK_ID_RULE ": it "
+                 "names the task in /v1/tasks/{id}", (unsigned long) line);
+        rg_http_one_answer(o, rg_http_task_error(json_string_value(jid), 400,
+                                                 "invalid_task", msg));
+        return;
     }
 
     /* its events are recorded, for GET …/events */
@@ -665,7 +719,8 @@ rg_http_submit_one(rg_http_submit_t *sub, rg_http_req_t *r, json_t *task,
     if (agent == NULL || o->id == NULL) {
         char  msg[160];
 
-        snprintf(msg, sizeof(msg), "unknown agent \"%.64s\"",
+        snprintf(msg, sizeof(msg), "unknown agent \"%.*s\"",
+                 rg_http_cut(t.agent ? t.agent : "", 64),
                  t.agent ? t.agent : "");
         rg_task_free(&t);
         free(text);
@@ -789,8 +844,8 @@ static void
 rg_http_idem_checked(void *data, const rg_store_res_t *res)
 {
     char              *body;
-    size_t             len;
     json_t            *kept;
+    const char        *digest;
     rg_http_req_t     *r;
     rg_http_submit_t  *sub;
 
@@ -814,19 +869,31 @@ rg_http_idem_checked(void *data, const rg_store_res_t *res)
 
     if (res->rc == RG_DECLINED && res->value.len) {
         kept = json_loadb(res->value.data, res->value.len, 0, NULL);
+        digest = json_string_value(json_object_get(kept, "digest"));
 
         sub->r = NULL;
-        rg_http_submit_free(sub);
 
-        if (json_object_get(kept, "body")) {
+        /* another request under the same key is the client's mistake,
+         * not a retry (an answer kept without a digest, from before
+         * digests were, is given as it was) */
+        if (digest && strcmp(digest, sub->digest) != 0) {
+            rg_http_error(r, 422, "invalid_request_error",
+                          "idempotency_key_reused", "this Idempotency-Key "
+                          "was used with another request (another body): "
+                          "a new request takes a new key");
+
+        } else if (json_object_get(kept, "body")) {
             rg_http_json(r, (int) json_integer_value(json_object_get(kept,
                                                      "status")),
                          json_incref(json_object_get(kept, "body")));
+
         } else {
             rg_http_error(r, 409, "invalid_request_error", "in_progress",
                           "a request with this Idempotency-Key is being "
                           "answered: ask again in a moment");
         }
+
+        rg_http_submit_free(sub);
         json_decref(kept);
         return;
     }
@@ -839,21 +906,10 @@ rg_http_idem_checked(void *data, const rg_store_res_t *res)
         return;
     }
 
-    body = rg_http_body(r, &len);
-    if (body == NULL) {
-        /* answered: the key goes */
-        rg_str_t  k;
+    body = sub->body;
+    sub->body = NULL;
 
-        k.data = sub->idem;
-        k.len = strlen(sub->idem);
-        r->http->tasks->store->del(r->http->tasks->store, &k,
-                                   rg_http_stored, NULL);
-        sub->r = NULL;
-        rg_http_submit_free(sub);
-        return;
-    }
-
-    rg_http_submit_body(sub, r, body, len);
+    rg_http_submit_body(sub, r, body, sub->len);
     free(body);
 }
 
@@ -861,7 +917,7 @@ rg_http_idem_checked(void *data, const rg_store_res_t *res)
 static void
 rg_http_submit(rg_http_req_t *r)
 {
-    char               *body, digest[RG_SHA256_HEX];
+    char               *body, digest[RG_SHA256_HEX], pending[96];
     size_t              len;
     rg_str_t            k, v;
     const char         *key;
@@ -885,42 +941,7 @@ rg_http_submit(rg_http_req_t *r)
     sub->ts = ts;
     rg_http_watch(r, rg_http_submit_gone, sub);
 
-    key = rg_http_header(r, "Idempotency-Key");
-
-    if (key) {
-        if (key[0] == '\0' || strlen(key) > 256) {
-            sub->r = NULL;
-            rg_http_submit_free(sub);
-            rg_http_error(r, 400, "invalid_request_error", "bad_idempotency_"
-                          "key", "Idempotency-Key must be 1 to 256 bytes");
-            return;
-        }
-
-        /* the key of the token's holder: callers with other tokens
-         * never meet each other's answers */
-        rg_sha256_hex(digest, key, strlen(key),
-                      r->http->conf->token ? r->http->conf->token : "",
-                      r->http->conf->token_len);
-        sub->idem = malloc(96);
-        if (sub->idem == NULL) {
-            sub->r = NULL;
-            rg_http_submit_free(sub);
-            rg_http_error(r, 500, "server_error", "out_of_memory",
-                          "out of memory");
-            return;
-        }
-        snprintf(sub->idem, 96, "{api:idem:%.40s}", digest);
-
-        k.data = sub->idem;
-        k.len = strlen(sub->idem);
-        v.data = "pending";
-        v.len = 7;
-
-        sub->idem_op = ts->store->set(ts->store, &k, &v, RG_HTTP_IDEM_TTL,
-                                      RG_STORE_NX, rg_http_idem_checked, sub);
-        return;
-    }
-
+    /* read first: a key is kept with its body's digest */
     body = rg_http_body(r, &len);
     if (body == NULL) {
         sub->r = NULL;
@@ -928,12 +949,63 @@ rg_http_submit(rg_http_req_t *r)
         return;
     }
 
-    rg_http_submit_body(sub, r, body, len);
-    free(body);
+    key = rg_http_header(r, "Idempotency-Key");
+
+    if (key == NULL) {
+        rg_http_submit_body(sub, r, body, len);
+        free(body);
+        return;
+    }
+
+    sub->body = body;
+    sub->len = len;
+
+    if (key[0] == '\0' || strlen(key) > 256) {
+        sub->r = NULL;
+        rg_http_submit_free(sub);
+        rg_http_error(r, 400, "invalid_request_error", "bad_idempotency_"
+                      "key", "Idempotency-Key must be 1 to 256 bytes");
+        return;
+    }
+
+    /* the key of the token's holder: callers with other tokens never
+     * meet each other's answers */
+    sub->idem = malloc(96);
+
+    if (sub->idem == NULL
+        || rg_sha256_hex(digest, key, strlen(key),
+                         r->http->conf->token ? r->http->conf->token : "",
+                         r->http->conf->token_len) != RG_OK
+        || rg_sha256_hex(sub->digest, body, len, "", 0) != RG_OK)
+    {
+        sub->r = NULL;
+        rg_http_submit_free(sub);
+        rg_http_error(r, 500, "server_error", "out_of_memory",
+                      "out of memory");
+        return;
+    }
+
+    snprintf(sub->idem, 96, "{api:idem:%.40s}", digest);
+
+    /* taken while it is answered; its body says which request took it */
+    k.data = sub->idem;
+    k.len = strlen(sub->idem);
+    v.data = pending;
+    v.len = (size_t) snprintf(pending, sizeof(pending),
+                              "{\"digest\":\"%s\"}", sub->digest);
+
+    sub->idem_op = ts->store->set(ts->store, &k, &v, RG_HTTP_IDEM_TTL,
+                                  RG_STORE_NX, rg_http_idem_checked, sub);
+    if (sub->idem_op == NULL) {
+        sub->r = NULL;
+        rg_http_submit_free(sub);
+        rg_http_error(r, 500, "server_error", "out_of_memory",
+                      "out of memory");
+    }
 }
 
 
-/* GET /v1/tasks/{id} -------------------------------------------------- */
+/* GET /v1/tasks/{id}, and DELETE's look first ------------------------- */
 
 typedef struct {
     rg_http_req_t      *r;
@@ -946,7 +1018,15 @@ typedef struct {
                                              record comes */
     rg_uint_t           asking:1;         /* the record, asked */
     rg_uint_t           gone:1;
+    rg_uint_t           cancel:1;         /* DELETE: unless it ended */
 } rg_http_lookup_t;
+
+
+static void rg_http_task_ended(rg_http_req_t *r, const char *id,
+    json_t *state);
+static void rg_http_cancel_queue(rg_http_req_t *r, const char *id);
+static void rg_http_cancel_local(rg_http_req_t *r, const char *id,
+    rg_http_task_t *t);
 
 
 static void
@@ -1075,6 +1155,22 @@ rg_http_lookup_redis(void *data, redisReply *reply, const char *err)
                 json_object_del(j, "reason");
             }
 
+            if (lk->cancel) {
+                status = json_string_value(json_object_get(j, "status"));
+
+                if (status && rg_session_final_state(status, strlen(status))
+                              != RG_SESSION_QUEUED)
+                {
+                    rg_http_task_ended(r, r->rest, j);
+                } else {
+                    json_decref(j);
+                    rg_http_cancel_queue(r, r->rest);
+                }
+
+                rg_http_lookup_free(lk);
+                return;
+            }
+
             if (j && r->http->tasks->queue
                 && strcmp(json_string_value(json_object_get(j, "status")),
                           "awaiting_approval") == 0)
@@ -1091,13 +1187,20 @@ rg_http_lookup_redis(void *data, redisReply *reply, const char *err)
             return;
         }
 
+        /* queued, or unknown: its mark says (step 2) */
         lk->step = 2;
         rg_http_lookup_step(lk);
         return;
     }
 
-    /* its submit mark: queued, not yet taken */
-    if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) {
+    /* its submit mark: queued, not yet taken; the cancel set holds a
+     * cancel for whoever takes it */
+    if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 1
+        && lk->cancel)
+    {
+        rg_http_cancel_queue(r, r->rest);
+
+    } else if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) {
         rg_http_json(r, 200, json_pack("{s:s, s:s, s:s}", "id", lk->id,
                                        "status", "queued", "session",
                                        lk->sid));
@@ -1136,6 +1239,13 @@ rg_http_lookup_result(void *data, const rg_store_res_t *res)
             json_object_set(j, "reason", json_is_string(why) ? why
                                                              : json_null());
         }
+
+        if (j && lk->cancel) {
+            rg_http_task_ended(lk->r, lk->r->rest, j);
+            rg_http_lookup_free(lk);
+            return;
+        }
+
         rg_http_json(lk->r, j ? 200 : 500, j ? j : json_pack("{s:{s:s, s:s, "
                      "s:s}}", "error", "message", "the kept result is not "
                      "JSON", "type", "server_error", "code", "bad_result"));
@@ -1158,6 +1268,12 @@ rg_http_lookup_result(void *data, const rg_store_res_t *res)
 
     /* here: running or waiting, or unknown */
     t = rg_http_task_find(lk->r->http->tasks, lk->id);
+
+    if (lk->cancel) {
+        rg_http_cancel_local(lk->r, lk->r->rest, t);
+        rg_http_lookup_free(lk);
+        return;
+    }
 
     if (t == NULL) {
         rg_http_error(lk->r, 404, "invalid_request_error", "task_not_found",
@@ -1228,8 +1344,9 @@ rg_http_lookup_step(rg_http_lookup_t *lk)
 }
 
 
+/* GET, and DELETE (cancel), which answers 409 for a task that ended */
 static void
-rg_http_task_get(rg_http_req_t *r, const char *id)
+rg_http_task_lookup(rg_http_req_t *r, const char *id, rg_uint_t cancel)
 {
     char               key[96];
     rg_str_t           k;
@@ -1250,6 +1367,7 @@ rg_http_task_get(rg_http_req_t *r, const char *id)
     }
 
     lk->r = r;
+    lk->cancel = cancel;
     rg_stream_session_id(id, lk->sid, sizeof(lk->sid));
 
     /* a local task's session is named at random: its result is keyed by
@@ -1315,35 +1433,55 @@ rg_http_cancel_gone(rg_http_req_t *r)
 }
 
 
+/* a task that ended is not cancelled: how it ended, as GET says it */
 static void
-rg_http_task_delete(rg_http_req_t *r, const char *id)
+rg_http_task_ended(rg_http_req_t *r, const char *id, json_t *state)
 {
-    rg_http_task_t   *t;
+    char         msg[320];
+    const char  *status;
+
+    status = json_string_value(json_object_get(state, "status"));
+
+    snprintf(msg, sizeof(msg), "task %.*s has ended (%s): there is nothing "
+             "to cancel", rg_http_cut(id, 200), id, status ? status : "?");
+
+    rg_http_json(r, 409, json_pack("{s:s, s:s?, s:{s:s, s:s, s:s}, s:O}",
+                                   "id", id, "status", status,
+                                   "error", "message", msg,
+                                   "type", "invalid_request_error",
+                                   "code", "task_ended", "task", state));
+    json_decref(state);
+}
+
+
+/* with a queue: the worker that runs it (or takes it) sees the mark */
+static void
+rg_http_cancel_queue(rg_http_req_t *r, const char *id)
+{
     rg_http_tasks_t  *ts;
 
     ts = r->http->tasks;
 
-    if (ts->queue) {
-        /* the worker that runs it (or takes it) sees the mark */
-        /* parked: its record says so, and it ends at once */
-        rg_approval_cancel(ts->queue, id, "cancelled through the API",
-                           rg_http_parked_cancelled, ts->h->engine);
+    /* parked: its record says so, and it ends at once */
+    rg_approval_cancel(ts->queue, id, "cancelled through the API",
+                       rg_http_parked_cancelled, ts->h->engine);
 
-        rg_http_watch(r, rg_http_cancel_gone, NULL);
-        r->data = rg_stream_cancel(ts->queue, id, rg_http_cancelled, r);
-        if (r->data == NULL) {
-            rg_http_error(r, 500, "server_error", "out_of_memory",
-                          "out of memory");
-        }
-        return;
+    rg_http_watch(r, rg_http_cancel_gone, NULL);
+    r->data = rg_stream_cancel(ts->queue, id, rg_http_cancelled, r);
+    if (r->data == NULL) {
+        rg_http_error(r, 500, "server_error", "out_of_memory",
+                      "out of memory");
     }
+}
 
-    t = rg_http_task_find(ts, id);
 
+static void
+rg_http_cancel_local(rg_http_req_t *r, const char *id, rg_http_task_t *t)
+{
     if (t == NULL) {
         rg_http_error(r, 404, "invalid_request_error", "task_not_found",
-                      "no task %.200s is queued or running here (an ended "
-                      "one cannot be cancelled)", id);
+                      "no task %.200s (or it ended longer ago than the "
+                      "session ttl)", id);
         return;
     }
 
@@ -1425,11 +1563,7 @@ rg_http_tasks_handler(rg_http_req_t *r)
         return;
     }
 
-    if (m == EVHTTP_REQ_GET) {
-        rg_http_task_get(r, r->rest);
-    } else {
-        rg_http_task_delete(r, r->rest);
-    }
+    rg_http_task_lookup(r, r->rest, m == EVHTTP_REQ_DELETE);
 }
 
 
@@ -1522,6 +1656,10 @@ rg_http_tasks_init(rg_http_t *h)
     if (ts->queue) {
         ts->redis = rg_stream_redis(ts->queue);
 
+        if (rg_http_lost_init(ts) != RG_OK) {
+            return RG_ERROR;
+        }
+
     } else {
         ts->redis = rg_store_redis_new(h->engine, 1, 0);
         ts->own_redis = ts->redis != NULL;
@@ -1541,6 +1679,8 @@ rg_http_tasks_exit(rg_http_t *h)
     if (ts == NULL) {
         return;
     }
+
+    rg_http_lost_exit(ts);
 
     /* sessions first: their handlers would start the waiting ones */
     while (ts->waiting.next != &ts->waiting) {

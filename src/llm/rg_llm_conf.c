@@ -363,7 +363,9 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     memcpy(llm->url, u->data, n);
     memcpy(llm->url + n, path, strlen(path) + 1);
 
-    if (llm->api_key_env.data) {
+    /* a client command (reagent queue…) calls no model: the key is neither
+     * read nor needed */
+    if (llm->api_key_env.data && !cycle->client) {
         /* taken out of the environment, where a program exec runs could
          * read it in /proc/PID/environ; kept for a configuration read
          * later */

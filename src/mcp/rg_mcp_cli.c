@@ -4,7 +4,8 @@
  * description), or, with --call, calls one tool with the given
  * arguments through the tools part (argument checks, timeout, result
  * hygiene) and prints its answer: how an operator checks a server
- * before an agent uses it. */
+ * before an agent uses it. A dangerous tool is asked for as an agent's
+ * call is: y/N on the terminal, else it runs only with --approve-all. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -17,6 +18,7 @@
 typedef struct {
     const char         *call;
     const char         *args;
+    rg_uint_t           approve_all;      /* --approve-all */
 } rg_mcp_cli_opts_t;
 
 
@@ -26,14 +28,17 @@ static int rg_mcp_cli_main(rg_cycle_t *cycle, void *opts, const char *arg);
 
 const rg_cli_t  rg_mcp_cli_cmd = {
     "mcp",
-    "  mcp [--call TOOL [--args JSON]] SERVER|all\n"
+    "  mcp [--call TOOL [--args JSON] [--approve-all]] SERVER|all\n"
     "      start the mcp servers as a worker does and list the tools each\n"
     "      offers; --call calls one of them with the JSON arguments and\n"
-    "      prints its answer (the exit code is 0 when it succeeded)\n",
+    "      prints its answer (the exit code is 0 when it succeeded); a\n"
+    "      dangerous tool is asked for on the terminal, and without one\n"
+    "      runs only with --approve-all (exit code 1 when refused)\n",
     "an mcp server's name, or all: reagent mcp all",
     sizeof(rg_mcp_cli_opts_t),
     rg_mcp_cli_option,
-    rg_mcp_cli_main
+    rg_mcp_cli_main,
+    0
 };
 
 
@@ -52,6 +57,11 @@ rg_mcp_cli_option(void *opts, int argc, char **argv, int i)
     if (strcmp(argv[i], "--args") == 0 && i + 1 < argc) {
         o->args = argv[i + 1];
         return 2;
+    }
+
+    if (strcmp(argv[i], "--approve-all") == 0) {
+        o->approve_all = 1;
+        return 1;
     }
 
     return 0;
@@ -118,6 +128,31 @@ rg_mcp_cli_turn_done(rg_tool_turn_t *turn)
 }
 
 
+/* y/N on the terminal, as an agent's dangerous call is asked (the
+ * arguments shown scrubbed and cut; the end of input is a no) */
+static rg_uint_t
+rg_mcp_cli_ask(const char *name, const char *args)
+{
+    char    shown[401], line[64];
+    size_t  n;
+
+    n = rg_min(strlen(args), sizeof(shown) - 1);
+    memcpy(shown, args, n);
+    n = rg_secret_scrub(shown, n);
+
+    fprintf(stderr, "reagent: \"%s\" is a dangerous tool; it is to run "
+            "with %.*s%s\nallow it? [y/N] ", name, (int) n, shown,
+            strlen(args) > sizeof(shown) - 1 ? "…" : "");
+    fflush(stderr);
+
+    if (fgets(line, sizeof(line), stdin) == NULL) {
+        return 0;
+    }
+
+    return line[0] == 'y' || line[0] == 'Y';
+}
+
+
 static int
 rg_mcp_cli_call(rg_engine_t *e, rg_mcp_cli_opts_t *o)
 {
@@ -154,7 +189,29 @@ rg_mcp_cli_call(rg_engine_t *e, rg_mcp_cli_opts_t *o)
     req.arguments.data = (char *) (o->args ? o->args : "{}");
     req.arguments.len = strlen(req.arguments.data);
 
-    /* the operator asks for this one call: dangerous or not, it runs */
+    /* a dangerous tool, as the tools part judges it, is the operator's
+     * to allow: asked on the terminal, else refused without the flag
+     * (a script that runs this must say so) */
+    rg_tools_set_approval(rg_tools_ctx(e), RG_APPROVE_PROMPT);
+
+    if (!o->approve_all
+        && rg_tools_needs_approval(rg_tools_ctx(e), &ts, NULL, te))
+    {
+        if (!isatty(STDIN_FILENO)) {
+            fprintf(stderr, "reagent: \"%s\" is a dangerous tool and "
+                    "there is no terminal to ask: not run (--approve-all "
+                    "runs it)\n", te->tool->name);
+            return 1;
+        }
+
+        if (!rg_mcp_cli_ask(te->tool->name, req.arguments.data)) {
+            fprintf(stderr, "reagent: \"%s\" was not allowed: not run\n",
+                    te->tool->name);
+            return 1;
+        }
+    }
+
+    /* allowed, or not dangerous: this one call runs */
     rg_tools_set_approval(rg_tools_ctx(e), RG_APPROVE_ALL);
 
     state.done = 0;

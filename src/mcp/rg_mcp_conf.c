@@ -5,7 +5,8 @@
  * HTTP, with `header` lines whose $VARIABLES are read here, as secrets),
  * and how it is run. Each block registers a tool provider with the tools
  * part; nothing is started here: servers start in each engine
- * (rg_mcp.c), never in `reagent -t` or a master. */
+ * (rg_mcp.c), never in `reagent -t`, a master or a client command (whose
+ * cycle reads none of their environment). */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -332,7 +333,13 @@ rg_mcp_env(rg_conf_t *cf, rg_command_t *cmd, void *conf)
     memset(e, 0, sizeof(rg_mcp_env_t));
     e->name = cf->args[1];
 
-    if (cmd->offset) {
+    if (cf->cycle->client && cf->nargs == 2) {
+        /* a client command (reagent queue…) starts no server: nothing is
+         * read of the environment for one, secret or not */
+        e->secret = cmd->offset;
+        v = "";
+
+    } else if (cmd->offset) {
         /* a token for the server: out of reagent's own environment, and
          * scrubbed from whatever reagent writes */
         v = rg_secret_env(cf->args[1].data);
@@ -444,7 +451,8 @@ rg_mcp_header(rg_conf_t *cf, rg_command_t *cmd, void *conf)
             n++;
         }
 
-        v = rg_secret_env(var);
+        /* a client command starts no server: its secrets are not read */
+        v = cf->cycle->client ? "" : rg_secret_env(var);
         if (v == NULL) {
             rg_secret_wipe(b.data, b.len);
             rg_buf_free(&b);

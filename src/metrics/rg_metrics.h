@@ -55,6 +55,9 @@ typedef enum {
     RG_METRICS_TASK_LOST,
     RG_METRICS_TASK_RECLAIMED,
     RG_METRICS_TASK_DEAD,
+    RG_METRICS_TASK_REQUEUED,          /* written back after the store
+                                          lost it, and queued again */
+    RG_METRICS_TASK_FORGOTTEN,         /* the store lost it: named lost */
     RG_METRICS_TASK_OUTCOMES
 } rg_metrics_task_e;
 
@@ -110,6 +113,7 @@ typedef struct {
 
     rg_metrics_u64_t    dedupe_hits;
     rg_metrics_u64_t    tasks[RG_METRICS_TASK_OUTCOMES];
+    rg_metrics_u64_t    store_losses;      /* the store lost its memory */
 
     /* the queue as this worker last read it: the render shows the
      * freshest slot's */
@@ -388,6 +392,18 @@ rg_metrics_dedupe_hit(void)
     s = rg_metrics_slot();
     if (s) {
         rg_metrics_add(&s->dedupe_hits, 1);
+    }
+}
+
+
+static inline void
+rg_metrics_store_loss(void)
+{
+    rg_metrics_slot_t  *s;
+
+    s = rg_metrics_slot();
+    if (s) {
+        rg_metrics_add(&s->store_losses, 1);
     }
 }
 

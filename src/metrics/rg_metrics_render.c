@@ -503,7 +503,7 @@ rg_metrics_queue_text(rg_metrics_w_t *w)
     rg_metrics_slot_t  *s0, *best;
 
     static const char  *outcomes[RG_METRICS_TASK_OUTCOMES] = {
-        "done", "lost", "reclaimed", "dead"
+        "done", "lost", "reclaimed", "dead", "requeued", "forgotten"
     };
 
     s0 = &w->zone->slots[0];
@@ -521,6 +521,13 @@ rg_metrics_queue_text(rg_metrics_w_t *w)
                           "%llu\n", outcomes[i], (unsigned long long)
                           rg_metrics_sum(w, &s0->tasks[i], 0));
     }
+
+    rg_metrics_family(w, "reagent_store_losses_total", "counter",
+                      "Times a worker found that the store had lost its "
+                      "memory (each worker counts each loss it saw).");
+    rg_metrics_printf(w, "reagent_store_losses_total %llu\n",
+                      (unsigned long long)
+                      rg_metrics_sum(w, &s0->store_losses, 0));
 
     /* the freshest reading of any worker */
     best = NULL;

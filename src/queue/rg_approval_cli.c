@@ -226,7 +226,8 @@ const rg_cli_t  rg_approve_cli = {
     "a task id: reagent approve TASK_ID [CALL_ID]",
     sizeof(rg_approval_cli_opts_t),
     rg_approval_cli_option,
-    rg_approve_main
+    rg_approve_main,
+    RG_CLI_CLIENT
 };
 
 
@@ -237,7 +238,8 @@ const rg_cli_t  rg_deny_cli = {
     "a task id: reagent deny TASK_ID [CALL_ID] [--reason TEXT]",
     sizeof(rg_approval_cli_opts_t),
     rg_approval_cli_option,
-    rg_deny_main
+    rg_deny_main,
+    RG_CLI_CLIENT
 };
 
 
@@ -249,5 +251,6 @@ const rg_cli_t  rg_pending_cli = {
     NULL,
     sizeof(rg_approval_cli_opts_t),
     rg_approval_cli_option,
-    rg_pending_main
+    rg_pending_main,
+    RG_CLI_CLIENT
 };

@@ -46,7 +46,8 @@ static const rg_cli_t  rg_batch_cli = {
     "a tasks file, or - for stdin",
     sizeof(rg_batch_cli_opts_t),
     rg_batch_cli_option,
-    rg_batch_cli_main
+    rg_batch_cli_main,
+    0
 };
 
 

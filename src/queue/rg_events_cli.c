@@ -257,5 +257,6 @@ const rg_cli_t  rg_events_cli = {
     "a task id: reagent events TASK_ID",
     sizeof(rg_events_cli_opts_t),
     rg_events_cli_option,
-    rg_events_cli_main
+    rg_events_cli_main,
+    RG_CLI_CLIENT
 };

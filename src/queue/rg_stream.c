@@ -1084,6 +1084,12 @@ rg_stream_announced(void *data, redisReply *reply, const char *err)
         return;
     }
 
+    /* written again after the store lost it: no entry to acknowledge */
+    if (r->entry[0] == '\0') {
+        rg_stream_res_end(r, NULL);
+        return;
+    }
+
     if (rg_stream_done(q, r->shard, r->entry, rg_stream_acked, r) != RG_OK) {
         rg_stream_res_end(r, "out of memory");
     }

@@ -65,7 +65,8 @@ void rg_stream_leave(rg_stream_t *q, rg_uint_t shard, rg_stream_done_pt cb,
     void *data);
 /* a task's final result: kept under its session ({ID}:result), added to
  * the results stream, then the entry acknowledged, each step once the
- * one before succeeded (a failure: cb's err, the entry stays pending) */
+ * one before succeeded (a failure: cb's err, the entry stays pending);
+ * entry "": none to acknowledge (a result written again) */
 void rg_stream_result(rg_stream_t *q, rg_uint_t shard, const char *entry,
     const char *task_id, const char *sid, const char *result, size_t len,
     rg_stream_done_pt cb, void *data);
@@ -142,6 +143,17 @@ void rg_stream_sizes(rg_stream_t *q, rg_uint_t shard, rg_stream_sizes_pt cb,
 /* the session id of a task id: "t-" and 128 bits of its SHA-256, the
  * same in every process, so a task taken over resumes its session */
 void rg_stream_session_id(const char *task_id, char *buf, size_t size);
+
+/* The record of the store's losses (rg_stream_lost.c): a JSON line
+ * added by a worker that found the store had lost its memory (what it
+ * wrote back, which tasks are gone); the newest n, newest first. */
+#define RG_STREAM_LOSSES       50
+#define RG_STREAM_LOSSES_TTL   (30ULL * 24 * 3600 * 1000)
+
+void rg_stream_note_loss(rg_stream_t *q, const char *line, size_t len,
+    rg_stream_done_pt cb, void *data);
+rg_redis_cmd_t *rg_stream_losses(rg_stream_t *q, rg_uint_t n,
+    rg_redis_reply_pt cb, void *data);
 
 /* the queue's commands (rg_stream_cli.c) */
 extern const rg_cli_t  rg_submit_cli;

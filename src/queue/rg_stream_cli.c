@@ -2,11 +2,13 @@
  * tasks on the queue (an id is the task's key: a second submit of it is
  * reported, not queued again; its mark is set around its entry as
  * rg_stream.h says), `--wait` follows their results under a progress bar
- * (rg_progress.h); `reagent results [--follow]` prints the results
- * stream; `reagent queue` shows each shard's depth, pending entries per
- * consumer, dead letters and the workers reading. They are short-lived
- * clients, not workers: each waits for one Redis answer at a time on a
- * reactor of its own that runs nothing else. */
+ * (rg_progress.h) and queues again the tasks a Redis restarted without
+ * its data lost; `reagent results [--follow]` prints the results stream;
+ * `reagent queue` shows each shard's depth, pending entries per consumer,
+ * dead letters and the workers reading. They are short-lived clients,
+ * not workers (RG_CLI_CLIENT: no secret of the daemon's, the log on
+ * stderr): each waits for its Redis answers on a reactor of its own that
+ * runs nothing else. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -36,6 +38,7 @@ typedef struct {
 
 typedef struct {
     rg_uint_t           done;
+    rg_uint_t          *left;         /* a pipeline's count, or NULL */
     redisReply         *reply;        /* moved out of hiredis's */
     char                err[256];
 } rg_stream_wait_t;
@@ -48,6 +51,10 @@ rg_stream_cli_reply(void *data, redisReply *reply, const char *err)
 
     w = data;
     w->done = 1;
+
+    if (w->left) {
+        (*w->left)--;
+    }
 
     if (err) {
         snprintf(w->err, sizeof(w->err), "%s", err);
@@ -161,6 +168,53 @@ rg_stream_cli_retry(rg_engine_t *e, rg_redis_t *r, const char *key,
         }
 
         rg_stream_cli_pause(e, 300 << i);
+    }
+}
+
+
+/* commands sent together, answered in one round trip */
+typedef struct {
+    const char         *key;          /* the key whose hash tag it has */
+    int                 argc;
+    const char         *argv[6];
+    size_t              lens[6];
+    rg_stream_wait_t    w;
+} rg_stream_cli_cmd_t;
+
+
+/* sends every command before waiting for any, then runs the loop until
+ * each is answered: its w.reply, or w.err */
+static void
+rg_stream_cli_pipeline(rg_engine_t *e, rg_redis_t *r,
+    rg_stream_cli_cmd_t *cmds, rg_uint_t n)
+{
+    int        j;
+    rg_str_t   tag;
+    rg_uint_t  i, left;
+
+    left = n;
+
+    for (i = 0; i < n; i++) {
+        memset(&cmds[i].w, 0, sizeof(rg_stream_wait_t));
+        cmds[i].w.left = &left;
+        tag = rg_stream_key_tag(cmds[i].key);
+
+        for (j = 0; j < cmds[i].argc; j++) {
+            cmds[i].lens[j] = strlen(cmds[i].argv[j]);
+        }
+
+        if (rg_redis_command(r, &tag, 0, rg_stream_cli_reply, &cmds[i].w,
+                             cmds[i].argc, cmds[i].argv, cmds[i].lens)
+            == NULL)
+        {
+            snprintf(cmds[i].w.err, sizeof(cmds[i].w.err), "out of memory");
+            cmds[i].w.done = 1;
+            left--;
+        }
+    }
+
+    while (left && event_base_loop(e->base, EVLOOP_ONCE) == 0) {
+        /* the answers come */
     }
 }
 
@@ -477,12 +531,527 @@ rg_stream_cli_print(redisReply *list, FILE *out, json_t *want,
 }
 
 
+/* tasks lost with Redis's data ------------------------------------------- */
+
+/* submit --wait: a task it waits for, and what it takes to queue it again
+ * should Redis lose it */
+typedef struct {
+    char               *id;
+    char               *text;         /* its line, as queued */
+    char                entry[64];    /* its entry; "": another queued it */
+    rg_uint_t           lineno;
+} rg_stream_waited_t;
+
+
+typedef struct {
+    rg_stream_waited_t *tasks;
+    rg_uint_t           n;
+    rg_uint_t           cap;
+    rg_uint_t           again;        /* how many were queued again */
+    const char         *token;        /* this submit's name, for marks */
+    const char         *ttl;          /* session_ttl: a queued task's mark */
+    rg_msec_t           next;         /* the next look */
+} rg_stream_watch_t;
+
+
+/* every few seconds of the wait, one round trip */
+#define RG_STREAM_CLI_LOOK   5000
+/* the tasks queued again that a line names */
+#define RG_STREAM_CLI_NAMED  100
+
+
+/* KEYS: a task's mark, its session's meta, result and lease; ARGV: this
+ * submit's "s …" mark and RG_STREAM_SUBMITTING_TTL. The mark is taken (1)
+ * only while the task has none of them: one that ran, runs, or was
+ * queued again by another meanwhile keeps its one run (0). */
+static const char  rg_stream_cli_requeue_lua[] =
+    "if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) > 0 then\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "return 1\n";
+
+
+/* takes text (malloc'ed) */
+static rg_int_t
+rg_stream_watch_add(rg_stream_watch_t *wt, const char *id, char *text,
+    const char *entry, rg_uint_t lineno)
+{
+    rg_uint_t            cap;
+    rg_stream_waited_t  *t;
+
+    if (wt->n == wt->cap) {
+        cap = wt->cap ? wt->cap * 2 : 64;
+        t = realloc(wt->tasks, cap * sizeof(rg_stream_waited_t));
+        if (t == NULL) {
+            return RG_ERROR;
+        }
+        wt->tasks = t;
+        wt->cap = cap;
+    }
+
+    t = &wt->tasks[wt->n];
+    t->id = strdup(id);
+    if (t->id == NULL) {
+        return RG_ERROR;
+    }
+
+    t->text = text;
+    t->lineno = lineno;
+    snprintf(t->entry, sizeof(t->entry), "%s", entry);
+    wt->n++;
+
+    return RG_OK;
+}
+
+
+static void
+rg_stream_watch_free(rg_stream_watch_t *wt)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < wt->n; i++) {
+        free(wt->tasks[i].id);
+        free(wt->tasks[i].text);
+    }
+
+    free(wt->tasks);
+}
+
+
+/* "P{SID}NAME" of a task id */
+static char *
+rg_stream_cli_task_key(rg_stream_client_t *c, const char *id,
+    const char *name, char *buf, size_t size)
+{
+    char  sid[48];
+
+    rg_stream_session_id(id, sid, sizeof(sid));
+    snprintf(buf, size, "%s{%s}%s", c->prefix, sid, name);
+
+    return buf;
+}
+
+
+/* The entry of a task whose mark this submit holds ("s TOKEN LINE", set
+ * by rg_stream_mark_lua or rg_stream_cli_requeue_lua): added to its
+ * shard, then the mark made to last as the session may (lost, it lapses
+ * and a later submit looks for the task's session, rg_stream.h); its id
+ * into entry. Not added: the mark goes, so that a later submit may queue
+ * it, and err says why. */
+static rg_int_t
+rg_stream_cli_enqueue(rg_stream_client_t *c, const char *id,
+    const char *text, const char *mark, const char *ttl, char *entry,
+    size_t size, char *err, size_t errlen)
+{
+    char         key[320], shard_key[320], e2[256];
+    size_t       lens[5];
+    redisReply  *r;
+    const char  *argv[5];
+
+    rg_stream_cli_task_key(c, id, ":task", key, sizeof(key));
+    rg_stream_shard_key(c, rg_stream_shard_of((rg_uint_t) c->qcf->shards,
+                                              id),
+                        "", shard_key, sizeof(shard_key));
+
+    argv[0] = "XADD";
+    argv[1] = shard_key;
+    argv[2] = "*";
+    argv[3] = "task";
+    argv[4] = text;
+    lens[0] = 4;
+    lens[1] = strlen(shard_key);
+    lens[2] = 1;
+    lens[3] = 4;
+    lens[4] = strlen(text);
+
+    r = rg_stream_cli_retry(c->engine, c->redis, shard_key, err, errlen, 5,
+                            argv, lens);
+    if (r == NULL) {
+        argv[0] = "DEL";
+        argv[1] = key;
+        r = rg_stream_cli_call(c->engine, c->redis, key, e2, sizeof(e2), 2,
+                               argv, NULL);
+        if (r) {
+            freeReplyObject(r);
+        }
+        return RG_ERROR;
+    }
+
+    snprintf(entry, size, "%.*s",
+             r->type == REDIS_REPLY_STRING ? (int) rg_min(r->len, 60) : 0,
+             r->str ? r->str : "");
+    freeReplyObject(r);
+
+    argv[0] = "SET";
+    argv[1] = key;
+    argv[2] = mark + 2;
+    argv[3] = "PX";
+    argv[4] = ttl;
+    r = rg_stream_cli_retry(c->engine, c->redis, key, e2, sizeof(e2), 5,
+                            argv, NULL);
+    if (r) {
+        freeReplyObject(r);
+    }
+
+    return RG_OK;
+}
+
+
+/* the entries of shard, page by page, for the tasks of lost[0..n) that
+ * have no entry known: one found is queued still (found), its entry now
+ * known; RG_ERROR when Redis did not say */
+static rg_int_t
+rg_stream_watch_scan(rg_stream_client_t *c, rg_uint_t shard,
+    rg_stream_waited_t **lost, rg_uint_t n, char *found)
+{
+    char         key[320], last[72], err[256];
+    size_t       i, j, k;
+    json_t      *task;
+    rg_uint_t    paged;
+    redisReply  *r, *x, *f;
+    const char  *argv[6], *id;
+
+    rg_stream_shard_key(c, shard, "", key, sizeof(key));
+    snprintf(last, sizeof(last), "-");
+
+    do {
+        argv[0] = "XRANGE";
+        argv[1] = key;
+        argv[2] = last;
+        argv[3] = "+";
+        argv[4] = "COUNT";
+        argv[5] = "1000";
+
+        r = rg_stream_cli_call(c->engine, c->redis, key, err, sizeof(err), 6,
+                               argv, NULL);
+        if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+            if (r) {
+                freeReplyObject(r);
+            }
+            return RG_ERROR;
+        }
+
+        paged = r->elements == 1000;
+
+        for (i = 0; i < r->elements; i++) {
+            x = r->element[i];
+            if (x->type != REDIS_REPLY_ARRAY || x->elements < 2
+                || x->element[1]->type != REDIS_REPLY_ARRAY)
+            {
+                continue;
+            }
+
+            snprintf(last, sizeof(last), "(%.*s",
+                     (int) rg_min(x->element[0]->len, 60),
+                     x->element[0]->str);
+            f = x->element[1];
+
+            for (j = 0; j + 1 < f->elements; j += 2) {
+                if (f->element[j]->len != 4
+                    || memcmp(f->element[j]->str, "task", 4) != 0)
+                {
+                    continue;
+                }
+
+                task = json_loadb(f->element[j + 1]->str,
+                                  f->element[j + 1]->len, 0, NULL);
+                id = json_string_value(json_object_get(task, "id"));
+
+                for (k = 0; id && k < n; k++) {
+                    if (lost[k]->entry[0] == '\0'
+                        && strcmp(lost[k]->id, id) == 0)
+                    {
+                        snprintf(lost[k]->entry, sizeof(lost[k]->entry),
+                                 "%.60s", last + 1);
+                        found[k] = 1;
+                    }
+                }
+
+                json_decref(task);
+            }
+        }
+
+        freeReplyObject(r);
+
+    } while (paged);
+
+    return RG_OK;
+}
+
+
+/* The tasks of lost[0..*n) whose entry is on the queue still (the entry
+ * this submit added, or one found on its shard) are taken out of lost: a
+ * worker will run them. RG_ERROR when Redis did not say: then none is
+ * lost. */
+static rg_int_t
+rg_stream_watch_queued(rg_stream_client_t *c, rg_stream_waited_t **lost,
+    rg_uint_t *n)
+{
+    char                 *found, *keys;
+    rg_int_t              rc;
+    rg_uint_t             i, m, sent, shard, shards;
+    redisReply           *r;
+    rg_stream_cli_cmd_t  *cmds;
+
+    shards = (rg_uint_t) c->qcf->shards;
+    sent = 0;
+
+    found = calloc(*n, 1);
+    cmds = calloc(*n, sizeof(rg_stream_cli_cmd_t));
+    keys = malloc(shards * 320);
+
+    rc = found && cmds && keys ? RG_OK : RG_ERROR;
+
+    for (shard = 0; rc == RG_OK && shard < shards; shard++) {
+        rg_stream_shard_key(c, shard, "", keys + shard * 320, 320);
+    }
+
+    /* the entries this submit added: one XRANGE each, in one round trip */
+    for (i = 0, m = 0; rc == RG_OK && i < *n; i++) {
+        if (lost[i]->entry[0] != '\0') {
+            cmds[m].key = keys + rg_stream_shard_of(shards, lost[i]->id)
+                                 * 320;
+            cmds[m].argc = 4;
+            cmds[m].argv[0] = "XRANGE";
+            cmds[m].argv[1] = cmds[m].key;
+            cmds[m].argv[2] = lost[i]->entry;
+            cmds[m].argv[3] = lost[i]->entry;
+            m++;
+        }
+    }
+
+    if (rc == RG_OK) {
+        rg_stream_cli_pipeline(c->engine, c->redis, cmds, m);
+        sent = m;
+    }
+
+    for (i = 0, m = 0; rc == RG_OK && i < *n; i++) {
+        if (lost[i]->entry[0] == '\0') {
+            continue;
+        }
+
+        r = cmds[m++].w.reply;
+
+        if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+            rc = RG_ERROR;
+        } else if (r->elements) {
+            found[i] = 1;
+        }
+
+        if (r) {
+            freeReplyObject(r);
+            cmds[m - 1].w.reply = NULL;
+        }
+    }
+
+    /* the others' entries, another submit's: looked for on their shards
+     * (a Redis that lost its data holds few entries) */
+    for (shard = 0; rc == RG_OK && shard < shards; shard++) {
+        for (i = 0; i < *n; i++) {
+            if (lost[i]->entry[0] == '\0'
+                && rg_stream_shard_of(shards, lost[i]->id) == shard)
+            {
+                rc = rg_stream_watch_scan(c, shard, lost, *n, found);
+                break;
+            }
+        }
+    }
+
+    for (i = 0, m = 0; rc == RG_OK && i < *n; i++) {
+        if (!found[i]) {
+            lost[m++] = lost[i];
+        }
+    }
+
+    if (rc == RG_OK) {
+        *n = m;
+    }
+
+    /* replies left unread when one failed */
+    for (i = 0; i < sent; i++) {
+        if (cmds[i].w.reply) {
+            freeReplyObject(cmds[i].w.reply);
+        }
+    }
+
+    free(found);
+    free(cmds);
+    free(keys);
+
+    return rc;
+}
+
+
+/* a task lost: its mark taken again (if it has still nothing in Redis),
+ * then its entry added as submit adds it; RG_OK when it was queued */
+static rg_int_t
+rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
+    rg_stream_waited_t *t, rg_progress_t *bar)
+{
+    char         err[256], mark[48], sttl[24], keys[4][320];
+    redisReply  *r;
+    const char  *argv[9];
+    long long    taken;
+
+    rg_stream_cli_task_key(c, t->id, ":task", keys[0], sizeof(keys[0]));
+    rg_stream_cli_task_key(c, t->id, ":meta", keys[1], sizeof(keys[1]));
+    rg_stream_cli_task_key(c, t->id, ":result", keys[2], sizeof(keys[2]));
+    rg_stream_cli_task_key(c, t->id, ":lease", keys[3], sizeof(keys[3]));
+
+    snprintf(mark, sizeof(mark), "s %s %lu", wt->token,
+             (unsigned long) t->lineno);
+    snprintf(sttl, sizeof(sttl), "%d", RG_STREAM_SUBMITTING_TTL);
+
+    argv[0] = "EVAL";
+    argv[1] = rg_stream_cli_requeue_lua;
+    argv[2] = "4";
+    argv[3] = keys[0];
+    argv[4] = keys[1];
+    argv[5] = keys[2];
+    argv[6] = keys[3];
+    argv[7] = mark;
+    argv[8] = sttl;
+
+    r = rg_stream_cli_call(c->engine, c->redis, keys[0], err, sizeof(err),
+                           9, argv, NULL);
+    taken = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    if (r) {
+        freeReplyObject(r);
+    }
+
+    if (!taken) {
+        return RG_DECLINED;           /* it came back, or Redis is away */
+    }
+
+    if (rg_stream_cli_enqueue(c, t->id, t->text, mark, wt->ttl, t->entry,
+                              sizeof(t->entry), err, sizeof(err))
+        != RG_OK)
+    {
+        rg_stream_cli_say_clear(bar);
+        fprintf(stderr, "reagent: task %s vanished from Redis, and queueing "
+                "it again failed: %s (tried again later)\n", t->id, err);
+        return RG_ERROR;
+    }
+
+    wt->again++;
+
+    return RG_OK;
+}
+
+
+/* Redis restarted without its data has lost the tasks it held: no
+ * worker will run them and their results never come. So, every few
+ * seconds of the wait, one round trip asks for each task still waited
+ * for whether Redis has its mark, session, result or lease; those with
+ * none of them and no entry queued are queued again (their ids keep a
+ * task that ran meanwhile from running twice). */
+static void
+rg_stream_watch_look(rg_stream_client_t *c, rg_stream_watch_t *wt,
+    json_t *want, rg_progress_t *bar)
+{
+    char                 *keys, *k;
+    size_t                size;
+    rg_buf_t              said;
+    rg_uint_t             i, j, n, m, again;
+    redisReply           *r;
+    rg_stream_waited_t  **lost;
+    rg_stream_cli_cmd_t  *cmds;
+
+    static const char  *names[] = { ":task", ":meta", ":result", ":lease" };
+
+    size = strlen(c->prefix) + 64;
+    cmds = calloc(wt->n ? wt->n : 1, sizeof(rg_stream_cli_cmd_t));
+    lost = calloc(wt->n ? wt->n : 1, sizeof(rg_stream_waited_t *));
+    keys = malloc((wt->n ? wt->n : 1) * 4 * size);
+
+    if (cmds == NULL || lost == NULL || keys == NULL) {
+        goto done;
+    }
+
+    for (i = 0, n = 0; i < wt->n; i++) {
+        if (json_object_get(want, wt->tasks[i].id) != json_true()) {
+            continue;                 /* its result came */
+        }
+
+        cmds[n].argc = 5;
+        cmds[n].argv[0] = "EXISTS";
+
+        for (j = 0; j < 4; j++) {
+            k = keys + (n * 4 + j) * size;
+            cmds[n].argv[j + 1] = rg_stream_cli_task_key(c, wt->tasks[i].id,
+                                                         names[j], k, size);
+        }
+
+        cmds[n].key = cmds[n].argv[1];
+        lost[n] = &wt->tasks[i];
+        n++;
+    }
+
+    rg_stream_cli_pipeline(c->engine, c->redis, cmds, n);
+
+    for (i = 0, m = 0; i < n; i++) {
+        r = cmds[i].w.reply;
+
+        if (r && r->type == REDIS_REPLY_INTEGER && r->integer == 0) {
+            lost[m++] = lost[i];
+        }
+
+        if (r) {
+            freeReplyObject(r);
+        }
+    }
+
+    if (m == 0 || rg_stream_watch_queued(c, lost, &m) != RG_OK) {
+        goto done;
+    }
+
+    /* which, in one line: at most RG_STREAM_CLI_NAMED of them named */
+    memset(&said, 0, sizeof(rg_buf_t));
+    again = 0;
+
+    for (i = 0; i < m; i++) {
+        if (rg_stream_watch_requeue(c, wt, lost[i], bar) != RG_OK) {
+            continue;
+        }
+
+        if (again++ < RG_STREAM_CLI_NAMED) {
+            rg_buf_printf(&said, "%s%s", again > 1 ? ", " : "", lost[i]->id);
+        }
+    }
+
+    if (again) {
+        rg_stream_cli_say_clear(bar);
+        fprintf(stderr, "reagent: %lu tasks vanished from Redis (no mark, "
+                "session, result or queue entry of them is left: Redis lost "
+                "its data): queued again: %.*s", (unsigned long) again,
+                (int) said.len, said.data ? said.data : "");
+
+        if (again > RG_STREAM_CLI_NAMED) {
+            fprintf(stderr, " and %lu more",
+                    (unsigned long) (again - RG_STREAM_CLI_NAMED));
+        }
+
+        fputs("\n", stderr);
+    }
+
+    rg_buf_free(&said);
+
+done:
+
+    free(cmds);
+    free(lost);
+    free(keys);
+}
+
+
 /* follows the results stream from last until want is all seen (want
- * NULL: for ever, --follow), bar (or NULL) counting them */
+ * NULL: for ever, --follow), bar (or NULL) counting them, wt (or NULL)
+ * looking for the tasks Redis lost */
 static int
 rg_stream_follow(rg_stream_client_t *c, FILE *out, json_t *want,
     rg_uint_t *got, rg_uint_t total, char *last, size_t lastlen,
-    rg_progress_t *bar)
+    rg_progress_t *bar, rg_stream_watch_t *wt)
 {
     char         err[256], block[24];
     rg_uint_t    failing, n;
@@ -538,6 +1107,12 @@ rg_stream_follow(rg_stream_client_t *c, FILE *out, json_t *want,
         if (want) {
             rg_stream_cli_progress(bar, *got, total, n, 0);
         }
+
+        /* Redis answers: has it lost some of the tasks */
+        if (wt && *got < total && rg_monotonic_msec() >= wt->next) {
+            rg_stream_watch_look(c, wt, want, bar);
+            wt->next = rg_monotonic_msec() + RG_STREAM_CLI_LOOK;
+        }
     }
 
     return 0;
@@ -549,24 +1124,24 @@ rg_stream_follow(rg_stream_client_t *c, FILE *out, json_t *want,
 static int
 rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
 {
-    char                  err[256], sid[48], key[320], shard_key[320];
+    char                  err[256], sid[48], key[320], entry[64];
     char                  ttl[24], last[64], *buf, *line, *end, *text;
     size_t                len;
     int                   rc;
     rg_uint_t             lineno, queued, dup, bad, got, total, before;
     long long             seen;
     json_t               *want, *task;
-    redisReply           *r, *kept;
+    redisReply           *r;
     rg_stream_client_t    c;
     rg_stream_cli_opts_t *o;
     const char           *argv[10], *id;
-    size_t                lens[10];
     char                  digest[RG_SHA256_HEX], idbuf[48];
     char                  token[24], mark[48], meta[320], result[320];
     char                  sttl[24], sstale[24];
     double                secs;
     rg_msec_t             started;
     rg_progress_t         bar, *shown;
+    rg_stream_watch_t     watch;
     struct event         *tick;
 
     o = opts;
@@ -619,6 +1194,10 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
     rc = 0;
     snprintf(last, sizeof(last), "0-0");
 
+    memset(&watch, 0, sizeof(watch));
+    watch.token = token;
+    watch.ttl = ttl;
+
     /* results of these tasks come after the newest one now */
     if (o->wait) {
         argv[0] = "XREVRANGE";
@@ -664,8 +1243,16 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             continue;
         }
 
-        /* an id is the task's key; one without gets one */
-        if (!json_is_string(json_object_get(task, "id"))) {
+        /* an id is the task's key: an integer is its digits (as batch
+         * reads it), one without gets one; another kind is refused below */
+        if (json_is_integer(json_object_get(task, "id"))) {
+            snprintf(idbuf, sizeof(idbuf), "%lld", (long long)
+                     json_integer_value(json_object_get(task, "id")));
+            json_object_set_new(task, "id", json_string(idbuf));
+
+        } else if (json_object_get(task, "id") == NULL
+                   || json_is_null(json_object_get(task, "id")))
+        {
             rg_sha256_hex(digest, line, strlen(line), NULL, 0);
             snprintf(idbuf, sizeof(idbuf), "sub-%.16s-%lu", digest,
                      (unsigned long) rg_wall_msec());
@@ -678,6 +1265,16 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
         id = json_string_value(json_object_get(task, "id"));
         text = json_dumps(task, JSON_COMPACT);
+
+        /* a queued task is named in the API's paths */
+        if (text && id && !rg_task_id_valid(id, strlen(id))) {
+            fprintf(stderr, "reagent: line %lu: " RG_TASK_ID_RULE ": not "
+                    "submitted\n", (unsigned long) lineno);
+            free(text);
+            json_decref(task);
+            bad++;
+            continue;
+        }
 
         {
             rg_task_t  t;
@@ -740,6 +1337,9 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             break;
         }
 
+        freeReplyObject(r);
+        entry[0] = '\0';
+
         if (seen == 2) {
             fprintf(stderr, "reagent: task %s is being submitted by another "
                     "submit now: not queued again\n", id);
@@ -751,64 +1351,37 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
                     "queued again\n", id);
             dup++;
 
+        } else if (rg_stream_cli_enqueue(&c, id, text, mark, ttl, entry,
+                                         sizeof(entry), err, sizeof(err))
+                   != RG_OK)
+        {
+            /* not queued: the next submit of it may try again */
+            fprintf(stderr, "reagent: queueing %s failed: %s\n", id, err);
+            free(text);
+            json_decref(task);
+            rc = 1;
+            break;
+
         } else {
-            rg_stream_shard_key(&c, rg_stream_shard_of(
-                                    (rg_uint_t) c.qcf->shards, id), "",
-                                shard_key, sizeof(shard_key));
-
-            argv[0] = "XADD";
-            argv[1] = shard_key;
-            argv[2] = "*";
-            argv[3] = "task";
-            argv[4] = text;
-            lens[0] = 4;
-            lens[1] = strlen(shard_key);
-            lens[2] = 1;
-            lens[3] = 4;
-            lens[4] = strlen(text);
-
-            freeReplyObject(r);
-            r = rg_stream_cli_retry(c.engine, c.redis, shard_key, err,
-                                    sizeof(err), 5, argv, lens);
-            if (r == NULL) {
-                /* not queued: the next submit of it may try again */
-                argv[0] = "DEL";
-                argv[1] = key;
-                r = rg_stream_cli_call(c.engine, c.redis, key, err,
-                                       sizeof(err), 2, argv, NULL);
-                fprintf(stderr, "reagent: queueing %s failed: %s\n", id,
-                        err);
-                if (r) {
-                    freeReplyObject(r);
-                }
-                free(text);
-                json_decref(task);
-                rc = 1;
-                break;
-            }
-
-            /* queued: the mark now lasts as the session may (lost, it
-             * lapses and the next submit looks for the task's session) */
-            argv[0] = "SET";
-            argv[1] = key;
-            argv[2] = mark + 2;
-            argv[3] = "PX";
-            argv[4] = ttl;
-            kept = rg_stream_cli_retry(c.engine, c.redis, key, err,
-                                       sizeof(err), 5, argv, NULL);
-            if (kept) {
-                freeReplyObject(kept);
-            }
-
             if (!o->wait) {
                 printf("%s\n", id);
             }
             queued++;
         }
 
-        freeReplyObject(r);
-
         if (o->wait && json_object_get(want, id) == NULL) {
+            /* what it takes to queue it again (rg_stream_watch_look) */
+            if (rg_stream_watch_add(&watch, id, text, entry, lineno)
+                != RG_OK)
+            {
+                fprintf(stderr, "reagent: out of memory\n");
+                free(text);
+                json_decref(task);
+                rc = 1;
+                break;
+            }
+
+            text = NULL;
             json_object_set_new(want, id, json_true());
             total++;
         }
@@ -873,8 +1446,9 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
         before = got;
 
         fflush(stdout);
+        watch.next = rg_monotonic_msec() + RG_STREAM_CLI_LOOK;
         rc = rg_stream_follow(&c, stdout, want, &got, total, last,
-                              sizeof(last), shown);
+                              sizeof(last), shown, &watch);
 
         if (tick) {
             event_free(tick);
@@ -893,6 +1467,10 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
             fprintf(stderr, "; %lu had ended before the wait",
                     (unsigned long) before);
         }
+        if (watch.again) {
+            fprintf(stderr, "; %lu queued again, lost by Redis",
+                    (unsigned long) watch.again);
+        }
         fputs(")", stderr);
 
         /* what the tasks cost, where their llms have a price */
@@ -909,6 +1487,7 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
     }
 
     json_decref(want);
+    rg_stream_watch_free(&watch);
     rg_stream_client_close(&c);
 
     return rc ? rc : (bad ? 2 : 0);
@@ -974,7 +1553,7 @@ rg_results_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     if (rc == 0 && o->follow) {
         rc = rg_stream_follow(&c, out, NULL, NULL, 0, last, sizeof(last),
-                              NULL);
+                              NULL, NULL);
     }
 
     if (out != stdout) {
@@ -989,10 +1568,11 @@ rg_results_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
 /* queue ------------------------------------------------------------------- */
 
+/* -1 with err when Redis did not answer */
 static long long
-rg_queue_int(rg_stream_client_t *c, const char *key, const char *cmd)
+rg_queue_int(rg_stream_client_t *c, const char *key, const char *cmd,
+    char *err, size_t errlen)
 {
-    char         err[256];
     long long    v;
     redisReply  *r;
     const char  *argv[2];
@@ -1000,8 +1580,8 @@ rg_queue_int(rg_stream_client_t *c, const char *key, const char *cmd)
     argv[0] = cmd;
     argv[1] = key;
 
-    r = rg_stream_cli_call(c->engine, c->redis, key, err, sizeof(err), 2,
-                           argv, NULL);
+    r = rg_stream_cli_call(c->engine, c->redis, key, err, errlen, 2, argv,
+                           NULL);
     v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
     if (r) {
         freeReplyObject(r);
@@ -1032,6 +1612,80 @@ rg_queue_field(redisReply *map, const char *name)
 }
 
 
+/* the queue's list of the store's losses (rg_stream_lost.c), newest
+ * first: when, which worker, what it wrote back, which tasks are gone */
+static void
+rg_queue_losses(rg_stream_client_t *c)
+{
+    char         key[320], err[256], when[32];
+    size_t       i, j;
+    time_t       t;
+    json_t      *o, *lost;
+    struct tm    tm;
+    redisReply  *r;
+    const char  *argv[4];
+
+    snprintf(key, sizeof(key), "%s{q:%s}:losses", c->prefix,
+             c->qcf->stream.data);
+
+    argv[0] = "LRANGE";
+    argv[1] = key;
+    argv[2] = "0";
+    argv[3] = "9";
+    r = rg_stream_cli_call(c->engine, c->redis, key, err, sizeof(err), 4,
+                           argv, NULL);
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements) {
+        printf("the store lost its memory (Redis restarted without its "
+               "data, or was emptied); the last records, newest first:\n");
+    }
+
+    for (i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        if (r->element[i]->type != REDIS_REPLY_STRING) {
+            continue;
+        }
+
+        o = json_loadb(r->element[i]->str, r->element[i]->len, 0, NULL);
+        if (o == NULL) {
+            continue;
+        }
+
+        t = (time_t) (json_integer_value(json_object_get(o, "at")) / 1000);
+        localtime_r(&t, &tm);
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+
+        printf("  %s worker %s: %lld sessions written back, %lld results "
+               "written again, %lld tasks lost", when,
+               json_string_value(json_object_get(o, "worker"))
+               ? json_string_value(json_object_get(o, "worker")) : "?",
+               (long long) json_integer_value(
+                   json_object_get(o, "sessions_written_back")),
+               (long long) json_integer_value(
+                   json_object_get(o, "results_written_again")),
+               (long long) json_integer_value(
+                   json_object_get(o, "lost_count")));
+
+        lost = json_object_get(o, "lost");
+        for (j = 0; j < json_array_size(lost); j++) {
+            printf("%s%s", j ? ", " : ": ",
+                   json_string_value(json_array_get(lost, j))
+                   ? json_string_value(json_array_get(lost, j)) : "?");
+        }
+
+        if (json_string_value(json_object_get(o, "note"))) {
+            printf(" (%s)", json_string_value(json_object_get(o, "note")));
+        }
+
+        printf("\n");
+        json_decref(o);
+    }
+
+    if (r) {
+        freeReplyObject(r);
+    }
+}
+
+
 static int
 rg_queue_main(rg_cycle_t *cycle, void *opts, const char *arg)
 {
@@ -1054,9 +1708,18 @@ rg_queue_main(rg_cycle_t *cycle, void *opts, const char *arg)
         rg_stream_shard_key(&c, shard, "", key, sizeof(key));
         rg_stream_shard_key(&c, shard, ":dead", dead, sizeof(dead));
 
-        depth = rg_queue_int(&c, key, "XLEN");
-        ndead = rg_queue_int(&c, dead, "XLEN");
+        depth = rg_queue_int(&c, key, "XLEN", err, sizeof(err));
+        ndead = depth < 0 ? -1 : rg_queue_int(&c, dead, "XLEN", err,
+                                              sizeof(err));
         pending = 0;
+
+        /* what it would print is not what the queue holds */
+        if (ndead < 0) {
+            fprintf(stderr, "reagent: queue: reading shard %lu: %s\n",
+                    (unsigned long) shard, err);
+            rg_stream_client_close(&c);
+            return 1;
+        }
 
         argv[0] = "XINFO";
         argv[1] = "GROUPS";
@@ -1124,6 +1787,8 @@ rg_queue_main(rg_cycle_t *cycle, void *opts, const char *arg)
         }
     }
 
+    rg_queue_losses(&c);
+
     rg_stream_client_close(&c);
 
     return 0;
@@ -1185,7 +1850,8 @@ const rg_cli_t  rg_submit_cli = {
     "a tasks file, or - for stdin",
     sizeof(rg_stream_cli_opts_t),
     rg_stream_cli_option,
-    rg_submit_main
+    rg_submit_main,
+    RG_CLI_CLIENT
 };
 
 
@@ -1196,7 +1862,8 @@ const rg_cli_t  rg_results_cli = {
     NULL,
     sizeof(rg_stream_cli_opts_t),
     rg_stream_cli_option,
-    rg_results_main
+    rg_results_main,
+    RG_CLI_CLIENT
 };
 
 
@@ -1207,5 +1874,6 @@ const rg_cli_t  rg_queue_status_cli = {
     NULL,
     sizeof(rg_stream_cli_opts_t),
     rg_stream_cli_option,
-    rg_queue_main
+    rg_queue_main,
+    RG_CLI_CLIENT
 };

@@ -384,9 +384,20 @@ rg_task_parse(rg_task_t *t, const char *line, size_t len, rg_uint_t lineno)
     if (json_is_string(jid)) {
         t->id = json_string_value(jid);
 
+        /* (jansson refuses a NUL in a string) */
+        if (json_string_length(jid) == 0) {
+            t->id = t->idbuf;
+            return rg_task_invalid(t, "line %lu: \"id\" is empty: it names "
+                                   "the task", (unsigned long) lineno);
+        }
+
     } else if (json_is_integer(jid)) {
         snprintf(t->idbuf, sizeof(t->idbuf), "%lld",
                  (long long) json_integer_value(jid));
+
+    } else if (jid && !json_is_null(jid)) {
+        return rg_task_invalid(t, "line %lu: \"id\" must be a string or "
+                               "an integer", (unsigned long) lineno);
     }
 
     rc = rg_task_keys_check(t, task, lineno);
@@ -423,6 +434,28 @@ rg_task_parse(rg_task_t *t, const char *line, size_t len, rg_uint_t lineno)
     rc = rg_task_limits(t, task, lineno);
 
     return rc;
+}
+
+
+rg_uint_t
+rg_task_id_valid(const char *id, size_t len)
+{
+    size_t  i;
+
+    if (len == 0 || len > RG_TASK_ID_MAX
+        || (len == 1 && id[0] == '.')
+        || (len == 2 && id[0] == '.' && id[1] == '.'))
+    {
+        return 0;
+    }
+
+    for (i = 0; i < len; i++) {
+        if ((unsigned char) id[i] < 0x20 || id[i] == 0x7f || id[i] == '/') {
+            return 0;
+        }
+    }
+
+    return 1;
 }
 
 

@@ -53,6 +53,15 @@ rg_int_t rg_task_parse(rg_task_t *t, const char *line, size_t len,
     rg_uint_t lineno);
 void rg_task_free(rg_task_t *t);
 
+/* an id a queued task may have, as the API's paths name it: 1 to
+ * RG_TASK_ID_MAX bytes, no '/' nor control character, not "." nor ".."
+ * (a batch's ids need only be non-empty) */
+#define RG_TASK_ID_MAX  256
+#define RG_TASK_ID_RULE                                                      \
+    "\"id\" must be 1 to 256 bytes of text without '/' or control "         \
+    "characters, and not \".\" or \"..\" (or an integer)"
+rg_uint_t rg_task_id_valid(const char *id, size_t len);
+
 struct rg_session_s;
 
 /* what a task says of its session: its limits (max_rounds, max_tokens,

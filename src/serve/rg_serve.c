@@ -61,7 +61,8 @@ static const rg_cli_t  rg_serve_cli = {
     NULL,
     sizeof(rg_serve_opts_t),
     rg_serve_option,
-    rg_serve_main
+    rg_serve_main,
+    0
 };
 
 
@@ -72,7 +73,8 @@ static const rg_cli_t  rg_signal_cli = {
     "a signal: reload, reopen, stop or quit",
     0,
     NULL,
-    rg_signal_main
+    rg_signal_main,
+    RG_CLI_CLIENT
 };
 
 
@@ -85,7 +87,8 @@ static const rg_cli_t  rg_workers_cli = {
     NULL,
     0,
     NULL,
-    rg_workers_main
+    rg_workers_main,
+    RG_CLI_CLIENT
 };
 
 

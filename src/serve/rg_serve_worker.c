@@ -37,74 +37,11 @@
 #include <rg_agent.h>
 #include <rg_agent_conf.h>
 #include <rg_metrics.h>
+#include <rg_recover.h>
+#include <rg_serve_worker.h>
 #include <jansson.h>
 
 
-typedef struct rg_serve_task_s  rg_serve_task_t;
-typedef struct rg_serve_s       rg_serve_t;
-
-struct rg_serve_task_s {
-    rg_serve_t         *sv;
-    rg_session_t       *session;
-    rg_uint_t           shard;
-    char                entry[48];
-    char                sid[48];
-    char               *task_id;
-    rg_serve_task_t    *next;
-    rg_serve_task_t    *prev;
-};
-
-
-struct rg_serve_s {
-    rg_worker_t        *worker;
-    rg_engine_t        *engine;
-    rg_stream_t        *queue;
-    rg_queue_conf_t    *qcf;
-    rg_uint_t           concurrency;
-    rg_uint_t           running;
-    rg_uint_t           writing;      /* results not yet acknowledged */
-    rg_uint_t           promised;     /* slots the read and the reclaim in
-                                         flight may fill */
-    rg_uint_t           read_asked;   /* the read's part of it */
-    rg_uint_t           reclaim_asked;
-    rg_uint_t           shard;        /* the next to read */
-    rg_uint_t           empty;        /* reads in a row that found none */
-    rg_serve_task_t     head;         /* the running tasks, a ring */
-    struct event       *pump_ev;      /* a read after a failed one */
-    struct event       *keep_ev;
-    struct event       *reclaim_ev;
-    struct event       *drain_ev;
-    struct event       *last_ev;      /* the hand-back's wait, bounded */
-    struct event       *cancel_ev;    /* the cancel set, every second */
-    char              **asked;        /* the ids it was asked about */
-    rg_uint_t           nasked;
-    struct event       *sizes_ev;     /* the queue's sizes, for metrics */
-    rg_uint_t           sizing;       /* shards (and the parked count) not
-                                         yet answered */
-    uint64_t            reads;        /* XREADGROUP calls answered */
-    uint64_t            read;         /* the entries they gave */
-    uint64_t            started;
-    uint64_t            done;
-    uint64_t            lost;
-    uint64_t            reclaimed;
-    uint64_t            dead;
-    uint64_t            parked;
-    unsigned            ready:1;      /* the group is there */
-    unsigned            reading:1;
-    unsigned            waiting:1;    /* the read in flight may block */
-    unsigned            reclaiming:1;
-    unsigned            reclaim_due:1; /* its timer came; it waits for a
-                                          free slot */
-    unsigned            expiring:1;   /* parked tasks' waits, asked */
-    unsigned            draining:1;
-    unsigned            exiting:1;
-    unsigned            leaving:1;    /* the consumer is being deleted */
-    unsigned            read_failed:1;
-    unsigned            asking:1;     /* the cancel set, asked */
-};
-
-
-static void rg_serve_pump(rg_serve_t *sv);
 static void rg_serve_reclaim(rg_serve_t *sv);
 static void rg_serve_check_exit(rg_serve_t *sv);
 
@@ -155,6 +92,8 @@ rg_serve_write(rg_serve_t *sv, rg_uint_t shard, const char *entry,
     if (text == NULL) {
         return;
     }
+
+    rg_serve_keep(sv, task_id, sid, shard, text, strlen(text));
 
     sv->writing++;
     rg_stream_result(sv->queue, shard, entry, task_id, sid, text,
@@ -314,6 +253,8 @@ rg_serve_park(rg_serve_t *sv, rg_serve_task_t *t, rg_session_t *s)
     p->shard = t->shard;
     snprintf(p->entry, sizeof(p->entry), "%s", t->entry);
 
+    rg_serve_keep(sv, t->task_id, t->sid, t->shard, NULL, 0);
+
     sv->writing++;
     rg_approval_watch(sv->queue, t->task_id, s->park_deadline,
                       rg_serve_park_listed, p);
@@ -332,6 +273,10 @@ rg_serve_session_done(rg_session_t *s)
 
     if (s->parked && !s->fenced) {
         rg_serve_park(sv, t, s);
+
+    } else if (s->fenced && s->reason && strncmp(s->reason, "lost:", 5) == 0) {
+        /* the store forgot it and did not take it back */
+        rg_serve_forget(sv, t->task_id, s->reason);
 
     } else if (s->fenced) {
         /* another worker holds the session: it writes the result */
@@ -360,6 +305,7 @@ rg_serve_session_done(rg_session_t *s)
     t->session = NULL;
     rg_session_destroy(s);
     free(t->task_id);
+    free(t->line);
     free(t);
 
     rg_serve_pump(sv);
@@ -442,12 +388,21 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     t = calloc(1, sizeof(rg_serve_task_t));
     if (t) {
         t->task_id = strdup(task.id);
+        t->line = malloc(e->len + 1);
     }
-    if (t == NULL || t->task_id == NULL) {
+    if (t == NULL || t->task_id == NULL || t->line == NULL) {
+        if (t) {
+            free(t->task_id);
+            free(t->line);
+        }
         free(t);
         rg_task_free(&task);
         return;
     }
+
+    memcpy(t->line, e->task, e->len);
+    t->line[e->len] = '\0';
+    t->len = e->len;
 
     t->sv = sv;
     t->shard = e->shard;
@@ -459,10 +414,14 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
                         rg_serve_session_done, t);
     if (s == NULL) {
         free(t->task_id);
+        free(t->line);
         free(t);
         rg_task_free(&task);
         return;
     }
+
+    /* the store forgot it and it was written back: queued again */
+    s->recovered = rg_serve_recovered;
 
     /* a task may tighten or loosen its agent's limits (a resumed session
      * keeps the ones it started with) */
@@ -527,6 +486,12 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
         sv->read_failed = 1;
         sv->empty = 0;
         sv->waiting = 0;
+
+        if (strncmp(err, "NOGROUP", 7) == 0) {
+            rg_serve_nogroup(sv);
+            return;
+        }
+
         rg_serve_later(sv, sv->pump_ev, 1000);
         return;
     }
@@ -574,6 +539,12 @@ rg_serve_waited(void *data, const char *err)
                          "for tasks failed (%s); trying again", err);
         }
         sv->read_failed = 1;
+
+        if (strncmp(err, "NOGROUP", 7) == 0) {
+            rg_serve_nogroup(sv);
+            return;
+        }
+
         rg_serve_later(sv, sv->pump_ev, 1000);
         return;
     }
@@ -590,7 +561,7 @@ rg_serve_waited(void *data, const char *err)
  * reads it); in a cluster, where one command cannot name every shard,
  * the round's last read waits on its own shard (a task on another is
  * read within block). */
-static void
+void
 rg_serve_pump(rg_serve_t *sv)
 {
     rg_uint_t  avail, shards, shard, all;
@@ -599,7 +570,12 @@ rg_serve_pump(rg_serve_t *sv)
         return;
     }
 
-    if (!sv->ready || sv->draining || sv->exiting) {
+    if (!sv->ready) {
+        rg_serve_prepare(sv);
+        return;
+    }
+
+    if (sv->draining || sv->exiting) {
         return;
     }
 
@@ -650,6 +626,7 @@ rg_serve_prepared(void *data, const char *err)
     rg_serve_t  *sv;
 
     sv = data;
+    sv->preparing = 0;
 
     if (sv->exiting) {
         return;
@@ -664,6 +641,24 @@ rg_serve_prepared(void *data, const char *err)
 
     sv->ready = 1;
     rg_serve_pump(sv);
+}
+
+
+/* the group on every shard, made when absent: at the start, and again
+ * after the store lost it (a NOGROUP answer, a new epoch); until then
+ * nothing is read */
+void
+rg_serve_prepare(rg_serve_t *sv)
+{
+    if (sv->queue == NULL || sv->preparing || sv->exiting || sv->draining
+        || evtimer_pending(sv->pump_ev, NULL))
+    {
+        return;
+    }
+
+    sv->ready = 0;
+    sv->preparing = 1;
+    rg_stream_prepare(sv->queue, rg_serve_prepared, sv);
 }
 
 
@@ -719,6 +714,12 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
     if (err) {
         rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: taking over "
                      "idle tasks failed (%s); trying again later", err);
+
+        if (strncmp(err, "NOGROUP", 7) == 0) {
+            rg_serve_nogroup(sv);
+            return;
+        }
+
         rg_serve_pump(sv);
         return;
     }
@@ -1170,7 +1171,8 @@ rg_serve_status(rg_worker_t *w, char *buf, size_t size)
                  "\"reads\":%llu,\"read\":%llu,"
                  "\"started\":%llu,\"done\":%llu,\"lost\":%llu,"
                  "\"reclaimed\":%llu,\"dead\":%llu,\"parked\":%llu,"
-                 "\"draining\":%s}",
+                 "\"store_losses\":%llu,\"requeued\":%llu,"
+                 "\"forgotten\":%llu,\"draining\":%s}",
                  (unsigned long) sv->running,
                  (unsigned long) sv->concurrency,
                  (unsigned long long) sv->reads,
@@ -1181,6 +1183,9 @@ rg_serve_status(rg_worker_t *w, char *buf, size_t size)
                  (unsigned long long) sv->reclaimed,
                  (unsigned long long) sv->dead,
                  (unsigned long long) sv->parked,
+                 (unsigned long long) sv->losses,
+                 (unsigned long long) sv->requeued,
+                 (unsigned long long) sv->forgotten,
                  sv->draining ? "true" : "false");
 
     return n > 0 && (size_t) n < size ? (size_t) n : 0;
@@ -1273,7 +1278,11 @@ rg_serve_worker_run(rg_worker_t *w)
                      "the queue (%lu sessions at most)", (int) getpid(),
                      (unsigned long) sv.concurrency);
 
-        rg_stream_prepare(sv.queue, rg_serve_prepared, &sv);
+        if (rg_serve_lost_init(&sv) != RG_OK) {
+            goto done;
+        }
+
+        rg_serve_prepare(&sv);
         rg_serve_later(&sv, sv.keep_ev, sv.qcf->claim_idle / 3);
         /* tasks left by a worker that died: soon after the start */
         rg_serve_later(&sv, sv.reclaim_ev, 200 + random() % 300);
@@ -1296,6 +1305,7 @@ rg_serve_worker_run(rg_worker_t *w)
         t->session->handler = NULL;
         rg_session_destroy(t->session);
         free(t->task_id);
+        free(t->line);
         free(t);
     }
 
@@ -1328,6 +1338,7 @@ done:
         event_free(sv.cancel_ev);
     }
     rg_serve_asked_free(&sv);
+    rg_serve_lost_fini(&sv);
     if (sv.sizes_ev) {
         event_free(sv.sizes_ev);
     }

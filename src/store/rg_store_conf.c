@@ -106,6 +106,7 @@ rg_part_t  rg_store_part = {
     .init_worker = rg_store_init_worker,
     .exit_worker = rg_store_exit_worker,
     .check = rg_store_check,
+    .client = 1,                      /* submit, queue, status… use it */
     .conf_ctx = RG_STORE_REDIS_CONF,
     .conf_block = "store redis { }"
 };

@@ -1,7 +1,8 @@
 /* rg_tools_conf.c: the tools part's configuration: `load_module` and
  * `module NAME { }` (read by rg_module.c), `thread_pool`,
  * `isolated_helpers` and `tool_result_limit`, their defaults, and the
- * modules' init once the whole file is read. */
+ * modules' init once the whole file is read (not for a client command,
+ * which runs no tool). */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -154,6 +155,12 @@ rg_tools_init_conf(rg_cycle_t *cycle, void *conf)
 
     if (tcf->isolated_helpers == RG_CONF_UNSET) {
         tcf->isolated_helpers = 4;
+    }
+
+    /* a client command (reagent queue…) runs no tool: the modules are
+     * loaded and their directives read, but none is started */
+    if (cycle->client) {
+        return RG_CONF_OK;
     }
 
     return rg_module_init_all(cycle) == RG_OK ? RG_CONF_OK : RG_CONF_ERROR;

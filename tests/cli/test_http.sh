@@ -221,7 +221,7 @@ while ! { rg_req GET /v1/tasks/c1 -H "$A" > /dev/null;
 done
 rg_check "  it ends cancelled, saying why (reason)" \
     jq -e '.status == "cancelled" and (.error | test("API")) and (.reason | test("API"))' "$tmp/body"
-rg_equal "DELETE an ended one: 404" "$(rg_req DELETE /v1/tasks/c1 -H "$A")" 404
+rg_equal "DELETE an ended one: 409" "$(rg_req DELETE /v1/tasks/c1 -H "$A")" 409
 
 # --- the OpenAI-compatible face -------------------------------------------
 

@@ -60,8 +60,23 @@ test_unknown_key(void **state)
                     "line 7: unknown key \"imput\"; did you mean \"input\"?");
     rg_test_refused("{\"id\":\"t1\",\"input\":\"hi\",\"priority\":1}",
                     "line 7: unknown key \"priority\" (a task has id, agent, "
-                    "input, max_rounds, max_tokens, deadline, tenant, "
-                    "traceparent, approval and events)");
+                    "input, max_rounds, max_tokens, max_cost, deadline, "
+                    "tenant, traceparent, approval and events)");
+
+    /* an id names the task: never empty, a string or an integer */
+    rg_test_refused("{\"id\":\"\",\"input\":\"hi\"}",
+                    "line 7: \"id\" is empty: it names the task");
+    rg_test_refused("{\"id\":true,\"input\":\"hi\"}",
+                    "line 7: \"id\" must be a string or an integer");
+    rg_test_refused("{\"id\":[1],\"input\":\"hi\"}",
+                    "line 7: \"id\" must be a string or an integer");
+
+    /* and a queued one is named in the API's paths too */
+    assert_true(rg_task_id_valid("t-1 é", strlen("t-1 é")));
+    assert_false(rg_task_id_valid("", 0));
+    assert_false(rg_task_id_valid("a/b", 3));
+    assert_false(rg_task_id_valid("..", 2));
+    assert_false(rg_task_id_valid("a\tb", 3));
 
     /* approval: park, deny or nothing */
     line = "{\"id\":\"p\",\"input\":\"hi\",\"approval\":\"park\"}";

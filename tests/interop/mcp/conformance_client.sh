@@ -4,7 +4,9 @@
 # the last argument and MCP_CONFORMANCE_SCENARIO names the scenario. It
 # writes a configuration with one mcp block for that URL and runs
 # `reagent mcp`: listing the tools (initialize), or calling the tool the
-# scenario offers. REAGENT names the binary (default objs/reagent).
+# scenario offers (with --approve-all: its tools say nothing of what they
+# do, so they are dangerous, and there is no terminal to ask). REAGENT
+# names the binary (default objs/reagent).
 #
 #   conformance client --command "sh tests/interop/mcp/conformance_client.sh" ...
 
@@ -25,11 +27,12 @@ CONF
 case "$MCP_CONFORMANCE_SCENARIO" in
     tools_call)
         "$REAGENT" -c "$conf" mcp --call conf__add_numbers \
-            --args '{"a": 5, "b": 3}' conf ;;
+            --args '{"a": 5, "b": 3}' --approve-all conf ;;
     sse-retry)
-        "$REAGENT" -c "$conf" mcp --call conf__test_reconnection conf ;;
+        "$REAGENT" -c "$conf" mcp --call conf__test_reconnection \
+            --approve-all conf ;;
     elicitation-sep1034-client-defaults)
-        "$REAGENT" -c "$conf" mcp \
+        "$REAGENT" -c "$conf" mcp --approve-all \
             --call conf__test_client_elicitation_defaults conf ;;
     *)
         "$REAGENT" -c "$conf" mcp conf ;;

@@ -9,8 +9,11 @@
 // Streamable HTTP, @modelcontextprotocol/server-filesystem over stdio, a
 // v1 SDK server whose tools change (lc_server.mjs), a v2 SDK server of
 // the stateless 2026-07-28 revision (v2_server.mjs), and a hand-written
-// HTTP server that misbehaves (bad_http.mjs). Then the conformance suite
-// (@modelcontextprotocol/conformance) against `reagent mcp`.
+// HTTP server that misbehaves (bad_http.mjs); `reagent mcp --call` of
+// server-filesystem's dangerous write_file, which asks as an agent's call
+// does (y/N on a terminal, through python3's pty; else --approve-all).
+// Then the conformance suite (@modelcontextprotocol/conformance) against
+// `reagent mcp`.
 
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -457,6 +460,77 @@ async function filesystem() {
 }
 
 
+// reagent mcp --call of a dangerous tool: the operator is asked, as for
+// an agent's call; without a terminal it runs only with --approve-all
+async function callApproval() {
+    const root = path.join(tmp, "callroot");
+    fs.mkdirSync(root, { recursive: true });
+    const c = conf("call", `mcp fs { command ${run} --bin mcp-server-filesystem ${root}; }\n` +
+        `agent a { tools fs__*; approve fs__write_file; }`);
+    const write = (name) => ["-c", c, "mcp", "--call", "fs__write_file", "--args",
+        JSON.stringify({ path: path.join(root, name), content: `${name}\n` }), "fs"];
+    const wrote = (name) => fs.existsSync(path.join(root, name));
+
+    const r1 = await reagentRun(write("a.txt"));
+    eq(r1.status, 1, "mcp --call: a dangerous tool without a terminal is refused (exit 1)");
+    has(r1.stderr, "\"fs__write_file\" is a dangerous tool and there is no terminal to ask: not run " +
+        "(--approve-all runs it)", "mcp --call: ... saying why and what runs it");
+    ok(!wrote("a.txt"), "mcp --call: ... and nothing was written (an agent's approve is not the operator's)");
+
+    const r2 = await reagentRun([...write("a.txt").slice(0, -1), "--approve-all", "fs"]);
+    eq(r2.status, 0, "mcp --call --approve-all: the dangerous tool runs");
+    has(r2.stdout, "Successfully wrote to", "mcp --call --approve-all: its answer");
+    ok(wrote("a.txt"), "mcp --call --approve-all: ... and the file is written");
+
+    const r3 = await reagentRun(["-c", c, "mcp", "--call", "fs__read_text_file", "--args",
+        JSON.stringify({ path: path.join(root, "a.txt") }), "fs"]);
+    eq(r3.status, 0, "mcp --call: a tool that is not dangerous runs without a question");
+    eq(r3.stdout, "a.txt\n", "mcp --call: ... and answers");
+
+    // on a terminal: python3 runs it on a pty and answers the question
+    const py = `
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out, answered, end = b"", False, time.time() + 120
+while time.time() < end:
+    if not select.select([fd], [], [], 1)[0]:
+        continue
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+    if not answered and b"[y/N]" in out:
+        os.write(fd, os.environ["RG_ANSWER"].encode() + b"\\n")
+        answered = True
+sys.stdout.write(out.decode(errors="replace"))
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+`;
+    const onTerminal = (args, answer) => spawnSync("python3", ["-c", py, reagent, ...args],
+        { encoding: "utf8", timeout: 150000, env: { ...process.env, RG_ANSWER: answer } });
+    if (spawnSync("python3", ["-c", "import pty"]).status !== 0) {
+        console.log(`ok ${++n} - mcp --call on a terminal # skip no python3 with pty`);
+        return;
+    }
+
+    const no = onTerminal(write("b.txt"), "n");
+    has(no.stdout, "\"fs__write_file\" is a dangerous tool; it is to run with {\"path\":",
+        "mcp --call on a terminal: it asks, naming the tool and its arguments");
+    has(no.stdout, "allow it? [y/N]", "mcp --call on a terminal: ... y/N, as for an agent's call");
+    eq(no.status, 1, "mcp --call on a terminal: no is not run (exit 1)");
+    ok(!wrote("b.txt"), "mcp --call on a terminal: ... nothing written");
+
+    const yes = onTerminal(write("b.txt"), "y");
+    eq(yes.status, 0, "mcp --call on a terminal: yes runs it") || console.log(`# ${yes.stdout}`);
+    has(yes.stdout, "Successfully wrote to", "mcp --call on a terminal: ... its answer");
+    ok(wrote("b.txt"), "mcp --call on a terminal: ... and the file is written");
+}
+
+
 // a server that dies between two turns comes back
 async function restart() {
     const pidfile = path.join(tmp, "ev.pid");
@@ -582,7 +656,8 @@ async function stateless() {
     const offered = await m.offered();
     ok(offered.includes("v2__added"), "2026-07-28: the tool added is offered to the next task", offered);
 
-    const one = await reagentRun(["-c", c, "mcp", "--call", "v2__fail", "v2"]);
+    // no annotations: dangerous, and there is no terminal to ask
+    const one = await reagentRun(["-c", c, "mcp", "--call", "v2__fail", "--approve-all", "v2"]);
     eq(one.stdout.trim(), "error: v2__fail failed: deliberate failure", "2026-07-28: an isError result");
     eq(one.status, 2, "2026-07-28: reagent mcp --call of a failing tool exits 2");
     server.kill("SIGTERM");
@@ -717,6 +792,7 @@ const all = {
     stdio: () => everything("stdio"),
     http: () => everything("http"),
     filesystem,
+    callApproval,
     restart,
     restartHttp,
     listChanged,

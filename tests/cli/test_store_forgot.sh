@@ -1,0 +1,270 @@
+#!/bin/sh
+# test_store_forgot.sh: Redis restarted without its data while sessions
+# run (src/store/rg_store_epoch.c, src/agent/rg_recover.c,
+# src/serve/rg_serve_lost.c), with the real binary, the mock model and a
+# redis-server that persists nothing on a free loopback port:
+#   - `reagent -t` and the log at start warn that this Redis persists
+#     nothing;
+#   - a batch of 60 sessions, each with a side effect (count, counting in
+#     a Redis of its own), whose Redis restarts empty while their model
+#     calls are in flight: the store's loss is said once (its epoch
+#     changed), no session is said "fenced" (nobody else holds it), each
+#     is written back from the process's memory under a new lease whose
+#     token is above the old one, every task ends done, once, each side
+#     effect ran once, and Redis holds each session's final status again;
+#     one line sums the sessions written back (test_store's
+#     test_redis_forgot: a paused worker's old token stays refused);
+#   - `reagent serve`, two workers of 5 sessions each, 30 tasks from
+#     `submit --wait` and 6 through the API, Redis restarted empty while
+#     10 run and the rest wait: each worker says the loss once, makes its
+#     group again (a task submitted afterwards runs without a reload),
+#     writes back the sessions it runs and queues their tasks again;
+#     `submit --wait` queues again those that vanished, and all 30 end
+#     done, each side effect once; the API's tasks nobody held are named
+#     lost by the worker that queued them (its log, /readyz, the queue's
+#     list of losses in `reagent queue`, the metrics).
+#
+# Run from the repository root by tests/run.sh with B=<build folder>.
+
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+
+# the side effects are counted in a Redis that stays
+rg_redis c
+csock=$redis_sock
+ccli() {
+    redis-cli -s "$csock" "$@"
+}
+
+rport=$(rg_free_port)
+
+# a Redis that persists nothing: a restart empties it
+start_redis() {
+    mkdir -p "$tmp/forget.d"
+    redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/forget.d" \
+        --appendonly no --save "" --logfile "$tmp/forget.d/redis.log" &
+    redis_pid=$!
+    pids="$pids $redis_pid"
+    i=0
+    while ! redis-cli -p "$rport" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
+start_redis
+
+cat > "$tmp/script.json" <<'JSON'
+[{"message":{"tool_calls":[
+   {"id":"c1","name":"count","arguments":{"key":"k"}}]}},
+ {"message":{"tool_calls":[
+   {"id":"c2","name":"calc","arguments":{"expression":"6*7"}}]}},
+ {"message":{"content":"42"}}]
+JSON
+
+rg_mock m --script "$tmp/script.json" --latency 1500
+
+cat > "$tmp/r.conf" <<CONF
+load_module $(cd "$B" && pwd)/modules/calc.so;
+load_module $(cd "$B" && pwd)/tests/plugins/count.so;
+module count { redis $csock; }
+llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
+agent a { llm m; tools calc count; }
+store redis { server 127.0.0.1:$rport; connect_timeout 500ms; }
+lease_ttl 3s;
+store_timeout 30s;
+CONF
+
+"$R" -c "$tmp/r.conf" -t > "$tmp/t.out" 2>&1
+rg_equal "reagent -t accepts the configuration" "$?" 0
+rg_expect "and warns that this Redis persists nothing" "$tmp/t.out" \
+    "127.0.0.1:$rport persists nothing \(appendonly no, save \"\"\)"
+
+i=0
+while [ $i -lt 60 ]; do
+    echo "{\"id\":\"t$i\",\"input\":\"compute\"}"
+    i=$((i + 1))
+done > "$tmp/tasks.jsonl"
+
+"$R" -c "$tmp/r.conf" batch --no-progress --concurrency 60 \
+    -o "$tmp/res.jsonl" "$tmp/tasks.jsonl" > "$tmp/b.out" 2> "$tmp/b.err" &
+bpid=$!
+pids="$pids $bpid"
+
+# every session ran its side effect and asked for its second answer: the
+# sessions are stored, claimed and leased when Redis forgets them
+i=0
+while [ "$(curl -s "http://127.0.0.1:$port/stats" | jq .requests)" -lt 120 ] \
+      && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+old=$(redis-cli -p "$rport" get "rg:{b-t7}:fence" 2>/dev/null)
+[ -n "$old" ] || old=$(redis-cli -p "$rport" --scan --pattern 'rg:{*}:fence' \
+    | head -n 1 | xargs redis-cli -p "$rport" get)
+redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
+wait $redis_pid 2>/dev/null
+start_redis
+
+wait $bpid
+rg_equal "the batch ends" "$?" 0
+rg_equal "every task ends done" \
+    "$(jq -r .status "$tmp/res.jsonl" | sort | uniq -c | tr -s ' ')" \
+    " 60 done"
+rg_equal "each once" "$(jq -r .id "$tmp/res.jsonl" | sort -u | wc -l)" 60
+rg_equal "each session's side effect ran once" "$(ccli get count:k)" 60
+
+rg_expect "the loss is said" "$tmp/b.err" \
+    "the store lost its memory: its epoch is"
+rg_equal "once" "$(grep -c 'the store lost its memory' "$tmp/b.err")" 1
+rg_equal "no session is said fenced: nobody else holds them" \
+    "$(grep -c 'held by another worker' "$tmp/b.err")" 0
+rg_expect "one line sums up the sessions written back" "$tmp/b.err" \
+    "[0-9]+ sessions the store had lost were written back into it"
+rg_check "and not one line per session ($(grep -c 'written back' \
+"$tmp/b.err") lines)" test "$(grep -c 'written back' "$tmp/b.err")" -le 3
+
+done_in_store=0
+for k in $(redis-cli -p "$rport" --scan --pattern 'rg:{*}:meta'); do
+    [ "$(redis-cli -p "$rport" hget "$k" status)" = done ] &&
+        done_in_store=$((done_in_store + 1))
+done
+rg_equal "Redis holds each session's final status again" "$done_in_store" 60
+
+# every session's record is whole again: its list holds the task, the
+# three answers and the two tool results (and the system message)
+k=$(redis-cli -p "$rport" --scan --pattern 'rg:{*}:msgs' | head -n 1)
+rg_check "a session's messages are all there again ($(redis-cli -p "$rport" \
+llen "$k"))" test "$(redis-cli -p "$rport" llen "$k")" -ge 6
+
+# the fencing counters start from the server's clock: above every token
+# handed out before the loss, so an old holder stays refused
+new=$(redis-cli -p "$rport" --scan --pattern 'rg:{*}:fence' | head -n 1 \
+    | xargs redis-cli -p "$rport" get)
+rg_check "the new tokens are above the old ones ($new > $old)" \
+    test "$new" -gt "${old:-0}"
+
+
+# --- serve -------------------------------------------------------------
+
+rg_jq_true() {
+    jq -e "$1" "$2" > /dev/null
+}
+
+redis-cli -s "$csock" del count:k > /dev/null
+redis-cli -p "$rport" flushall > /dev/null
+hport=$(rg_free_port)
+M=$(cd "$B" && pwd)
+
+rg_mock sm --script "$tmp/script.json" --latency 1200
+sport=$port
+
+cat > "$tmp/s.conf" <<CONF
+load_module $M/modules/calc.so;
+load_module $M/tests/plugins/count.so;
+module count { redis $csock; }
+worker_processes 2;
+concurrency 5;
+pid $tmp/reagent.pid;
+error_log $tmp/error.log info;
+llm m { base_url http://127.0.0.1:$sport/v1; model mock-1; }
+agent a { llm m; tools calc count; }
+store redis { server 127.0.0.1:$rport; connect_timeout 500ms; }
+lease_ttl 2s;
+store_timeout 30s;
+queue { claim_idle 4s; block 500ms; }
+http { listen 127.0.0.1:$hport; }
+CONF
+
+"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "reading the queue" 2
+rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
+U=http://127.0.0.1:$hport
+
+i=0
+while [ $i -lt 30 ]; do
+    echo "{\"id\":\"w$i\",\"input\":\"compute\"}"
+    i=$((i + 1))
+done > "$tmp/wait.jsonl"
+
+"$R" -c "$tmp/s.conf" submit --wait --no-progress "$tmp/wait.jsonl" \
+    > "$tmp/wait.out" 2> "$tmp/wait.err" &
+sub=$!
+pids="$pids $sub"
+
+# the API's, behind them: queued, not taken when Redis forgets
+sleep 0.3
+i=0
+while [ $i -lt 6 ]; do
+    curl -s -o /dev/null "$U/v1/tasks" -d "{\"id\":\"api$i\",\"input\":\"x\"}"
+    i=$((i + 1))
+done
+
+# ten sessions ran their side effect and wait for their second answer
+i=0
+while [ "$(curl -s "http://127.0.0.1:$sport/stats" | jq .requests)" -lt 20 ] \
+      && [ $i -lt 400 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
+wait $redis_pid 2>/dev/null
+start_redis
+
+i=0
+while kill -0 $sub 2>/dev/null && [ $i -lt 1200 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+rg_check "submit --wait ends" test $i -lt 1200
+wait $sub
+rg_equal "  every one of its 30 tasks done" \
+    "$(jq -r .status "$tmp/wait.out" | sort | uniq -c | tr -s ' ')" " 30 done"
+rg_equal "  each once" "$(jq -r .id "$tmp/wait.out" | sort -u | wc -l)" 30
+rg_expect "  it says which vanished and were queued again" "$tmp/wait.err" \
+    "vanished from Redis"
+rg_equal "each side effect ran once" "$(ccli get count:k)" 30
+
+rg_equal "each worker says the loss once" \
+    "$(grep -c 'queue: the store lost its memory' "$tmp/error.log")" 2
+rg_expect "the sessions they ran were written back and queued again" \
+    "$tmp/error.log" "queued again \(entry [0-9]+-[0-9]+\) after the store lost it"
+rg_equal "no session is said fenced" \
+    "$(grep -c 'held by another worker' "$tmp/error.log")" 0
+
+# a task submitted now runs: the group is there again, without a reload
+"$R" -c "$tmp/s.conf" submit --wait --no-progress - > "$tmp/late.out" \
+    2> /dev/null <<'JSON'
+{"id":"late","input":"compute"}
+JSON
+rg_equal "a task submitted after the loss runs (the group was made again)" \
+    "$(jq -r .status "$tmp/late.out")" done
+
+# the API's tasks nobody held: named by the worker that queued them
+rg_wait_for "$tmp/error.log" "this worker's API queued that no worker held" 1
+rg_expect "the API's lost tasks are named on the log" "$tmp/error.log" \
+    "API queued that no worker held .*api[0-5]"
+curl -s "$U/readyz" > "$tmp/ready.json"
+rg_check "/readyz says the loss and names them" \
+    rg_jq_true '.store_losses >= 1 and (.last_store_loss.lost | length) >= 1' \
+    "$tmp/ready.json"
+"$R" -c "$tmp/s.conf" queue > "$tmp/queue.out" 2>&1
+rg_expect "reagent queue shows the loss" "$tmp/queue.out" \
+    "store lost its memory"
+curl -s "$U/metrics" > "$tmp/metrics"
+rg_check "the metrics count the loss, the tasks queued again and those lost" \
+    awk '$1 == "reagent_store_losses_total" && $2 >= 2 { a = 1 }
+         $1 == "reagent_queue_tasks_total{outcome=\"requeued\"}" && $2 >= 1 { b = 1 }
+         $1 == "reagent_queue_tasks_total{outcome=\"forgotten\"}" && $2 >= 1 { c = 1 }
+         END { exit !(a && b && c) }' "$tmp/metrics"
+
+kill -QUIT $master
+wait $master 2>/dev/null
+
+rg_done
