@@ -9,12 +9,11 @@
 #include <rg_core.h>
 #include <rg_engine.h>
 #include <rg_agent.h>
-#include <rg_session.h>
 #include <rg_child.h>
-#include <rg_dedupe.h>
 #include <rg_llm_client.h>
 #include <rg_tools.h>
 #include <fnmatch.h>
+#include <glib.h>
 
 
 static void rg_agent_view_release(void *data);
@@ -48,7 +47,12 @@ rg_agent_init_worker(rg_engine_t *e)
     rg_tools_set_agent_runner(rg_tools_ctx(e), rg_child_start,
                               rg_child_stop);
 
-    return rg_dedupe_init_worker(e);
+    /* the dedupe keys of calls in flight (rg_dedupe.c): a flight is one
+     * block with its key, freed when it leaves */
+    ctx->flights = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+                                         free);
+
+    return ctx->flights ? RG_OK : RG_ERROR;
 }
 
 
@@ -64,7 +68,9 @@ rg_agent_exit_worker(rg_engine_t *e)
         return;
     }
 
-    rg_dedupe_exit_worker(e);
+    if (ctx->flights) {
+        g_hash_table_destroy(ctx->flights);
+    }
 
     /* a view a session still holds goes with it */
     for (i = 0; ctx->views && i < ctx->nviews; i++) {

@@ -28,7 +28,6 @@ typedef struct {
 
 
 typedef struct rg_agent_view_s      rg_agent_view_t;
-typedef struct rg_dedupe_flights_s  rg_dedupe_flights_t;   /* rg_dedupe.c */
 
 typedef struct {
     rg_agent_stats_t    stats;
@@ -51,7 +50,8 @@ typedef struct {
     uint64_t            events_said;  /* and that of events */
     uint64_t            load_said;    /* and that of sessions' reads */
     uint64_t            resumed;
-    rg_dedupe_flights_t *flights;     /* dedupe keys of calls in flight */
+    struct _GHashTable *flights;      /* dedupe keys of calls in flight:
+                                         key -> rg_dedupe.c's flight */
     rg_agent_view_t   **views;        /* by agent index, NULL: none yet */
     rg_uint_t           nviews;
 } rg_agent_ctx_t;
@@ -59,9 +59,6 @@ typedef struct {
 
 #define rg_agent_ctx(e)                                                      \
     ((rg_agent_ctx_t *) rg_engine_ctx(e, &rg_agent_part))
-
-rg_int_t rg_agent_init_worker(rg_engine_t *e);
-void rg_agent_exit_worker(rg_engine_t *e);
 
 /* The agent as a session of this engine sees it: itself, or, when
  * providers bring some of its tools, a copy with the tools they offer

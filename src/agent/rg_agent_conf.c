@@ -11,8 +11,6 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_agent_conf.h>
-#include <rg_agent.h>
-#include <rg_run.h>
 #include <rg_llm_request.h>
 #include <rg_llm.h>
 #include <fnmatch.h>
@@ -58,6 +56,110 @@ static char *rg_agent_tenant_max_cost(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static char *rg_agent_tenant_max_tokens(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
+
+
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_agent_docs[] = {
+
+    { "agent", "agent NAME { … }", "—",
+      "an agent: its llm, system prompt, tools and guards; at least one",
+      NULL },
+
+    { "default_agent", "default_agent NAME;", "the first agent",
+      "the agent run and batch use when a task names none", NULL },
+
+    { "max_agent_depth", "max_agent_depth N;", "3",
+      "how deep agents may hand work to agents (the agent module's "
+      "run_agent), 0 to 16", NULL },
+
+    { "approval_timeout", "approval_timeout TIME;", "1h",
+      "how long a parked task waits for an operator's decision on its "
+      "dangerous calls, then ends approval_timed_out (in an agent: its "
+      "tasks')", NULL },
+
+    { "tenant_max_tokens", "tenant_max_tokens N per TIME;", "—",
+      "a task's tenant may spend N tokens (k, m) per window, across every "
+      "process on the store; none: no budget", NULL },
+
+    { "tenant_max_cost", "tenant_max_cost DOLLARS per TIME;", "—",
+      "the same in dollars, by the llms' prices", NULL },
+
+    { "llm", "llm NAME;", "the only llm",
+      "the llm the agent calls (required when there are several)", NULL },
+
+    { "system_prompt", "system_prompt TEXT;", "—",
+      "the system message; several words are joined with a blank", NULL },
+
+    { "tools", "tools NAME …;", "—",
+      "the tools the agent may call: a module's, or an mcp block's "
+      "(`fs__read_text_file`, `fs__*`)", NULL },
+
+    { "max_rounds", "max_rounds N;", "8",
+      "the model's answers per task, 1 to 10000", NULL },
+
+    { "tool_timeout", "tool_timeout [TOOL] TIME;", "30s",
+      "per tool call; with TOOL, that tool's", NULL },
+
+    { "max_tokens", "max_tokens N;", "0",
+      "the tokens a task may spend, its child agents' included (0: no "
+      "budget)", NULL },
+
+    { "max_cost", "max_cost DOLLARS;", "0",
+      "the dollars a task may spend (0: no budget; needs the llm's price): "
+      "the call that would pass it is not made", NULL },
+
+    { "deadline", "deadline TIME;", "0",
+      "the wall-clock time a task may take (0: none)", NULL },
+
+    { "tool_max_calls", "tool_max_calls [TOOL] N;", "0",
+      "calls per tool per task (0: no cap); with TOOL, that tool's", NULL },
+
+    { "max_tool_calls_per_turn", "max_tool_calls_per_turn N;", "128",
+      "the calls of one answer that run (1 to 1024); the model is told "
+      "about the rest", NULL },
+
+    { "repeat_window", "repeat_window N;", "2",
+      "identical calls within N rounds are answered from before, with a "
+      "nudge (0: no repeat detection)", NULL },
+
+    { "repeat_limit", "repeat_limit N;", "3",
+      "past so many repeats the task ends loop_detected", NULL },
+
+    { "dedupe", "dedupe off|session|agent|global;", "session",
+      "how widely the results of read-only tools are shared", NULL },
+
+    { "dedupe_ttl", "dedupe_ttl TIME;", "10m",
+      "how long a shared result is kept", NULL },
+
+    { "dedupe_wait", "dedupe_wait TIME;", "10s",
+      "with store redis, how long a call waits for another worker's "
+      "identical one before it runs itself (0: never waits)", NULL },
+
+    { "context_limit", "context_limit N;", "0",
+      "the model's window in tokens, which requests are kept inside (0: "
+      "not managed)", NULL },
+
+    { "context_threshold", "context_threshold N;", "0.8",
+      "rounds are compacted past this share of context_limit", NULL },
+
+    { "keep_rounds", "keep_rounds N;", "2",
+      "the last rounds, which are never compacted", NULL },
+
+    { "context_summarize", "context_summarize on|off;", "off",
+      "on: compacted rounds become a summary", NULL },
+
+    { "approve", "approve TOOL …;", "—",
+      "dangerous tools allowed without asking; a child session only gets "
+      "what every agent above it approves too", NULL },
+
+    { "agents", "agents NAME …;", "—",
+      "the agents run_agent may hand work to", NULL },
+
+    { "temperature", "temperature N;", "the llm's",
+      "sent with the agent's requests, 0 to 2", NULL },
+
+    rg_null_doc
+};
 
 
 static rg_command_t  rg_agent_commands[] = {
@@ -168,7 +270,7 @@ static rg_command_t  rg_agent_commands[] = {
       rg_conf_set_double_slot, offsetof(rg_agent_conf_t, temperature),
       &rg_agent_temp_bounds },
 
-      rg_null_command
+      rg_null_command_doc(rg_agent_docs)
 };
 
 
@@ -280,6 +382,23 @@ rg_agent_system_prompt(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 }
 
 
+/* the element a directive's form for one tool adds (tool_timeout NAME
+ * T, tool_max_calls NAME N), in its array, made on first use; NULL: no
+ * memory */
+static void *
+rg_agent_named(rg_conf_t *cf, rg_array_t **a, size_t size)
+{
+    if (*a == NULL) {
+        *a = rg_array_create(cf->pool, 4, size);
+        if (*a == NULL) {
+            return NULL;
+        }
+    }
+
+    return rg_array_push(*a);
+}
+
+
 /* tool_timeout 30s;  or, for one tool, tool_timeout calc 5s; */
 static char *
 rg_agent_tool_timeout(rg_conf_t *cf, rg_command_t *cmd, void *conf)
@@ -302,15 +421,8 @@ rg_agent_tool_timeout(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return RG_CONF_OK;
     }
 
-    if (agent->tool_timeout_names == NULL) {
-        agent->tool_timeout_names = rg_array_create(cf->pool, 4,
-                                        sizeof(rg_agent_tool_timeout_t));
-        if (agent->tool_timeout_names == NULL) {
-            return RG_CONF_ERROR;
-        }
-    }
-
-    t = rg_array_push(agent->tool_timeout_names);
+    t = rg_agent_named(cf, &agent->tool_timeout_names,
+                       sizeof(rg_agent_tool_timeout_t));
     if (t == NULL) {
         return RG_CONF_ERROR;
     }
@@ -345,15 +457,8 @@ rg_agent_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return RG_CONF_OK;
     }
 
-    if (agent->tool_cap_names == NULL) {
-        agent->tool_cap_names = rg_array_create(cf->pool, 4,
-                                    sizeof(rg_agent_tool_cap_t));
-        if (agent->tool_cap_names == NULL) {
-            return RG_CONF_ERROR;
-        }
-    }
-
-    t = rg_array_push(agent->tool_cap_names);
+    t = rg_agent_named(cf, &agent->tool_cap_names,
+                       sizeof(rg_agent_tool_cap_t));
     if (t == NULL) {
         return RG_CONF_ERROR;
     }
@@ -419,10 +524,11 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         agent->llm = rg_llm_find(cycle, agent->llm_name.data,
                                   agent->llm_name.len);
         if (agent->llm == NULL) {
-            rg_cycle_error(cycle, agent->file, agent->line,
-                           "agent \"%.*s\" names an unknown llm \"%.*s\"",
-                           (int) agent->name.len, agent->name.data,
-                           (int) agent->llm_name.len, agent->llm_name.data);
+            rg_conf_error(cycle, agent, "llm", agent->llm_name.data,
+                          agent->file, agent->line,
+                          "agent \"%.*s\" names an unknown llm \"%.*s\"",
+                          (int) agent->name.len, agent->name.data,
+                          (int) agent->llm_name.len, agent->llm_name.data);
             return RG_ERROR;
         }
 
@@ -460,11 +566,12 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
 
     /* money is counted by a price: without one, nothing would be */
     if (agent->max_cost > 0 && !agent->llm->priced) {
-        rg_cycle_error(cycle, agent->file, agent->line, "agent \"%.*s\": "
-                       "\"max_cost\" needs a \"price\" in llm \"%.*s\", "
-                       "which has none", (int) agent->name.len,
-                       agent->name.data, (int) agent->llm->name.len,
-                       agent->llm->name.data);
+        rg_conf_error(cycle, agent, "max_cost", NULL,
+                      agent->file, agent->line, "agent \"%.*s\": "
+                      "\"max_cost\" needs a \"price\" in llm \"%.*s\", "
+                      "which has none", (int) agent->name.len,
+                      agent->name.data, (int) agent->llm->name.len,
+                      agent->llm->name.data);
         return RG_ERROR;
     }
     if (agent->deadline == RG_CONF_UNSET_MSEC) {
@@ -518,11 +625,12 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         for (i = 0; i < ts->agents->nelts; i++) {
             if (rg_agent_find(cycle, names[i].data, names[i].len) == NULL)
             {
-                rg_cycle_error(cycle, agent->file, agent->line,
-                               "agent \"%.*s\": \"agents\" names an unknown "
-                               "agent \"%.*s\"",
-                               (int) agent->name.len, agent->name.data,
-                               (int) names[i].len, names[i].data);
+                rg_conf_error(cycle, agent, "agents", names[i].data,
+                              agent->file, agent->line,
+                              "agent \"%.*s\": \"agents\" names an unknown "
+                              "agent \"%.*s\"",
+                              (int) agent->name.len, agent->name.data,
+                              (int) names[i].len, names[i].data);
                 return RG_ERROR;
             }
         }
@@ -611,10 +719,11 @@ rg_agent_resolve(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     for (i = 0; i < n; i++) {
         for (j = 0; j < i; j++) {
             if (rg_str_cmp(&names[i], &names[j]) == 0) {
-                rg_cycle_error(cycle, agent->file, agent->line,
-                               "agent \"%.*s\" lists tool \"%.*s\" twice",
-                               (int) agent->name.len, agent->name.data,
-                               (int) names[i].len, names[i].data);
+                rg_conf_error(cycle, agent, "tools", names[i].data,
+                              agent->file, agent->line,
+                              "agent \"%.*s\" lists tool \"%.*s\" twice",
+                              (int) agent->name.len, agent->name.data,
+                              (int) names[i].len, names[i].data);
                 return RG_ERROR;
             }
         }
@@ -629,22 +738,24 @@ rg_agent_resolve(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         if (rg_module_provider_find(cycle, names[i].data, names[i].len)
             == NULL)
         {
-            rg_cycle_error(cycle, agent->file, agent->line,
-                           "agent \"%.*s\" names an unknown tool \"%.*s\" "
-                           "(loaded tools: %s)",
-                           (int) agent->name.len, agent->name.data,
-                           (int) names[i].len, names[i].data,
-                           rg_module_tool_list(cycle));
+            rg_conf_error(cycle, agent, "tools", names[i].data,
+                          agent->file, agent->line,
+                          "agent \"%.*s\" names an unknown tool \"%.*s\" "
+                          "(loaded tools: %s)",
+                          (int) agent->name.len, agent->name.data,
+                          (int) names[i].len, names[i].data,
+                          rg_module_tool_list(cycle));
             return RG_ERROR;
         }
 
         if (!rg_module_name_valid(names[i].data, names[i].len, 1)) {
-            rg_cycle_error(cycle, agent->file, agent->line,
-                           "agent \"%.*s\": \"%.*s\" is not a tool name a "
-                           "model accepts (letters, digits, \"_\" and \"-\", "
-                           "at most 64, \"*\" in a pattern)",
-                           (int) agent->name.len, agent->name.data,
-                           (int) rg_min(names[i].len, 80), names[i].data);
+            rg_conf_error(cycle, agent, "tools", names[i].data,
+                          agent->file, agent->line,
+                          "agent \"%.*s\": \"%.*s\" is not a tool name a "
+                          "model accepts (letters, digits, \"_\" and \"-\", "
+                          "at most 64, \"*\" in a pattern)",
+                          (int) agent->name.len, agent->name.data,
+                          (int) rg_min(names[i].len, 80), names[i].data);
             return RG_ERROR;
         }
 
@@ -665,6 +776,33 @@ rg_agent_resolve(rg_cycle_t *cycle, rg_agent_conf_t *agent)
     }
 
     return RG_OK;
+}
+
+
+/* The tool a directive names (tool_timeout NAME, tool_max_calls NAME,
+ * approve NAME): RG_OK, its index in the agent's toolset in *k;
+ * RG_DECLINED, none of its tools, which a provider may bring (or, not
+ * strict, an engine's view leaves out); RG_ERROR, none at all (said) */
+static rg_int_t
+rg_agent_tool_named(rg_cycle_t *cycle, rg_agent_conf_t *agent,
+    rg_uint_t strict, const char *directive, rg_str_t *name, rg_int_t *k)
+{
+    *k = rg_toolset_find(&agent->toolset, name->data, name->len);
+
+    if (*k >= 0) {
+        return RG_OK;
+    }
+
+    if (strict && !rg_agent_provided_match(agent, name->data, name->len)) {
+        rg_conf_error(cycle, agent, directive, name->data, agent->file,
+                      agent->line, "agent \"%.*s\": \"%s\" names \"%.*s\", "
+                      "which is not in its \"tools\"",
+                      (int) agent->name.len, agent->name.data, directive,
+                      (int) name->len, name->data);
+        return RG_ERROR;
+    }
+
+    return RG_DECLINED;
 }
 
 
@@ -694,21 +832,13 @@ rg_agent_tools_build(rg_cycle_t *cycle, rg_pool_t *pool,
         tt = agent->tool_timeout_names->elts;
 
         for (i = 0; i < agent->tool_timeout_names->nelts; i++) {
-            k = rg_toolset_find(ts, tt[i].name.data, tt[i].name.len);
-
-            if (k >= 0) {
-                ts->timeouts[k] = tt[i].timeout;
-                continue;
-            }
-
-            if (strict && !rg_agent_provided_match(agent, tt[i].name.data,
-                                                   tt[i].name.len))
+            switch (rg_agent_tool_named(cycle, agent, strict, "tool_timeout",
+                                        &tt[i].name, &k))
             {
-                rg_cycle_error(cycle, agent->file, agent->line,
-                               "agent \"%.*s\": \"tool_timeout\" names "
-                               "\"%.*s\", which is not in its \"tools\"",
-                               (int) agent->name.len, agent->name.data,
-                               (int) tt[i].name.len, tt[i].name.data);
+            case RG_OK:
+                ts->timeouts[k] = tt[i].timeout;
+                break;
+            case RG_ERROR:
                 return RG_ERROR;
             }
         }
@@ -727,21 +857,13 @@ rg_agent_tools_build(rg_cycle_t *cycle, rg_pool_t *pool,
         tc = agent->tool_cap_names->elts;
 
         for (i = 0; i < agent->tool_cap_names->nelts; i++) {
-            k = rg_toolset_find(ts, tc[i].name.data, tc[i].name.len);
-
-            if (k >= 0) {
-                agent->tool_caps[k] = tc[i].calls;
-                continue;
-            }
-
-            if (strict && !rg_agent_provided_match(agent, tc[i].name.data,
-                                                   tc[i].name.len))
+            switch (rg_agent_tool_named(cycle, agent, strict,
+                                        "tool_max_calls", &tc[i].name, &k))
             {
-                rg_cycle_error(cycle, agent->file, agent->line,
-                               "agent \"%.*s\": \"tool_max_calls\" names "
-                               "\"%.*s\", which is not in its \"tools\"",
-                               (int) agent->name.len, agent->name.data,
-                               (int) tc[i].name.len, tc[i].name.data);
+            case RG_OK:
+                agent->tool_caps[k] = tc[i].calls;
+                break;
+            case RG_ERROR:
                 return RG_ERROR;
             }
         }
@@ -751,16 +873,10 @@ rg_agent_tools_build(rg_cycle_t *cycle, rg_pool_t *pool,
         names = ts->approve->elts;
 
         for (i = 0; i < ts->approve->nelts; i++) {
-            k = rg_toolset_find(ts, names[i].data, names[i].len);
-
-            if (k < 0 && !rg_agent_provided_match(agent, names[i].data,
-                                                  names[i].len))
+            if (rg_agent_tool_named(cycle, agent, strict, "approve",
+                                    &names[i], &k)
+                == RG_ERROR)
             {
-                rg_cycle_error(cycle, agent->file, agent->line,
-                               "agent \"%.*s\": \"approve\" names \"%.*s\", "
-                               "which is not in its \"tools\"",
-                               (int) agent->name.len, agent->name.data,
-                               (int) names[i].len, names[i].data);
                 return RG_ERROR;
             }
 

@@ -101,6 +101,18 @@ typedef struct {
 
 extern rg_part_t  rg_agent_part;
 
+/* what the part is made of beyond its configuration: its runtime in an
+ * engine (rg_agent.c), its commands (rg_run.c: run and replay;
+ * rg_resume.c: resume and status) and the help they share */
+rg_int_t rg_agent_init_worker(rg_engine_t *e);
+void rg_agent_exit_worker(rg_engine_t *e);
+
+extern const rg_cli_t  rg_run_cli;
+extern const rg_cli_t  rg_replay_cli;
+extern const rg_cli_t  rg_resume_cli;
+extern const rg_cli_t  rg_status_cli;
+extern const char      rg_run_help[];
+
 #define rg_agent_main_conf(cycle)                                            \
     ((rg_agent_main_conf_t *) rg_cycle_conf(cycle, &rg_agent_part))
 

@@ -8,13 +8,11 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <rg_child.h>
 #include <rg_transcript.h>
 #include <rg_session_trace.h>
 #include <rg_replay.h>
-#include <rg_agent_conf.h>
-#include <rg_durable.h>
 #include <rg_digest.h>
 #include <rg_store_conf.h>
 
@@ -50,10 +48,11 @@ rg_int_t
 rg_child_start(rg_tool_run_t *run, const char *name,
     const char *input, size_t len)
 {
-    rg_uint_t         opened;
-    rg_session_t     *parent, *child;
-    rg_agent_conf_t  *agent;
-    rg_cycle_t       *cycle;
+    rg_uint_t           opened;
+    rg_session_t       *parent, *child;
+    rg_agent_conf_t    *agent;
+    rg_cycle_t         *cycle;
+    rg_session_args_t   args;
 
     opened = 0;
     parent = run->turn->data;
@@ -90,9 +89,17 @@ rg_child_start(rg_tool_run_t *run, const char *name,
 
         snprintf(id, sizeof(id), "c-%.32s", digest);
 
-        child = rg_session_open(parent->engine, agent, id, strlen(id),
-                                parent->task_id, input, len, NULL,
-                                rg_child_done, run);
+        memset(&args, 0, sizeof(args));
+        args.agent = agent;
+        args.id = id;
+        args.task_id = parent->task_id;
+        args.input = input;
+        args.len = len;
+        args.handler = rg_child_done;
+        args.data = run;
+        args.stored = 1;
+
+        child = rg_session_open(parent->engine, &args);
         opened = 1;
     } else {
         child = rg_session_create(parent->engine, agent, parent->task_id,

@@ -25,23 +25,17 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_session_int.h>
 #include <rg_dedupe.h>
-#include <rg_session.h>
-#include <rg_turn.h>
-#include <rg_agent.h>
 #include <rg_store_conf.h>
 #include <rg_codec.h>
 #include <glib.h>
 
 
-/* the engine's table of keys in flight: key -> rg_dedupe_flight_t */
-struct rg_dedupe_flights_s {
-    GHashTable         *keys;
-};
-
-
+/* in the engine's table of keys in flight (rg_agent.c made it), by its
+ * key; one block with its key, which the table frees */
 struct rg_dedupe_flight_s {
-    char               *key;          /* the table's, owned */
+    char               *key;          /* after it */
     rg_session_call_t  *owner;
     rg_session_call_t  *waiters;
     rg_session_call_t **last;
@@ -61,60 +55,11 @@ static void rg_dedupe_run(rg_session_call_t *x);
 #define rg_dedupe_store(x)  rg_store_ctx((x)->session->engine)
 
 
-static void
-rg_dedupe_flight_free(gpointer p)
-{
-    rg_dedupe_flight_t  *f;
-
-    f = p;
-    free(f->key);
-    free(f);
-}
-
-
-rg_int_t
-rg_dedupe_init_worker(rg_engine_t *e)
-{
-    rg_dedupe_flights_t  *fl;
-
-    fl = calloc(1, sizeof(rg_dedupe_flights_t));
-    if (fl == NULL) {
-        return RG_ERROR;
-    }
-
-    fl->keys = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
-                                     rg_dedupe_flight_free);
-    if (fl->keys == NULL) {
-        free(fl);
-        return RG_ERROR;
-    }
-
-    rg_agent_ctx(e)->flights = fl;
-
-    return RG_OK;
-}
-
-
-void
-rg_dedupe_exit_worker(rg_engine_t *e)
-{
-    if (rg_agent_ctx(e) && rg_agent_ctx(e)->flights) {
-        g_hash_table_destroy(rg_agent_ctx(e)->flights->keys);
-        free(rg_agent_ctx(e)->flights);
-        rg_agent_ctx(e)->flights = NULL;
-    }
-}
-
-
 /* e's table of keys in flight, or NULL (the engine has none) */
 static GHashTable *
 rg_dedupe_table(rg_engine_t *e)
 {
-    rg_dedupe_flights_t  *fl;
-
-    fl = rg_agent_ctx(e)->flights;
-
-    return fl ? fl->keys : NULL;
+    return rg_agent_ctx(e)->flights;
 }
 
 
@@ -138,8 +83,9 @@ rg_dedupe_done(rg_session_call_t *x)
     x->waiting = 0;
     x->resolved = 0;
 
+    /* the turn goes on when nothing else waits (rg_phase_lookup.c) */
     if (--s->lookups == 0) {
-        rg_turn_go(s);
+        rg_session_run_phases(s);
     }
 }
 
@@ -585,15 +531,15 @@ rg_dedupe_ask(rg_session_t *s, rg_uint_t i)
         return;
     }
 
-    f = calloc(1, sizeof(rg_dedupe_flight_t));
-    key = f ? strdup(x->key) : NULL;
-    if (key == NULL) {
-        free(f);
+    f = calloc(1, sizeof(rg_dedupe_flight_t) + x->klen + 1);
+    if (f == NULL) {
         x->key = NULL;                 /* no memory: it just runs */
         rg_dedupe_wake(x);
         return;
     }
 
+    key = (char *) (f + 1);
+    memcpy(key, x->key, x->klen + 1);
     f->key = key;
     f->owner = x;
     f->last = &f->waiters;

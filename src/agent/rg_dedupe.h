@@ -7,15 +7,12 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
-
-rg_int_t rg_dedupe_init_worker(rg_engine_t *e);
-void rg_dedupe_exit_worker(rg_engine_t *e);
+#include <rg_session_int.h>
 
 /* Call i of the turn has a key (extra[i].key): it is answered (a preset),
- * left to run, or waits; s->lookups counts those that wait, and the turn
- * goes on (rg_turn_go) when the last one is answered. Never answers
- * inside the call. */
+ * left to run, or waits; s->lookups counts those that wait, and the
+ * driver is woken (rg_session_run_phases) when the last one is
+ * answered. Never answers inside the call. */
 void rg_dedupe_ask(rg_session_t *s, rg_uint_t i);
 
 /* Call i ran: its result is cached (unless failed) and handed to the

@@ -1,4 +1,5 @@
-/* rg_durable.c: a session's life in a store that outlives the process.
+/* rg_durable.c: a session's life in a store that outlives the process:
+ * what its checkpoints write, and reading it back.
  *
  * The store holds, for session ID, a list of records ("{ID}:msgs",
  * append-only: nothing stored is ever rewritten) and a hash of meta
@@ -18,17 +19,17 @@
  * compaction's work, and resume sends the request an uninterrupted run
  * would have sent. A model call in flight when a process died is simply
  * sent again. The memory store is not durable: sessions on it write
- * nothing (as before). */
+ * nothing (as before). The phases checkpoint (rg_phase_checkpoint.c,
+ * rg_phase_claim.c, rg_phase_park.c) and the end writes the final status
+ * (rg_session_end.c); rg_session_open.c reads a session back with
+ * rg_durable_restore(). */
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <rg_durable.h>
 #include <rg_lease.h>
-#include <rg_recover.h>
-#include <rg_turn.h>
 #include <rg_session_trace.h>
-#include <rg_agent.h>
 #include <rg_codec.h>
 #include <rg_store.h>
 #include <rg_store_conf.h>
@@ -481,7 +482,7 @@ rg_durable_done(void *data, const rg_store_res_t *res)
         /* nobody took it over: the store forgot it; written back, then
          * this checkpoint goes on (cp_next is kept) */
         rg_durable_waited(s, 0);
-        rg_recover_session(s);
+        rg_session_lost(s);
         if (s->dur->recovering) {
             return;
         }
@@ -594,21 +595,10 @@ rg_durable_retry(evutil_socket_t fd, short what, void *arg)
 }
 
 
-rg_int_t
-rg_durable_init(rg_session_t *s)
-{
-    if (s->dur == NULL) {
-        s->dur = rg_pcalloc(s->pool, sizeof(rg_session_durable_t));
-    }
-
-    return s->dur ? RG_OK : RG_ERROR;
-}
-
-
 void
 rg_durable_checkpoint(rg_session_t *s, rg_durable_next_pt next)
 {
-    if (rg_durable_init(s) != RG_OK) {
+    if (rg_session_durable(s) != RG_OK) {
         rg_durable_fail(s, "out of memory writing the session's checkpoint");
         return;
     }
@@ -649,20 +639,13 @@ rg_durable_rewrite(rg_session_t *s, rg_durable_next_pt written)
 void
 rg_durable_stop(rg_session_t *s)
 {
-    rg_store_t  *st;
-
     if (s->dur == NULL) {
         return;
     }
 
-    rg_recover_stop(s);
+    /* a recovery in flight stopped first (rg_recover_stop: the end) */
     s->dur->rec_done = NULL;
-
-    if (s->dur->cp_op) {
-        st = rg_store_ctx(s->engine);
-        st->cancel(st, s->dur->cp_op);
-        s->dur->cp_op = NULL;
-    }
+    rg_session_store_cancel(s, &s->dur->cp_op);
 
     if (s->cp_retry_set) {
         event_del(&s->dur->cp_retry);
@@ -731,32 +714,10 @@ rg_durable_dropped(rg_session_t *s, uint32_t seq)
 }
 
 
-/* resume ------------------------------------------------------------ */
 
-typedef struct {
-    uint8_t             role;
-    char               *text;
-    size_t              len;
-} rg_durable_msg_in_t;
+/* read back ---------------------------------------------------------- */
 
-
-typedef struct {
-    rg_session_t         *s;
-    char                 *input;
-    size_t                len;
-    rg_durable_msg_in_t  *msgs;     /* a task's conversation, or NULL */
-    size_t                nmsgs;
-    rg_store_op_t        *op;
-    struct event          retry;    /* the read, asked again */
-    unsigned              retry_set:1;
-} rg_durable_open_t;
-
-
-static void rg_durable_load(rg_durable_open_t *o);
-static void rg_durable_reload(evutil_socket_t fd, short what, void *arg);
-
-
-static const rg_str_t *
+const rg_str_t *
 rg_durable_meta_get(const rg_store_res_t *res, const char *name)
 {
     size_t     len;
@@ -808,7 +769,7 @@ rg_durable_meta_str(rg_session_t *s, const rg_store_res_t *res,
 
 /* the conversation from the records, as it stood at the last checkpoint */
 static rg_int_t
-rg_durable_replay(rg_session_t *s, const rg_store_res_t *res, char *err,
+rg_durable_records_read(rg_session_t *s, const rg_store_res_t *res, char *err,
     size_t errlen)
 {
     int64_t             q, n;
@@ -974,7 +935,7 @@ rg_durable_replay(rg_session_t *s, const rg_store_res_t *res, char *err,
         rg_codec_done(&rd);
     }
 
-    if (rg_durable_init(s) != RG_OK) {
+    if (rg_session_durable(s) != RG_OK) {
         goto nomem;
     }
 
@@ -1019,179 +980,14 @@ rg_durable_counts(rg_session_t *s, const rg_str_t *v)
 }
 
 
-/* the session is rebuilt: it goes on from where it stood */
-static void
-rg_durable_go_on(rg_session_t *s)
+rg_int_t
+rg_durable_restore(rg_session_t *s, const rg_store_res_t *res, char *err,
+    size_t errlen)
 {
-    rg_msg_t           *last;
-    rg_llm_response_t   resp;
+    const rg_str_t  *v;
 
-    if (s->deadline) {
-        if (s->elapsed >= s->deadline) {
-            rg_session_finish(s, RG_SESSION_DEADLINE_EXCEEDED, "the task ran "
-                              "past its deadline of %.3gs before it was "
-                              "resumed", (double) s->deadline / 1000);
-            return;
-        }
-
-        if (rg_session_arm_deadline(s, s->deadline - s->elapsed) != RG_OK) {
-            rg_session_finish(s, RG_SESSION_FAILED, "could not arm the "
-                              "deadline (out of memory)");
-            return;
-        }
-    }
-
-    for (last = s->msgs.head; last && last->next; last = last->next) {
-        /* the last message */
-    }
-
-    /* an answer whose calls had not all come back: the turn runs again
-     * (side effects answer from their claims, never twice) */
-    if (last && last->role == 'a' && last->ncalls) {
-        memset(&resp, 0, sizeof(resp));
-
-        if (rg_llm_message_calls(s->pool, last->json.data, last->json.len,
-                                 (rg_uint_t) s->agent->max_tool_calls,
-                                 &resp) != RG_OK)
-        {
-            rg_session_finish(s, RG_SESSION_FAILED, "the stored answer's "
-                              "tool calls cannot be read again");
-            return;
-        }
-
-        rg_log_error(RG_LOG_NOTICE, &s->log, 0, "resumed in round %lu: its "
-                     "%lu tool calls run again", (unsigned long) s->round,
-                     (unsigned long) resp.ncalls);
-
-        rg_turn_prepare(s, &resp);
-        return;
-    }
-
-    rg_log_error(RG_LOG_NOTICE, &s->log, 0, "resumed after round %lu",
-                 (unsigned long) s->round);
-
-    if (rg_session_ask(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED,
-                          "could not start the model call (out of memory)");
-    }
-}
-
-
-/* a resumed session goes on once this worker is its one writer */
-static void
-rg_durable_leased(rg_session_t *s, rg_int_t rc, const char *why)
-{
-    if (rc == RG_OK) {
-        rg_durable_go_on(s);
-        return;
-    }
-
-    s->fenced = (rc == RG_DECLINED);
-
-    rg_session_finish(s, rc == RG_DECLINED ? RG_SESSION_CANCELLED
-                                           : RG_SESSION_FAILED,
-                      rc == RG_DECLINED ? "not resumed here: its lease is %s"
-                                        : "its lease could not be taken "
-                                          "within store_timeout: %s", why);
-}
-
-
-static void
-rg_durable_loaded(void *data, const rg_store_res_t *res)
-{
-    char                err[256];
-    size_t              i;
-    rg_session_t       *s;
-    rg_llm_conf_t      *llm;
-    const rg_str_t     *v;
-    rg_durable_open_t  *o;
-    rg_session_state_e  final;
-
-    o = data;
-    s = o->s;
-    o->op = NULL;
-
-    if (res->rc == RG_ERROR) {
-        /* the store is away: a read is safe to ask again, up to
-         * store_timeout, as a checkpoint is */
-        if (rg_monotonic_msec() - s->started < rg_store_timeout(s->engine)) {
-            struct timeval  tv = { 0, 500 * 1000 };
-
-            rg_store_down(rg_store_ctx(s->engine), s->engine->log,
-                          &rg_agent_ctx(s->engine)->load_said, "sessions "
-                          "cannot be read from the store (%s): they wait "
-                          "for it, up to store_timeout", res->err);
-
-            evtimer_assign(&o->retry, s->engine->base, rg_durable_reload, o);
-            if (evtimer_add(&o->retry, &tv) == 0) {
-                o->retry_set = 1;
-                return;
-            }
-        }
-
-        s->fenced = 1;
-        rg_session_finish(s, RG_SESSION_FAILED, "cannot read the session "
-                          "from the store within store_timeout: %s",
-                          res->err);
-        return;
-    }
-
-    rg_store_up(rg_store_ctx(s->engine), s->engine->log, res);
-
-    if (res->rc == RG_DECLINED) {
-        if (o->input == NULL) {
-            s->fenced = 1;
-            rg_session_finish(s, RG_SESSION_FAILED, "no session \"%s\" in "
-                              "the store (never there, or expired after "
-                              "session_ttl)", s->id);
-            return;
-        }
-
-        /* a new one */
-        if (s->agent->system_msg
-            && rg_msgs_append(&s->msgs, s->pool, 's', s->agent->system_msg,
-                              s->agent->system_msg_len, 0) != RG_OK)
-        {
-            goto nomem;
-        }
-
-        /* the task's conversation, or its one user message */
-        for (i = 0; i < o->nmsgs; i++) {
-            if (rg_session_append_text(s, o->msgs[i].role, NULL,
-                                       o->msgs[i].text, o->msgs[i].len)
-                != RG_OK)
-            {
-                goto nomem;
-            }
-        }
-
-        if (o->nmsgs == 0
-            && rg_session_append_text(s, 'u', NULL, o->input, o->len)
-               != RG_OK)
-        {
-            goto nomem;
-        }
-
-        rg_session_start(s);
-        return;
-    }
-
-    v = rg_durable_meta_get(res, "agent");
-    if (v == NULL || v->len != s->agent->name.len
-        || memcmp(v->data, s->agent->name.data, v->len) != 0)
-    {
-        s->fenced = 1;
-        rg_session_finish(s, RG_SESSION_FAILED, "the stored session is of "
-                          "agent \"%.*s\", not \"%.*s\"",
-                          v ? (int) v->len : 0, v ? v->data : "",
-                          (int) s->agent->name.len, s->agent->name.data);
-        return;
-    }
-
-    if (rg_durable_replay(s, res, err, sizeof(err)) != RG_OK) {
-        s->fenced = 1;
-        rg_session_finish(s, RG_SESSION_FAILED, "cannot resume: %s", err);
-        return;
+    if (rg_durable_records_read(s, res, err, errlen) != RG_OK) {
+        return RG_ERROR;
     }
 
     s->round = (rg_uint_t) rg_durable_meta_int(res, "round");
@@ -1239,201 +1035,5 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
         s->max_rounds = (rg_uint_t) s->agent->max_rounds;
     }
 
-    s->resumed = 1;
-    rg_agent_ctx(s->engine)->resumed++;
-
-    /* it had ended: that is its answer */
-    v = rg_durable_meta_get(res, "status");
-    final = v ? rg_session_final_state(v->data, v->len) : RG_SESSION_QUEUED;
-
-    if (final != RG_SESSION_QUEUED) {
-        rg_session_set_state(s, final);
-        /* given again as it was kept: scrubbed, unless a reagent that
-         * did not scrub kept it */
-        s->reason = rg_secret_scrub_str(rg_durable_meta_str(s, res,
-                                                            "reason"));
-        v = rg_durable_meta_get(res, "answer");
-        if (v && v->len) {
-            s->answer.data = rg_pstrdup(s->pool, v->data, v->len);
-            if (s->answer.data) {
-                s->answer.len = rg_secret_scrub(s->answer.data, v->len);
-                s->answer.data[s->answer.len] = '\0';
-            }
-        }
-        s->ended = rg_monotonic_msec();
-        rg_session_handler(s);
-        return;
-    }
-
-    /* a fallback it had turned to, and tools that reached their caps */
-    v = rg_durable_meta_get(res, "llm");
-    if (v && (v->len != s->llm->name.len
-              || memcmp(v->data, s->llm->name.data, v->len) != 0))
-    {
-        llm = s->llm->fallback;
-        if (llm && llm->name.len == v->len
-            && memcmp(llm->name.data, v->data, v->len) == 0)
-        {
-            rg_session_use_llm(s, llm);
-            s->fallback_used = 1;
-        }
-    }
-
-    if (rg_session_build_prefix(s) != RG_OK) {
-        goto nomem;
-    }
-
-    rg_session_set_state(s, RG_SESSION_MODEL_WAIT);
-    rg_lease_take(s, rg_durable_leased);
-    return;
-
-nomem:
-
-    rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
-}
-
-
-static void
-rg_durable_open_cleanup(void *data)
-{
-    rg_durable_open_t  *o;
-
-    o = data;
-
-    if (o->op) {
-        rg_store_ctx(o->s->engine)->cancel(rg_store_ctx(o->s->engine),
-                                           o->op);
-        o->op = NULL;
-    }
-
-    if (o->retry_set) {
-        evtimer_del(&o->retry);
-        o->retry_set = 0;
-    }
-}
-
-
-static void
-rg_durable_reload(evutil_socket_t fd, short what, void *arg)
-{
-    rg_durable_open_t  *o;
-
-    o = arg;
-    o->retry_set = 0;
-
-    rg_durable_load(o);
-}
-
-
-static void
-rg_durable_load(rg_durable_open_t *o)
-{
-    rg_str_t     sid;
-    rg_store_t  *st;
-
-    st = rg_store_ctx(o->s->engine);
-
-    sid.data = o->s->id;
-    sid.len = strlen(o->s->id);
-
-    o->op = st->load(st, &sid, rg_durable_loaded, o);
-    if (o->op == NULL) {
-        rg_session_finish(o->s, RG_SESSION_FAILED, "out of memory");
-    }
-}
-
-
-/* a task's messages, copied: the task is gone when the store answers */
-static rg_int_t
-rg_durable_open_msgs(rg_durable_open_t *o, json_t *messages)
-{
-    size_t                i;
-    json_t               *m, *content;
-    const char           *role;
-    rg_durable_msg_in_t  *in;
-
-    o->msgs = rg_pcalloc(o->s->pool, (json_array_size(messages) + 1)
-                                     * sizeof(rg_durable_msg_in_t));
-    if (o->msgs == NULL) {
-        return RG_ERROR;
-    }
-
-    json_array_foreach(messages, i, m) {
-        role = json_string_value(json_object_get(m, "role"));
-        content = json_object_get(m, "content");
-
-        if (role == NULL || !json_is_string(content)) {
-            return RG_ERROR;           /* rg_task_parse let none through */
-        }
-
-        in = &o->msgs[o->nmsgs];
-        in->role = rg_session_role(role);
-        in->len = json_string_length(content);
-        in->text = rg_pstrdup(o->s->pool, json_string_value(content),
-                              in->len);
-        if (in->text == NULL) {
-            return RG_ERROR;
-        }
-
-        o->nmsgs++;
-    }
-
     return RG_OK;
-}
-
-
-rg_session_t *
-rg_session_open(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
-    size_t idlen, const char *task_id, const char *input, size_t len,
-    json_t *messages, rg_session_handler_pt handler, void *data)
-{
-    rg_str_t            sid;
-    rg_store_t         *st;
-    rg_session_t       *s;
-    rg_durable_open_t  *o;
-
-    s = rg_session_alloc(e, agent, id, idlen, task_id, handler, data);
-    if (s == NULL) {
-        return NULL;
-    }
-
-    st = rg_store_ctx(e);
-
-    o = rg_pcalloc(s->pool, sizeof(rg_durable_open_t));
-    if (o == NULL) {
-        rg_session_destroy(s);
-        return NULL;
-    }
-
-    o->s = s;
-
-    if (input) {
-        o->input = rg_pstrdup(s->pool, input, len);
-        o->len = len;
-        if (o->input == NULL
-            || (messages && rg_durable_open_msgs(o, messages) != RG_OK))
-        {
-            rg_session_destroy(s);
-            return NULL;
-        }
-    }
-
-    /* the load is cancelled when the session goes before its answer */
-    if (rg_pool_cleanup_add(s->pool, rg_durable_open_cleanup, o) == NULL) {
-        rg_session_destroy(s);
-        return NULL;
-    }
-
-    s->started = rg_monotonic_msec();
-
-    sid.data = s->id;
-    sid.len = strlen(s->id);
-
-    o->op = st->load(st, &sid, rg_durable_loaded, o);
-    if (o->op == NULL) {
-        rg_session_destroy(s);
-        return NULL;
-    }
-
-    return s;
 }

@@ -13,7 +13,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_json_write.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <rg_events.h>
 #include <rg_store.h>
 #include <rg_store_conf.h>
@@ -233,6 +233,22 @@ rg_events_text(const char *text, size_t len, size_t limit)
 /* the events the session emits -------------------------------------- */
 
 void
+rg_events_usage(json_t *o, rg_session_t *s, rg_llm_response_t *resp)
+{
+    if (resp->cached_tokens || resp->cache_write_tokens) {
+        json_object_set_new(o, "cached_tokens",
+                            json_integer(resp->cached_tokens));
+        json_object_set_new(o, "cache_write_tokens",
+                            json_integer(resp->cache_write_tokens));
+    }
+
+    if (s->llm->priced) {
+        json_object_set_new(o, "cost", rg_session_dollars(resp->cost));
+    }
+}
+
+
+void
 rg_events_model_started(rg_session_t *s)
 {
     if (!rg_session_events_on(s)) {
@@ -273,16 +289,7 @@ rg_events_model_ended(rg_session_t *s, rg_llm_response_t *resp)
         return;
     }
 
-    if (resp->cached_tokens || resp->cache_write_tokens) {
-        json_object_set_new(f, "cached_tokens",
-                            json_integer(resp->cached_tokens));
-        json_object_set_new(f, "cache_write_tokens",
-                            json_integer(resp->cache_write_tokens));
-    }
-
-    if (s->llm->priced) {
-        json_object_set_new(f, "cost", rg_session_dollars(resp->cost));
-    }
+    rg_events_usage(f, s, resp);
 
     if (resp->status == RG_LLM_OK) {
         json_object_set_new(f, "finish_reason",

@@ -11,6 +11,8 @@
 #include <rg_core.h>
 #include <rg_engine.h>
 #include <rg_session.h>
+#include <rg_llm_client.h>
+#include <rg_tools.h>
 #include <rg_store.h>
 #include <jansson.h>
 
@@ -27,9 +29,9 @@ typedef void (*rg_events_pt)(void *data, rg_int_t rc,
     const rg_store_entry_t *ev, rg_uint_t n, const char *err);
 
 
-/* whether anything sees s's events: callers test it before they build
- * the fields of one */
-#define rg_session_events_on(s)  ((s)->events || (s)->on_event)
+/* whether anything sees s's events is rg_session_events_on(s)
+ * (rg_session_int.h): callers test it before they build the fields of
+ * one */
 
 /* Emits an event of s: fields (an object, taken over: freed here, also
  * when nobody sees it; NULL: none) with "type", "task", "session" and
@@ -46,6 +48,10 @@ void rg_events_model_started(rg_session_t *s);
 void rg_events_model_ended(rg_session_t *s, rg_llm_response_t *resp);
 void rg_events_tool_started(rg_session_t *s, rg_tool_run_t *run);
 void rg_events_tool_ended(rg_session_t *s, rg_tool_run_t *run);
+
+/* what a model call used beyond its tokens, into o (its event, its
+ * transcript's): cached tokens when there were, its cost when priced */
+void rg_events_usage(json_t *o, rg_session_t *s, rg_llm_response_t *resp);
 
 /* "final": its status, reason, answer, rounds and tokens; once, and not
  * for a session another worker took over (fenced) */

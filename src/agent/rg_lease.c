@@ -13,11 +13,8 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_session_int.h>
 #include <rg_lease.h>
-#include <rg_durable.h>
-#include <rg_recover.h>
-#include <rg_session.h>
-#include <rg_agent.h>
 #include <rg_store_conf.h>
 
 
@@ -85,7 +82,7 @@ rg_lease_timer(evutil_socket_t fd, short what, void *arg)
 void
 rg_lease_take(rg_session_t *s, rg_lease_pt next)
 {
-    if (rg_durable_init(s) != RG_OK) {
+    if (rg_session_durable(s) != RG_OK) {
         next(s, RG_ERROR, "out of memory");
         return;
     }
@@ -179,8 +176,8 @@ rg_lease_renewed(void *data, const rg_store_res_t *res)
     if (res->rc == RG_DECLINED && res->err
         && strncmp(res->err, "gone", 4) == 0)
     {
-        /* nobody took it over: the store forgot it */
-        rg_recover_session(s);
+        /* nobody took it over: the store forgot it (rg_recover.c) */
+        rg_session_lost(s);
         return;
     }
 
@@ -219,6 +216,13 @@ rg_lease_check(rg_session_t *s)
 
 
 void
+rg_session_renew(rg_session_t *s)
+{
+    rg_lease_check(s);
+}
+
+
+void
 rg_lease_resume(rg_session_t *s)
 {
     evtimer_assign(&s->dur->lease_ev, s->engine->base, rg_lease_timer, s);
@@ -229,8 +233,6 @@ rg_lease_resume(rg_session_t *s)
 void
 rg_lease_stop(rg_session_t *s)
 {
-    rg_store_t  *st;
-
     if (s->dur == NULL) {
         return;                  /* never leased */
     }
@@ -240,11 +242,7 @@ rg_lease_stop(rg_session_t *s)
         s->lease_set = 0;
     }
 
-    if (s->dur->lease_op) {
-        st = rg_store_ctx(s->engine);
-        st->cancel(st, s->dur->lease_op);
-        s->dur->lease_op = NULL;
-    }
+    rg_session_store_cancel(s, &s->dur->lease_op);
 
     s->dur->lease_next = NULL;
 }

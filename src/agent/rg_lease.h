@@ -5,7 +5,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 
 /* rc: RG_OK, the session's lease is this worker's (s->lease, renewed
  * from now on); RG_DECLINED, another worker holds it (why: its holder);
@@ -14,7 +14,8 @@ typedef void (*rg_lease_pt)(rg_session_t *s, rg_int_t rc, const char *why);
 
 void rg_lease_take(rg_session_t *s, rg_lease_pt next);
 /* renewed now, not at its time: the store may have lost it (a renewal
- * answered "gone" writes the session back: rg_recover.c) */
+ * answered "gone" writes the session back: rg_recover.c); the face's
+ * rg_session_renew() */
 void rg_lease_check(rg_session_t *s);
 /* s->lease was taken anew (rg_recover.c): its heartbeat starts */
 void rg_lease_resume(rg_session_t *s);

@@ -12,18 +12,19 @@
  * What starts it: a fenced write answered "lost" (the store holds
  * neither the lease nor the fencing counter: nobody took the session
  * over, it was forgotten) or a renewal answered "gone" (serve renews
- * every lease at once when the store's epoch changed: rg_serve_lost.c).
- * Only the store's own answer about this session starts it: an epoch
- * read wrong cannot make a session write itself twice. */
+ * every lease at once when the store's epoch changed: rg_serve_lost.c),
+ * which rg_durable.c, rg_lease.c and the phase claim hand on through
+ * rg_session_lost() (rg_session_end.c). Only the store's own answer
+ * about this session starts it: an epoch read wrong cannot make a
+ * session write itself twice. */
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_session_int.h>
 #include <rg_recover.h>
-#include <rg_session.h>
 #include <rg_durable.h>
 #include <rg_lease.h>
-#include <rg_turn.h>
-#include <rg_agent.h>
+#include <rg_claim.h>
 #include <rg_store_conf.h>
 
 
@@ -118,7 +119,7 @@ rg_recover_leased(void *data, const rg_store_res_t *res)
         rg_lease_resume(s);
 
         /* before anything else is written under the new token */
-        rg_turn_reclaim(s);
+        rg_claim_again(s);
 
         rg_durable_rewrite(s, rg_recover_written);
         return;
@@ -245,8 +246,6 @@ rg_recover_session(rg_session_t *s)
 void
 rg_recover_stop(rg_session_t *s)
 {
-    rg_store_t  *st;
-
     if (s->dur == NULL) {
         return;
     }
@@ -255,11 +254,7 @@ rg_recover_stop(rg_session_t *s)
         rg_recover_ended(s, 0);
     }
 
-    if (s->dur->rec_op) {
-        st = rg_store_ctx(s->engine);
-        st->cancel(st, s->dur->rec_op);
-        s->dur->rec_op = NULL;
-    }
+    rg_session_store_cancel(s, &s->dur->rec_op);
 
     if (s->dur->rec_set) {
         event_del(&s->dur->rec_ev);

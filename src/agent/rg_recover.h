@@ -6,7 +6,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 
 /* The store lost the session (a write answered "lost", a renewal
  * "gone"): a new lease is taken, the

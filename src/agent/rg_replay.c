@@ -1,20 +1,15 @@
-/* rg_replay.c: `reagent replay TRANSCRIPT`, the agent part's other
- * command, and the recordings it replays (rg_replay.h). The agent, the
- * task and every model answer come from a transcript written by
- * `run --transcript` or `batch --transcripts`; the session runs again on
- * this process's engine, each session (a child too) answered from its
- * own recorded calls, and the tools run again: dangerous ones only with
- * --approve-all. The run is checked against the recording as it goes: a
- * model request that no longer matches, a tool result that differs, a
- * call more or fewer than recorded is a divergence, reported with the
- * session, the round and the call, and the exit code says so (3). */
+/* rg_replay.c: the recordings `reagent replay` replays (rg_replay.h; the
+ * command is rg_replay_cli.c). Each session of the replayed run, a child
+ * too, is answered from its own recorded model calls, and checked
+ * against them as it goes: a model request that no longer matches, a
+ * tool result that differs, a call more or fewer than recorded is a
+ * divergence, reported with the session, the round and the call. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_engine.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <rg_replay.h>
-#include <rg_run.h>
 #include <rg_llm_client.h>
 #include <rg_tool_args.h>
 #include <jansson.h>
@@ -38,33 +33,6 @@ struct rg_replay_s {
     rg_llm_recorded_t   rec;          /* the answer being given */
     char               *divergence;   /* the root's: the first one */
 };
-
-
-static int rg_replay_option(void *opts, int argc, char **argv, int i);
-static int rg_replay_main(rg_cycle_t *cycle, void *opts, const char *arg);
-
-
-const rg_cli_t  rg_replay_cli = {
-    "replay",
-    "  replay [--transcript FILE] [--approve-all] TRANSCRIPT\n"
-    "      re-run a session recorded with --transcript: the model's answers\n"
-    "      come from the file (each child agent's from its own part), the\n"
-    "      tools run again (dangerous ones only with --approve-all); a\n"
-    "      request or a tool result that differs from the recording is a\n"
-    "      divergence, reported with its round and call (exit code 3)\n",
-    "a transcript file",
-    sizeof(rg_run_opts_t),
-    rg_replay_option,
-    rg_replay_main,
-    0
-};
-
-
-static int
-rg_replay_option(void *opts, int argc, char **argv, int i)
-{
-    return rg_run_option(opts, argc, argv, i, RG_RUN_OPT_TRANSCRIPT);
-}
 
 
 /* the recordings ------------------------------------------------------ */
@@ -472,15 +440,7 @@ rg_replay_turn(rg_session_t *s, rg_tool_turn_t *turn, size_t limit)
             continue;              /* not recorded as text */
         }
 
-        text = run->result ? run->result : "";
-        len = run->result ? run->result_len : 0;
-
-        if (len > limit) {
-            rg_buf_reset(&b);
-            rg_tool_trim(text, len, limit, &b);
-            text = b.data ? b.data : "";
-            len = b.data ? b.len : 0;
-        }
+        rg_session_seen(run, limit, &b, &text, &len);
 
         if (len != json_string_length(v)
             || memcmp(text, json_string_value(v), len) != 0)
@@ -540,104 +500,11 @@ rg_replay_divergence(rg_replay_t *root)
 }
 
 
-/* the command ---------------------------------------------------------- */
-
-/* reagent replay FILE: the agent, the task and every model answer come
- * from a transcript; the tools run again */
-static int
-rg_replay_file(rg_engine_t *e, const char *transcript, const char *file)
+void
+rg_replay_sizes(rg_replay_t *r, size_t *calls, size_t *children,
+    size_t *used)
 {
-    int            rc;
-    size_t         i;
-    json_t        *t, *events, *msgs, *m, *v;
-    json_error_t   err;
-    const char    *agent, *task, *div;
-    rg_replay_t   *r;
-
-    t = json_load_file(file, JSON_ALLOW_NUL, &err);
-    if (t == NULL) {
-        fprintf(stderr, "reagent: cannot read transcript \"%s\": %s "
-                "(line %d)\n", file, err.text, err.line);
-        return 1;
-    }
-
-    agent = json_string_value(json_object_get(t, "agent"));
-    msgs = json_object_get(t, "messages");
-    events = json_object_get(t, "events");
-    task = NULL;
-
-    json_array_foreach(msgs, i, m) {
-        v = json_object_get(m, "role");
-        if (json_is_string(v) && strcmp(json_string_value(v), "user") == 0) {
-            task = json_string_value(json_object_get(m, "content"));
-            break;
-        }
-    }
-
-    if (agent == NULL || task == NULL || !json_is_array(events)) {
-        fprintf(stderr, "reagent: \"%s\" is not a reagent transcript (it "
-                "needs \"agent\", \"messages\" with the task, and "
-                "\"events\")\n", file);
-        json_decref(t);
-        return 1;
-    }
-
-    r = rg_replay_create(t);
-    if (r == NULL) {
-        fprintf(stderr, "reagent: out of memory\n");
-        json_decref(t);
-        return 1;
-    }
-
-    fprintf(stderr, "replay: agent \"%s\", %lu recorded model calls, %lu "
-            "child sessions\n", agent,
-            (unsigned long) json_array_size(r->calls),
-            (unsigned long) json_array_size(r->children));
-
-    rc = rg_run_task_replay(e, agent, transcript, task, r);
-
-    div = rg_replay_divergence(r);
-
-    if (div) {
-        fprintf(stderr, "replay: diverged from the recording: %s\n", div);
-        rc = 3;
-
-    } else {
-        fprintf(stderr, "replay: the run matched the recording (%lu model "
-                "calls)\n", (unsigned long) r->used);
-    }
-
-    rg_replay_destroy(r);
-    json_decref(t);
-
-    return rc;
-}
-
-
-static int
-rg_replay_main(rg_cycle_t *cycle, void *opts, const char *arg)
-{
-    int             rc;
-    rg_engine_t    *e;
-    rg_run_opts_t  *o;
-
-    o = opts;
-
-    /* a replay runs no dangerous tool unless told to, whatever the
-     * agents approve: the recording may come from anywhere */
-    if (!o->approval_set || o->approval != RG_APPROVE_ALL) {
-        o->approval = RG_APPROVE_NONE;
-        o->approval_set = 1;
-    }
-
-    e = rg_run_engine(cycle, o, arg);
-    if (e == NULL) {
-        return 1;
-    }
-
-    rc = rg_replay_file(e, o->transcript, arg);
-
-    rg_run_engine_destroy(e, o);
-
-    return rc;
+    *calls = json_array_size(r->calls);
+    *children = json_array_size(r->children);
+    *used = r->used;
 }

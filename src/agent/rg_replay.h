@@ -3,14 +3,15 @@
  * recorded model calls, and checked against them: a model request that
  * no longer matches the recorded one, or a tool result that differs,
  * ends the session with a divergence that names the round and the call.
- * What rg_session.c, rg_turn.c and rg_child.c ask of it. */
+ * What the phases ask and run (rg_phase_ask.c, rg_phase_run.c),
+ * rg_child.c and the commands (rg_run.c, rg_replay_cli.c) ask of it. */
 
 #ifndef RG_REPLAY_H
 #define RG_REPLAY_H
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <jansson.h>
 
 /* the recording of transcript t (a reagent transcript object, kept
@@ -36,6 +37,10 @@ rg_int_t rg_replay_ask(rg_session_t *s);
  * it, is compared with the recorded one; RG_DECLINED as above. */
 rg_int_t rg_replay_turn(rg_session_t *s, rg_tool_turn_t *turn,
     size_t limit);
+
+/* its recorded model calls and child sessions, and the calls answered */
+void rg_replay_sizes(rg_replay_t *r, size_t *calls, size_t *children,
+    size_t *used);
 
 /* When the run ended: the first divergence of any session, or, when none
  * diverged, a session that used fewer model answers than it recorded;

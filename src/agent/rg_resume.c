@@ -7,7 +7,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_engine.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <rg_durable.h>
 #include <rg_run.h>
 #include <rg_store.h>
@@ -64,28 +64,7 @@ typedef struct {
     char                err[512];
     char                agent[256];
     char               *text;         /* status: what to print */
-    rg_session_t       *session;
 } rg_resume_ctx_t;
-
-
-static const rg_str_t *
-rg_resume_field(const rg_store_res_t *res, const char *name)
-{
-    size_t     len;
-    rg_uint_t  i;
-
-    len = strlen(name);
-
-    for (i = 0; i < res->nfields; i++) {
-        if (res->fields[2 * i].len == len
-            && memcmp(res->fields[2 * i].data, name, len) == 0)
-        {
-            return &res->fields[2 * i + 1];
-        }
-    }
-
-    return NULL;
-}
 
 
 static void
@@ -102,7 +81,7 @@ rg_resume_peeked(void *data, const rg_store_res_t *res)
         snprintf(ctx->err, sizeof(ctx->err), "%s", res->err);
 
     } else if (res->rc == RG_OK) {
-        agent = rg_resume_field(res, "agent");
+        agent = rg_durable_meta_get(res, "agent");
         if (agent && agent->len < sizeof(ctx->agent)) {
             memcpy(ctx->agent, agent->data, agent->len);
             ctx->agent[agent->len] = '\0';
@@ -202,37 +181,17 @@ rg_resume_find(rg_engine_t *e, const char *id, rg_store_pt cb,
 }
 
 
-static void
-rg_resume_done(rg_session_t *s)
-{
-    rg_resume_ctx_t  *ctx;
-
-    ctx = s->data;
-    ctx->done = 1;
-    event_base_loopbreak(s->engine->base);
-}
-
-
-static void
-rg_resume_signal(evutil_socket_t sig, short what, void *arg)
-{
-    rg_resume_ctx_t  *ctx;
-
-    ctx = arg;
-    rg_session_cancel(ctx->session, "interrupted by a signal");
-}
-
-
 static int
 rg_resume_main(rg_cycle_t *cycle, void *opts, const char *arg)
 {
-    int               rc;
-    char              sid[64];
-    rg_engine_t      *e;
-    rg_session_t     *s;
-    struct event     *sigint, *sigterm;
-    rg_agent_conf_t  *agent;
-    rg_resume_ctx_t   ctx;
+    int                 rc;
+    char                sid[64];
+    rg_engine_t        *e;
+    rg_session_t       *s;
+    rg_run_ctx_t        run;
+    rg_agent_conf_t    *agent;
+    rg_resume_ctx_t     ctx;
+    rg_session_args_t   args;
 
     e = rg_run_engine(cycle, opts, "-");
     if (e == NULL) {
@@ -256,40 +215,30 @@ rg_resume_main(rg_cycle_t *cycle, void *opts, const char *arg)
         return 1;
     }
 
-    ctx.done = 0;
+    memset(&run, 0, sizeof(run));
+    memset(&args, 0, sizeof(args));
+    args.agent = agent;
+    args.id = sid;
+    args.handler = rg_run_done;
+    args.data = &run;
+    args.stored = 1;
 
-    s = rg_session_open(e, agent, sid, strlen(sid), NULL, NULL, 0, NULL,
-                        rg_resume_done, &ctx);
+    s = rg_session_open(e, &args);
     if (s == NULL) {
         fprintf(stderr, "reagent: cannot resume session \"%s\"\n", sid);
         rg_engine_destroy(e);
         return 1;
     }
 
-    ctx.session = s;
+    run.session = s;
 
-    sigint = evsignal_new(e->base, SIGINT, rg_resume_signal, &ctx);
-    sigterm = evsignal_new(e->base, SIGTERM, rg_resume_signal, &ctx);
-    if (sigint) {
-        event_add(sigint, NULL);
-    }
-    if (sigterm) {
-        event_add(sigterm, NULL);
-    }
-
-    while (!ctx.done && event_base_dispatch(e->base) == 0) {
-        /* until the session ends */
+    if (rg_run_wait(e, &run, 0) != RG_OK) {
+        rg_engine_destroy(e);
+        return 1;
     }
 
     rg_run_report(s);
     rc = s->state == RG_SESSION_DONE ? 0 : 2;
-
-    if (sigint) {
-        event_free(sigint);
-    }
-    if (sigterm) {
-        event_free(sigterm);
-    }
 
     rg_session_destroy(s);
     rg_engine_destroy(e);
@@ -305,7 +254,7 @@ rg_status_print(const rg_store_res_t *res, const char *name,
     char            *text;
     const rg_str_t  *v;
 
-    v = rg_resume_field(res, name);
+    v = rg_durable_meta_get(res, name);
     if (v == NULL || v->len == 0) {
         return;
     }

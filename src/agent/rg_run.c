@@ -8,7 +8,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_engine.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <rg_transcript.h>
 #include <rg_replay.h>
 #include <rg_run.h>
@@ -147,62 +147,7 @@ rg_run_engine_destroy(rg_engine_t *e, rg_run_opts_t *o)
 }
 
 
-rg_session_t *
-rg_run_session(rg_engine_t *e, rg_agent_conf_t *agent, const char *task_id,
-    const char *text, size_t len, json_t *messages,
-    rg_session_handler_pt handler, void *data)
-{
-    return rg_run_session_id(e, agent, NULL, task_id, text, len, messages,
-                             handler, data);
-}
-
-
-rg_session_t *
-rg_run_session_id(rg_engine_t *e, rg_agent_conf_t *agent, const char *id,
-    const char *task_id, const char *text, size_t len, json_t *messages,
-    rg_session_handler_pt handler, void *data)
-{
-    size_t         i;
-    json_t        *m, *content;
-    const char    *role;
-    rg_session_t  *s;
-
-    s = rg_session_create_id(e, agent, id, id ? strlen(id) : 0, task_id,
-                             messages ? NULL : text, len, handler, data);
-
-    if (s == NULL || messages == NULL) {
-        return s;
-    }
-
-    json_array_foreach(messages, i, m) {
-        role = json_string_value(json_object_get(m, "role"));
-        content = json_object_get(m, "content");
-
-        if (role == NULL || !json_is_string(content)
-            || rg_session_append_text(s, rg_session_role(role),
-                                      NULL, json_string_value(content),
-                                      json_string_length(content))
-               != RG_OK)
-        {
-            s->handler = NULL;
-            rg_session_destroy(s);
-            return NULL;
-        }
-    }
-
-    return s;
-}
-
-
-typedef struct {
-    rg_session_t       *session;
-    struct event       *sigint;
-    struct event       *sigterm;
-    rg_uint_t           done;
-} rg_run_ctx_t;
-
-
-static void
+void
 rg_run_done(rg_session_t *s)
 {
     rg_run_ctx_t  *ctx;
@@ -222,6 +167,40 @@ rg_run_signal(evutil_socket_t sig, short what, void *arg)
 
     ctx = arg;
     rg_session_cancel(ctx->session, "interrupted by a signal");
+}
+
+
+rg_int_t
+rg_run_wait(rg_engine_t *e, rg_run_ctx_t *ctx, rg_uint_t start)
+{
+    /* SIGTERM ends a run as Ctrl-C does: a status line, the transcript */
+    ctx->sigint = evsignal_new(e->base, SIGINT, rg_run_signal, ctx);
+    ctx->sigterm = evsignal_new(e->base, SIGTERM, rg_run_signal, ctx);
+    if (ctx->sigint == NULL || ctx->sigterm == NULL) {
+        if (ctx->sigint) {
+            event_free(ctx->sigint);
+        }
+        rg_session_destroy(ctx->session);
+        return RG_ERROR;
+    }
+
+    event_add(ctx->sigint, NULL);
+    event_add(ctx->sigterm, NULL);
+
+    if (start) {
+        rg_session_start(ctx->session);
+    }
+
+    /* the end is heard once its status is stored, when the store keeps
+     * sessions (and at once for one that ended within its start) */
+    while (!ctx->done && event_base_dispatch(e->base) == 0) {
+        /* a loopbreak of another kind: go on */
+    }
+
+    event_free(ctx->sigint);
+    event_free(ctx->sigterm);
+
+    return RG_OK;
 }
 
 
@@ -275,7 +254,7 @@ rg_run_task(rg_engine_t *e, const char *agent_name, const char *transcript,
 
 int
 rg_run_task_replay(rg_engine_t *e, const char *agent_name,
-    const char *transcript, const char *task, rg_replay_t *replay)
+    const char *transcript, const char *task, struct rg_replay_s *replay)
 {
     int               rc, fd;
     char             *text;
@@ -312,21 +291,6 @@ rg_run_task_replay(rg_engine_t *e, const char *agent_name,
                 "%s)\n", s->id, s->id);
     }
 
-    /* SIGTERM ends a run as Ctrl-C does: a status line, the transcript */
-    ctx.session = s;
-    ctx.sigint = evsignal_new(e->base, SIGINT, rg_run_signal, &ctx);
-    ctx.sigterm = evsignal_new(e->base, SIGTERM, rg_run_signal, &ctx);
-    if (ctx.sigint == NULL || ctx.sigterm == NULL) {
-        if (ctx.sigint) {
-            event_free(ctx.sigint);
-        }
-        rg_session_destroy(s);
-        return 1;
-    }
-
-    event_add(ctx.sigint, NULL);
-    event_add(ctx.sigterm, NULL);
-
     if (transcript) {
         rg_transcript_start(s);
     }
@@ -335,12 +299,10 @@ rg_run_task_replay(rg_engine_t *e, const char *agent_name,
         rg_replay_attach(s, replay);
     }
 
-    rg_session_start(s);
+    ctx.session = s;
 
-    /* the end is heard once its status is stored, when the store keeps
-     * sessions (and at once for one that ended within its start) */
-    while (!ctx.done && event_base_dispatch(e->base) == 0) {
-        /* a loopbreak of another kind: go on */
+    if (rg_run_wait(e, &ctx, 1) != RG_OK) {
+        return 1;
     }
 
     rg_run_report(s);
@@ -365,31 +327,41 @@ rg_run_task_replay(rg_engine_t *e, const char *agent_name,
         free(text);
     }
 
-    event_free(ctx.sigint);
-    event_free(ctx.sigterm);
     rg_session_destroy(s);
 
     return rc;
 }
 
 
-static int
-rg_run_main(rg_cycle_t *cycle, void *opts, const char *arg)
+int
+rg_run_command(rg_cycle_t *cycle, rg_run_opts_t *o, const char *arg,
+    int (*run)(rg_engine_t *e, rg_run_opts_t *o, const char *arg))
 {
-    int             rc;
-    rg_engine_t    *e;
-    rg_run_opts_t  *o;
-
-    o = opts;
+    int           rc;
+    rg_engine_t  *e;
 
     e = rg_run_engine(cycle, o, arg);
     if (e == NULL) {
         return 1;
     }
 
-    rc = rg_run_task(e, o->agent, o->transcript, arg);
+    rc = run(e, o, arg);
 
     rg_run_engine_destroy(e, o);
 
     return rc;
+}
+
+
+static int
+rg_run_one(rg_engine_t *e, rg_run_opts_t *o, const char *arg)
+{
+    return rg_run_task(e, o->agent, o->transcript, arg);
+}
+
+
+static int
+rg_run_main(rg_cycle_t *cycle, void *opts, const char *arg)
+{
+    return rg_run_command(cycle, opts, arg, rg_run_one);
 }

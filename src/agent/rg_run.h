@@ -1,5 +1,7 @@
-/* rg_run.h: the agent part's commands, `run` (rg_run.c) and `replay`
- * (rg_replay.c), and what every command that runs sessions shares. */
+/* rg_run.h: what the commands that run sessions share: `run` (rg_run.c),
+ * `replay` (rg_replay_cli.c), `resume` (rg_resume.c) and the queue's
+ * `batch`: their options, an engine started with the approval they ask
+ * for, the bundled mock model, a session's report. */
 
 #ifndef RG_RUN_H
 #define RG_RUN_H
@@ -35,10 +37,6 @@ typedef struct {
 #define RG_RUN_OPT_MOCK        0x02
 #define RG_RUN_OPT_AGENT       0x04
 
-extern const rg_cli_t  rg_run_cli;
-extern const rg_cli_t  rg_replay_cli;
-extern const char      rg_run_help[];
-
 /* argv[i] as one of the shared options (which: RG_RUN_OPT_*): the
  * words it took, or 0 */
 int rg_run_option(rg_run_opts_t *o, int argc, char **argv, int i,
@@ -57,31 +55,36 @@ void rg_run_engine_destroy(rg_engine_t *e, rg_run_opts_t *o);
 rg_int_t rg_run_mock_start(rg_engine_t *e, rg_run_mock_t *m);
 void rg_run_mock_stop(rg_run_mock_t *m);
 
-/* A session of agent on its input: text (len bytes), or, when messages
- * is not NULL, a conversation of {"role": system|user|assistant,
- * "content": a string} checked by the caller, after the agent's system
- * prompt. NULL when memory ran out. */
-rg_session_t *rg_run_session(rg_engine_t *e, rg_agent_conf_t *agent,
-    const char *task_id, const char *text, size_t len, json_t *messages,
-    rg_session_handler_pt handler, void *data);
-/* the same, named id (NULL: a new one) */
-rg_session_t *rg_run_session_id(rg_engine_t *e, rg_agent_conf_t *agent,
-    const char *id, const char *task_id, const char *text, size_t len,
-    json_t *messages, rg_session_handler_pt handler, void *data);
+/* a command's engine (rg_run_engine), run on it, the engine gone: the
+ * exit code run gave (1: no engine) */
+int rg_run_command(rg_cycle_t *cycle, rg_run_opts_t *o, const char *arg,
+    int (*run)(rg_engine_t *e, rg_run_opts_t *o, const char *arg));
 
-struct rg_session_s;
+/* a session a command runs to its end: its handler is rg_run_done, its
+ * data this */
+typedef struct {
+    rg_session_t       *session;
+    struct event       *sigint;
+    struct event       *sigterm;
+    rg_uint_t           done;
+} rg_run_ctx_t;
+
+void rg_run_done(rg_session_t *s);
+/* ctx->session to its end on e's reactor, SIGINT and SIGTERM cancelling
+ * it; start: it is started first (one opened `stored` starts with the
+ * store's answer). RG_ERROR: no memory (it was destroyed). */
+rg_int_t rg_run_wait(rg_engine_t *e, rg_run_ctx_t *ctx, rg_uint_t start);
 
 /* a session's answer on stdout and its status line on stderr */
-void rg_run_report(struct rg_session_s *s);
+void rg_run_report(rg_session_t *s);
 
-extern const rg_cli_t  rg_resume_cli;
-extern const rg_cli_t  rg_status_cli;
+struct rg_replay_s;
 
 /* one task on agent_name, to its end; the exit code */
 int rg_run_task(rg_engine_t *e, const char *agent_name,
     const char *transcript, const char *task);
 /* the same, replaying a recording (rg_replay.h) */
 int rg_run_task_replay(rg_engine_t *e, const char *agent_name,
-    const char *transcript, const char *task, rg_replay_t *replay);
+    const char *transcript, const char *task, struct rg_replay_s *replay);
 
 #endif /* RG_RUN_H */

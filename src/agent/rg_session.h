@@ -1,27 +1,23 @@
-/* rg_session.h: one agent loop. The state machine of DESIGN §4 on the
- * reactor: ask the model, run the tool calls it returns, append the
- * results, repeat until an answer or a guard stops it. Every ending has a
- * status and a reason a person can read. */
+/* rg_session.h: a session, one agent loop (DESIGN §4), as the rest of
+ * reagent sees it: opened from an args struct, given its task's settings,
+ * started, cancelled and destroyed; what it came to, read as one struct
+ * (its outcome); the hooks its owner sets. What a session is made of,
+ * and the phases of its turns, are the agent part's alone
+ * (rg_session_int.h, rg_session_phase.c): serve, http and queue use this
+ * face and nothing else of a session. */
 
 #ifndef RG_SESSION_H
 #define RG_SESSION_H
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_cycle.h>
 #include <rg_engine.h>
 #include <rg_agent_conf.h>
-#include <rg_agent.h>
-#include <rg_llm_client.h>
-#include <rg_tools.h>
-#include <rg_context.h>
-#include <rg_store.h>
-#include <rg_metrics.h>
-#include <rg_trace.h>
+#include <jansson.h>
 
 typedef struct rg_session_s  rg_session_t;
-typedef struct rg_replay_s   rg_replay_t;        /* rg_replay.h */
 
+/* its owner's: once, when it ended, or parked (rg_session_parked()) */
 typedef void (*rg_session_handler_pt)(rg_session_t *s);
 
 /* An owner's view of its session's events in this process (rg_events.h):
@@ -30,7 +26,6 @@ typedef void (*rg_session_handler_pt)(rg_session_t *s);
  * destroy s. */
 typedef void (*rg_session_event_pt)(rg_session_t *s, const char *type,
     json_t *event, void *data);
-typedef struct rg_events_sink_s  rg_events_sink_t;   /* rg_events.c */
 
 typedef enum {
     RG_SESSION_QUEUED = 0,
@@ -50,307 +45,140 @@ typedef enum {
 
 #define RG_SESSION_NSTATES  (RG_SESSION_APPROVAL_TIMED_OUT + 1)
 
-#define rg_session_final(s)  ((s)->state >= RG_SESSION_DONE)
-
-/* a session's pool blocks, the first holding the session itself: a size
- * class of mimalloc's, not rounded up */
-#define RG_SESSION_POOL_SIZE  5120
+#define rg_session_state_final(st)  ((st) >= RG_SESSION_DONE)
 
 
-/* a tool call seen in this session, for repeated-call detection */
+/* what a session is opened with (rg_session_open) */
 typedef struct {
-    char               *sig;          /* name NUL canonical arguments */
-    size_t              len;
-    rg_uint_t           round;
-    rg_str_t            result;
-    rg_uint_t           stored_round; /* what the store holds; 0: none */
-} rg_session_sig_t;
+    rg_agent_conf_t        *agent;
+    const char             *id;       /* NUL-ended; NULL: a new one */
+    const char             *task_id;  /* the caller's, for logs and its
+                                         result; NULL: none */
+    const char             *input;    /* the task */
+    size_t                  len;
+    json_t                 *messages; /* or its conversation, after the
+                                         agent's system prompt: [{"role":
+                                         system|user|assistant,
+                                         "content": a string}], checked
+                                         by the caller; NULL: input */
+    rg_session_handler_pt   handler;
+    void                   *data;     /* the handler's: rg_session_data */
+    unsigned                stored:1; /* read from the store first: one
+                                         it holds goes on where it
+                                         stopped, one it does not starts
+                                         afresh (input NULL: fails, no
+                                         such session); either starts
+                                         with the store's answer, not
+                                         through rg_session_start() */
+} rg_session_args_t;
 
 
-/* what only a session of a durable store keeps (rg_durable.c,
- * rg_lease.c): in its pool, allocated with it when the store is durable,
- * so that a session of the memory store does not carry it */
+/* a task's own settings over its agent's (rg_session_set_task); a
+ * session read back from the store keeps the limits it started with */
 typedef struct {
-    rg_store_op_t      *cp_op;        /* a checkpoint in flight */
-    void              (*cp_next)(rg_session_t *s);
-    struct event        cp_retry;
-    rg_msec_t           cp_failing;   /* the store refuses since, or 0 */
-    rg_uint_t           cp_attempts;
-    rg_uint_t           stored;       /* items of its list in the store */
-    uint32_t           *dropped;      /* stored messages compaction took */
-    rg_uint_t           ndropped;
-    rg_uint_t           dropped_cap;
-    rg_store_op_t      *lease_op;     /* taken or renewed, asked */
-    struct event        lease_ev;     /* the next heartbeat */
-    rg_msec_t           lease_since;  /* asked first */
-    void              (*lease_next)(rg_session_t *s, rg_int_t rc,
-                                    const char *why);
-    struct event       *park_ev;      /* the approval record, asked again */
-    rg_msec_t           park_since;   /* asked first */
-    /* written back into a store that lost it (rg_recover.c) */
-    rg_store_op_t      *rec_op;       /* the new lease, asked */
-    struct event        rec_ev;       /* asked again */
-    rg_msec_t           rec_since;
-    void              (*cp_after)(rg_session_t *s);  /* a checkpoint
-                                         asked for while recovering */
-    void              (*rec_done)(rg_session_t *s);  /* the rewrite's */
-    unsigned            recovering:1;
-    unsigned            rec_set:1;
-    unsigned            rec_full:1;   /* the next checkpoint writes every
-                                         meta field */
-} rg_session_durable_t;
+    rg_uint_t               max_rounds;   /* 0: the agent's */
+    int64_t                 max_tokens;   /* < 0: the agent's */
+    double                  max_cost;     /* < 0: the agent's */
+    rg_msec_t               deadline;     /* RG_CONF_UNSET_MSEC: the
+                                             agent's */
+    const char             *tenant;       /* NULL: none */
+    const char             *traceparent;  /* the caller's trace, or NULL */
+    size_t                  traceparent_len;
+    unsigned                traceparent_invalid:1;  /* said in the log */
+    unsigned                events:1;     /* recorded in the store */
+} rg_session_task_t;
 
 
-typedef struct rg_dedupe_flight_s  rg_dedupe_flight_t;
-typedef struct rg_session_call_s   rg_session_call_t;
-
-/* what the current turn needs beyond the model's calls */
-struct rg_session_call_s {
-    rg_session_t       *session;
-    char               *key;          /* dedupe key, NULL: not cached */
-    size_t              klen;
-    rg_store_op_t      *lookup;       /* its answer still to come */
-    rg_int_t            tool;         /* index in the agent's tools, -1 */
-    char               *sig;
-    size_t              sig_len;
-    rg_store_op_t      *claim;        /* its side-effect claim, asked */
-    rg_dedupe_flight_t *flight;       /* the identical calls in flight */
-    rg_session_call_t  *wnext;        /* the flight's next waiter */
-    struct event       *wait_ev;      /* its next poll, or its wake-up */
-    rg_msec_t           wait_until;   /* for another worker's result */
-    rg_msec_t           wait_step;
-    rg_int_t            twin;         /* the same call earlier in this
-                                         turn, whose result is its own;
-                                         -1: none */
-    rg_uint_t           waiting:1;    /* counted in lookups */
-    rg_uint_t           resolved:1;   /* and answered, its wake-up due */
-    rg_uint_t           running:1;    /* the owner of a flight runs it */
-    rg_uint_t           local:1;      /* its key is not the store's */
-    rg_uint_t           pending:1;    /* holds the store's pending claim */
-    rg_uint_t           capped:1;     /* the last call its cap allows */
-    rg_uint_t           claimed:1;    /* it may run: the store holds our
-                                         claim; its result goes there */
-    rg_uint_t           claim_failed:1;  /* the store did not answer:
-                                            asked again */
-};
-
-
-struct rg_session_s {
-    rg_engine_t        *engine;
-    rg_agent_conf_t    *agent;
-    rg_llm_conf_t      *llm;          /* the agent's, or its fallback */
-    rg_pool_t          *pool;
-    rg_log_t            log;
-    char                id[48];       /* "s-" and 128 random bits */
-    char               *task_id;      /* the caller's, for logs */
-    char               *tenant;       /* the task's, NULL: none */
-    rg_store_op_t      *tenant_op;    /* its budget, asked */
-    struct event       *tenant_ev;    /* asked again (made when first
-                                         armed) while the store is away */
-    rg_msec_t           tenant_failing;  /* since when, 0: it answers */
-    rg_uint_t           tenant_tries;
-
-    rg_session_state_e  state;
-    char               *reason;
-
-    rg_msgs_t           msgs;
-    const char         *prefix;       /* request body up to the messages */
-    size_t              prefix_len;
-
-    rg_buf_t            body;
-    rg_llm_req_t        req;
-    rg_tool_turn_t     *turn;
-    rg_pool_t          *round_pool;   /* the last answer parsed, its turn's
-                                         calls and keys; freed when the
-                                         next model call is sent */
-    char               *call_prefix;  /* for generated tool_call ids */
-    rg_tool_request_t  *calls;        /* of the current turn */
-    rg_session_call_t  *extra;
-    rg_uint_t           ncalls;
-    rg_uint_t           lookups;      /* dedupe answers still to come */
-    rg_uint_t           claims;       /* side-effect claims to come */
-    rg_str_t            claim_rec;    /* their record, in round_pool */
-    char               *claim_err;    /* why the store did not take one */
-    struct event       *claim_ev;     /* asked again (made when first
-                                         armed) while the store is away */
-    rg_msec_t           claim_failing;   /* since when, 0: it answers */
-    rg_uint_t           claim_tries;
-
-    /* limits, the agent's unless a task overrides them */
-    rg_uint_t           max_rounds;
-    int64_t             max_tokens;
-    rg_msec_t           deadline;
-    struct event       *deadline_ev;  /* made when first armed */
-
-    rg_uint_t           depth;        /* 0, or how deep a child session */
-    rg_tool_run_t      *parent_run;   /* the run_agent call of a child */
-    rg_session_t       *parent;       /* its session, which outlives it */
-    rg_uint_t           round;        /* model answers so far */
-    rg_uint_t           answers;      /* of them, those that came (a call
-                                         that failed counts in round) */
-    /* model calls and tokens count those of the child sessions too:
-     * they are the task's, and its max_tokens bounds them all */
-    rg_uint_t           model_calls;  /* including summaries */
-    rg_uint_t           child_model_calls;
-    rg_uint_t           tool_calls;
-    rg_uint_t           tool_errors;
-    rg_uint_t           dedupe_hits;
-    rg_uint_t           repeats;
-    int64_t             prompt_tokens;
-    int64_t             completion_tokens;
-    int64_t             cached_tokens;      /* of prompt_tokens, read from
-                                               a prompt cache */
-    int64_t             cache_write_tokens; /* of them, written to one */
-    double              cost;         /* dollars, by the llms' prices */
-    double              max_cost;     /* 0: no budget */
-    int64_t             child_tokens;   /* of them, the children's */
-    rg_str_t            answer;
-    rg_str_t            finish_reason;
-    double              bytes_per_token;
-    rg_uint_t           summaries;
-    rg_uint_t           summary_round;
-
-    rg_uint_t          *tool_counts;  /* per agent tool; never wraps */
-    rg_session_sig_t   *sigs;
-    rg_uint_t           nsigs;
-    rg_uint_t           sigs_cap;
-
-    rg_msec_t           started;
-    rg_msec_t           ended;
-    rg_msec_t           call_started;
-
-    rg_session_handler_pt handler;    /* once, when it ends */
-    void               *data;
-    /* the store lost it and it was written back (rg_recover.c): its
-     * owner queues its task again; NULL: nothing to do */
-    rg_session_handler_pt recovered;
-    rg_uint_t           slot;         /* the handler's: where it keeps s */
-
-    json_t             *transcript;   /* when recording */
-
-    /* its trace (rg_session_trace.c): the invoke_agent span, the chat
-     * span of the model call in flight, the span a resume follows */
-    rg_trace_span_t     span;
-    rg_trace_span_t     chat;
-    char                trace_link[RG_TRACE_SPAN_LEN + 1];
-    /* its events (rg_events.c): to the store when the task asks for
-     * them (events), to the owner's hook when it set one */
-    rg_session_event_pt on_event;
-    void               *on_event_data;
-    rg_events_sink_t   *events_sink;
-
-    /* in the store, when it outlives the process (rg_durable.c); NULL
-     * for a session of the memory store (rg_durable_init makes it) */
-    rg_session_durable_t *dur;
-    int64_t             lease;        /* fencing token, 0: none */
-    rg_msec_t           created;      /* wall clock */
-    rg_msec_t           elapsed;      /* run time before a resume */
-
-    unsigned            durable:1;
-    unsigned            cp_partial:1; /* a turn about to run its tools */
-    unsigned            cp_retry_set:1;
-    unsigned            lease_set:1;
-    unsigned            lease_waited:1;
-    unsigned            fenced:1;     /* another worker owns it now */
-    unsigned            resumed:1;
-    rg_replay_t        *replay;       /* when replaying: its recording */
-    const char         *transcript_file;  /* batch --transcripts: where */
-    unsigned            handler_called:1;
-    unsigned            deadline_set:1;
-    unsigned            tenant_ok:1;  /* its budget allows the next call */
-    unsigned            tenant_set:1; /* tenant_ev is armed */
-    unsigned            claim_set:1;  /* claim_ev is armed */
-    unsigned            context_retried:1;
-    unsigned            summarizing:1;
-    unsigned            fallback_used:1;
-
-    /* parked for an operator's decision on dangerous calls (rg_park.c) */
-    rg_str_t            park_task;    /* its task line, for the record */
-    rg_store_op_t      *park_op;      /* the record, asked */
-    char               *park_record;  /* to store, when a new one */
-    rg_msec_t           park_deadline; /* wall clock */
-    unsigned            park:1;       /* such calls park it (serve) */
-    unsigned            parked:1;     /* it waits in the store: the
-                                         handler sees it not ended */
-    unsigned            events:1;     /* recorded in the store */
-    unsigned            events_ended:1;   /* "final" was emitted */
-};
+/* what it came to (rg_session_outcome): counters as they stand, the rest
+ * once it ended */
+typedef struct {
+    rg_session_state_e      state;
+    const char             *status;       /* the state's name */
+    const char             *reason;       /* not done: why; done: a
+                                             remark; NULL: none */
+    rg_str_t                answer;       /* scrubbed; data NULL: none */
+    rg_str_t                finish_reason;
+    rg_uint_t               rounds;
+    rg_uint_t               answers;      /* model answers that came */
+    rg_uint_t               model_calls;  /* tokens, calls and cost are
+                                             the task's: its child
+                                             agents' too */
+    rg_uint_t               tool_calls;
+    rg_uint_t               tool_errors;
+    int64_t                 prompt_tokens;
+    int64_t                 completion_tokens;
+    int64_t                 cached_tokens;
+    int64_t                 cache_write_tokens;
+    double                  cost;         /* dollars */
+    rg_msec_t               ms;           /* its running time, before a
+                                             resume included */
+    rg_msec_t               run_ms;       /* of it, in this process */
+    rg_msec_t               park_deadline;    /* parked: until (wall
+                                                 clock ms) */
+    unsigned                priced:1;     /* its llm has a price */
+    unsigned                durable:1;    /* the store keeps it */
+    unsigned                resumed:1;    /* read back from the store */
+    unsigned                parked:1;
+    unsigned                fenced:1;     /* another worker has it now */
+} rg_session_outcome_t;
 
 
-rg_session_t *rg_session_create(rg_engine_t *e, rg_agent_conf_t *agent,
-    const char *task_id, const char *input, size_t len,
-    rg_session_handler_pt handler, void *data);
-/* the same, named id (NULL: a new one) */
-rg_session_t *rg_session_create_id(rg_engine_t *e, rg_agent_conf_t *agent,
-    const char *id, size_t idlen, const char *task_id, const char *input,
-    size_t len, rg_session_handler_pt handler, void *data);
-/* a session with no message yet, of the given id (NULL: a new one);
- * rg_session_create() adds the system message and the task */
-rg_session_t *rg_session_alloc(rg_engine_t *e, rg_agent_conf_t *agent,
-    const char *id, size_t idlen, const char *task_id,
-    rg_session_handler_pt handler, void *data);
+/* its life (rg_session_open.c, rg_session_phase.c, rg_session_end.c) */
+
+/* NULL when memory ran out, the id is too long, or a message is not
+ * one (args->messages) */
+rg_session_t *rg_session_open(rg_engine_t *e, const rg_session_args_t *a);
+/* a session not opened `stored` runs; RG_ERROR: its deadline could not
+ * be armed (it ended: its handler was called). A session may end within
+ * the call: its handler is called then, and may destroy it. */
 rg_int_t rg_session_start(rg_session_t *s);
+/* ends it cancelled, with reason (NULL: "cancelled"); its handler is
+ * called */
 void rg_session_cancel(rg_session_t *s, const char *reason);
-/* another worker owns it: it writes nothing more, its handler is told */
-void rg_session_drop(rg_session_t *s, const char *why);
+/* frees it, ended or not; its handler is not called */
 void rg_session_destroy(rg_session_t *s);
 
+/* what it is (rg_session.c) */
+const char *rg_session_id(rg_session_t *s);
+void *rg_session_data(rg_session_t *s);
+rg_session_state_e rg_session_state(rg_session_t *s);
+rg_uint_t rg_session_parked(rg_session_t *s);
+rg_uint_t rg_session_fenced(rg_session_t *s);
+void rg_session_outcome(rg_session_t *s, rg_session_outcome_t *o);
+/* its result as every command writes it (rg_result.c); NULL: no memory */
+json_t *rg_session_result(rg_session_t *s);
 const char *rg_session_state_name(rg_session_state_e state);
 /* the final state of that name; RG_SESSION_QUEUED for any other name */
 rg_session_state_e rg_session_final_state(const char *name, size_t len);
-/* its result as every command writes it (rg_result.c); NULL: no memory */
-json_t *rg_session_result(rg_session_t *s);
-
-
-/* every change of state goes through here: the metrics count the
- * sessions in each state */
-static inline void
-rg_session_set_state(rg_session_t *s, rg_session_state_e state)
-{
-    rg_metrics_session_state((int) s->state, (int) state);
-    s->state = state;
-}
-
-/* within the agent part: what rg_turn.c, rg_session_context.c and
- * rg_child.c ask of the state machine */
-
-/* ends the session (once) with a state and a reason; the owner's handler
- * is called last, and may destroy it */
-void rg_session_finish(rg_session_t *s, rg_session_state_e state,
-    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* the letter of a task message's role: 'u', 'a', else 's' */
-#define rg_session_role(name)                                                \
-    ((name)[0] == 'u' ? 'u' : (name)[0] == 'a' ? 'a' : 's')
-/* appends a message of role 's', 'u', 'a' (an answer given with the
- * task) or 't' (a tool's, answering tool_id) to the conversation */
-rg_int_t rg_session_append_text(rg_session_t *s, uint8_t role,
-    const char *tool_id, const char *text, size_t len);
-/* the same, for a tool's result: failed says the call failed (a format
- * that can tell the model so does) */
-rg_int_t rg_session_append_msg(rg_session_t *s, uint8_t role,
-    const char *tool_id, const char *text, size_t len, rg_uint_t failed);
 /* dollars as JSON: a real rounded to micro-dollars (0.000123, not
  * 0.00012299999999) */
 json_t *rg_session_dollars(double cost);
-/* what the next model call will cost, about: its input as the request
- * stands, its output as the answers so far were; dollars, 0 without a
- * price */
-double rg_session_next_cost(rg_session_t *s);
-/* the next model call, or the session's end at its token budget */
-rg_int_t rg_session_ask(rg_session_t *s);
-/* the pool of this round's answer and turn (NULL: out of memory) */
-rg_pool_t *rg_session_round_pool(rg_session_t *s);
-/* after a turn: the checkpoint (when the store is durable), then the
- * next model call; failures end the session */
-void rg_session_continue(rg_session_t *s);
-/* calls the owner's handler, once */
-void rg_session_handler(rg_session_t *s);
-/* model calls from now on go to llm (a fallback) */
-void rg_session_use_llm(rg_session_t *s, rg_llm_conf_t *llm);
-/* RG_ERROR: out of memory */
-rg_int_t rg_session_arm_deadline(rg_session_t *s, rg_msec_t ms);
-/* the prefix when the session differs from its agent: a fallback llm,
- * or tools that reached their cap and are no longer offered */
-rg_int_t rg_session_build_prefix(rg_session_t *s);
+
+/* what its owner sets, before it starts */
+void rg_session_set_task(rg_session_t *s, const rg_session_task_t *t);
+/* its dangerous calls park it for an operator's decision (serve): line
+ * is its task, kept for the approval record */
+void rg_session_set_park(rg_session_t *s, const char *line, size_t len);
+/* the store lost it and it was written back (rg_recover.c): h queues
+ * its task again; NULL: nothing to do */
+void rg_session_on_recovered(rg_session_t *s, rg_session_handler_pt h);
+/* its events in this process (NULL: none) */
+void rg_session_on_event(rg_session_t *s, rg_session_event_pt h,
+    void *data);
+/* a number its owner keeps with it (where it keeps s) */
+void rg_session_set_slot(rg_session_t *s, rg_uint_t slot);
+rg_uint_t rg_session_slot(rg_session_t *s);
+
+/* its transcript (rg_transcript.c): recorded from now on, file (copied)
+ * where its owner will write it; RG_ERROR: no memory */
+rg_int_t rg_session_record(rg_session_t *s, const char *file);
+/* the file given then, NULL: not recorded */
+const char *rg_session_record_file(rg_session_t *s);
+/* the transcript as text (malloc'ed, secrets scrubbed); NULL: no memory */
+char *rg_session_transcript(rg_session_t *s);
+
+/* its lease renewed now, not at its time: the store may have lost it
+ * (rg_lease.c; a renewal answered "gone" writes it back) */
+void rg_session_renew(rg_session_t *s);
 
 #endif /* RG_SESSION_H */

@@ -6,7 +6,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <rg_session_context.h>
 #include <rg_durable.h>
 #include <rg_llm_request.h>
@@ -91,7 +91,7 @@ rg_session_context_body(rg_session_t *s, rg_buf_t *in)
                                     in->len);
     }
 
-    /* whole now: rg_session_ask() sends it as it is */
+    /* whole now: the ask phase sends it as it is */
     if (rc == RG_OK) {
         rc = rg_llm_body_end(&bd);
     }
@@ -164,7 +164,8 @@ rg_session_context_compact(rg_session_t *s, size_t target)
 }
 
 
-/* the summary of dropped rounds came back */
+/* the summary of dropped rounds came back: its text goes after the
+ * task */
 void
 rg_session_context_summary(rg_session_t *s, rg_llm_response_t *resp)
 {
@@ -219,7 +220,5 @@ rg_session_context_summary(rg_session_t *s, rg_llm_response_t *resp)
                      resp->error.data ? resp->error.data : "");
     }
 
-    if (rg_session_ask(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
-    }
+    /* the call it was made for goes next (rg_phase_ask.c) */
 }

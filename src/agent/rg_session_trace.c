@@ -11,7 +11,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <rg_session_trace.h>
 #include <rg_trace.h>
 
@@ -169,12 +169,18 @@ rg_session_trace_int(rg_trace_attr_t *a, rg_uint_t *n, const char *key,
 }
 
 
-/* the prompt cache's tokens (the GenAI conventions' names) and the cost,
- * where there are some */
+/* what a call used: its model, its tokens, the prompt cache's (the
+ * GenAI conventions' names) and the cost, where there are some */
 static void
-rg_session_trace_usage(rg_trace_attr_t *a, rg_uint_t *n, int64_t cached,
-    int64_t written, rg_uint_t priced, double cost)
+rg_session_trace_usage(rg_trace_attr_t *a, rg_uint_t *n, rg_session_t *s,
+    int64_t in, int64_t out, int64_t cached, int64_t written,
+    rg_uint_t priced, double cost)
 {
+    rg_session_trace_str(a, n, "gen_ai.request.model", s->llm->model.data,
+                         s->llm->model.len);
+    rg_session_trace_int(a, n, "gen_ai.usage.input_tokens", in);
+    rg_session_trace_int(a, n, "gen_ai.usage.output_tokens", out);
+
     if (cached) {
         rg_session_trace_int(a, n, "gen_ai.usage.cache_read.input_tokens",
                              cached);
@@ -216,6 +222,24 @@ rg_session_trace_chat(rg_session_t *s)
 }
 
 
+/* span was started and spans are exported: it ends with its attributes
+ * (else it is forgotten) */
+static rg_uint_t
+rg_session_trace_open(rg_session_t *s, rg_trace_span_t *span)
+{
+    if (span->start == 0) {
+        return 0;
+    }
+
+    if (!rg_trace_enabled(s->engine)) {
+        span->start = 0;
+        return 0;
+    }
+
+    return 1;
+}
+
+
 void
 rg_session_trace_chat_end(rg_session_t *s, rg_llm_req_t *r,
     rg_llm_response_t *resp)
@@ -225,24 +249,14 @@ rg_session_trace_chat_end(rg_session_t *s, rg_llm_req_t *r,
     rg_trace_end_t    end;
     rg_trace_attr_t   a[RG_SESSION_TRACE_ATTRS];
 
-    if (s->chat.start == 0) {
-        return;
-    }
-
-    if (!rg_trace_enabled(s->engine)) {
-        s->chat.start = 0;
+    if (!rg_session_trace_open(s, &s->chat)) {
         return;
     }
 
     n = 0;
     rg_session_trace_str(a, &n, "gen_ai.operation.name", "chat", 4);
-    rg_session_trace_str(a, &n, "gen_ai.request.model", s->llm->model.data,
-                         s->llm->model.len);
-    rg_session_trace_int(a, &n, "gen_ai.usage.input_tokens",
-                         resp->prompt_tokens);
-    rg_session_trace_int(a, &n, "gen_ai.usage.output_tokens",
-                         resp->completion_tokens);
-    rg_session_trace_usage(a, &n, resp->cached_tokens,
+    rg_session_trace_usage(a, &n, s, resp->prompt_tokens,
+                           resp->completion_tokens, resp->cached_tokens,
                            resp->cache_write_tokens, s->llm->priced,
                            resp->cost);
     rg_session_trace_str(a, &n, "gen_ai.conversation.id", s->id,
@@ -304,12 +318,7 @@ rg_session_trace_tool(rg_session_t *s, rg_tool_run_t *run,
     rg_trace_end_t    end;
     rg_trace_attr_t   a[RG_SESSION_TRACE_ATTRS];
 
-    if (run->span.start == 0) {
-        return;
-    }
-
-    if (!rg_trace_enabled(s->engine)) {
-        run->span.start = 0;
+    if (!rg_session_trace_open(s, &run->span)) {
         return;
     }
 
@@ -394,13 +403,8 @@ rg_session_trace_end(rg_session_t *s)
                          s->agent->name.len);
     rg_session_trace_str(a, &n, "gen_ai.conversation.id", s->id,
                          strlen(s->id));
-    rg_session_trace_str(a, &n, "gen_ai.request.model", s->llm->model.data,
-                         s->llm->model.len);
-    rg_session_trace_int(a, &n, "gen_ai.usage.input_tokens",
-                         s->prompt_tokens);
-    rg_session_trace_int(a, &n, "gen_ai.usage.output_tokens",
-                         s->completion_tokens);
-    rg_session_trace_usage(a, &n, s->cached_tokens, s->cache_write_tokens,
+    rg_session_trace_usage(a, &n, s, s->prompt_tokens, s->completion_tokens,
+                           s->cached_tokens, s->cache_write_tokens,
                            s->llm->priced || s->cost > 0, s->cost);
     rg_session_trace_str(a, &n, "reagent.status", state, strlen(state));
     rg_session_trace_int(a, &n, "reagent.rounds", (int64_t) s->round);

@@ -7,14 +7,15 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 
 /* "<trace id>-<parent id or nothing>-<span id>": what the meta keeps */
 #define RG_SESSION_TRACE_META  (RG_TRACE_ID_LEN + 2 * RG_TRACE_SPAN_LEN + 3)
 
 /* For whoever opens a session (a task's "traceparent", the HTTP API's
- * header): the session joins that trace, its invoke_agent span a child
- * of the caller's span. Call it before rg_session_start(). RG_OK: taken;
+ * header, through rg_session_set_task): the session joins that trace,
+ * its invoke_agent span a child of the caller's span, before it starts.
+ * RG_OK: taken;
  * RG_DECLINED: absent or invalid (W3C Trace Context), the session keeps
  * the new trace it was given. A session resumed from the store goes on
  * with the trace it had. */

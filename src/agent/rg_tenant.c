@@ -20,11 +20,9 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_session_int.h>
 #include <rg_tenant.h>
-#include <rg_session.h>
-#include <rg_agent.h>
 #include <rg_store_conf.h>
-#include <rg_agent_conf.h>
 
 
 #define RG_TENANT_BACKOFF  200        /* ms, the first retry */
@@ -51,13 +49,14 @@ rg_tenant_key(rg_session_t *s, rg_uint_t cost, char *buf, size_t size)
 }
 
 
-static void rg_tenant_cost_handler(void *data, const rg_store_res_t *res);
+static void rg_tenant_handler(void *data, const rg_store_res_t *res);
 static rg_int_t rg_tenant_unread(rg_session_t *s, const char *err);
 
 
-/* the cost budget is asked; RG_AGAIN, or RG_ERROR */
+/* a counter of the tenant's, its tokens' or (cost) its cost's, is
+ * asked: RG_AGAIN, or RG_ERROR (out of memory) */
 static rg_int_t
-rg_tenant_ask_cost(rg_session_t *s)
+rg_tenant_ask(rg_session_t *s, rg_uint_t cost)
 {
     char                   buf[320];
     rg_str_t               k;
@@ -66,61 +65,34 @@ rg_tenant_ask_cost(rg_session_t *s)
 
     amcf = rg_agent_main_conf(s->engine->cycle);
     st = rg_store_ctx(s->engine);
-    k = rg_tenant_key(s, 1, buf, sizeof(buf));
+    k = rg_tenant_key(s, cost, buf, sizeof(buf));
 
-    s->tenant_op = st->incr(st, &k, 0, amcf->tenant_cost_window + 60000,
-                            rg_tenant_cost_handler, s);
+    s->tenant_cost = cost ? 1 : 0;
+    s->tenant_op = st->incr(st, &k, 0, (cost ? amcf->tenant_cost_window
+                                             : amcf->tenant_window) + 60000,
+                            rg_tenant_handler, s);
 
     return s->tenant_op ? RG_AGAIN : RG_ERROR;
 }
 
 
-/* the cost counter answered */
-static void
-rg_tenant_cost_handler(void *data, const rg_store_res_t *res)
+/* a counter answered: RG_OK, it was read (res->num); RG_DECLINED, it
+ * could not be and the call goes without it; RG_AGAIN, it is asked again
+ * later, or the session ended */
+static rg_int_t
+rg_tenant_answered(rg_session_t *s, const rg_store_res_t *res)
 {
-    double                 used, next;
-    rg_msec_t              left;
-    rg_session_t          *s;
-    rg_agent_main_conf_t  *amcf;
-
-    s = data;
     s->tenant_op = NULL;
-    amcf = rg_agent_main_conf(s->engine->cycle);
 
     if (res->rc != RG_OK) {
-        if (rg_tenant_unread(s, res->err) != RG_OK) {
-            return;
-        }
-
-    } else {
-        s->tenant_failing = 0;
-        rg_store_up(rg_store_ctx(s->engine), s->engine->log, res);
-
-        used = (double) res->num / 1e6;
-        next = rg_session_next_cost(s);
-
-        if (used + next > amcf->tenant_max_cost) {
-            left = amcf->tenant_cost_window
-                   - rg_wall_msec() % amcf->tenant_cost_window;
-            rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "tenant \"%s\" "
-                              "has spent $%.4f of its $%.4f in this window "
-                              "(tenant_max_cost ... per %llus), and the next "
-                              "model call (about $%.4f) would pass it; the "
-                              "next window starts in %llus", s->tenant, used,
-                              amcf->tenant_max_cost,
-                              (unsigned long long)
-                              amcf->tenant_cost_window / 1000, next,
-                              (unsigned long long) (left + 999) / 1000);
-            return;
-        }
+        return rg_tenant_unread(s, res->err) == RG_OK ? RG_DECLINED
+                                                      : RG_AGAIN;
     }
 
-    s->tenant_ok = 1;
+    s->tenant_failing = 0;
+    rg_store_up(rg_store_ctx(s->engine), s->engine->log, res);
 
-    if (rg_session_ask(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
-    }
+    return RG_OK;
 }
 
 
@@ -132,9 +104,7 @@ rg_tenant_retry(evutil_socket_t fd, short what, void *arg)
     s = arg;
     s->tenant_set = 0;
 
-    if (rg_session_ask(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
-    }
+    rg_session_run_phases(s);    /* the budget is asked again */
 }
 
 
@@ -218,62 +188,88 @@ rg_tenant_unread(rg_session_t *s, const char *err)
 }
 
 
+/* the counter read is past its budget: the session ended */
+static rg_uint_t
+rg_tenant_spent(rg_session_t *s, int64_t num)
+{
+    double                 used, next;
+    rg_msec_t              left;
+    rg_agent_main_conf_t  *amcf;
+
+    amcf = rg_agent_main_conf(s->engine->cycle);
+
+    if (s->tenant_cost) {
+        used = (double) num / 1e6;
+        next = rg_session_next_cost(s);
+
+        if (used + next <= amcf->tenant_max_cost) {
+            return 0;
+        }
+
+        left = amcf->tenant_cost_window
+               - rg_wall_msec() % amcf->tenant_cost_window;
+        rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "tenant \"%s\" "
+                          "has spent $%.4f of its $%.4f in this window "
+                          "(tenant_max_cost ... per %llus), and the next "
+                          "model call (about $%.4f) would pass it; the "
+                          "next window starts in %llus", s->tenant, used,
+                          amcf->tenant_max_cost,
+                          (unsigned long long)
+                          amcf->tenant_cost_window / 1000, next,
+                          (unsigned long long) (left + 999) / 1000);
+        return 1;
+    }
+
+    if (num < amcf->tenant_max_tokens) {
+        return 0;
+    }
+
+    left = amcf->tenant_window - rg_wall_msec() % amcf->tenant_window;
+    rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "tenant \"%s\" has "
+                      "used %lld of its %lld tokens in this window "
+                      "(tenant_max_tokens ... per %llus); the next "
+                      "window starts in %llus", s->tenant,
+                      (long long) num, (long long) amcf->tenant_max_tokens,
+                      (unsigned long long) amcf->tenant_window / 1000,
+                      (unsigned long long) (left + 999) / 1000);
+    return 1;
+}
+
+
+/* a counter answered (the tokens', then the cost's): the call goes, or
+ * waits, or the session ends at the tenant's budget */
 static void
 rg_tenant_handler(void *data, const rg_store_res_t *res)
 {
-    rg_msec_t              left;
+    rg_int_t               rc;
     rg_session_t          *s;
     rg_agent_main_conf_t  *amcf;
 
     s = data;
-    s->tenant_op = NULL;
     amcf = rg_agent_main_conf(s->engine->cycle);
+    rc = rg_tenant_answered(s, res);
 
-    if (res->rc != RG_OK) {
-        if (rg_tenant_unread(s, res->err) != RG_OK) {
-            return;                    /* asked again later, or ended */
-        }
-
-    } else {
-        s->tenant_failing = 0;
-        rg_store_up(rg_store_ctx(s->engine), s->engine->log, res);
-    }
-
-    if (res->rc == RG_OK && res->num >= amcf->tenant_max_tokens) {
-        left = amcf->tenant_window - rg_wall_msec() % amcf->tenant_window;
-        rg_session_finish(s, RG_SESSION_BUDGET_EXCEEDED, "tenant \"%s\" has "
-                          "used %lld of its %lld tokens in this window "
-                          "(tenant_max_tokens ... per %llus); the next "
-                          "window starts in %llus", s->tenant,
-                          (long long) res->num,
-                          (long long) amcf->tenant_max_tokens,
-                          (unsigned long long) amcf->tenant_window / 1000,
-                          (unsigned long long) (left + 999) / 1000);
-        return;
+    if (rc == RG_AGAIN || (rc == RG_OK && rg_tenant_spent(s, res->num))) {
+        return;                        /* asked again later, or ended */
     }
 
     /* the tokens allow it: then the money, if it is counted */
-    if (amcf->tenant_max_cost > 0) {
-        if (rg_tenant_ask_cost(s) != RG_AGAIN) {
+    if (!s->tenant_cost && amcf->tenant_max_cost > 0) {
+        if (rg_tenant_ask(s, 1) != RG_AGAIN) {
             rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
         }
         return;
     }
 
+    /* the call it held goes (rg_phase_ask.c) */
     s->tenant_ok = 1;
-
-    if (rg_session_ask(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
-    }
+    rg_session_run_phases(s);
 }
 
 
 rg_int_t
 rg_tenant_check(rg_session_t *s)
 {
-    char                   buf[320];
-    rg_str_t               k;
-    rg_store_t            *st;
     rg_agent_main_conf_t  *amcf;
 
     amcf = rg_agent_main_conf(s->engine->cycle);
@@ -289,17 +285,7 @@ rg_tenant_check(rg_session_t *s)
         return RG_OK;
     }
 
-    if (amcf->tenant_max_tokens == 0) {
-        return rg_tenant_ask_cost(s);
-    }
-
-    st = rg_store_ctx(s->engine);
-    k = rg_tenant_key(s, 0, buf, sizeof(buf));
-
-    s->tenant_op = st->incr(st, &k, 0, amcf->tenant_window + 60000,
-                            rg_tenant_handler, s);
-
-    return s->tenant_op ? RG_AGAIN : RG_ERROR;     /* out of memory */
+    return rg_tenant_ask(s, amcf->tenant_max_tokens == 0);
 }
 
 
@@ -338,13 +324,7 @@ rg_tenant_charge(rg_session_t *s, int64_t tokens, double cost)
 void
 rg_tenant_cancel(rg_session_t *s)
 {
-    rg_store_t  *st;
-
-    if (s->tenant_op) {
-        st = rg_store_ctx(s->engine);
-        st->cancel(st, s->tenant_op);
-        s->tenant_op = NULL;
-    }
+    rg_session_store_cancel(s, &s->tenant_op);
 
     if (s->tenant_set) {
         event_del(s->tenant_ev);

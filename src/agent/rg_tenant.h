@@ -6,13 +6,13 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 
 /* Before a model call (its tokens' budget, then its cost's): RG_OK, it
- * may go; RG_AGAIN, the store was asked
- * and rg_session_ask() runs again when it answers (or the session ends
+ * may go; RG_AGAIN, the store was asked and the driver is woken when it
+ * answers, to ask again (rg_phase_ask.c), or the session ends
  * budget_exceeded, naming the tenant, or failed when the store stayed
- * away for store_timeout under shared_limits_fallback wait); RG_ERROR,
+ * away for store_timeout under shared_limits_fallback wait; RG_ERROR,
  * out of memory */
 rg_int_t rg_tenant_check(rg_session_t *s);
 /* the provider counted tokens for the tenant's session, which cost

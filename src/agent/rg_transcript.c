@@ -4,12 +4,14 @@
  * provider's own id of the response, each turn and tool call with the
  * result the model saw, each child session's whole transcript, nested
  * where it ended), and the whole conversation as JSON when it is written.
- * A secret never reaches it. */
+ * A secret never reaches it. Also the face's way to it
+ * (rg_session_record, rg_session_transcript). */
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <rg_transcript.h>
+#include <rg_events.h>
 #include <rg_secret.h>
 #include <rg_tools_conf.h>
 #include <rg_tool_args.h>
@@ -66,16 +68,7 @@ rg_transcript_model_call(rg_session_t *s, rg_llm_response_t *resp)
         return;
     }
 
-    if (resp->cached_tokens || resp->cache_write_tokens) {
-        json_object_set_new(ev, "cached_tokens",
-                            json_integer(resp->cached_tokens));
-        json_object_set_new(ev, "cache_write_tokens",
-                            json_integer(resp->cache_write_tokens));
-    }
-
-    if (s->llm->priced) {
-        json_object_set_new(ev, "cost", rg_session_dollars(resp->cost));
-    }
+    rg_events_usage(ev, s, resp);
 
     /* the exact request and response, so `reagent replay` can re-run it */
     if (s->body.data) {
@@ -144,16 +137,8 @@ rg_transcript_turn(rg_session_t *s, rg_tool_turn_t *turn)
     for (i = 0; i < turn->n; i++) {
         run = turn->runs[i];
 
-        /* the result as the model saw it: trimmed, as rg_turn.c does */
-        text = run->result ? run->result : "";
-        len = run->result ? run->result_len : 0;
-
-        if (len > limit) {
-            rg_buf_reset(&b);
-            rg_tool_trim(text, len, limit, &b);
-            text = b.data ? b.data : "";
-            len = b.data ? b.len : 0;
-        }
+        /* the result as the model saw it: trimmed, as the phase run does */
+        rg_session_seen(run, limit, &b, &text, &len);
 
         ev = json_pack("{s:s, s:I, s:s, s:s, s:I, s:b, s:b, s:b}",
                        "type", "tool_call",
@@ -285,4 +270,39 @@ rg_transcript_text(rg_session_t *s)
     json_decref(t);
 
     return rg_secret_scrub_str(out);
+}
+
+
+/* the face's (rg_session.h) ------------------------------------------- */
+
+rg_int_t
+rg_session_record(rg_session_t *s, const char *file)
+{
+    if (file) {
+        s->transcript_file = rg_pstrdup(s->pool, file, strlen(file));
+        if (s->transcript_file == NULL) {
+            return RG_ERROR;
+        }
+    }
+
+    if (rg_transcript_start(s) != RG_OK) {
+        s->transcript_file = NULL;
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+const char *
+rg_session_record_file(rg_session_t *s)
+{
+    return s->transcript_file;
+}
+
+
+char *
+rg_session_transcript(rg_session_t *s)
+{
+    return rg_transcript_text(s);
 }

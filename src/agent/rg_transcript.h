@@ -5,7 +5,7 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
+#include <rg_session_int.h>
 #include <jansson.h>
 
 /* records the session from now on */

@@ -3,13 +3,15 @@
  * one of the parts brings (rg_part.h: `run`, `replay`, `batch`): the
  * command's own options are its, read here one word at a time before the
  * configuration is. A client of serve (RG_CLI_CLIENT: submit, queue, -s…)
- * gets a cycle read for a client. `reagent -t` tests the configuration,
- * `-V` prints the build. */
+ * gets a cycle read for a client; the core's own commands (directives)
+ * read no configuration. `reagent -t` tests the configuration, `-V`
+ * prints the build. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_secret.h>
+#include <rg_directives.h>
 #include <signal.h>
 #include <event2/event.h>
 #include <curl/curl.h>
@@ -19,6 +21,28 @@
 #if (RG_MIMALLOC)
 #include <mimalloc.h>
 #endif
+
+
+/* the core's commands: they read no configuration, so need no cycle */
+static const rg_cli_t *const  rg_core_cli[] = {
+    &rg_directives_cli,
+    NULL
+};
+
+
+static rg_uint_t
+rg_core_command(const rg_cli_t *cmd)
+{
+    const rg_cli_t *const  *c;
+
+    for (c = rg_core_cli; *c; c++) {
+        if (*c == cmd) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
 
 
 static void
@@ -42,6 +66,10 @@ rg_usage(FILE *f)
 "  -h, --help          print this\n"
 "\n"
 "commands:\n");
+
+    for (c = rg_core_cli; *c; c++) {
+        fputs((*c)->usage, f);
+    }
 
     for (i = 0; rg_parts[i]; i++) {
         for (c = rg_parts[i]->cli; c && *c; c++) {
@@ -125,6 +153,12 @@ rg_command(const char *name)
     rg_uint_t              i;
     const rg_cli_t *const *c;
 
+    for (c = rg_core_cli; *c; c++) {
+        if (strcmp((*c)->name, name) == 0) {
+            return *c;
+        }
+    }
+
     for (i = 0; rg_parts[i]; i++) {
         for (c = rg_parts[i]->cli; c && *c; c++) {
             if (strcmp((*c)->name, name) == 0) {
@@ -146,6 +180,10 @@ rg_commands(char *buf, size_t size)
     const rg_cli_t *const *c;
 
     n = 0;
+    for (c = rg_core_cli; *c; c++) {
+        n++;
+    }
+
     for (i = 0; rg_parts[i]; i++) {
         for (c = rg_parts[i]->cli; c && *c; c++) {
             n++;
@@ -155,6 +193,13 @@ rg_commands(char *buf, size_t size)
     buf[0] = '\0';
     len = 0;
     k = 0;
+
+    for (c = rg_core_cli; *c && len < size; c++) {
+        len += snprintf(buf + len, size - len, "%s%s",
+                        k == 0 ? "" : k + 1 == n ? " or " : ", ",
+                        (*c)->name);
+        k++;
+    }
 
     for (i = 0; rg_parts[i]; i++) {
         for (c = rg_parts[i]->cli; c && *c && len < size; c++) {
@@ -297,6 +342,11 @@ main(int argc, char **argv)
 
     if (!test && arg == NULL && cmd->needs) {
         fprintf(stderr, "reagent: %s needs %s\n", cmd->name, cmd->needs);
+        goto done;
+    }
+
+    if (!test && rg_core_command(cmd)) {
+        rc = cmd->main(NULL, opts, arg);
         goto done;
     }
 

@@ -1,11 +1,15 @@
 /* rg_conf_file.c: reads configuration files in nginx's syntax. The
  * tokenizer turns text into words ending at ";", "{" or "}"; the parser
  * looks each directive up in the tables of the parts, checks its context
- * and argument count and calls its setter with the conf it sets. Knows
- * nothing about what the directives mean or which parts there are. */
+ * and argument count and calls its setter with the conf it sets. Every
+ * error names the line the directive starts on; where each directive was
+ * read is kept with the cycle, for the errors the parts find once the
+ * whole file was read. Knows nothing about what the directives mean or
+ * which parts there are. */
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_cycle.h>
 #include <glob.h>
 #include <math.h>
 
@@ -24,6 +28,21 @@ struct rg_conf_file_s {
     size_t              len;
     size_t              pos;
     rg_uint_t           line;
+};
+
+
+/* where a directive was read: its conf, its name, its words */
+typedef struct rg_conf_pos_s  rg_conf_pos_t;
+
+struct rg_conf_pos_s {
+    const void         *conf;
+    const char         *name;
+    const char         *file;
+    rg_uint_t           line;
+    rg_uint_t           nargs;
+    const char        **words;      /* the data of its arguments */
+    rg_uint_t          *lines;      /* the line each starts on */
+    rg_conf_pos_t      *next;       /* read before it */
 };
 
 
@@ -66,12 +85,154 @@ rg_conf_log_error(rg_uint_t level, rg_conf_t *cf, int err, const char *fmt,
         len += n < 0 ? 0 : rg_min((size_t) n, sizeof(cf->errmsg) - len - 1);
     }
 
+    /* the line the directive starts on, not the one its ";" is on */
     if (cf->file && len < sizeof(cf->errmsg) - 1) {
         snprintf(cf->errmsg + len, sizeof(cf->errmsg) - len, " in %s:%lu",
-                 cf->file->name, (unsigned long) cf->file->line);
+                 cf->file->name,
+                 (unsigned long) (cf->line ? cf->line : cf->file->line));
     }
 
     rg_log_error(level, cf->log, 0, "%s", cf->errmsg);
+}
+
+
+/* The positions live in the pool of the configuration as the data of a
+ * cleanup that does nothing, found again by its handler (as nginx finds
+ * a file's cleanup): the cycle needs no field for them. */
+static void
+rg_conf_pos_tag(void *data)
+{
+}
+
+
+static rg_conf_pos_t **
+rg_conf_pos_head(rg_pool_t *pool, rg_uint_t create)
+{
+    rg_conf_pos_t     **head;
+    rg_pool_cleanup_t  *c;
+
+    for (c = pool->cleanup; c; c = c->next) {
+        if (c->handler == rg_conf_pos_tag) {
+            return c->data;
+        }
+    }
+
+    if (!create) {
+        return NULL;
+    }
+
+    head = rg_pcalloc(pool, sizeof(rg_conf_pos_t *));
+    if (head == NULL || rg_pool_cleanup_add(pool, rg_conf_pos_tag, head)
+                        == NULL)
+    {
+        return NULL;
+    }
+
+    return head;
+}
+
+
+static rg_int_t
+rg_conf_pos_add(rg_conf_t *cf, const void *conf, const char *name)
+{
+    rg_uint_t       i;
+    rg_conf_pos_t  *p, **head;
+
+    head = rg_conf_pos_head(cf->pool, 1);
+    p = rg_palloc(cf->pool, sizeof(rg_conf_pos_t));
+    if (head == NULL || p == NULL) {
+        return RG_ERROR;
+    }
+
+    p->words = rg_palloc(cf->pool, cf->nargs * sizeof(char *));
+    p->lines = rg_palloc(cf->pool, cf->nargs * sizeof(rg_uint_t));
+    if (p->words == NULL || p->lines == NULL) {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < cf->nargs; i++) {
+        p->words[i] = cf->args[i].data;
+        p->lines[i] = cf->args_line[i];
+    }
+
+    p->conf = conf;
+    p->name = name;
+    p->file = cf->file->name;
+    p->line = cf->args_line[0];
+    p->nargs = cf->nargs;
+    p->next = *head;
+    *head = p;
+
+    return RG_OK;
+}
+
+
+void
+rg_conf_where(rg_cycle_t *cycle, const void *conf, const char *name,
+    const char *word, const char **file, rg_uint_t *line)
+{
+    rg_uint_t       i;
+    rg_conf_pos_t  *p, **head;
+
+    head = cycle ? rg_conf_pos_head(cycle->pool, 0) : NULL;
+    if (head == NULL) {
+        return;
+    }
+
+    /* a word is one allocation: its pointer names its directive, and the
+     * line it is on */
+    for (p = *head; word && p; p = p->next) {
+        for (i = 1; i < p->nargs; i++) {
+            if (p->words[i] == word) {
+                *file = p->file;
+                *line = p->lines[i];
+                return;
+            }
+        }
+    }
+
+    for (p = *head; name && p; p = p->next) {
+        if (p->conf == conf && strcmp(p->name, name) == 0) {
+            *file = p->file;
+            *line = p->line;
+            return;
+        }
+    }
+}
+
+
+size_t
+rg_conf_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+    size_t  i, j, d[34][34];
+
+    if (la > 32 || lb > 32 || (la > lb ? la - lb : lb - la) > 2) {
+        return 3;
+    }
+
+    for (i = 0; i <= la; i++) {
+        d[i][0] = i;
+    }
+
+    for (j = 0; j <= lb; j++) {
+        d[0][j] = j;
+    }
+
+    for (i = 1; i <= la; i++) {
+        for (j = 1; j <= lb; j++) {
+            d[i][j] = rg_min(rg_min(d[i - 1][j] + 1, d[i][j - 1] + 1),
+                             d[i - 1][j - 1] + (a[i - 1] != b[j - 1]));
+
+            /* two letters swapped ("modle") are one slip, not two */
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2]
+                && a[i - 2] == b[j - 1])
+            {
+                d[i][j] = rg_min(d[i][j], d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+
+    return rg_min(d[la][lb], 3);
 }
 
 
@@ -123,9 +284,12 @@ rg_conf_parse_buffer(rg_conf_t *cf, rg_conf_file_t *file)
 char *
 rg_conf_parse_block(rg_conf_t *cf)
 {
-    char     *rv;
-    rg_int_t  rc;
+    char      *rv;
+    rg_int_t   rc;
+    rg_uint_t  line;
 
+    /* what its setter says after the "}" is said at its first line */
+    line = cf->line;
     cf->block++;
 
     for ( ;; ) {
@@ -155,6 +319,10 @@ rg_conf_parse_block(rg_conf_t *cf)
     }
 
     cf->block--;
+
+    if (rv == RG_CONF_OK) {
+        cf->line = line;
+    }
 
     return rv;
 }
@@ -294,7 +462,12 @@ rg_conf_parse_string(rg_conf_t *cf, const char *name, const char *text)
 {
     rg_conf_file_t  file;
 
-    file.name = name;
+    /* kept with the positions of its directives */
+    file.name = rg_pstrdup(cf->pool, name, strlen(name));
+    if (file.name == NULL) {
+        return RG_CONF_ERROR;
+    }
+
     file.buf = text;
     file.len = strlen(text);
     file.pos = 0;
@@ -365,6 +538,98 @@ rg_conf_places(rg_conf_t *cf, rg_uint_t ctx, char *buf, size_t len)
 }
 
 
+/* The directive nearest to a misspelled name, for "did you mean": any
+ * one this context allows before one it does not; NULL when none is
+ * near. */
+static const char *
+rg_conf_nearest(rg_conf_t *cf, const rg_str_t *name)
+{
+    size_t         d, max, best;
+    rg_part_t    **p;
+    const char    *near;
+    rg_command_t  *cmd;
+
+    /* two edits turn most short names into others */
+    max = name->len <= 4 ? 1 : 2;
+    best = 2 * max + 2;
+    near = NULL;
+
+    /* the score: the distance, then max + 1 more when not allowed here */
+
+    for (p = cf->parts; p && *p; p++) {
+        for (cmd = (*p)->commands; cmd && cmd->name.len; cmd++) {
+            d = rg_conf_distance(name->data, name->len, cmd->name.data,
+                                 cmd->name.len);
+            if (d > max) {
+                continue;
+            }
+
+            d += (cmd->type & cf->ctx_type) ? 0 : max + 1;
+
+            if (d < best) {
+                best = d;
+                near = cmd->name.data;
+            }
+        }
+    }
+
+    return near;
+}
+
+
+/* "tools calc⏎ dedupe global;": a directive whose ";" was forgotten
+ * takes the words of the next line for its own, and fails later for a
+ * reason that hides this one. An unquoted word that starts a line and
+ * names a directive of this context is taken for that. */
+static rg_int_t
+rg_conf_unterminated(rg_conf_t *cf)
+{
+    int            n;
+    char           words[72];
+    void          *conf;
+    size_t         len;
+    rg_uint_t      i, j, known;
+    rg_command_t  *cmd;
+
+    for (i = 1; i < cf->nargs; i++) {
+        if (cf->args_line[i] == cf->args_line[i - 1]
+            || (cf->args_quoted & (1u << i)))
+        {
+            continue;
+        }
+
+        cmd = rg_conf_find(cf, &cf->args[i], &conf, &known);
+
+        if (cmd == NULL && !rg_str_eq(&cf->args[i], "include")) {
+            continue;
+        }
+
+        /* the words before the line break, the first of them whole */
+        len = 0;
+        for (j = 0; j < i && len < sizeof(words); j++) {
+            n = snprintf(words + len, sizeof(words) - len, "%s%.*s",
+                         j ? " " : "", (int) cf->args[j].len,
+                         cf->args[j].data);
+            len += n < 0 ? 0 : (size_t) n;
+        }
+
+        if (len >= sizeof(words)) {
+            memcpy(words + sizeof(words) - 5, " ...", 5);
+        }
+
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "missing \";\" after \"%s\": line %lu starts with "
+                          "the directive \"%.*s\" (quote it if it is an "
+                          "argument)", words,
+                          (unsigned long) cf->args_line[i],
+                          (int) cf->args[i].len, cf->args[i].data);
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
 static char *
 rg_conf_handler(rg_conf_t *cf, rg_int_t last)
 {
@@ -372,9 +637,13 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
     void          *conf;
     rg_str_t      *name;
     rg_uint_t      argn, known;
+    const char    *near;
     rg_command_t  *cmd;
 
     name = &cf->args[0];
+
+    /* every error from here on names the line the directive starts on */
+    cf->line = cf->args_line[0];
 
     if (rg_str_eq(name, "include")) {
         if (last != RG_OK) {
@@ -421,8 +690,17 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
             return RG_CONF_ERROR;
         }
 
-        rg_conf_log_error(RG_LOG_EMERG, cf, 0, "unknown directive \"%.*s\"",
-                          (int) name->len, name->data);
+        near = rg_conf_nearest(cf, name);
+
+        rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                          "unknown directive \"%.*s\"%s%s%s",
+                          (int) name->len, name->data,
+                          near ? " (did you mean \"" : "",
+                          near ? near : "", near ? "\"?)" : "");
+        return RG_CONF_ERROR;
+    }
+
+    if (rg_conf_unterminated(cf) != RG_OK) {
         return RG_CONF_ERROR;
     }
 
@@ -459,14 +737,19 @@ rg_conf_handler(rg_conf_t *cf, rg_int_t last)
         return RG_CONF_ERROR;
     }
 
+    if (rg_conf_pos_add(cf, conf, cmd->name.data) != RG_OK) {
+        return RG_CONF_ERROR;
+    }
+
     rv = cmd->set(cf, cmd, conf);
 
     if (rv == RG_CONF_OK || rv == RG_CONF_ERROR) {
         return rv;
     }
 
+    /* a block's setter read other words into cf->args since */
     rg_conf_log_error(RG_LOG_EMERG, cf, 0, "\"%.*s\" directive %s",
-                      (int) name->len, name->data, rv);
+                      (int) cmd->name.len, cmd->name.data, rv);
 
     return RG_CONF_ERROR;
 }
@@ -576,6 +859,8 @@ rg_conf_read_token(rg_conf_t *cf)
 
     f = cf->file;
     cf->nargs = 0;
+    cf->line = 0;
+    cf->args_quoted = 0;
     need_space = 0;
 
     for ( ;; ) {
@@ -656,7 +941,10 @@ rg_conf_read_token(rg_conf_t *cf)
         word.len = 0;
         word.cap = 0;
 
+        cf->args_line[cf->nargs] = f->line;
+
         if (ch == '"' || ch == '\'') {
+            cf->args_quoted |= 1u << cf->nargs;
             quote = ch;
             f->pos++;
 

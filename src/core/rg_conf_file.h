@@ -48,6 +48,26 @@ struct rg_command_s {
 
 #define rg_null_command  { rg_null_string, 0, NULL, 0, NULL }
 
+
+/* A directive's entry in the reference (`reagent directives`,
+ * conf/directives.md). A part keeps a table of them beside its
+ * rg_command_t table, keyed by name, and the last row of its directives
+ * points to it (rg_null_command_doc). An entry whose context is given
+ * either says where a directive of the table goes when the part names no
+ * block for it, or, when the table has no directive of its name,
+ * documents one the part reads for another (a module's, inside
+ * `module NAME { }`). */
+typedef struct {
+    const char         *name;
+    const char         *syntax;     /* "max_rounds N;" */
+    const char         *dflt;       /* as written in a file; "—": none */
+    const char         *what;       /* what it does, one line */
+    const char         *context;    /* NULL: from the directive's type */
+} rg_conf_doc_t;
+
+#define rg_null_command_doc(docs)  { rg_null_string, 0, NULL, 0, docs }
+#define rg_null_doc  { NULL, NULL, NULL, NULL, NULL }
+
 typedef struct {
     rg_int_t            min;
     rg_int_t            max;
@@ -84,6 +104,14 @@ struct rg_conf_s {
     rg_uint_t           opens_block; /* a MAYBE_BLOCK directive has "{" */
 
     char                errmsg[512]; /* the last error, for -t and tests */
+
+    /* the line the directive being read starts on (0: between
+     * directives, where an error names the line being read), and the
+     * line each of its words starts on, whether it was quoted (a bit
+     * each) */
+    rg_uint_t           line;
+    rg_uint_t           args_line[RG_CONF_MAX_ARGS];
+    rg_uint_t           args_quoted;
 };
 
 char *rg_conf_parse_file(rg_conf_t *cf, const char *filename);
@@ -95,8 +123,27 @@ char *rg_conf_block(rg_conf_t *cf, rg_uint_t type, void *ctx);
 void rg_conf_log_error(rg_uint_t level, rg_conf_t *cf, int err,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 const char *rg_conf_file_name(rg_conf_t *cf);
+/* the line being read: a setter's, its ";" (a block's: its "{") */
 rg_uint_t rg_conf_line(rg_conf_t *cf);
 char *rg_conf_full_path(rg_conf_t *cf, const rg_str_t *name);
+
+/* Where a directive was read, for what a part finds wrong once the whole
+ * file was (init_conf): the line of word, an argument of a directive
+ * (the data of an rg_str_t a setter kept; NULL: none), else the line
+ * the last directive called name read into conf starts on (conf: a
+ * block's struct, or a part's main conf). *file and *line are left as
+ * they were when the file had neither. */
+void rg_conf_where(rg_cycle_t *cycle, const void *conf, const char *name,
+    const char *word, const char **file, rg_uint_t *line);
+/* rg_cycle_error() at that directive, or at file:line without one (the
+ * block's: for what is missing from it) */
+void rg_conf_error(rg_cycle_t *cycle, const void *conf, const char *name,
+    const char *word, const char *file, rg_uint_t line, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+/* the edit distance of two words (a swap of two letters is one edit) when
+ * it is at most 2, else 3: for "did you mean" (directives, task keys) */
+size_t rg_conf_distance(const char *a, size_t la, const char *b, size_t lb);
 
 rg_int_t rg_conf_parse_size(const rg_str_t *s, size_t *out);
 rg_int_t rg_conf_parse_msec(const rg_str_t *s, rg_msec_t *out);

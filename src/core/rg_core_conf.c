@@ -22,6 +22,26 @@ static rg_conf_num_bounds_t  rg_core_conns_bounds = { 1, 1000000 };
 static rg_conf_num_bounds_t  rg_core_workers_bounds = { 1, 1024 };
 
 
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_core_docs[] = {
+
+    { "error_log", "error_log stderr|FILE [LEVEL];", "stderr notice",
+      "where log lines go and from which level: emerg, alert, crit, "
+      "error, warn, notice, info or debug (a client command: stderr)",
+      NULL },
+
+    { "concurrency", "concurrency N;", "64",
+      "the sessions reagent batch runs at once, unless --concurrency says "
+      "otherwise", NULL },
+
+    { "worker_processes", "worker_processes N|auto;", "1",
+      "the workers of reagent serve; auto: one per core it may run on",
+      NULL },
+
+    rg_null_doc
+};
+
+
 static rg_command_t  rg_core_commands[] = {
 
     { rg_string("error_log"), RG_MAIN_CONF|RG_CONF_TAKE12,
@@ -35,7 +55,7 @@ static rg_command_t  rg_core_commands[] = {
       rg_core_worker_processes, offsetof(rg_core_conf_t, worker_processes),
       &rg_core_workers_bounds },
 
-      rg_null_command
+      rg_null_command_doc(rg_core_docs)
 };
 
 

@@ -1,40 +1,41 @@
-/* rg_times.c: clocks and the process's own resource figures. */
+/* rg_times.c: clocks, timers counted in ms, and the process's own
+ * resource figures. */
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <event2/event.h>
 #include <sys/resource.h>
 
 
-rg_msec_t
-rg_monotonic_msec(void)
+static uint64_t
+rg_clock_usec(clockid_t clock)
 {
     struct timespec  ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-
-    return (rg_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-
-uint64_t
-rg_monotonic_usec(void)
-{
-    struct timespec  ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
 
     return (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 
 rg_msec_t
+rg_monotonic_msec(void)
+{
+    return rg_clock_usec(CLOCK_MONOTONIC) / 1000;
+}
+
+
+uint64_t
+rg_monotonic_usec(void)
+{
+    return rg_clock_usec(CLOCK_MONOTONIC);
+}
+
+
+rg_msec_t
 rg_wall_msec(void)
 {
-    struct timespec  ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-
-    return (rg_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return rg_clock_usec(CLOCK_REALTIME) / 1000;
 }
 
 
@@ -83,4 +84,16 @@ rg_current_rss_kb(void)
     fclose(f);
 
     return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+
+int
+rg_timer_add(struct event *ev, rg_msec_t ms)
+{
+    struct timeval  tv;
+
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+
+    return evtimer_add(ev, &tv);
 }

@@ -294,8 +294,7 @@ rg_curl_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
 static int
 rg_curl_timer_cb(CURLM *multi, long timeout_ms, void *userp)
 {
-    rg_curl_t       *c;
-    struct timeval   tv;
+    rg_curl_t  *c;
 
     c = userp;
 
@@ -305,10 +304,8 @@ rg_curl_timer_cb(CURLM *multi, long timeout_ms, void *userp)
     }
 
     /* curl is never called from here: the loop runs the timer */
-    tv.tv_sec = timeout_ms / 1000;
-    tv.tv_usec = (timeout_ms % 1000) * 1000;
 
-    return evtimer_add(c->timer, &tv) == 0 ? 0 : -1;
+    return rg_timer_add(c->timer, timeout_ms) == 0 ? 0 : -1;
 }
 
 

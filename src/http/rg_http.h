@@ -126,6 +126,9 @@ void rg_http_watch(rg_http_req_t *r, void (*gone)(rg_http_req_t *r),
 void rg_http_error(rg_http_req_t *r, int status, const char *type,
     const char *code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* the answer when memory ran out */
+#define rg_http_nomem(r)                                                     \
+    rg_http_error(r, 500, "server_error", "out_of_memory", "out of memory")
 /* 405 with "Allow: ALLOW" (the methods the path takes) */
 void rg_http_not_allowed(rg_http_req_t *r, const char *allow,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -133,8 +133,7 @@ rg_http_approval_handler(rg_http_req_t *r, const char *id,
     d = calloc(1, sizeof(rg_http_decision_t));
     if (d == NULL) {
         json_decref(j);
-        rg_http_error(r, 500, "server_error", "out_of_memory",
-                      "out of memory");
+        rg_http_nomem(r);
         return;
     }
 

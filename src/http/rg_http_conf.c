@@ -50,6 +50,52 @@ static rg_conf_num_bounds_t  rg_http_tasks_bounds = { 1, 10000000 };
 static rg_conf_num_bounds_t  rg_http_conns_bounds = { 1, 1000000 };
 
 
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_http_docs[] = {
+
+    { "http", "http { … }", "—",
+      "the HTTP API of reagent serve: the master opens the sockets, every "
+      "worker accepts", NULL },
+
+    { "listen", "listen ADDRESS:PORT;", "—",
+      "where the API is served (required; repeatable): `127.0.0.1:8080`, "
+      "`[::1]:8080`, `*:8080`", NULL },
+
+    { "metrics_listen", "metrics_listen ADDRESS:PORT;", "—",
+      "where /metrics and the probes alone are served", NULL },
+
+    { "auth_token_env", "auth_token_env VAR;", "—",
+      "the variable holding the token callers send as \"Authorization: "
+      "Bearer …\"; none: no token asked", NULL },
+
+    { "max_body", "max_body SIZE;", "1m",
+      "a larger request body is answered 413", NULL },
+
+    { "max_header", "max_header SIZE;", "16k",
+      "the largest request head (1k or more)", NULL },
+
+    { "client_timeout", "client_timeout TIME;", "30s",
+      "a request must arrive whole within it", NULL },
+
+    { "send_timeout", "send_timeout TIME;", "30s",
+      "an answer left unread this long is cut", NULL },
+
+    { "max_event_streams", "max_event_streams N;", "1000",
+      "open /events streams per worker", NULL },
+
+    { "max_connections", "max_connections N;", "4096",
+      "open connections per worker; past it new ones are closed", NULL },
+
+    { "max_tasks", "max_tasks N;", "10000",
+      "tasks a worker holds without a queue", NULL },
+
+    { "access_log", "access_log FILE|off;", "the error log's file",
+      "a JSON line per request", NULL },
+
+    rg_null_doc
+};
+
+
 static rg_command_t  rg_http_commands[] = {
 
     { rg_string("http"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_NOARGS,
@@ -92,7 +138,7 @@ static rg_command_t  rg_http_commands[] = {
     { rg_string("access_log"), RG_HTTP_CONF|RG_CONF_TAKE1,
       rg_conf_set_str_slot, offsetof(rg_http_conf_t, access_log), NULL },
 
-      rg_null_command
+      rg_null_command_doc(rg_http_docs)
 };
 
 
@@ -289,8 +335,9 @@ rg_http_init_conf(rg_cycle_t *cycle, void *conf)
     }
 
     if (hcf->max_header < 1024) {
-        rg_cycle_error(cycle, hcf->file, hcf->line, "http: \"max_header\" "
-                       "must be at least 1k");
+        rg_conf_error(cycle, hcf, "max_header", NULL,
+                      hcf->file, hcf->line, "http: \"max_header\" "
+                      "must be at least 1k");
         return RG_CONF_ERROR;
     }
 
@@ -299,10 +346,11 @@ rg_http_init_conf(rg_cycle_t *cycle, void *conf)
     if (hcf->auth_token_env.len && !cycle->client) {
         hcf->token = rg_secret_env(hcf->auth_token_env.data);
         if (hcf->token == NULL || hcf->token[0] == '\0') {
-            rg_cycle_error(cycle, hcf->file, hcf->line, "http: "
-                           "auth_token_env %s: the variable is not set (or "
-                           "empty): the API would take any caller",
-                           hcf->auth_token_env.data);
+            rg_conf_error(cycle, hcf, "auth_token_env", NULL,
+                          hcf->file, hcf->line, "http: "
+                          "auth_token_env %s: the variable is not set (or "
+                          "empty): the API would take any caller",
+                          hcf->auth_token_env.data);
             return RG_CONF_ERROR;
         }
         hcf->token_len = strlen(hcf->token);

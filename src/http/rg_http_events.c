@@ -310,8 +310,7 @@ rg_http_events_handler(rg_http_req_t *r, const char *id)
             f->http = r->http;
             rg_http_follow_free(f);
         }
-        rg_http_error(r, 500, "server_error", "out_of_memory",
-                      "out of memory");
+        rg_http_nomem(r);
         return;
     }
 
@@ -350,8 +349,7 @@ rg_http_events_handler(rg_http_req_t *r, const char *id)
         if (f->cmd == NULL) {
             f->r = NULL;
             rg_http_follow_free(f);
-            rg_http_error(r, 500, "server_error", "out_of_memory",
-                          "out of memory");
+            rg_http_nomem(r);
         }
         return;
     }
@@ -369,8 +367,7 @@ rg_http_events_handler(rg_http_req_t *r, const char *id)
     if (f->op == NULL) {
         f->r = NULL;
         rg_http_follow_free(f);
-        rg_http_error(r, 500, "server_error", "out_of_memory",
-                      "out of memory");
+        rg_http_nomem(r);
     }
 }
 

@@ -132,8 +132,7 @@ rg_http_readyz_handler(rg_http_req_t *r)
                         : rg_redis_command(ts->redis, NULL, 1000,
                                            rg_http_pong, r, 1, argv, lens);
     if (r->data == NULL) {
-        rg_http_error(r, 500, "server_error", "out_of_memory",
-                      "out of memory");
+        rg_http_nomem(r);
     }
 }
 
@@ -147,8 +146,7 @@ rg_http_metrics_handler(rg_http_req_t *r)
 
     if (rg_metrics_render(r->http->engine->cycle, &b) != RG_OK) {
         rg_buf_free(&b);
-        rg_http_error(r, 500, "server_error", "out_of_memory",
-                      "out of memory");
+        rg_http_nomem(r);
         return;
     }
 

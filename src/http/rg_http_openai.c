@@ -246,7 +246,7 @@ rg_http_chat_started(rg_http_task_t *t, rg_session_t *s)
 
     c = t->data;
 
-    snprintf(c->id, sizeof(c->id), "chatcmpl-%s", s->id);
+    snprintf(c->id, sizeof(c->id), "chatcmpl-%s", rg_session_id(s));
 
     if (c->stream && c->r) {
         struct evkeyvalq  *h;
@@ -266,8 +266,7 @@ rg_http_chat_started(rg_http_task_t *t, rg_session_t *s)
                            "s:s}", "role", "assistant", "content", ""),
                            NULL));
 
-        s->on_event = rg_http_chat_on_event;
-        s->on_event_data = c;
+        rg_session_on_event(s, rg_http_chat_on_event, c);
 
         c->ping_ev = evtimer_new(c->r->http->engine->base, rg_http_chat_ping,
                                  c);
@@ -279,9 +278,9 @@ rg_http_chat_started(rg_http_task_t *t, rg_session_t *s)
 
 
 static const char *
-rg_http_finish(rg_session_t *s)
+rg_http_finish(const rg_session_outcome_t *o)
 {
-    switch (s->state) {
+    switch (o->state) {
     case RG_SESSION_DONE:
         return "stop";
     case RG_SESSION_FILTERED:
@@ -296,27 +295,27 @@ rg_http_finish(rg_session_t *s)
 
 
 static json_t *
-rg_http_usage(rg_session_t *s)
+rg_http_usage(const rg_session_outcome_t *o)
 {
     return json_pack("{s:I, s:I, s:I, s:{s:I}}",
-                     "prompt_tokens", (json_int_t) s->prompt_tokens,
-                     "completion_tokens", (json_int_t) s->completion_tokens,
-                     "total_tokens", (json_int_t) (s->prompt_tokens
-                                                   + s->completion_tokens),
+                     "prompt_tokens", (json_int_t) o->prompt_tokens,
+                     "completion_tokens", (json_int_t) o->completion_tokens,
+                     "total_tokens", (json_int_t) (o->prompt_tokens
+                                                   + o->completion_tokens),
                      "prompt_tokens_details",
-                     "cached_tokens", (json_int_t) s->cached_tokens);
+                     "cached_tokens", (json_int_t) o->cached_tokens);
 }
 
 
 /* the answer's text, where the stream has not carried it all already */
 static void
-rg_http_chat_answer(rg_http_chat_t *c, rg_session_t *s)
+rg_http_chat_answer(rg_http_chat_t *c, const rg_session_outcome_t *o)
 {
     const char  *a;
     size_t       len;
 
-    a = s->answer.data;
-    len = s->answer.len;
+    a = o->answer.data;
+    len = o->answer.len;
 
     rg_http_chat_flush(c);
 
@@ -349,10 +348,11 @@ rg_http_chat_answer(rg_http_chat_t *c, rg_session_t *s)
 static void
 rg_http_chat_done(rg_http_task_t *t, rg_session_t *s, json_t *result)
 {
-    json_t          *answer, *body, *info;
-    rg_http_req_t   *r;
-    rg_http_chat_t  *c;
-    const char      *finish;
+    json_t                *answer, *body, *info;
+    rg_http_req_t         *r;
+    rg_http_chat_t        *c;
+    const char            *finish;
+    rg_session_outcome_t   o;
 
     c = t->data;
     c->task = NULL;
@@ -378,18 +378,20 @@ rg_http_chat_done(rg_http_task_t *t, rg_session_t *s, json_t *result)
         return;
     }
 
-    finish = rg_http_finish(s);
-    answer = s->answer.data ? json_stringn(s->answer.data, s->answer.len)
-                            : NULL;
-    info = json_pack("{s:s, s:s, s:I, s:I, s:s?}",
-                     "session", s->id,
-                     "status", rg_session_state_name(s->state),
-                     "rounds", (json_int_t) s->round,
-                     "tool_calls", (json_int_t) s->tool_calls,
-                     "error", s->state == RG_SESSION_DONE ? NULL : s->reason);
+    rg_session_outcome(s, &o);
 
-    if (info && (s->llm->priced || s->cost > 0)) {
-        json_object_set_new(info, "cost", rg_session_dollars(s->cost));
+    finish = rg_http_finish(&o);
+    answer = o.answer.data ? json_stringn(o.answer.data, o.answer.len)
+                           : NULL;
+    info = json_pack("{s:s, s:s, s:I, s:I, s:s?}",
+                     "session", rg_session_id(s),
+                     "status", o.status,
+                     "rounds", (json_int_t) o.rounds,
+                     "tool_calls", (json_int_t) o.tool_calls,
+                     "error", o.state == RG_SESSION_DONE ? NULL : o.reason);
+
+    if (info && (o.priced || o.cost > 0)) {
+        json_object_set_new(info, "cost", rg_session_dollars(o.cost));
     }
 
     if (info && c->ignored) {
@@ -398,7 +400,7 @@ rg_http_chat_done(rg_http_task_t *t, rg_session_t *s, json_t *result)
 
     if (c->streaming) {
         if (finish && answer) {
-            rg_http_chat_answer(c, s);
+            rg_http_chat_answer(c, &o);
             body = rg_http_chunk(c, json_object(), finish);
             if (body) {
                 json_object_set(body, "reagent", info);
@@ -410,15 +412,14 @@ rg_http_chat_done(rg_http_task_t *t, rg_session_t *s, json_t *result)
                                  "id", c->id, "object",
                                  "chat.completion.chunk", "created",
                                  (json_int_t) c->created, "model", c->model,
-                                 "choices", "usage", rg_http_usage(s));
+                                 "choices", "usage", rg_http_usage(&o));
                 rg_http_chat_event(c, "data: ", body);
             }
 
         } else {
             rg_http_chat_event(c, "data: ", json_pack("{s:{s:s?, s:s, s:s, "
-                               "s:O}}", "error", "message", s->reason,
-                               "type", "agent_error", "code",
-                               rg_session_state_name(s->state),
+                               "s:O}}", "error", "message", o.reason,
+                               "type", "agent_error", "code", o.status,
                                "reagent", info));
         }
 
@@ -434,7 +435,7 @@ rg_http_chat_done(rg_http_task_t *t, rg_session_t *s, json_t *result)
                          "choices", "index", 0, "message", "role",
                          "assistant", "content", answer, "refusal",
                          "logprobs", "finish_reason", finish,
-                         "usage", rg_http_usage(s),
+                         "usage", rg_http_usage(&o),
                          "reagent", info);
         if (c->ignored) {
             evhttp_add_header(evhttp_request_get_output_headers(r->req),
@@ -444,11 +445,10 @@ rg_http_chat_done(rg_http_task_t *t, rg_session_t *s, json_t *result)
 
     } else {
         body = json_pack("{s:{s:s, s:s, s:s, s:O}}", "error", "message",
-                         s->reason ? s->reason : "the agent gave no answer",
-                         "type", "agent_error",
-                         "code", rg_session_state_name(s->state),
+                         o.reason ? o.reason : "the agent gave no answer",
+                         "type", "agent_error", "code", o.status,
                          "reagent", info);
-        rg_http_json(r, s->state == RG_SESSION_DEADLINE_EXCEEDED ? 504 : 502,
+        rg_http_json(r, o.state == RG_SESSION_DEADLINE_EXCEEDED ? 504 : 502,
                      body);
     }
 
@@ -760,26 +760,23 @@ rg_http_chat_handler(rg_http_req_t *r)
 }
 
 
+/* an agent as a model of GET /v1/models */
+static json_t *
+rg_http_model(rg_agent_conf_t *a, rg_agent_main_conf_t *amcf)
+{
+    return json_pack("{s:s%, s:s, s:i, s:s}", "id", a->name.data,
+                     a->name.len, "object", "model", "created", 0,
+                     "owned_by", "reagent");
+}
+
+
 /* GET /v1/models */
 void
 rg_http_models_handler(rg_http_req_t *r)
 {
-    json_t                *list;
-    rg_uint_t              i;
-    rg_agent_conf_t      **agents;
-    rg_agent_main_conf_t  *amcf;
+    json_t  *list;
 
-    amcf = rg_agent_main_conf(r->http->engine->cycle);
-    agents = amcf->agents.elts;
-    list = json_array();
-
-    for (i = 0; list && i < amcf->agents.nelts; i++) {
-        json_array_append_new(list, json_pack("{s:s%, s:s, s:i, s:s}",
-                              "id", agents[i]->name.data,
-                              agents[i]->name.len,
-                              "object", "model", "created", 0,
-                              "owned_by", "reagent"));
-    }
+    list = rg_http_agents(r->http, rg_http_model);
 
     rg_http_json(r, 200, json_pack("{s:s, s:o}", "object", "list", "data",
                                    list ? list : json_array()));

@@ -721,8 +721,7 @@ rg_http_body(rg_http_req_t *r, size_t *len)
 
     buf = malloc(n + 1);
     if (buf == NULL) {
-        rg_http_error(r, 500, "server_error", "out_of_memory",
-                      "out of memory");
+        rg_http_nomem(r);
         return NULL;
     }
 

@@ -65,6 +65,25 @@ rg_int_t rg_http_lost_init(rg_http_tasks_t *ts);
 void rg_http_lost_accepted(rg_http_tasks_t *ts, const char *id);
 void rg_http_lost_exit(rg_http_tasks_t *ts);
 
+/* the configuration's agents, each as one makes it: a new array (NULL:
+ * no memory) */
+json_t *rg_http_agents(rg_http_t *h, json_t *(*one)(rg_agent_conf_t *a,
+    rg_agent_main_conf_t *amcf));
+
+/* POST /v1/tasks (rg_http_submit.c) */
+void rg_http_submit(rg_http_req_t *r);
+/* GET /v1/tasks/{id}, and DELETE when cancel (rg_http_lookup.c) */
+void rg_http_task_lookup(rg_http_req_t *r, const char *id, rg_uint_t cancel);
+
+/* at most max bytes of the UTF-8 text s, not cutting a character: a
+ * message that cuts one is no JSON string */
+int rg_http_cut(const char *s, size_t max);
+/* a store's answer nobody waits for: a result not kept is said by GET
+ * (not found) */
+void rg_http_stored(void *data, const rg_store_res_t *res);
+/* where a task's result is kept: "{SID}:result" */
+void rg_http_result_key(const char *sid, char *buf, size_t size);
+
 /* a task of this worker, waiting or running, by its id */
 rg_http_task_t *rg_http_task_find(rg_http_tasks_t *ts, const char *id);
 /* a running one is cancelled (its done() comes), a waiting one goes now

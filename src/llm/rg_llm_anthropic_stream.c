@@ -169,21 +169,13 @@ rg_llm_as_append_str(rg_llm_as_t *p, rg_buf_t *b, json_t *v)
 static void
 rg_llm_as_keep(rg_llm_as_t *p, rg_buf_t *b, json_t *v)
 {
-    char  *s;
-
     if (v == NULL) {
         return;
     }
 
-    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (s == NULL) {
+    if (rg_llm_json_keep(b, v) != RG_OK) {
         p->nomem = 1;
-        return;
     }
-
-    rg_buf_reset(b);
-    rg_llm_as_append(p, b, s, strlen(s));
-    rg_json_free_dump(s);
 }
 
 

@@ -68,6 +68,117 @@ static rg_conf_enum_t  rg_llm_fallback_enum[] = {
 static rg_conf_num_bounds_t  rg_llm_idle_bounds = { 1, 0 };
 
 
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_llm_docs[] = {
+
+    { "llm", "llm NAME { … }", "—",
+      "an upstream model: where it is, its wire format, key, limits and "
+      "retries", NULL },
+
+    { "response_memory", "response_memory SIZE;", "256m",
+      "the bytes of all model responses read at once in a process (1m or "
+      "more); past it the attempt holding most is stopped and retried",
+      NULL },
+
+    { "base_url", "base_url URL;", "—",
+      "where the API is, http:// or https:// (required); the format's "
+      "path, such as /chat/completions, is added", NULL },
+
+    { "api_key_env", "api_key_env VAR;", "—",
+      "the environment variable holding the API key, which is never "
+      "logged; none: no key is sent", NULL },
+
+    { "model", "model NAME;", "—",
+      "the model asked for (required)", NULL },
+
+    { "timeout", "timeout TIME;", "120s",
+      "a whole request, from connecting to the last byte", NULL },
+
+    { "connect_timeout", "connect_timeout TIME;", "10s",
+      "until connected, TLS included", NULL },
+
+    { "idle_timeout", "idle_timeout TIME;", "60s",
+      "no byte for this long once the answer started (a stream: once "
+      "connected) ends the attempt; never 0", NULL },
+
+    { "max_connections", "max_connections N [shared];", "1024",
+      "requests in flight, more wait in a queue; shared: across every "
+      "process on store redis", NULL },
+
+    { "max_retries", "max_retries N;", "4",
+      "retries of a 429, a 5xx, a timeout or a connection error (0 to 100)",
+      NULL },
+
+    { "retry_base", "retry_base TIME;", "500ms",
+      "the first wait before a retry, doubling from there, with jitter",
+      NULL },
+
+    { "retry_max", "retry_max TIME;", "30s",
+      "the longest wait before a retry (a Retry-After wins)", NULL },
+
+    { "temperature", "temperature N;", "—",
+      "sent with every request, 0 to 2; none: not sent", NULL },
+
+    { "buffer_size", "buffer_size SIZE;", "4k",
+      "curl's receive buffer per request (1k to 512k)", NULL },
+
+    { "fallback", "fallback NAME;", "—",
+      "the llm tried once this one's retries ran out", NULL },
+
+    { "requests_per_minute", "requests_per_minute N [shared];", "—",
+      "requests started per minute, more wait; shared: across every "
+      "process on store redis; none: no limit", NULL },
+
+    { "tokens_per_minute", "tokens_per_minute N [shared];", "—",
+      "tokens per minute, counted from usage, more requests wait; shared: "
+      "across every process on store redis; none: no limit", NULL },
+
+    { "shared_limits_fallback", "shared_limits_fallback local|wait;",
+      "local", "while Redis is away, shared limits are kept by each process "
+      "alone (local) or the requests wait for it (wait)", NULL },
+
+    { "retry_budget", "retry_budget TIME;", "120s",
+      "the time one call may spend retrying, in all", NULL },
+
+    { "stream", "stream on|off;", "off",
+      "asks for the answer as Server-Sent Events", NULL },
+
+    { "gzip", "gzip on|off;", "on; off on loopback",
+      "asks for compressed answers", NULL },
+
+    { "format", "format chat|anthropic|responses;", "chat",
+      "the wire format: OpenAI Chat Completions (and compatible servers), "
+      "Anthropic Messages, or OpenAI Responses", NULL },
+
+    { "max_output_tokens", "max_output_tokens N;", "— (anthropic: 8192)",
+      "the most tokens an answer may have, thinking included; none: not "
+      "sent", NULL },
+
+    { "thinking", "thinking off|N;", "off",
+      "anthropic: a budget of N tokens (1024 or more) for extended "
+      "thinking", NULL },
+
+    { "reasoning_effort", "reasoning_effort none|minimal|low|medium|high;",
+      "—", "chat and responses: how hard the model reasons; responses also "
+      "asks for the reasoning items' encrypted_content", NULL },
+
+    { "prompt_cache", "prompt_cache on|off;", "on",
+      "anthropic: cache_control breakpoints on the system prompt, the tools "
+      "and the conversation so far", NULL },
+
+    { "price", "price input=N output=N [cached=N] [cache_write=N];", "—",
+      "dollars per million tokens (cached and cache_write: input's when "
+      "not given); results, transcripts and metrics then say the cost",
+      NULL },
+
+    { "header", "header NAME VALUE;", "—",
+      "an extra request header, as many as needed (not the key's: "
+      "api_key_env)", NULL },
+
+    rg_null_doc
+};
+
+
 static rg_command_t  rg_llm_commands[] = {
 
     { rg_string("llm"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_TAKE1,
@@ -164,7 +275,7 @@ static rg_command_t  rg_llm_commands[] = {
     { rg_string("header"), RG_LLM_CONF|RG_CONF_TAKE2,
       rg_llm_set_header, 0, NULL },
 
-      rg_null_command
+      rg_null_command_doc(rg_llm_docs)
 };
 
 
@@ -330,9 +441,10 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     if (rg_str_casecmp_prefix(u->data, u->len, "http://") != 0
         && rg_str_casecmp_prefix(u->data, u->len, "https://") != 0)
     {
-        rg_cycle_error(cycle, llm->file, llm->line,
-                       "llm \"%.*s\": \"base_url\" must start with http:// "
-                       "or https://", (int) llm->name.len, llm->name.data);
+        rg_conf_error(cycle, llm, "base_url", NULL,
+                      llm->file, llm->line,
+                      "llm \"%.*s\": \"base_url\" must start with http:// "
+                      "or https://", (int) llm->name.len, llm->name.data);
         return RG_ERROR;
     }
 
@@ -372,22 +484,24 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         key = rg_secret_env(llm->api_key_env.data);
 
         if (key == NULL || *key == '\0') {
-            rg_cycle_error(cycle, llm->file, llm->line,
-                           "llm \"%.*s\": the environment variable \"%s\" "
-                           "named by \"api_key_env\" is not set",
-                           (int) llm->name.len, llm->name.data,
-                           llm->api_key_env.data);
+            rg_conf_error(cycle, llm, "api_key_env", NULL,
+                          llm->file, llm->line,
+                          "llm \"%.*s\": the environment variable \"%s\" "
+                          "named by \"api_key_env\" is not set",
+                          (int) llm->name.len, llm->name.data,
+                          llm->api_key_env.data);
             return RG_ERROR;
         }
 
         /* a line break in a key would smuggle in headers */
         for (n = 0; key[n]; n++) {
             if ((unsigned char) key[n] < 0x20 || key[n] == 0x7f) {
-                rg_cycle_error(cycle, llm->file, llm->line,
-                               "llm \"%.*s\": the environment variable \"%s\" "
-                               "named by \"api_key_env\" holds a control "
-                               "character", (int) llm->name.len,
-                               llm->name.data, llm->api_key_env.data);
+                rg_conf_error(cycle, llm, "api_key_env", NULL,
+                              llm->file, llm->line,
+                              "llm \"%.*s\": the environment variable \"%s\" "
+                              "named by \"api_key_env\" holds a control "
+                              "character", (int) llm->name.len,
+                              llm->name.data, llm->api_key_env.data);
                 return RG_ERROR;
             }
         }
@@ -461,11 +575,12 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     if (llm->shared && llm->shared_fallback == RG_LLM_FALLBACK_WAIT
         && rg_store_conf(cycle)->type != RG_STORE_REDIS)
     {
-        rg_cycle_error(cycle, llm->file, llm->line,
-                       "llm \"%.*s\": \"shared_limits_fallback wait\" needs "
-                       "\"store redis { }\": without it nothing is shared "
-                       "and the requests would wait for ever",
-                       (int) llm->name.len, llm->name.data);
+        rg_conf_error(cycle, llm, "shared_limits_fallback", NULL,
+                      llm->file, llm->line,
+                      "llm \"%.*s\": \"shared_limits_fallback wait\" needs "
+                      "\"store redis { }\": without it nothing is shared "
+                      "and the requests would wait for ever",
+                      (int) llm->name.len, llm->name.data);
         return RG_ERROR;
     }
 
@@ -473,12 +588,13 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         llm->fallback = rg_llm_find(cycle, llm->fallback_name.data,
                                      llm->fallback_name.len);
         if (llm->fallback == NULL || llm->fallback == llm) {
-            rg_cycle_error(cycle, llm->file, llm->line,
-                           "llm \"%.*s\": \"fallback\" names %s \"%.*s\"",
-                           (int) llm->name.len, llm->name.data,
-                           llm->fallback ? "itself:" : "an unknown llm",
-                           (int) llm->fallback_name.len,
-                           llm->fallback_name.data);
+            rg_conf_error(cycle, llm, "fallback", NULL,
+                          llm->file, llm->line,
+                          "llm \"%.*s\": \"fallback\" names %s \"%.*s\"",
+                          (int) llm->name.len, llm->name.data,
+                          llm->fallback ? "itself:" : "an unknown llm",
+                          (int) llm->fallback_name.len,
+                          llm->fallback_name.data);
             return RG_ERROR;
         }
     }
@@ -488,9 +604,10 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     }
 
     if (llm->buffer_size < 1024 || llm->buffer_size > 512 * 1024) {
-        rg_cycle_error(cycle, llm->file, llm->line,
-                       "llm \"%.*s\": \"buffer_size\" must be from 1k to 512k",
-                       (int) llm->name.len, llm->name.data);
+        rg_conf_error(cycle, llm, "buffer_size", NULL,
+                      llm->file, llm->line,
+                      "llm \"%.*s\": \"buffer_size\" must be from 1k to 512k",
+                      (int) llm->name.len, llm->name.data);
         return RG_ERROR;
     }
 
@@ -530,8 +647,9 @@ rg_llm_init_conf(rg_cycle_t *cycle, void *conf)
         lmcf->response_memory = RG_LLM_MEMORY_DEFAULT;
 
     } else if (lmcf->response_memory < 1024 * 1024) {
-        rg_cycle_error(cycle, cycle->conf_file, 0, "\"response_memory\" "
-                       "must be 1m or more");
+        rg_conf_error(cycle, lmcf, "response_memory", NULL,
+                      cycle->conf_file, 0, "\"response_memory\" "
+                      "must be 1m or more");
         return RG_CONF_ERROR;
     }
 
@@ -776,18 +894,20 @@ rg_llm_init_format(rg_cycle_t *cycle, rg_llm_conf_t *llm)
     f = llm->codec->name.data;
 
     if (llm->thinking > 0 && llm->format != RG_LLM_ANTHROPIC) {
-        rg_cycle_error(cycle, llm->file, llm->line, "llm \"%.*s\": "
-                       "\"thinking\" is a budget of format anthropic; format "
-                       "%s takes \"reasoning_effort\"",
-                       (int) llm->name.len, llm->name.data, f);
+        rg_conf_error(cycle, llm, "thinking", NULL,
+                      llm->file, llm->line, "llm \"%.*s\": "
+                      "\"thinking\" is a budget of format anthropic; format "
+                      "%s takes \"reasoning_effort\"",
+                      (int) llm->name.len, llm->name.data, f);
         return RG_ERROR;
     }
 
     if (llm->reasoning_effort.len && llm->format == RG_LLM_ANTHROPIC) {
-        rg_cycle_error(cycle, llm->file, llm->line, "llm \"%.*s\": "
-                       "\"reasoning_effort\" is not of format anthropic, "
-                       "which takes \"thinking BUDGET\"",
-                       (int) llm->name.len, llm->name.data);
+        rg_conf_error(cycle, llm, "reasoning_effort", NULL,
+                      llm->file, llm->line, "llm \"%.*s\": "
+                      "\"reasoning_effort\" is not of format anthropic, "
+                      "which takes \"thinking BUDGET\"",
+                      (int) llm->name.len, llm->name.data);
         return RG_ERROR;
     }
 
@@ -804,12 +924,13 @@ rg_llm_init_format(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         }
 
         if (e->name.len == 0) {
-            rg_cycle_error(cycle, llm->file, llm->line, "llm \"%.*s\": "
-                           "\"reasoning_effort\" is none, minimal, low, "
-                           "medium or high, not \"%.*s\"",
-                           (int) llm->name.len, llm->name.data,
-                           (int) rg_min(llm->reasoning_effort.len, 40),
-                           llm->reasoning_effort.data);
+            rg_conf_error(cycle, llm, "reasoning_effort", NULL,
+                          llm->file, llm->line, "llm \"%.*s\": "
+                          "\"reasoning_effort\" is none, minimal, low, "
+                          "medium or high, not \"%.*s\"",
+                          (int) llm->name.len, llm->name.data,
+                          (int) rg_min(llm->reasoning_effort.len, 40),
+                          llm->reasoning_effort.data);
             return RG_ERROR;
         }
     }
@@ -828,11 +949,12 @@ rg_llm_init_format(rg_cycle_t *cycle, rg_llm_conf_t *llm)
                                  ? 8192 + llm->thinking : 0;
 
     } else if (llm->thinking && llm->max_output_tokens <= llm->thinking) {
-        rg_cycle_error(cycle, llm->file, llm->line, "llm \"%.*s\": "
-                       "\"max_output_tokens\" %ld must be more than the "
-                       "\"thinking\" budget %ld, which it includes",
-                       (int) llm->name.len, llm->name.data,
-                       (long) llm->max_output_tokens, (long) llm->thinking);
+        rg_conf_error(cycle, llm, "max_output_tokens", NULL,
+                      llm->file, llm->line, "llm \"%.*s\": "
+                      "\"max_output_tokens\" %ld must be more than the "
+                      "\"thinking\" budget %ld, which it includes",
+                      (int) llm->name.len, llm->name.data,
+                      (long) llm->max_output_tokens, (long) llm->thinking);
         return RG_ERROR;
     }
 

@@ -165,6 +165,44 @@ rg_llm_json_get(rg_pool_t *pool, rg_str_t *dst, json_t *v)
 }
 
 
+/* v serialized, compact, into the pool */
+static rg_int_t
+rg_llm_json_set_dump(rg_pool_t *pool, rg_str_t *dst, json_t *v)
+{
+    char      *s;
+    rg_int_t   rc;
+
+    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s == NULL) {
+        return RG_ERROR;
+    }
+
+    rc = rg_llm_json_set(pool, dst, s, strlen(s));
+    rg_json_free_dump(s);
+
+    return rc;
+}
+
+
+rg_int_t
+rg_llm_json_keep(rg_buf_t *b, json_t *v)
+{
+    char      *s;
+    rg_int_t   rc;
+
+    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s == NULL) {
+        return RG_ERROR;
+    }
+
+    rg_buf_reset(b);
+    rc = rg_buf_append(b, s, strlen(s));
+    rg_json_free_dump(s);
+
+    return rc;
+}
+
+
 /* a string as it is, any other value but null serialized (Mistral and
  * FastAPI send objects and arrays as "message" or "detail") */
 rg_int_t
@@ -177,15 +215,7 @@ rg_llm_json_text(rg_pool_t *pool, rg_str_t *dst, json_t *v)
         return rg_llm_json_get(pool, dst, v);
     }
 
-    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (s == NULL) {
-        return RG_ERROR;
-    }
-
-    rc = rg_llm_json_set(pool, dst, s, strlen(s));
-    rg_json_free_dump(s);
-
-    return rc;
+    return rg_llm_json_set_dump(pool, dst, v);
 }
 
 
@@ -381,15 +411,7 @@ rg_llm_json_arguments(rg_pool_t *pool, rg_str_t *dst, json_t *v)
         return rg_llm_json_set(pool, dst, "{}", 2);
     }
 
-    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (s == NULL) {
-        return RG_ERROR;
-    }
-
-    rc = rg_llm_json_set(pool, dst, s, strlen(s));
-    rg_json_free_dump(s);
-
-    return rc;
+    return rg_llm_json_set_dump(pool, dst, v);
 }
 
 

@@ -36,6 +36,9 @@ rg_int_t rg_llm_json_set(rg_pool_t *pool, rg_str_t *dst, const char *s,
 rg_int_t rg_llm_json_get(rg_pool_t *pool, rg_str_t *dst, json_t *v);
 /* a string as it is, any other value but null serialized */
 rg_int_t rg_llm_json_text(rg_pool_t *pool, rg_str_t *dst, json_t *v);
+/* v serialized, compact, in b in place of what b held (what a stream
+ * keeps between its chunks); RG_ERROR without memory */
+rg_int_t rg_llm_json_keep(rg_buf_t *b, json_t *v);
 /* an error code: a string as it is, a number in decimal */
 rg_int_t rg_llm_json_code(rg_pool_t *pool, rg_str_t *dst, json_t *v);
 /* a token count: an integer, or a real some providers send */

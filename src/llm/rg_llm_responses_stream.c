@@ -118,21 +118,9 @@ rg_llm_responses_stream_feed(rg_llm_stream_t *s, const char *data,
 static void
 rg_llm_rs_keep(rg_llm_rs_t *p, rg_buf_t *b, json_t *v)
 {
-    char  *s;
-
-    s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (s == NULL) {
-        p->nomem = 1;
-        return;
-    }
-
-    rg_buf_reset(b);
-
-    if (rg_buf_append(b, s, strlen(s)) != RG_OK) {
+    if (rg_llm_json_keep(b, v) != RG_OK) {
         p->nomem = 1;
     }
-
-    rg_json_free_dump(s);
 }
 
 

@@ -239,17 +239,12 @@ rg_llm_shared_timer_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_llm_shared_later(rg_llm_shared_t *sh, rg_msec_t ms)
 {
-    struct timeval  tv;
-
     if (sh->timer_set) {
         return;
     }
 
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
-
     evtimer_assign(&sh->timer, sh->up->base, rg_llm_shared_timer_handler, sh);
-    if (evtimer_add(&sh->timer, &tv) == 0) {
+    if (rg_timer_add(&sh->timer, ms) == 0) {
         sh->timer_set = 1;
     }
 }

@@ -32,20 +32,17 @@ static void
 rg_mcp_wait(rg_mcp_ctx_t *ctx, rg_msec_t ms,
     rg_uint_t (*done)(rg_mcp_ctx_t *ctx))
 {
-    rg_uint_t       expired;
-    struct event    ev;
-    struct timeval  tv;
+    rg_uint_t     expired;
+    struct event  ev;
 
     if (done(ctx)) {
         return;
     }
 
     expired = 0;
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
 
     evtimer_assign(&ev, ctx->base, rg_mcp_wait_handler, &expired);
-    evtimer_add(&ev, &tv);
+    rg_timer_add(&ev, ms);
 
     while (!expired && !done(ctx)) {
         if (event_base_loop(ctx->base, EVLOOP_ONCE) == -1) {

@@ -39,6 +39,59 @@ static rg_conf_enum_t  rg_mcp_protocols[] = {
 static rg_conf_num_bounds_t  rg_mcp_positive = { 1, 0 };
 
 
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_mcp_docs[] = {
+
+    { "mcp", "mcp NAME { … }", "—",
+      "a Model Context Protocol server whose tools agents name "
+      "`NAME__tool` (`NAME__*`: all); it has either command or url", NULL },
+
+    { "command", "command PROGRAM [ARG …];", "—",
+      "the server as a program over stdio, started without a shell, with "
+      "a small environment", NULL },
+
+    { "env", "env NAME [VALUE];", "—",
+      "a variable passed from reagent's environment, or set to VALUE",
+      NULL },
+
+    { "secret_env", "secret_env NAME;", "—",
+      "a variable passed from reagent's environment and scrubbed from "
+      "what reagent writes", NULL },
+
+    { "url", "url URL;", "—",
+      "the server over Streamable HTTP", NULL },
+
+    { "header", "header NAME VALUE;", "—",
+      "a request header of a url server; `$VAR` in it is read from the "
+      "environment, as a secret", NULL },
+
+    { "protocol", "protocol auto|session|stateless;", "auto",
+      "auto asks server/discover first, then initialize; session and "
+      "stateless choose one", NULL },
+
+    { "tool_timeout", "tool_timeout TIME;", "the agent's tool_timeout",
+      "per call of its tools (an agent's `tool_timeout NAME__x TIME;` "
+      "wins)", NULL },
+
+    { "start_timeout", "start_timeout TIME;", "30s",
+      "for initialize and tools/list", NULL },
+
+    { "restart_backoff", "restart_backoff MIN [MAX];", "1s 30s",
+      "after the server died or failed: the first wait, doubling to MAX; "
+      "reset after a minute up", NULL },
+
+    { "max_message", "max_message SIZE;", "4m",
+      "the largest message the server may send (1k or more)", NULL },
+
+    { "tool_flags", "tool_flags TOOL FLAG …;", "—",
+      "replaces what a tool's annotations say (TOOL a name or a pattern; "
+      "read_only, idempotent, side_effect, dangerous or none; the last "
+      "match wins)", NULL },
+
+    rg_null_doc
+};
+
+
 static rg_command_t  rg_mcp_commands[] = {
 
     { rg_string("mcp"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_TAKE1,
@@ -80,7 +133,7 @@ static rg_command_t  rg_mcp_commands[] = {
     { rg_string("tool_flags"), RG_MCP_CONF|RG_CONF_2MORE,
       rg_mcp_tool_flags, 0, NULL },
 
-      rg_null_command
+      rg_null_command_doc(rg_mcp_docs)
 };
 
 
@@ -657,9 +710,10 @@ rg_mcp_init_conf(rg_cycle_t *cycle, void *conf)
         }
 
         if (mcf->max_message < 1024) {
-            rg_cycle_error(cycle, mcf->file, mcf->line, "mcp \"%.*s\": "
-                           "\"max_message\" must be 1k or more",
-                           (int) mcf->name.len, mcf->name.data);
+            rg_conf_error(cycle, mcf, "max_message", NULL,
+                          mcf->file, mcf->line, "mcp \"%.*s\": "
+                          "\"max_message\" must be 1k or more",
+                          (int) mcf->name.len, mcf->name.data);
             return RG_CONF_ERROR;
         }
     }

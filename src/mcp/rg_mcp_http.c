@@ -526,9 +526,8 @@ rg_mcp_http_wait_handler(evutil_socket_t fd, short what, void *arg)
 static rg_int_t
 rg_mcp_http_resume(rg_mcp_xfer_t *x, rg_mcp_req_t *r)
 {
-    int64_t          ms;
-    rg_mcp_xfer_t   *y;
-    struct timeval   tv;
+    int64_t         ms;
+    rg_mcp_xfer_t  *y;
 
     y = rg_mcp_http_xfer(x->h, RG_MCP_RESUME, NULL, NULL, x->sse.last_id);
     if (y == NULL) {
@@ -543,12 +542,10 @@ rg_mcp_http_resume(rg_mcp_xfer_t *x, rg_mcp_req_t *r)
     x->req = NULL;
 
     ms = x->sse.retry >= 0 ? x->sse.retry : RG_MCP_RETRY;
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
 
     evtimer_assign(&y->wait_ev, x->h->server->ctx->base,
                    rg_mcp_http_wait_handler, y);
-    evtimer_add(&y->wait_ev, &tv);
+    rg_timer_add(&y->wait_ev, ms);
     y->waiting = 1;
 
     rg_log_debug(x->h->server->log, "mcp \"%.*s\": resuming the stream of "
@@ -823,8 +820,7 @@ rg_mcp_http_stream_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_mcp_http_stream(rg_mcp_http_t *h)
 {
-    rg_msec_t       ms;
-    struct timeval  tv;
+    rg_msec_t  ms;
 
     if (h->stream_set || h->stream || !h->ready) {
         return;
@@ -839,12 +835,9 @@ rg_mcp_http_stream(rg_mcp_http_t *h)
                     RG_MCP_STREAM_MAX);
     }
 
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
-
     evtimer_assign(&h->stream_ev, h->server->ctx->base,
                    rg_mcp_http_stream_handler, h);
-    evtimer_add(&h->stream_ev, &tv);
+    rg_timer_add(&h->stream_ev, ms);
     h->stream_set = 1;
 }
 

@@ -389,16 +389,12 @@ rg_mcp_fail_all(rg_mcp_server_t *s, const char *sent, const char *waiting)
 static rg_int_t
 rg_mcp_req_send_timed(rg_mcp_req_t *r, rg_msec_t ms, struct event *ev)
 {
-    struct timeval  tv;
-
     if (rg_mcp_req_send(r, 1) != RG_OK) {
         return RG_ERROR;
     }
 
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
     evtimer_assign(ev, r->server->ctx->base, rg_mcp_req_timer_handler, r);
-    evtimer_add(ev, &tv);
+    rg_timer_add(ev, ms);
 
     return RG_OK;
 }
@@ -604,7 +600,6 @@ rg_mcp_down(rg_mcp_server_t *s, rg_uint_t retry, const char *fmt, ...)
     char            sent[512], waiting[512], why[sizeof(s->why)];
     va_list         args;
     rg_msec_t       now, wait;
-    struct timeval  tv;
 
     if (s->state != RG_MCP_STARTING && s->state != RG_MCP_READY) {
         return;                        /* down already, or stopping */
@@ -683,11 +678,9 @@ rg_mcp_down(rg_mcp_server_t *s, rg_uint_t retry, const char *fmt, ...)
     rg_mcp_fail_all(s, sent, waiting);
 
     if (retry) {
-        tv.tv_sec = wait / 1000;
-        tv.tv_usec = (wait % 1000) * 1000;
         evtimer_assign(&s->restart_ev, s->ctx->base, rg_mcp_restart_handler,
                        s);
-        evtimer_add(&s->restart_ev, &tv);
+        rg_timer_add(&s->restart_ev, wait);
         s->restart_set = 1;
     }
 
@@ -733,17 +726,13 @@ rg_mcp_server_start(rg_mcp_server_t *s)
 void
 rg_mcp_server_opened(rg_mcp_server_t *s)
 {
-    struct timeval  tv;
-
     if (s->state != RG_MCP_STARTING) {
         return;
     }
 
-    tv.tv_sec = s->conf->start_timeout / 1000;
-    tv.tv_usec = (s->conf->start_timeout % 1000) * 1000;
     evtimer_assign(&s->start_ev, s->ctx->base, rg_mcp_start_timeout_handler,
                    s);
-    evtimer_add(&s->start_ev, &tv);
+    rg_timer_add(&s->start_ev, s->conf->start_timeout);
     s->start_set = 1;
 
     if (s->conf->protocol == RG_MCP_PROTO_SESSION) {
@@ -811,15 +800,12 @@ rg_mcp_settle_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_mcp_settle(rg_mcp_server_t *s)
 {
-    rg_msec_t       ms;
-    struct timeval  tv;
+    rg_msec_t  ms;
 
     ms = rg_min(RG_MCP_SETTLE_WAIT, s->conf->start_timeout / 4 + 1);
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
 
     evtimer_assign(&s->settle_ev, s->ctx->base, rg_mcp_settle_handler, s);
-    evtimer_add(&s->settle_ev, &tv);
+    rg_timer_add(&s->settle_ev, ms);
     s->settling = 1;
 }
 
@@ -1192,7 +1178,6 @@ rg_mcp_listen_handler(rg_mcp_req_t *r, json_t *result, json_t *error,
     const char *failure)
 {
     rg_mcp_server_t  *s;
-    struct timeval    tv;
 
     s = r->server;
     rg_mcp_req_free(r);
@@ -1211,11 +1196,9 @@ rg_mcp_listen_handler(rg_mcp_req_t *r, json_t *result, json_t *error,
     s->listen_wait = s->listen_wait ? rg_min(s->listen_wait * 2, 30000)
                                     : 1000;
 
-    tv.tv_sec = s->listen_wait / 1000;
-    tv.tv_usec = (s->listen_wait % 1000) * 1000;
     evtimer_assign(&s->listen_ev, s->ctx->base, rg_mcp_listen_handler_timer,
                    s);
-    evtimer_add(&s->listen_ev, &tv);
+    rg_timer_add(&s->listen_ev, s->listen_wait);
     s->listen_set = 1;
 }
 

@@ -303,10 +303,9 @@ rg_master_retire(rg_master_t *m)
 static void
 rg_master_exited(rg_master_t *m, rg_master_proc_t *p, int status)
 {
-    int              quick;
-    rg_msec_t        delay, lived;
-    rg_uint_t        slot, n;
-    struct timeval   tv;
+    int        quick;
+    rg_msec_t  delay, lived;
+    rg_uint_t  slot, n;
 
     lived = rg_monotonic_msec() - p->started;
 
@@ -373,9 +372,7 @@ rg_master_exited(rg_master_t *m, rg_master_proc_t *p, int status)
     }
 
     if (m->respawn_ev[slot]) {
-        tv.tv_sec = delay / 1000;
-        tv.tv_usec = (delay % 1000) * 1000;
-        evtimer_add(m->respawn_ev[slot], &tv);
+        rg_timer_add(m->respawn_ev[slot], delay);
     }
 }
 
@@ -436,9 +433,8 @@ rg_master_drain(rg_master_t *m, rg_int_t generation, rg_msec_t timeout)
 static void
 rg_master_kill_handler(evutil_socket_t fd, short what, void *arg)
 {
-    rg_uint_t        i, hard;
-    rg_master_t     *m;
-    struct timeval   tv;
+    rg_uint_t     i, hard;
+    rg_master_t  *m;
 
     m = arg;
 
@@ -462,9 +458,7 @@ rg_master_kill_handler(evutil_socket_t fd, short what, void *arg)
     }
 
     m->kill_delay *= 2;
-    tv.tv_sec = m->kill_delay / 1000;
-    tv.tv_usec = (m->kill_delay % 1000) * 1000;
-    evtimer_add(m->kill_ev, &tv);
+    rg_timer_add(m->kill_ev, m->kill_delay);
 }
 
 
@@ -506,8 +500,7 @@ rg_master_terminate(rg_master_t *m)
 static void
 rg_master_quit(rg_master_t *m)
 {
-    rg_msec_t        t;
-    struct timeval   tv;
+    rg_msec_t  t;
 
     if (m->quitting || m->terminating) {
         return;
@@ -532,9 +525,7 @@ rg_master_quit(rg_master_t *m)
     /* a worker that outlives its drain by far is stopped */
     t += 5000;
     m->kill_delay = 100;
-    tv.tv_sec = t / 1000;
-    tv.tv_usec = (t % 1000) * 1000;
-    evtimer_add(m->kill_ev, &tv);
+    rg_timer_add(m->kill_ev, t);
 }
 
 

@@ -2,7 +2,9 @@
  * approve TASK [CALL]`, `reagent deny TASK [CALL] [--reason TEXT]` and
  * `reagent pending [TASK]`. Short-lived clients of the queue, each
  * waiting for its answer on a reactor of its own; the work is
- * rg_approval.c's, the same the HTTP API calls. */
+ * rg_approval.c's, the same the HTTP API calls. What pending prints is
+ * that JSON, each time in it (ms since the epoch, for programs) followed
+ * by the same in local time with how far it is, for people. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -12,6 +14,7 @@
 #include <rg_stream.h>
 #include <rg_approval.h>
 #include <unistd.h>
+#include <jansson.h>
 
 
 typedef struct {
@@ -26,7 +29,148 @@ typedef struct {
     rg_uint_t           done;
     rg_int_t            rc;
     char               *msg;
+    rg_uint_t           readable;     /* times also in local time */
 } rg_approval_cli_wait_t;
+
+
+/* "4m 10s", "2h 5m", "3d 4h": a span in ms, its two largest units */
+static void
+rg_approval_cli_span(int64_t ms, char *buf, size_t len)
+{
+    int64_t  s;
+
+    s = ms / 1000;
+
+    if (s >= 86400) {
+        snprintf(buf, len, "%lldd %lldh", (long long) (s / 86400),
+                 (long long) (s % 86400 / 3600));
+
+    } else if (s >= 3600) {
+        snprintf(buf, len, "%lldh %lldm", (long long) (s / 3600),
+                 (long long) (s % 3600 / 60));
+
+    } else if (s >= 60) {
+        snprintf(buf, len, "%lldm %llds", (long long) (s / 60),
+                 (long long) (s % 60));
+
+    } else {
+        snprintf(buf, len, "%llds", (long long) s);
+    }
+}
+
+
+/* "2026-12-07 13:04:05 (in 4m 10s)" or "… (5m 0s ago)" of a time in ms
+ * since the epoch; NULL when it is none */
+static json_t *
+rg_approval_cli_when(json_t *v, int64_t now)
+{
+    char       day[32], span[32], text[96];
+    time_t     t;
+    int64_t    ms;
+    struct tm  tm;
+
+    if (!json_is_integer(v) || json_integer_value(v) <= 0) {
+        return NULL;
+    }
+
+    ms = json_integer_value(v);
+    t = (time_t) (ms / 1000);
+
+    if (localtime_r(&t, &tm) == NULL
+        || strftime(day, sizeof(day), "%Y-%m-%d %H:%M:%S", &tm) == 0)
+    {
+        return NULL;
+    }
+
+    rg_approval_cli_span(ms >= now ? ms - now : now - ms, span, sizeof(span));
+    snprintf(text, sizeof(text), ms >= now ? "%s (in %s)" : "%s (%s ago)",
+             day, span);
+
+    return json_string(text);
+}
+
+
+/* an object with "NAME_local" after each time NAME of it */
+static json_t *
+rg_approval_cli_local(json_t *o, int64_t now)
+{
+    char         name[64];
+    json_t      *out, *v, *when;
+    const char  *key;
+
+    out = json_object();
+    if (out == NULL) {
+        return NULL;
+    }
+
+    json_object_foreach(o, key, v) {
+        if (json_object_set(out, key, v) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+
+        if (strcmp(key, "deadline") != 0 && strcmp(key, "parked") != 0) {
+            continue;
+        }
+
+        when = rg_approval_cli_when(v, now);
+        snprintf(name, sizeof(name), "%s_local", key);
+
+        if (when && json_object_set_new(out, name, when) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+
+    return out;
+}
+
+
+/* pending's answer (a parked task, or a list of them) with its times
+ * readable too; left as it came when it is not JSON */
+static void
+rg_approval_cli_readable(rg_approval_cli_wait_t *w)
+{
+    char     *text;
+    size_t    i;
+    json_t   *v, *out, *o, *e;
+    int64_t   now;
+
+    v = json_loads(w->msg, 0, NULL);
+    if (v == NULL) {
+        return;
+    }
+
+    now = (int64_t) rg_wall_msec();
+    out = NULL;
+
+    if (json_is_object(v)) {
+        out = rg_approval_cli_local(v, now);
+
+    } else if (json_is_array(v)) {
+        out = json_array();
+
+        json_array_foreach(v, i, e) {
+            o = json_is_object(e) ? rg_approval_cli_local(e, now)
+                                  : json_incref(e);
+            if (out == NULL || o == NULL || json_array_append_new(out, o)) {
+                json_decref(out);
+                out = NULL;
+                break;
+            }
+        }
+    }
+
+    text = out ? json_dumps(out, JSON_COMPACT) : NULL;
+
+    json_decref(out);
+    json_decref(v);
+
+    if (text) {
+        free(w->msg);
+        w->msg = text;
+    }
+}
 
 
 static void
@@ -93,6 +237,9 @@ rg_approval_cli_wait(rg_engine_t *e, rg_stream_t *q, const char *cmd,
         rc = 2;
 
     } else if (w->rc == RG_OK) {
+        if (w->readable && w->msg) {
+            rg_approval_cli_readable(w);
+        }
         printf("%s\n", w->msg ? w->msg : "");
         rc = 0;
 
@@ -172,6 +319,7 @@ rg_pending_main(rg_cycle_t *cycle, void *opts, const char *arg)
 
     memset(&w, 0, sizeof(w));
     w.base = e->base;
+    w.readable = 1;
 
     if (arg) {
         rg_approval_get(q, arg, rg_approval_cli_answer, &w);
@@ -246,8 +394,9 @@ const rg_cli_t  rg_deny_cli = {
 const rg_cli_t  rg_pending_cli = {
     "pending",
     "  pending [TASK_ID]\n"
-    "      the parked tasks and their deadlines as JSON; with an id, its\n"
-    "      calls and the decisions so far\n",
+    "      the parked tasks and their deadlines as JSON (ms since the\n"
+    "      epoch, and deadline_local: local time and how long is left);\n"
+    "      with an id, its calls and the decisions so far\n",
     NULL,
     sizeof(rg_approval_cli_opts_t),
     rg_approval_cli_option,

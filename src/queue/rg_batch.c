@@ -15,12 +15,9 @@
 #include <rg_queue.h>
 #include <rg_queue_jsonl.h>
 #include <rg_session.h>
-#include <rg_session_trace.h>
-#include <rg_durable.h>
 #include <rg_digest.h>
 #include <rg_store_conf.h>
 #include <rg_run.h>
-#include <rg_transcript.h>
 #include <rg_core_conf.h>
 #include <ctype.h>
 #include <sys/stat.h>
@@ -84,10 +81,10 @@ rg_batch_time(rg_batch_t *b, rg_msec_t ms)
 /* transcripts ----------------------------------------------------------- */
 
 /* DIR/ID.json: the id as it is when it is a plain file name, else made
- * one (other bytes become '_') and told apart by its input line */
+ * one (other bytes become '_') and told apart by its input line
+ * (malloc'ed) */
 static char *
-rg_batch_transcript_file(rg_batch_t *b, rg_session_t *s, const char *id,
-    rg_uint_t line)
+rg_batch_transcript_file(rg_batch_t *b, const char *id, rg_uint_t line)
 {
     char    *path;
     size_t   i, len, dlen, size;
@@ -97,7 +94,7 @@ rg_batch_transcript_file(rg_batch_t *b, rg_session_t *s, const char *id,
     dlen = strlen(b->opts->transcripts);
     size = dlen + len + 40;
 
-    path = rg_palloc(s->pool, size);
+    path = malloc(size);
     if (path == NULL) {
         return NULL;
     }
@@ -134,15 +131,17 @@ rg_batch_transcript_file(rg_batch_t *b, rg_session_t *s, const char *id,
 static void
 rg_batch_transcript_write(rg_batch_t *b, rg_session_t *s)
 {
-    int      fd;
-    char    *text;
-    size_t   len;
-    ssize_t  n;
+    int          fd;
+    char        *text;
+    size_t       len;
+    ssize_t      n;
+    const char  *file;
 
-    text = rg_transcript_text(s);
+    text = rg_session_transcript(s);
+    file = rg_session_record_file(s);
 
-    fd = text ? open(s->transcript_file, O_WRONLY | O_CREAT | O_TRUNC
-                                         | O_CLOEXEC | O_NOFOLLOW, 0644)
+    fd = text ? open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
+                           | O_NOFOLLOW, 0644)
               : -1;
 
     len = text ? strlen(text) : 0;
@@ -152,7 +151,7 @@ rg_batch_transcript_write(rg_batch_t *b, rg_session_t *s)
         b->transcript_errors++;
         rg_log_error(RG_LOG_ERR, b->engine->log, text ? errno : 0,
                      "cannot write the transcript \"%s\"%s",
-                     s->transcript_file, text ? "" : " (out of memory)");
+                     file, text ? "" : " (out of memory)");
     }
 
     if (fd != -1) {
@@ -166,13 +165,13 @@ rg_batch_transcript_write(rg_batch_t *b, rg_session_t *s)
 static void
 rg_batch_session_done(rg_session_t *s)
 {
-    json_t      *r;
-    rg_uint_t    i;
-    rg_batch_t  *b;
-    rg_msec_t    ms;
+    json_t                *r;
+    rg_uint_t              i;
+    rg_batch_t            *b;
+    rg_session_outcome_t   o;
 
-    b = s->data;
-    ms = s->ended - s->started;
+    b = rg_session_data(s);
+    rg_session_outcome(s, &o);
 
     r = rg_session_result(s);
     if (r) {
@@ -180,20 +179,20 @@ rg_batch_session_done(rg_session_t *s)
         json_decref(r);
     }
 
-    if (s->transcript_file) {
+    if (rg_session_record_file(s)) {
         rg_batch_transcript_write(b, s);
     }
 
-    b->by_state[s->state]++;
+    b->by_state[o.state]++;
     b->tasks++;
     b->running--;
-    rg_batch_time(b, ms);
+    rg_batch_time(b, o.run_ms);
 
     /* O(1): the last one takes its slot */
-    i = s->slot;
+    i = rg_session_slot(s);
     if (i < b->nlive && b->live[i] == s) {
         b->live[i] = b->live[--b->nlive];
-        b->live[i]->slot = i;
+        rg_session_set_slot(b->live[i], i);
     }
 
     rg_session_destroy(s);
@@ -324,11 +323,12 @@ rg_batch_seen(rg_batch_t *b, const char *id, rg_uint_t line)
 static void
 rg_batch_task(void *data, rg_task_t *t)
 {
-    json_int_t        first;
-    rg_uint_t         opened;
-    rg_batch_t       *b;
-    rg_session_t     *s;
-    rg_agent_conf_t  *agent;
+    char               *file, sid[48];
+    json_int_t          first;
+    rg_batch_t         *b;
+    rg_session_t       *s;
+    rg_agent_conf_t    *agent;
+    rg_session_args_t   args;
 
     b = data;
 
@@ -371,23 +371,24 @@ rg_batch_task(void *data, rg_task_t *t)
         return;
     }
 
-    opened = 0;
+    memset(&args, 0, sizeof(args));
+    args.agent = agent;
+    args.task_id = t->id;
+    args.input = t->input;
+    args.len = t->input_len;
+    args.messages = t->messages;
+    args.handler = rg_batch_session_done;
+    args.data = b;
 
+    /* named after its batch and its id: a batch run again with --resume
+     * finds the sessions it left, to go on with them */
     if (b->store_key) {
-        char  sid[48];
-
-        /* named after its batch and its id: a batch run again with
-         * --resume finds the sessions it left, to go on with them */
         rg_batch_session_id(b, t->id, sid, sizeof(sid));
-        s = rg_session_open(b->engine, agent, sid, strlen(sid), t->id,
-                            t->input, t->input_len, t->messages,
-                            rg_batch_session_done, b);
-        opened = 1;
-
-    } else {
-        s = rg_run_session(b->engine, agent, t->id, t->input, t->input_len,
-                           t->messages, rg_batch_session_done, b);
+        args.id = sid;
+        args.stored = 1;
     }
+
+    s = rg_session_open(b->engine, &args);
 
     if (s == NULL) {
         rg_batch_result(b, t->id, "invalid", "out of memory creating the "
@@ -400,22 +401,23 @@ rg_batch_task(void *data, rg_task_t *t)
     rg_task_apply(t, s);
 
     if (b->opts->transcripts) {
-        s->transcript_file = rg_batch_transcript_file(b, s, t->id, t->line);
+        file = rg_batch_transcript_file(b, t->id, t->line);
 
-        if (s->transcript_file == NULL || rg_transcript_start(s) != RG_OK) {
-            s->transcript_file = NULL;
+        if (file == NULL || rg_session_record(s, file) != RG_OK) {
             b->transcript_errors++;
             rg_log_error(RG_LOG_ERR, b->engine->log, 0, "task %s: out of "
                          "memory: its transcript is not written", t->id);
         }
+
+        free(file);
     }
 
-    s->slot = b->nlive;
+    rg_session_set_slot(s, b->nlive);
     b->live[b->nlive++] = s;
     b->running++;
 
-    if (!opened) {
-        rg_session_start(s);           /* an opened one starts from the store */
+    if (!args.stored) {
+        rg_session_start(s);           /* a stored one starts from the store */
     }
 }
 
@@ -492,14 +494,16 @@ rg_batch_failed(void *data, int err)
 
     if (err == EPIPE) {
         rg_log_error(RG_LOG_ERR, b->engine->log, 0, "the results pipe was "
-                     "closed: the batch stops (%lu tasks ended, %lu were "
+                     "closed: the batch stops (%lu task%s ended, %lu %s "
                      "running)", (unsigned long) b->tasks,
-                     (unsigned long) b->running);
+                     b->tasks == 1 ? "" : "s", (unsigned long) b->running,
+                     b->running == 1 ? "was" : "were");
     } else {
         rg_log_error(RG_LOG_ERR, b->engine->log, err, "writing results "
-                     "failed: the batch stops (%lu tasks ended, %lu were "
+                     "failed: the batch stops (%lu task%s ended, %lu %s "
                      "running)", (unsigned long) b->tasks,
-                     (unsigned long) b->running);
+                     b->tasks == 1 ? "" : "s", (unsigned long) b->running,
+                     b->running == 1 ? "was" : "were");
     }
 
     /* nobody will read what the others would write */
@@ -556,9 +560,9 @@ rg_batch_signal_handler(evutil_socket_t sig, short what, void *arg)
     }
 
     rg_log_error(RG_LOG_NOTICE, b->engine->log, 0,
-                 "signal %d: cancelling %lu running tasks; every task gets "
+                 "signal %d: cancelling %lu running task%s; every task gets "
                  "a result, \"cancelled\" (again to exit now)", (int) sig,
-                 (unsigned long) b->nlive);
+                 (unsigned long) b->nlive, b->nlive == 1 ? "" : "s");
 
     rg_batch_stop(b, "interrupted by a signal");
     rg_batch_pump(b);

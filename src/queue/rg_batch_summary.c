@@ -23,11 +23,39 @@ rg_batch_cmp(const void *a, const void *b)
 }
 
 
+/* The memory a task held at the peak, in " (… KiB per concurrent task)":
+ * the peak resident size (getrusage) less the size when the tasks started
+ * (/proc/self/statm), over the tasks that ran at once. The kernel keeps
+ * both counts per CPU and reads them roughly, a few hundred KiB apart
+ * from each other: a growth smaller than that is their noise, which was
+ * printed as a negative or a meaningless figure. Then it says so. */
+#define RG_BATCH_RSS_NOISE  1024        /* KiB */
+
+static void
+rg_batch_rss_per_task(rg_batch_t *b, long peak, char *buf, size_t len)
+{
+    long       grown;
+    rg_uint_t  running;
+
+    grown = peak - b->rss_started;
+    running = rg_min((rg_uint_t) b->opts->concurrency, b->tasks);
+
+    if (b->rss_started <= 0 || grown < RG_BATCH_RSS_NOISE || running == 0) {
+        snprintf(buf, len, "under 1 MiB grown: too little to say per task");
+        return;
+    }
+
+    snprintf(buf, len, "%.1f KiB per concurrent task",
+             (double) grown / running);
+}
+
+
 void
 rg_batch_summary(rg_batch_t *b)
 {
     int                 n;
-    char                states[512], money[96];
+    long                peak;
+    char                states[512], money[96], per_task[64];
     size_t              len;
     rg_uint_t           i;
     double              secs, cpu_per_call;
@@ -79,9 +107,10 @@ rg_batch_summary(rg_batch_t *b)
     }
 
     if (b->queue->stats.skipped && len < sizeof(states)) {
-        snprintf(states + len, sizeof(states) - len, "; %lu skipped (their "
-                 "results were there)",
-                 (unsigned long) b->queue->stats.skipped);
+        snprintf(states + len, sizeof(states) - len, "; %lu skipped (%s "
+                 "there)", (unsigned long) b->queue->stats.skipped,
+                 b->queue->stats.skipped == 1 ? "its result was"
+                                              : "their results were");
     }
 
     /* what the prompt caches saved, and what it cost, where known */
@@ -97,13 +126,16 @@ rg_batch_summary(rg_batch_t *b)
         snprintf(money + n, sizeof(money) - n, ", cost $%.4f", st->cost);
     }
 
+    peak = rg_peak_rss_kb();
+    rg_batch_rss_per_task(b, peak, per_task, sizeof(per_task));
+
     fprintf(stderr,
-            "batch: %lu tasks in %.2fs: %s\n"
+            "batch: %lu task%s in %.2fs: %s\n"
             "  model calls %llu (retries %llu), tool calls %llu "
             "(errors %llu, dedupe hits %llu, repeats %llu), tokens %llu%s\n"
             "  task time p50 %lu ms, p99 %lu ms; cpu %.1f us per model call; "
-            "peak rss %.1f MiB (%.1f KiB per concurrent task)\n",
-            (unsigned long) b->tasks, secs, states,
+            "peak rss %.1f MiB (%s)\n",
+            (unsigned long) b->tasks, b->tasks == 1 ? "" : "s", secs, states,
             (unsigned long long) calls,
             (unsigned long long) retries,
             (unsigned long long) st->tool_calls,
@@ -113,7 +145,5 @@ rg_batch_summary(rg_batch_t *b)
             (unsigned long long) (st->prompt_tokens + st->completion_tokens),
             money,
             (unsigned long) p50, (unsigned long) p99, cpu_per_call,
-            (double) rg_peak_rss_kb() / 1024,
-            (double) (rg_peak_rss_kb() - b->rss_started)
-            / rg_max(rg_min((rg_uint_t) b->opts->concurrency, b->tasks), 1));
+            (double) peak / 1024, per_task);
 }

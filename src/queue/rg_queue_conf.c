@@ -18,6 +18,40 @@ static rg_conf_num_bounds_t  rg_queue_deliveries_bounds = { 1, 1000 };
 static rg_conf_num_bounds_t  rg_queue_results_bounds = { 100, 100000000 };
 
 
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_queue_docs[] = {
+
+    { "queue", "queue { … }", "—",
+      "the task queue of reagent serve, in Redis Streams (needs store "
+      "redis)", NULL },
+
+    { "stream", "stream NAME;", "tasks",
+      "the name the queue's keys are made from", "queue" },
+
+    { "group", "group NAME;", "workers",
+      "the consumer group the workers read in", "queue" },
+
+    { "shards", "shards N;", "1",
+      "streams, each with a hash tag of its own (1 to 1024)", "queue" },
+
+    { "claim_idle", "claim_idle TIME;", "30s",
+      "a task idle this long is taken over by another worker (longer than "
+      "lease_ttl)", "queue" },
+
+    { "max_deliveries", "max_deliveries N;", "5",
+      "then a task goes to the dead letters, failed", "queue" },
+
+    { "block", "block TIME;", "2s",
+      "one read waits at most this long", "queue" },
+
+    { "results_max", "results_max N;", "100000",
+      "the results stream is trimmed to about this many (100 or more)",
+      "queue" },
+
+    rg_null_doc
+};
+
+
 rg_command_t  rg_queue_commands[] = {
 
     { rg_string("queue"), RG_MAIN_CONF|RG_CONF_BLOCK|RG_CONF_NOARGS,
@@ -47,7 +81,7 @@ rg_command_t  rg_queue_commands[] = {
       rg_conf_set_num_slot, offsetof(rg_queue_conf_t, results_max),
       &rg_queue_results_bounds },
 
-      rg_null_command
+      rg_null_command_doc(rg_queue_docs)
 };
 
 
@@ -135,17 +169,20 @@ rg_queue_init_conf(rg_cycle_t *cycle, void *conf)
     }
 
     if (!rg_queue_name_ok(&qcf->stream) || !rg_queue_name_ok(&qcf->group)) {
-        rg_cycle_error(cycle, qcf->file, qcf->line, "queue: \"stream\" and "
-                       "\"group\" must be names of 1 to 64 letters, digits "
-                       "and ._-");
+        rg_conf_error(cycle, qcf,
+                      rg_queue_name_ok(&qcf->stream) ? "group" : "stream",
+                      NULL, qcf->file, qcf->line, "queue: \"stream\" and "
+                      "\"group\" must be names of 1 to 64 letters, digits "
+                      "and ._-");
         return RG_CONF_ERROR;
     }
 
     if (qcf->claim_idle < 1000 || qcf->block < 10
         || qcf->block >= qcf->claim_idle)
     {
-        rg_cycle_error(cycle, qcf->file, qcf->line, "queue: \"claim_idle\" "
-                       "must be at least 1s and longer than \"block\"");
+        rg_conf_error(cycle, qcf, "claim_idle", NULL,
+                      qcf->file, qcf->line, "queue: \"claim_idle\" "
+                      "must be at least 1s and longer than \"block\"");
         return RG_CONF_ERROR;
     }
 
@@ -156,11 +193,12 @@ rg_queue_init_conf(rg_cycle_t *cycle, void *conf)
     }
 
     if (qcf->claim_idle <= rg_store_conf(cycle)->lease_ttl) {
-        rg_cycle_error(cycle, qcf->file, qcf->line, "queue: \"claim_idle\" "
-                       "(%.3gs) must be longer than \"lease_ttl\" (%.3gs): a "
-                       "task is taken over only once its worker's lease on "
-                       "it has expired", (double) qcf->claim_idle / 1000,
-                       (double) rg_store_conf(cycle)->lease_ttl / 1000);
+        rg_conf_error(cycle, qcf, "claim_idle", NULL,
+                      qcf->file, qcf->line, "queue: \"claim_idle\" "
+                      "(%.3gs) must be longer than \"lease_ttl\" (%.3gs): a "
+                      "task is taken over only once its worker's lease on "
+                      "it has expired", (double) qcf->claim_idle / 1000,
+                      (double) rg_store_conf(cycle)->lease_ttl / 1000);
         return RG_CONF_ERROR;
     }
 

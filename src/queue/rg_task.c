@@ -163,38 +163,6 @@ static const char  *rg_task_keys[] = {
 };
 
 
-/* the edit distance of a and b, when it is at most 2; 3 otherwise */
-static size_t
-rg_task_distance(const char *a, const char *b)
-{
-    size_t  i, j, la, lb, d[34][34];
-
-    la = strlen(a);
-    lb = strlen(b);
-
-    if (la > 32 || lb > 32 || (la > lb ? la - lb : lb - la) > 2) {
-        return 3;
-    }
-
-    for (i = 0; i <= la; i++) {
-        d[i][0] = i;
-    }
-
-    for (j = 0; j <= lb; j++) {
-        d[0][j] = j;
-    }
-
-    for (i = 1; i <= la; i++) {
-        for (j = 1; j <= lb; j++) {
-            d[i][j] = rg_min(rg_min(d[i - 1][j] + 1, d[i][j - 1] + 1),
-                             d[i - 1][j - 1] + (a[i - 1] != b[j - 1]));
-        }
-    }
-
-    return rg_min(d[la][lb], 3);
-}
-
-
 /* a key that is no task's is a mistake to report, not to run past */
 static rg_int_t
 rg_task_keys_check(rg_task_t *t, json_t *task, rg_uint_t lineno)
@@ -212,7 +180,8 @@ rg_task_keys_check(rg_task_t *t, json_t *task, rg_uint_t lineno)
                 break;
             }
 
-            d = rg_task_distance(key, rg_task_keys[i]);
+            d = rg_conf_distance(key, strlen(key), rg_task_keys[i],
+                                 strlen(rg_task_keys[i]));
             if (d < best) {
                 best = d;
                 near = rg_task_keys[i];

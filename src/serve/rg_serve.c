@@ -29,6 +29,25 @@ static int rg_workers_main(rg_cycle_t *cycle, void *opts, const char *arg);
 static rg_uint_t  rg_serve_foreground;    /* --foreground: daemon off */
 
 
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_serve_docs[] = {
+
+    { "pid", "pid FILE;", "—",
+      "the pid file of reagent serve's master, which reagent -s and "
+      "reagent workers read", NULL },
+
+    { "daemon", "daemon on|off;", "off",
+      "reagent serve detaches from the terminal (off under systemd and in "
+      "containers)", NULL },
+
+    { "drain_timeout", "drain_timeout TIME;", "30s",
+      "how long a worker lets its sessions finish at QUIT or a reload",
+      NULL },
+
+    rg_null_doc
+};
+
+
 static rg_command_t  rg_serve_commands[] = {
 
     { rg_string("pid"), RG_MAIN_CONF|RG_CONF_TAKE1,
@@ -41,7 +60,7 @@ static rg_command_t  rg_serve_commands[] = {
       rg_conf_set_msec_slot, offsetof(rg_serve_conf_t, drain_timeout),
       NULL },
 
-      rg_null_command
+      rg_null_command_doc(rg_serve_docs)
 };
 
 

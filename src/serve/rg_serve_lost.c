@@ -26,8 +26,6 @@
 #include <rg_core.h>
 #include <rg_json_write.h>
 #include <rg_serve_worker.h>
-#include <rg_recover.h>
-#include <rg_lease.h>
 #include <rg_agent.h>
 #include <rg_metrics.h>
 #include <rg_store.h>
@@ -233,7 +231,7 @@ rg_serve_recovered(rg_session_t *s)
     rg_serve_task_t     *t;
     rg_serve_requeue_t  *r;
 
-    t = s->data;
+    t = rg_session_data(s);
     sv = t->sv;
 
     if (sv->queue == NULL || sv->exiting) {
@@ -262,28 +260,16 @@ rg_serve_recovered(rg_session_t *s)
 static void
 rg_serve_rewritten(void *data, const char *err)
 {
-    rg_serve_t  *sv;
-
-    sv = data;
-
-    if (err && !sv->exiting) {
-        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: a result was "
-                     "not written again after the store lost it (%s)", err);
-    }
+    rg_serve_said(data, err, RG_LOG_WARN, "queue: a result was not written "
+                  "again after the store lost it (%s)");
 }
 
 
 static void
 rg_serve_noted(void *data, const char *err)
 {
-    rg_serve_t  *sv;
-
-    sv = data;
-
-    if (err && !sv->exiting) {
-        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: the record of "
-                     "the store's loss was not written (%s)", err);
-    }
+    rg_serve_said(data, err, RG_LOG_WARN, "queue: the record of the "
+                  "store's loss was not written (%s)");
 }
 
 
@@ -348,7 +334,7 @@ rg_serve_store_lost(void *data, rg_store_t *st)
         next = t->next;               /* a recovery may end a session */
         if (t->session) {
             sessions++;
-            rg_lease_check(t->session);
+            rg_session_renew(t->session);
         }
     }
 

@@ -12,8 +12,8 @@
  * Its entries are kept fresh while it runs them; every so often it takes
  * over entries idle past claim_idle; one delivered more than
  * max_deliveries times goes to the dead letters with its task failed. A
- * task that parks for an operator (rg_park.c) is put on the queue's list
- * of parked tasks and its entry acknowledged without a result; the
+ * task that parks for an operator (rg_phase_park.c) is put on the queue's
+ * list of parked tasks and its entry acknowledged without a result; the
  * reclaim timer also looks for parked tasks past approval_timeout
  * (rg_approval.c). Drain (QUIT, a reload): no more reads, the sessions
  * finish within the timeout, what is left is handed back to the queue at
@@ -32,8 +32,6 @@
 #include <rg_queue_conf.h>
 #include <rg_task.h>
 #include <rg_session.h>
-#include <rg_session_trace.h>
-#include <rg_durable.h>
 #include <rg_agent.h>
 #include <rg_agent_conf.h>
 #include <rg_metrics.h>
@@ -62,23 +60,36 @@ rg_serve_later(rg_serve_t *sv, struct event *ev, rg_msec_t ms)
 
 /* results -------------------------------------------------------------- */
 
+void
+rg_serve_said(rg_serve_t *sv, const char *err, rg_uint_t level,
+    const char *fmt)
+{
+    if (err && !sv->exiting) {
+        rg_log_error(level, sv->engine->log, 0, fmt, err);
+    }
+}
+
+
+/* a write of this worker's to the queue answered (sv->writing counts
+ * them): its failure said, then whether the worker may exit now */
+static void
+rg_serve_answered(rg_serve_t *sv, const char *err, rg_uint_t level,
+    const char *fmt)
+{
+    sv->writing--;
+    rg_serve_said(sv, err, level, fmt);
+    rg_serve_check_exit(sv);
+}
+
+
 static void
 rg_serve_written(void *data, const char *err)
 {
-    rg_serve_t  *sv;
-
-    sv = data;
-    sv->writing--;
-
-    if (err && !sv->exiting) {
-        /* the entry stays pending: it is taken over, and its session,
-         * ended, gives its result again */
-        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: a result was "
-                     "not acknowledged (%s): its task will be taken over "
-                     "and answered again from its session", err);
-    }
-
-    rg_serve_check_exit(sv);
+    /* the entry stays pending: it is taken over, and its session, ended,
+     * gives its result again */
+    rg_serve_answered(data, err, RG_LOG_WARN, "queue: a result was not "
+                      "acknowledged (%s): its task will be taken over and "
+                      "answered again from its session");
 }
 
 
@@ -225,20 +236,15 @@ rg_serve_park_listed(void *data, const char *err)
         return;
     }
 
-    if (err && !sv->exiting) {
-        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: a parked task "
-                     "was not listed (%s): its entry stays, and it parks "
-                     "again where it is taken over", err);
-    }
-
     free(p);
-    sv->writing--;
-    rg_serve_check_exit(sv);
+    rg_serve_answered(sv, err, RG_LOG_WARN, "queue: a parked task was not "
+                      "listed (%s): its entry stays, and it parks again "
+                      "where it is taken over");
 }
 
 
 static void
-rg_serve_park(rg_serve_t *sv, rg_serve_task_t *t, rg_session_t *s)
+rg_serve_park(rg_serve_t *sv, rg_serve_task_t *t, rg_msec_t deadline)
 {
     rg_serve_parked_t  *p;
 
@@ -256,7 +262,7 @@ rg_serve_park(rg_serve_t *sv, rg_serve_task_t *t, rg_session_t *s)
     rg_serve_keep(sv, t->task_id, t->sid, t->shard, NULL, 0);
 
     sv->writing++;
-    rg_approval_watch(sv->queue, t->task_id, s->park_deadline,
+    rg_approval_watch(sv->queue, t->task_id, deadline,
                       rg_serve_park_listed, p);
 }
 
@@ -264,27 +270,30 @@ rg_serve_park(rg_serve_t *sv, rg_serve_task_t *t, rg_session_t *s)
 static void
 rg_serve_session_done(rg_session_t *s)
 {
-    json_t           *r;
-    rg_serve_t       *sv;
-    rg_serve_task_t  *t;
+    json_t                *r;
+    rg_serve_t            *sv;
+    rg_serve_task_t       *t;
+    rg_session_outcome_t   o;
 
-    t = s->data;
+    t = rg_session_data(s);
     sv = t->sv;
 
-    if (s->parked && !s->fenced) {
-        rg_serve_park(sv, t, s);
+    rg_session_outcome(s, &o);
 
-    } else if (s->fenced && s->reason && strncmp(s->reason, "lost:", 5) == 0) {
+    if (o.parked && !o.fenced) {
+        rg_serve_park(sv, t, o.park_deadline);
+
+    } else if (o.fenced && o.reason && strncmp(o.reason, "lost:", 5) == 0) {
         /* the store forgot it and did not take it back */
-        rg_serve_forget(sv, t->task_id, s->reason);
+        rg_serve_forget(sv, t->task_id, o.reason);
 
-    } else if (s->fenced) {
+    } else if (o.fenced) {
         /* another worker holds the session: it writes the result */
         sv->lost++;
         rg_metrics_task(RG_METRICS_TASK_LOST, 1);
         rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: task %s "
                      "is not finished here: %s", t->task_id,
-                     s->reason ? s->reason : "another worker runs it");
+                     o.reason ? o.reason : "another worker runs it");
 
     } else {
         r = rg_session_result(s);
@@ -333,13 +342,14 @@ rg_serve_running(rg_serve_t *sv, const char *entry, rg_uint_t shard)
 static void
 rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
 {
-    char              why[160];
-    rg_int_t          rc;
-    rg_task_t         task;
-    rg_session_t     *s;
-    rg_serve_task_t  *t;
-    rg_agent_conf_t  *agent;
-    const char       *name;
+    char               why[160];
+    rg_int_t           rc;
+    rg_task_t          task;
+    rg_session_t      *s;
+    rg_serve_task_t   *t;
+    rg_agent_conf_t   *agent;
+    const char        *name;
+    rg_session_args_t  args;
 
     if (rg_serve_running(sv, e->id, e->shard)) {
         return;                        /* ours already: it runs here */
@@ -409,9 +419,18 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     snprintf(t->entry, sizeof(t->entry), "%s", e->id);
     rg_stream_session_id(task.id, t->sid, sizeof(t->sid));
 
-    s = rg_session_open(sv->engine, agent, t->sid, strlen(t->sid), task.id,
-                        task.input, task.input_len, task.messages,
-                        rg_serve_session_done, t);
+    memset(&args, 0, sizeof(args));
+    args.agent = agent;
+    args.id = t->sid;
+    args.task_id = task.id;
+    args.input = task.input;
+    args.len = task.input_len;
+    args.messages = task.messages;
+    args.handler = rg_serve_session_done;
+    args.data = t;
+    args.stored = 1;
+
+    s = rg_session_open(sv->engine, &args);
     if (s == NULL) {
         free(t->task_id);
         free(t->line);
@@ -421,16 +440,14 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     }
 
     /* the store forgot it and it was written back: queued again */
-    s->recovered = rg_serve_recovered;
+    rg_session_on_recovered(s, rg_serve_recovered);
 
     /* a task may tighten or loosen its agent's limits (a resumed session
      * keeps the ones it started with) */
     rg_task_apply(&task, s);
     /* a dangerous call parks it until an operator decides */
     if (task.park) {
-        s->park = 1;
-        s->park_task.data = rg_pstrdup(s->pool, e->task, e->len);
-        s->park_task.len = s->park_task.data ? e->len : 0;
+        rg_session_set_park(s, e->task, e->len);
     }
 
     t->session = s;
@@ -867,17 +884,8 @@ rg_serve_sizes_handler(evutil_socket_t fd, short what, void *arg)
 static void
 rg_serve_left(void *data, const char *err)
 {
-    rg_serve_t  *sv;
-
-    sv = data;
-    sv->writing--;
-
-    if (err && !sv->exiting) {
-        rg_log_error(RG_LOG_INFO, sv->engine->log, 0, "queue: the consumer "
-                     "stays in the group (%s)", err);
-    }
-
-    rg_serve_check_exit(sv);
+    rg_serve_answered(data, err, RG_LOG_INFO, "queue: the consumer stays in "
+                      "the group (%s)");
 }
 
 
@@ -958,7 +966,7 @@ rg_serve_cancels(void *data, redisReply *reply, const char *err)
 
         for (t = sv->head.next; t != &sv->head; t = t->next) {
             if (strcmp(t->task_id, sv->asked[i]) == 0 && t->session
-                && !rg_session_final(t->session))
+                && !rg_session_state_final(rg_session_state(t->session)))
             {
                 rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: "
                              "task %s cancelled through the API",
@@ -1034,18 +1042,8 @@ rg_serve_released(rg_engine_t *e)
 static void
 rg_serve_handed(void *data, const char *err)
 {
-    rg_serve_t  *sv;
-
-    sv = data;
-    sv->writing--;
-
-    if (err && !sv->exiting) {
-        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: handing "
-                     "tasks back failed (%s): they are taken over after "
-                     "claim_idle", err);
-    }
-
-    rg_serve_check_exit(sv);
+    rg_serve_answered(data, err, RG_LOG_WARN, "queue: handing tasks back "
+                      "failed (%s): they are taken over after claim_idle");
 }
 
 
@@ -1105,8 +1103,7 @@ rg_serve_drain_expired(evutil_socket_t fd, short what, void *arg)
     /* their sessions stop here; what they stored stays */
     for (t = sv->head.next; t != &sv->head; t = next) {
         next = t->next;
-        t->session->handler = NULL;
-        rg_session_destroy(t->session);
+        rg_session_destroy(t->session);   /* its handler is not called */
         rg_serve_unlink(t);
         free(t->task_id);
         free(t);
@@ -1302,8 +1299,7 @@ rg_serve_worker_run(rg_worker_t *w)
      * over after claim_idle */
     for (t = sv.head.next; t != &sv.head; t = next) {
         next = t->next;
-        t->session->handler = NULL;
-        rg_session_destroy(t->session);
+        rg_session_destroy(t->session);   /* its handler is not called */
         free(t->task_id);
         free(t->line);
         free(t);

@@ -106,6 +106,10 @@ struct rg_serve_s {
 /* rg_serve_worker.c */
 void rg_serve_prepare(rg_serve_t *sv);
 void rg_serve_pump(rg_serve_t *sv);
+/* a write to the queue failed: err said at level, unless the worker
+ * exits (fmt has one %s, for err) */
+void rg_serve_said(rg_serve_t *sv, const char *err, rg_uint_t level,
+    const char *fmt);
 
 /* rg_serve_lost.c */
 rg_int_t rg_serve_lost_init(rg_serve_t *sv);

@@ -1,5 +1,6 @@
-/* rg_redis_int.h: what rg_redis.c (connections, commands) and
- * rg_redis_cluster.c (the slot router) share; not for callers, who use
+/* rg_redis_int.h: what rg_redis.c (the client), rg_redis_cmd.c
+ * (commands), rg_redis_conn.c (connections) and rg_redis_cluster.c (the
+ * slot router) share; not for callers, who use
  * rg_redis.h. A client talks to one or more nodes (one without cluster
  * mode, the masters of a Redis Cluster with it), each over a few
  * connections; a command is routed to a node by its tag's slot and to a
@@ -121,15 +122,27 @@ struct rg_redis_s {
 };
 
 
-/* rg_redis.c */
+/* rg_redis.c: the client, its nodes */
 rg_redis_node_t *rg_redis_node_add(rg_redis_t *r, const char *host,
     int port, const char *path);
+void rg_redis_set_error(rg_redis_t *r, const char *fmt, ...);
+
+/* rg_redis_cmd.c: commands */
 rg_redis_conn_t *rg_redis_node_pick(rg_redis_node_t *n,
     const rg_redis_cmd_t *cmd);
 void rg_redis_route(rg_redis_t *r, rg_redis_cmd_t *cmd,
     rg_redis_conn_t *c);
 void rg_redis_finish(rg_redis_cmd_t *cmd, redisReply *reply,
     const char *err);
+void rg_redis_unqueue(rg_redis_cmd_t *cmd);
+char *rg_redis_bulk_head(char *p, size_t len);
+
+/* rg_redis_conn.c: connections */
+void rg_redis_connect(rg_redis_conn_t *c);
+void rg_redis_backoff_handler(evutil_socket_t fd, short what, void *arg);
+void rg_redis_lost(rg_redis_conn_t *c, const char *why);
+rg_int_t rg_redis_send(rg_redis_conn_t *c, rg_redis_cmd_t *cmd);
+int rg_redis_obuf_full(rg_redis_conn_t *c);
 
 /* rg_redis_cluster.c */
 int rg_redis_cluster_slot(const char *tag, size_t len);

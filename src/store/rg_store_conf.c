@@ -39,6 +39,63 @@ static rg_conf_num_bounds_t  rg_store_events_ttl_bounds = { 1, 0 };
 static rg_conf_num_bounds_t  rg_store_ttl_bounds = { 1, 0 };
 
 
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_store_docs[] = {
+
+    { "store", "store memory [max_keys=N] [max_bytes=SIZE]; or "
+      "store redis { … }", "memory max_keys=100000 max_bytes=64m",
+      "where sessions, the dedupe cache, side-effect claims and shared "
+      "limits are kept: in the process (the least recently written keys "
+      "go past a bound) or in Redis, across processes", NULL },
+
+    { "session_ttl", "session_ttl TIME;", "7d",
+      "how long the keys of a session are kept after it ended", NULL },
+
+    { "store_timeout", "store_timeout TIME;", "60s",
+      "how long a checkpoint may wait for Redis before the session fails",
+      NULL },
+
+    { "lease_ttl", "lease_ttl TIME;", "15s",
+      "a session's lease, held by its one writer and renewed every third "
+      "of it (300ms or more)", NULL },
+
+    { "events_max", "events_max N;", "1000",
+      "the events kept of a session (a task with \"events\": true), the "
+      "newest", NULL },
+
+    { "events_ttl", "events_ttl TIME;", "1h",
+      "a session's events expire this long after the last one", NULL },
+
+    { "server", "server HOST:PORT|unix:PATH;", "—",
+      "the Redis server (required); several, with cluster on, are the "
+      "seeds of a cluster", NULL },
+
+    { "password_env", "password_env VAR;", "—",
+      "the environment variable holding Redis's password", NULL },
+
+    { "database", "database N;", "0",
+      "the Redis database (0 in a cluster)", NULL },
+
+    { "prefix", "prefix TEXT;", "rg:",
+      "what every key begins with (no { or }: they mark hash tags)",
+      NULL },
+
+    { "connections", "connections N;", "4",
+      "pipelined connections per worker (1 to 64)", NULL },
+
+    { "connect_timeout", "connect_timeout TIME;", "1s",
+      "until connected to Redis", NULL },
+
+    { "command_timeout", "command_timeout TIME;", "2s",
+      "for a reply, pipelined behind others", NULL },
+
+    { "cluster", "cluster on|off;", "off",
+      "Redis Cluster: keys go by slot, MOVED and ASK are followed", NULL },
+
+    rg_null_doc
+};
+
+
 static rg_command_t  rg_store_commands[] = {
 
     { rg_string("store"),
@@ -94,7 +151,7 @@ static rg_command_t  rg_store_commands[] = {
     { rg_string("cluster"), RG_STORE_REDIS_CONF|RG_CONF_FLAG,
       rg_conf_set_flag_slot, offsetof(rg_store_conf_t, cluster), NULL },
 
-      rg_null_command
+      rg_null_command_doc(rg_store_docs)
 };
 
 
@@ -244,10 +301,11 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
     }
 
     if (scf->servers->nelts > 1 && !scf->cluster) {
-        rg_cycle_error(cycle, scf->file, scf->line, "\"store redis\" names "
-                       "%lu servers: more than one is for a cluster "
-                       "(\"cluster on;\")",
-                       (unsigned long) scf->servers->nelts);
+        rg_conf_error(cycle, scf, "server", NULL,
+                      scf->file, scf->line, "\"store redis\" names "
+                      "%lu servers: more than one is for a cluster "
+                      "(\"cluster on;\")",
+                      (unsigned long) scf->servers->nelts);
         return RG_CONF_ERROR;
     }
 
@@ -259,15 +317,17 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
 
     err = rg_redis_parse_server(srv[0].data, srv[0].len, &scf->redis);
     if (err) {
-        rg_cycle_error(cycle, scf->file, scf->line, "\"server\" \"%.*s\" %s",
-                       (int) srv[0].len, srv[0].data, err);
+        rg_conf_error(cycle, scf, "server", srv[0].data,
+                      scf->file, scf->line, "\"server\" \"%.*s\" %s",
+                      (int) srv[0].len, srv[0].data, err);
         return RG_CONF_ERROR;
     }
 
     if (scf->cluster && scf->redis.path) {
-        rg_cycle_error(cycle, scf->file, scf->line, "a cluster is reached "
-                       "over TCP: \"server\" must be HOST:PORT, not %.*s",
-                       (int) srv[0].len, srv[0].data);
+        rg_conf_error(cycle, scf, "server", srv[0].data,
+                      scf->file, scf->line, "a cluster is reached "
+                      "over TCP: \"server\" must be HOST:PORT, not %.*s",
+                      (int) srv[0].len, srv[0].data);
         return RG_CONF_ERROR;
     }
 
@@ -281,9 +341,10 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
             err = rg_redis_parse_server(srv[i].data, srv[i].len,
                                         &scf->seeds[scf->nseeds]);
             if (err || scf->seeds[scf->nseeds].path) {
-                rg_cycle_error(cycle, scf->file, scf->line, "\"server\" "
-                               "\"%.*s\" %s", (int) srv[i].len, srv[i].data,
-                               err ? err : "must be HOST:PORT in a cluster");
+                rg_conf_error(cycle, scf, "server", srv[i].data,
+                              scf->file, scf->line, "\"server\" "
+                              "\"%.*s\" %s", (int) srv[i].len, srv[i].data,
+                              err ? err : "must be HOST:PORT in a cluster");
                 scf->nseeds++;
                 return RG_CONF_ERROR;
             }
@@ -294,9 +355,10 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
     if (scf->password_env.data) {
         pw = rg_secret_env(scf->password_env.data);
         if (pw == NULL) {
-            rg_cycle_error(cycle, scf->file, scf->line, "\"password_env\" "
-                           "names %s, which is not set",
-                           scf->password_env.data);
+            rg_conf_error(cycle, scf, "password_env", NULL,
+                          scf->file, scf->line, "\"password_env\" "
+                          "names %s, which is not set",
+                          scf->password_env.data);
             return RG_CONF_ERROR;
         }
         scf->redis.password = strdup(pw);
@@ -310,9 +372,10 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
     }
 
     if (scf->cluster && scf->database) {
-        rg_cycle_error(cycle, scf->file, scf->line, "a cluster has only "
-                       "database 0: \"database %ld\" cannot be used with "
-                       "\"cluster on\"", (long) scf->database);
+        rg_conf_error(cycle, scf, "database", NULL,
+                      scf->file, scf->line, "a cluster has only "
+                      "database 0: \"database %ld\" cannot be used with "
+                      "\"cluster on\"", (long) scf->database);
         return RG_CONF_ERROR;
     }
 
@@ -323,9 +386,10 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
     if (memchr(scf->prefix.data, '{', scf->prefix.len)
         || memchr(scf->prefix.data, '}', scf->prefix.len))
     {
-        rg_cycle_error(cycle, scf->file, scf->line, "\"prefix\" \"%s\" may "
-                       "not hold \"{\" or \"}\": those mark a session's "
-                       "hash tag", scf->prefix.data);
+        rg_conf_error(cycle, scf, "prefix", NULL,
+                      scf->file, scf->line, "\"prefix\" \"%s\" may "
+                      "not hold \"{\" or \"}\": those mark a session's "
+                      "hash tag", scf->prefix.data);
         return RG_CONF_ERROR;
     }
 
@@ -385,8 +449,9 @@ rg_store_init_conf(rg_cycle_t *cycle, void *conf)
     }
 
     if (scf->lease_ttl < 300) {
-        rg_cycle_error(cycle, cycle->conf_file, 0, "\"lease_ttl\" must be "
-                       "at least 300ms: its heartbeat comes every third");
+        rg_conf_error(cycle, scf, "lease_ttl", NULL,
+                      cycle->conf_file, 0, "\"lease_ttl\" must be "
+                      "at least 300ms: its heartbeat comes every third");
         return RG_CONF_ERROR;
     }
 

@@ -176,9 +176,8 @@ rg_isolate_failure(rg_isolate_t *iso)
 static void
 rg_isolate_respawn_later(rg_isolate_t *iso)
 {
-    rg_msec_t       delay, at;
-    rg_uint_t       shift;
-    struct timeval  tv;
+    rg_msec_t  delay, at;
+    rg_uint_t  shift;
 
     delay = 0;
 
@@ -196,10 +195,7 @@ rg_isolate_respawn_later(rg_isolate_t *iso)
 
     iso->respawn_at = at;
 
-    tv.tv_sec = delay / 1000;
-    tv.tv_usec = (delay % 1000) * 1000;
-
-    if (evtimer_add(&iso->respawn_ev, &tv) != 0) {
+    if (rg_timer_add(&iso->respawn_ev, delay) != 0) {
         rg_log_error(RG_LOG_ALERT, iso->log, 0, "isolated module \"%s\": "
                      "evtimer_add() failed", iso->module->mod->name);
     }
@@ -209,12 +205,7 @@ rg_isolate_respawn_later(rg_isolate_t *iso)
 static void
 rg_isolate_reap_later(rg_isolate_t *iso)
 {
-    struct timeval  tv;
-
-    tv.tv_sec = iso->reap_delay / 1000;
-    tv.tv_usec = (iso->reap_delay % 1000) * 1000;
-
-    if (evtimer_add(&iso->reap_ev, &tv) != 0) {
+    if (rg_timer_add(&iso->reap_ev, iso->reap_delay) != 0) {
         rg_log_error(RG_LOG_ALERT, iso->log, 0, "isolated module \"%s\": "
                      "evtimer_add() failed", iso->module->mod->name);
     }
@@ -656,61 +647,30 @@ rg_isolate_dispatch(rg_isolate_t *iso)
 static rg_int_t
 rg_isolate_frame(rg_isolate_helper_t *h, const char *p, size_t len)
 {
-    int                 ok;
-    size_t              off, rlen;
-    uint32_t            i, have;
-    uint64_t            seq;
-    const char         *result;
-    rg_isolate_call_t  *run;
-    msgpack_object     *k, *v;
-    msgpack_unpacked    u;
+    int                    ok;
+    size_t                 rlen;
+    uint64_t               seq;
+    const char            *result;
+    rg_isolate_call_t     *run;
+    msgpack_unpacked       u;
+    const msgpack_object  *v[3];
+
+    static const char                 *names[3] = { "seq", "ok", "result" };
+    static const msgpack_object_type   types[3] = {
+        MSGPACK_OBJECT_POSITIVE_INTEGER, MSGPACK_OBJECT_BOOLEAN,
+        MSGPACK_OBJECT_STR
+    };
 
     msgpack_unpacked_init(&u);
 
-    off = 0;
-    have = 0;
-    seq = 0;
-    ok = 0;
-    result = NULL;
-    rlen = 0;
-
-    if (msgpack_unpack_next(&u, p, len, &off) != MSGPACK_UNPACK_SUCCESS
-        || off != len || u.data.type != MSGPACK_OBJECT_MAP)
-    {
+    if (rg_isolate_frame_read(&u, p, len, 3, names, types, v) != RG_OK) {
         goto malformed;
     }
 
-    for (i = 0; i < u.data.via.map.size; i++) {
-        k = &u.data.via.map.ptr[i].key;
-        v = &u.data.via.map.ptr[i].val;
-
-        if (rg_isolate_key(k, "seq")) {
-            if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
-                goto malformed;
-            }
-            seq = v->via.u64;
-            have |= 1;
-
-        } else if (rg_isolate_key(k, "ok")) {
-            if (v->type != MSGPACK_OBJECT_BOOLEAN) {
-                goto malformed;
-            }
-            ok = v->via.boolean;
-            have |= 2;
-
-        } else if (rg_isolate_key(k, "result")) {
-            if (v->type != MSGPACK_OBJECT_STR) {
-                goto malformed;
-            }
-            result = v->via.str.ptr;
-            rlen = v->via.str.size;
-            have |= 4;
-        }
-    }
-
-    if (have != 7) {
-        goto malformed;
-    }
+    seq = v[0]->via.u64;
+    ok = v[1]->via.boolean;
+    result = v[2]->via.str.ptr;
+    rlen = v[2]->via.str.size;
 
     if (seq == 0) {
         if (h->ready) {

@@ -82,3 +82,50 @@ rg_isolate_key(const msgpack_object *k, const char *name)
     return k->type == MSGPACK_OBJECT_STR && k->via.str.size == len
            && memcmp(k->via.str.ptr, name, len) == 0;
 }
+
+
+rg_int_t
+rg_isolate_frame_read(msgpack_unpacked *u, const char *p, size_t len,
+    rg_uint_t n, const char *const *names, const msgpack_object_type *types,
+    const msgpack_object **vals)
+{
+    size_t           off;
+    uint32_t         i;
+    rg_uint_t        j;
+    msgpack_object  *k, *v;
+
+    off = 0;
+
+    for (j = 0; j < n; j++) {
+        vals[j] = NULL;
+    }
+
+    if (msgpack_unpack_next(u, p, len, &off) != MSGPACK_UNPACK_SUCCESS
+        || off != len || u->data.type != MSGPACK_OBJECT_MAP)
+    {
+        return RG_ERROR;
+    }
+
+    for (i = 0; i < u->data.via.map.size; i++) {
+        k = &u->data.via.map.ptr[i].key;
+        v = &u->data.via.map.ptr[i].val;
+
+        for (j = 0; j < n; j++) {
+            if (rg_isolate_key(k, names[j])) {
+                if (v->type != types[j]) {
+                    return RG_ERROR;
+                }
+
+                vals[j] = v;
+            }
+        }
+    }
+
+    for (j = 0; j < n; j++) {
+        if (vals[j] == NULL) {
+            return RG_ERROR;
+        }
+    }
+
+    return RG_OK;
+}

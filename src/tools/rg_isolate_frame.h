@@ -28,5 +28,12 @@ int rg_isolate_pack_str(msgpack_packer *pk, const char *key, const char *s,
     size_t len);
 /* the key k is the string name */
 int rg_isolate_key(const msgpack_object *k, const char *name);
+/* Reads a frame whole into u (initialized by the caller, who destroys
+ * it): a map with each of the n names, its value of types[i] in vals[i]
+ * (other keys are passed over). RG_ERROR when it is no map, a name is
+ * missing or has another type. */
+rg_int_t rg_isolate_frame_read(msgpack_unpacked *u, const char *p,
+    size_t len, rg_uint_t n, const char *const *names,
+    const msgpack_object_type *types, const msgpack_object **vals);
 
 #endif /* RG_ISOLATE_FRAME_H */

@@ -11,6 +11,7 @@
 #include <rg_core.h>
 #include <rg_isolate_frame.h>
 #include <rg_isolate_helper.h>
+#include <rg_tool_host.h>
 #include <rg_tool_host_args.h>
 #include <jansson.h>
 #include <msgpack.h>
@@ -48,13 +49,6 @@ struct rg_isolate_child_s {
     rg_isolate_ccall_t   *call;      /* the one it runs, or NULL */
     rg_log_t              log;
 };
-
-
-typedef struct {
-    struct event          ev;
-    rg_tool_timer_pt      cb;
-    void                 *data;
-} rg_isolate_timer_t;
 
 
 static void rg_isolate_child_serve(rg_isolate_child_t *c);
@@ -179,12 +173,8 @@ rg_isolate_host_log(rg_tool_host_t *host, int level, const char *fmt, ...)
 
     c = host->data;
 
-    if (level < RG_LOG_EMERG || level > RG_LOG_DEBUG) {
-        level = RG_LOG_NOTICE;
-    }
-
     va_start(args, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, args);
+    level = rg_tool_log_line(buf, sizeof(buf), level, fmt, args);
     va_end(args);
 
     if (c->call) {
@@ -214,18 +204,8 @@ rg_isolate_host_fail(rg_tool_call_t *call, const char *fmt, ...)
     va_list   args;
     rg_buf_t  b;
 
-    memset(&b, 0, sizeof(b));
-
     va_start(args, fmt);
-
-    if (rg_buf_printf(&b, "error: %s failed: ", call->tool->name) != RG_OK
-        || rg_buf_vprintf(&b, fmt, args) != RG_OK)
-    {
-        rg_buf_free(&b);
-        rg_buf_printf(&b, "error: %s failed (out of memory for the "
-                      "reason)", call->tool->name);
-    }
-
+    rg_tool_fail_text(&b, call->tool->name, fmt, args);
     va_end(args);
 
     rg_isolate_child_answer((rg_isolate_ccall_t *) call, 0,
@@ -234,65 +214,15 @@ rg_isolate_host_fail(rg_tool_call_t *call, const char *fmt, ...)
 }
 
 
-static void
-rg_isolate_timer_handler(evutil_socket_t fd, short what, void *arg)
-{
-    void                *data;
-    rg_tool_timer_pt     cb;
-    rg_isolate_timer_t  *t;
-
-    t = arg;
-    cb = t->cb;
-    data = t->data;
-    free(t);
-
-    cb(data);
-}
-
-
 static rg_tool_timer_t *
 rg_isolate_host_timer_add(rg_tool_host_t *host, uint64_t msec,
     rg_tool_timer_pt cb, void *data)
 {
-    struct timeval       tv;
     rg_isolate_child_t  *c;
-    rg_isolate_timer_t  *t;
 
     c = host->data;
 
-    t = calloc(1, sizeof(rg_isolate_timer_t));
-    if (t == NULL) {
-        return NULL;
-    }
-
-    t->cb = cb;
-    t->data = data;
-
-    tv.tv_sec = msec / 1000;
-    tv.tv_usec = (msec % 1000) * 1000;
-
-    if (evtimer_assign(&t->ev, c->base, rg_isolate_timer_handler, t) != 0
-        || evtimer_add(&t->ev, &tv) != 0)
-    {
-        free(t);
-        return NULL;
-    }
-
-    return (rg_tool_timer_t *) t;
-}
-
-
-static void
-rg_isolate_host_timer_del(rg_tool_timer_t *timer)
-{
-    rg_isolate_timer_t  *t;
-
-    t = (rg_isolate_timer_t *) timer;
-
-    if (t) {
-        event_del(&t->ev);
-        free(t);
-    }
+    return rg_tool_timer_add(c->base, msec, cb, data);
 }
 
 
@@ -357,7 +287,7 @@ rg_isolate_child_host(rg_tool_host_t *host, rg_isolate_child_t *c)
     host->fail = rg_isolate_host_fail;
     rg_tool_host_args_set(host);
     host->timer_add = rg_isolate_host_timer_add;
-    host->timer_del = rg_isolate_host_timer_del;
+    host->timer_del = rg_tool_timer_del;
     host->data = c;
     host->http_get = rg_isolate_host_http_get;
     host->http_cancel = rg_isolate_host_http_cancel;
@@ -374,62 +304,40 @@ rg_isolate_child_host(rg_tool_host_t *host, rg_isolate_child_t *c)
 static rg_isolate_ccall_t *
 rg_isolate_child_request(rg_isolate_child_t *c, const char *p, size_t len)
 {
-    int                  n;
-    char                 msg[512], *s;
-    size_t               off, slen[4];
-    uint32_t             i, j, have;
-    uint64_t             seq;
-    json_t              *args;
-    const char          *str[4];
-    json_error_t         jerr;
-    msgpack_object      *k, *v;
-    msgpack_unpacked     u;
-    const rg_tool_t     *t;
-    rg_isolate_ccall_t  *cc;
+    int                    n;
+    char                   msg[512], *s;
+    size_t                 slen[4];
+    uint32_t               j;
+    uint64_t               seq;
+    json_t                *args;
+    const char            *str[4];
+    json_error_t           jerr;
+    msgpack_unpacked       u;
+    const rg_tool_t       *t;
+    rg_isolate_ccall_t    *cc;
+    const msgpack_object  *v[5];
 
-    static const char   *keys[4] = { "tool", "id", "session", "args" };
+    static const char                 *names[5] = {
+        "seq", "tool", "id", "session", "args"
+    };
+    static const msgpack_object_type   types[5] = {
+        MSGPACK_OBJECT_POSITIVE_INTEGER, MSGPACK_OBJECT_STR,
+        MSGPACK_OBJECT_STR, MSGPACK_OBJECT_STR, MSGPACK_OBJECT_STR
+    };
 
     msgpack_unpacked_init(&u);
 
-    off = 0;
-    have = 0;
-    seq = 0;
-    memset(str, 0, sizeof(str));
-    memset(slen, 0, sizeof(slen));
-
-    if (msgpack_unpack_next(&u, p, len, &off) != MSGPACK_UNPACK_SUCCESS
-        || off != len || u.data.type != MSGPACK_OBJECT_MAP)
+    if (rg_isolate_frame_read(&u, p, len, 5, names, types, v) != RG_OK
+        || v[0]->via.u64 == 0)
     {
         goto malformed;
     }
 
-    for (i = 0; i < u.data.via.map.size; i++) {
-        k = &u.data.via.map.ptr[i].key;
-        v = &u.data.via.map.ptr[i].val;
+    seq = v[0]->via.u64;
 
-        if (rg_isolate_key(k, "seq")) {
-            if (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
-                goto malformed;
-            }
-            seq = v->via.u64;
-            have |= 1;
-            continue;
-        }
-
-        for (j = 0; j < 4; j++) {
-            if (rg_isolate_key(k, keys[j])) {
-                if (v->type != MSGPACK_OBJECT_STR) {
-                    goto malformed;
-                }
-                str[j] = v->via.str.ptr;
-                slen[j] = v->via.str.size;
-                have |= 2u << j;
-            }
-        }
-    }
-
-    if (have != 0x1f || seq == 0) {
-        goto malformed;
+    for (j = 0; j < 4; j++) {
+        str[j] = v[j + 1]->via.str.ptr;
+        slen[j] = v[j + 1]->via.str.size;
     }
 
     for (t = c->module->mod->tools; t->name; t++) {

@@ -5,76 +5,24 @@
  * thread pool. A call that ends late (after its timeout, or after its
  * session went away) finds itself orphaned and frees itself, so a module's
  * late answer never touches freed memory. Errors reach the model as one
- * short line that says what to do next. */
+ * short line that says what to do next.
+ *
+ * This file owns a turn and its calls, and the part's runtime in an
+ * engine; the host table is rg_tools_host.c's, the approval of dangerous
+ * calls rg_tools_approval.c's. */
 
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_json_write.h>
-#include <rg_cycle.h>
 #include <rg_tools.h>
+#include <rg_tools_int.h>
 #include <rg_metrics.h>
-#include <rg_module.h>
-#include <rg_isolate.h>
 #include <rg_tool_args.h>
 #include <rg_secret.h>
-#include <rg_tool_addr.h>
-#include <rg_tool_host_io.h>
-#include <rg_tool_host_args.h>
 #include <rg_event.h>
-#include <jansson.h>
-#include <arpa/inet.h>
-#include <sys/socket.h>
 
 
-struct rg_tool_timer_s {
-    struct event        ev;
-    rg_tool_timer_pt    cb;
-    void               *data;
-};
-
-
-struct rg_tool_http_s {
-    rg_curl_xfer_t      xfer;       /* first */
-    rg_tools_ctx_t     *ctx;
-    rg_tool_run_t      *run;
-    rg_tool_http_pt     cb;
-    void               *data;
-    rg_buf_t            body;
-    size_t              max;
-    rg_msec_t           timeout;
-    unsigned            truncated:1;
-    unsigned            allow_private:1;
-    const char         *refused;    /* what the last refused address was */
-    char                refused_addr[INET6_ADDRSTRLEN];
-    char                errbuf[CURL_ERROR_SIZE];
-    struct curl_slist   tp;         /* its one header: traceparent */
-    char                tp_header[RG_TRACEPARENT_SIZE + 16];
-};
-
-
-/* the call a pool thread runs, in that thread: what tells the host
- * functions that they were called off the reactor */
-static _Thread_local rg_tool_run_t  *rg_tools_thread_run;
-
-
-/* where a host function's reason goes: in a pool thread, the buffer of
- * the task it runs (the thread writes nothing else of the run) */
-#define rg_tools_error(run)                                                  \
-    (rg_tools_thread_run ? rg_tools_thread_run->pool.error : (run)->error)
-
-_Static_assert(sizeof(((rg_tool_task_t *) 0)->error)
-               == sizeof(((rg_tool_run_t *) 0)->error),
-               "a reason fits the thread's buffer as the reactor's");
-
-
-static void rg_tools_finish(rg_tool_run_t *run);
-static const char *rg_tools_traceparent(rg_tool_run_t *run);
-static void rg_tools_launch(rg_tool_run_t *run);
-static void rg_tools_prompt_next(rg_tools_ctx_t *ctx);
-static void rg_tools_ask(rg_tool_run_t *run);
-static void rg_tools_http_reset(rg_tools_ctx_t *ctx);
-static rg_int_t rg_tools_agent_allowed(rg_tool_run_t *run,
-    const char *name);
+_Thread_local rg_tool_run_t  *rg_tools_thread_run;
 
 
 void
@@ -93,7 +41,7 @@ rg_tools_set_agent_runner(rg_tools_ctx_t *ctx, rg_tools_agent_start_pt start,
 }
 
 
-static void
+void
 rg_tools_http_free(rg_tool_http_t *h)
 {
     if (h->xfer.active) {
@@ -106,28 +54,6 @@ rg_tools_http_free(rg_tool_http_t *h)
 
     rg_buf_free(&h->body);
     free(h);
-}
-
-
-static void
-rg_tools_prompt_remove(rg_tool_run_t *run)
-{
-    rg_tool_run_t  **pp;
-    rg_tools_ctx_t  *ctx;
-
-    ctx = run->ctx;
-
-    for (pp = &ctx->prompt_head; *pp; pp = &(*pp)->next_approval) {
-        if (*pp == run) {
-            *pp = run->next_approval;
-            if (ctx->prompt_tail == &run->next_approval) {
-                ctx->prompt_tail = pp;
-            }
-            break;
-        }
-    }
-
-    run->awaiting = 0;
 }
 
 
@@ -164,7 +90,7 @@ rg_tools_own3(const char *id, size_t idlen, const char *session,
 }
 
 
-static void
+void
 rg_tools_run_free(rg_tool_run_t *run)
 {
     if (run->timer_set) {
@@ -195,7 +121,7 @@ rg_tools_run_free(rg_tool_run_t *run)
 }
 
 
-static void
+void
 rg_tools_set_result(rg_tool_run_t *run, int failed, const char *s,
     size_t len)
 {
@@ -213,7 +139,7 @@ rg_tools_set_result(rg_tool_run_t *run, int failed, const char *s,
 }
 
 
-static void
+void
 rg_tools_set_error(rg_tool_run_t *run, const char *fmt, ...)
 {
     int      n;
@@ -232,578 +158,8 @@ rg_tools_set_error(rg_tool_run_t *run, const char *fmt, ...)
 }
 
 
-/* host table ---------------------------------------------------------- */
-
-static void
-rg_tools_host_log(rg_tool_host_t *host, int level, const char *fmt, ...)
-{
-    char             buf[RG_LOG_MAX_LINE];
-    va_list          args;
-    rg_module_t     *m;
-    rg_tool_bind_t  *bind;
-
-    bind = host->data;
-    m = bind->module;
-
-    if (level < RG_LOG_EMERG || level > RG_LOG_DEBUG) {
-        level = RG_LOG_NOTICE;
-    }
-
-    va_start(args, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, args);
-    va_end(args);
-
-    /* the module's cycle's log: modules log before any engine exists */
-    rg_log_error(level, m->log, 0, "module \"%s\": %s", m->mod->name, buf);
-}
-
-
-/* done() and fail() from a pool thread only leave the answer in
- * run->pool, which the thread owns; it reads and writes nothing else of
- * the run */
-static void
-rg_tools_answer(rg_tool_run_t *run, int failed, const char *s, size_t len)
-{
-    if (rg_tools_thread_run == run) {
-        if (run->pool.result == NULL) {
-            run->pool.result = rg_strdup_len(s, len);
-            run->pool.len = run->pool.result ? len : 0;
-            run->pool.failed = failed;
-        }
-        return;
-    }
-
-    if (rg_tools_thread_run != NULL || run->in_pool) {
-        return;                        /* not its call, or not from here */
-    }
-
-    if (run->turn == NULL) {
-        rg_tools_run_free(run);        /* orphaned: nobody waits */
-        return;
-    }
-
-    if (run->answered || run->finished) {
-        run->answered = 1;             /* twice, or too late: dropped */
-        return;
-    }
-
-    run->answered = 1;
-    rg_tools_set_result(run, failed, s, len);
-    rg_tools_finish(run);
-}
-
-
-/* the answer of an isolated module's helper */
-static void
-rg_tools_isolated_done(rg_isolate_call_t *c, int failed, const char *text,
-    size_t len)
-{
-    rg_tool_run_t  *run;
-
-    run = (rg_tool_run_t *) ((char *) c - offsetof(rg_tool_run_t, helper));
-    run->isolated = 0;
-    rg_tools_answer(run, failed, text, len);
-}
-
-
-static void
-rg_tools_host_done(rg_tool_call_t *call, const char *result, size_t len)
-{
-    rg_tools_answer((rg_tool_run_t *) call, 0, result ? result : "",
-                    result ? len : 0);
-}
-
-
-/* A tool's error text is often the model's only clue: it goes whole,
- * and is trimmed with the results (tool_result_limit: head and tail, the
- * cut said), never cut here. */
-static void
-rg_tools_host_fail(rg_tool_call_t *call, const char *fmt, ...)
-{
-    va_list         args;
-    rg_buf_t        b;
-    rg_tool_run_t  *run;
-
-    run = (rg_tool_run_t *) call;
-    memset(&b, 0, sizeof(b));
-
-    va_start(args, fmt);
-
-    if (rg_buf_printf(&b, "error: %s failed: ", run->name) != RG_OK
-        || rg_buf_vprintf(&b, fmt, args) != RG_OK)
-    {
-        rg_buf_free(&b);
-        rg_buf_printf(&b, "error: %s failed (out of memory for the "
-                      "reason)", run->name);
-    }
-
-    va_end(args);
-
-    rg_tools_answer(run, 1, b.data ? b.data : "", b.len);
-    rg_buf_free(&b);
-}
-
-
-static void
-rg_tools_timer_handler(evutil_socket_t fd, short what, void *arg)
-{
-    rg_tool_timer_t  *t;
-    rg_tool_timer_pt  cb;
-    void             *data;
-
-    t = arg;
-    cb = t->cb;
-    data = t->data;
-    free(t);
-
-    cb(data);
-}
-
-
-static rg_tool_timer_t *
-rg_tools_host_timer_add(rg_tool_host_t *host, uint64_t msec,
-    rg_tool_timer_pt cb, void *data)
-{
-    struct timeval    tv;
-    rg_tool_bind_t   *bind;
-    rg_tool_timer_t  *t;
-
-    bind = host->data;
-
-    if (rg_tools_thread_run || bind->ctx == NULL) {
-        return NULL;                   /* the reactor's timers are its own */
-    }
-
-    t = calloc(1, sizeof(rg_tool_timer_t));
-    if (t == NULL) {
-        return NULL;
-    }
-
-    t->cb = cb;
-    t->data = data;
-
-    tv.tv_sec = msec / 1000;
-    tv.tv_usec = (msec % 1000) * 1000;
-
-    if (evtimer_assign(&t->ev, bind->ctx->base, rg_tools_timer_handler, t)
-        != 0
-        || evtimer_add(&t->ev, &tv) != 0)
-    {
-        free(t);
-        return NULL;
-    }
-
-    return t;
-}
-
-
-static void
-rg_tools_host_timer_del(rg_tool_timer_t *t)
-{
-    if (t) {
-        event_del(&t->ev);
-        free(t);
-    }
-}
-
-
-static size_t
-rg_tools_http_write(char *p, size_t size, size_t n, void *data)
-{
-    size_t           len, room;
-    rg_tool_http_t  *h;
-
-    h = data;
-    len = size * n;
-    room = h->max - h->body.len;
-
-    if (len > room) {
-        rg_buf_append(&h->body, p, room);
-        h->truncated = 1;
-        return 0;                  /* enough: stop the transfer */
-    }
-
-    return rg_buf_append(&h->body, p, len) == RG_OK ? len : 0;
-}
-
-
-static void
-rg_tools_http_done(rg_curl_xfer_t *x, CURLcode rc)
-{
-    long                    status;
-    char                    err[CURL_ERROR_SIZE + 64];
-    char                   *ct;
-    rg_tool_run_t          *run;
-    rg_tool_http_t         *h;
-    rg_tool_http_result_t   res;
-
-    h = x->data;
-    run = h->run;
-
-    memset(&res, 0, sizeof(res));
-
-    status = 0;
-    ct = NULL;
-    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);
-
-    res.status = status;
-    res.content_type = ct ? ct : "";
-    res.body = h->body.data ? h->body.data : "";
-    res.len = h->body.len;
-    res.truncated = h->truncated;
-
-    if (h->refused && rc != CURLE_OK) {
-        snprintf(err, sizeof(err), "refused to connect to %s, %s: the tool "
-                 "does not reach loopback, private, link-local or other "
-                 "internal addresses, whatever name leads there (allow_private "
-                 "on; in its module allows them)", h->refused_addr,
-                 h->refused);
-        res.error = err;
-
-    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
-        snprintf(err, sizeof(err), "timed out after %.3gs",
-                 (double) h->timeout / 1000);
-        res.error = err;
-
-    } else if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && h->truncated))
-    {
-        snprintf(err, sizeof(err), "%s",
-                 h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
-        res.error = err;
-    }
-
-    /* the callback answers the call; the transfer is gone afterwards */
-    run->http = NULL;
-    h->cb(&run->call, &res, h->data);
-    rg_tools_http_free(h);
-}
-
-
-/* every socket the tool's request opens: its address is checked here,
- * after the name was resolved and before anything is sent */
-static curl_socket_t
-rg_tools_http_open(void *data, curlsocktype purpose,
-    struct curl_sockaddr *a)
-{
-    char             addr[INET6_ADDRSTRLEN];
-    const char      *what;
-    rg_tool_http_t  *h;
-
-    h = data;
-
-    if (!h->allow_private) {
-        what = rg_tool_addr_internal(&a->addr, addr, sizeof(addr));
-        if (what) {
-            if (h->refused == NULL) {         /* the first one is named */
-                h->refused = what;
-                memcpy(h->refused_addr, addr, sizeof(addr));
-            }
-            return CURL_SOCKET_BAD;
-        }
-    }
-
-    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-}
-
-
-static CURLSH *
-rg_tools_http_share(rg_tools_ctx_t *ctx, rg_uint_t allow_private)
-{
-    CURLSH  *sh;
-
-    sh = ctx->http_shares[allow_private];
-
-    if (sh == NULL) {
-        sh = curl_share_init();
-        if (sh == NULL) {
-            return NULL;
-        }
-
-        curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
-        curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-        ctx->http_shares[allow_private] = sh;
-
-        /* its idle connections count against the descriptor budget, as
-         * the model calls' caches do; it is made whatever the count, as
-         * it may share no other cache */
-        if (ctx->curl) {
-            (void) rg_curl_cache_add(ctx->curl, 1);
-        }
-    }
-
-    return sh;
-}
-
-
-static void
-rg_tools_http_reset(rg_tools_ctx_t *ctx)
-{
-    rg_uint_t  i;
-
-    for (i = 0; i < 2; i++) {
-        if (ctx->http_shares[i]
-            && curl_share_cleanup(ctx->http_shares[i]) == CURLSHE_OK)
-        {
-            ctx->http_shares[i] = NULL;
-        }
-    }
-}
-
-
-static int
-rg_tools_host_http_get_flags(rg_tool_call_t *call, const char *url,
-    size_t max_bytes, uint64_t timeout_ms, unsigned flags, rg_tool_http_pt cb,
-    void *data)
-{
-    CURL            *e;
-    CURLSH          *sh;
-    rg_tool_run_t   *run;
-    rg_tool_http_t  *h;
-
-    run = (rg_tool_run_t *) call;
-
-    if (rg_tools_thread_run || run->http) {
-        snprintf(rg_tools_error(run), sizeof(run->error),
-                 "one http_get at a time, from the reactor thread");
-        return -1;
-    }
-
-    h = calloc(1, sizeof(rg_tool_http_t));
-    e = curl_easy_init();
-    sh = rg_tools_http_share(run->ctx,
-                             flags & RG_TOOL_HTTP_ALLOW_PRIVATE ? 1 : 0);
-    if (h == NULL || e == NULL || sh == NULL) {
-        free(h);
-        if (e) {
-            curl_easy_cleanup(e);
-        }
-        snprintf(run->error, sizeof(run->error), "out of memory");
-        return -1;
-    }
-
-    h->ctx = run->ctx;
-    h->run = run;
-    h->cb = cb;
-    h->data = data;
-    h->max = max_bytes ? max_bytes : 1024 * 1024;
-    h->timeout = timeout_ms ? timeout_ms : 10000;
-    h->allow_private = (flags & RG_TOOL_HTTP_ALLOW_PRIVATE) ? 1 : 0;
-    h->xfer.easy = e;
-    h->xfer.done = rg_tools_http_done;
-    h->xfer.data = h;
-
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, rg_tools_http_write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, h);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, h->errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long) h->timeout);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                     (long) rg_min(h->timeout, 10000));
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "reagent/" RG_VERSION);
-
-    /* the address check sees the real peer: no proxy from the
-     * environment, and connections of its own */
-    curl_easy_setopt(e, CURLOPT_PROXY, "");
-    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, rg_tools_http_open);
-    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, h);
-    curl_easy_setopt(e, CURLOPT_SHARE, sh);
-
-    /* the call's span is the request's parent */
-    if (run->traceparent[0]) {
-        snprintf(h->tp_header, sizeof(h->tp_header), "traceparent: %s",
-                 rg_tools_traceparent(run));
-        h->tp.data = h->tp_header;
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, &h->tp);
-    }
-
-    if (rg_curl_add(run->ctx->curl, &h->xfer) != RG_OK) {
-        rg_tools_http_free(h);
-        snprintf(run->error, sizeof(run->error), "cannot start the request");
-        return -1;
-    }
-
-    run->http = h;
-
-    return 0;
-}
-
-
-static int
-rg_tools_host_http_get(rg_tool_call_t *call, const char *url,
-    size_t max_bytes, uint64_t timeout_ms, rg_tool_http_pt cb, void *data)
-{
-    return rg_tools_host_http_get_flags(call, url, max_bytes, timeout_ms, 0,
-                                        cb, data);
-}
-
-
-static void
-rg_tools_host_http_cancel(rg_tool_call_t *call)
-{
-    rg_tool_run_t  *run;
-
-    run = (rg_tool_run_t *) call;
-
-    if (rg_tools_thread_run == NULL && run->http) {
-        rg_tools_http_free(run->http);
-        run->http = NULL;
-    }
-}
-
-
-static int
-rg_tools_host_agent_run(rg_tool_call_t *call, const char *agent,
-    const char *input, size_t len, rg_tool_agent_pt cb, void *data)
-{
-    rg_tool_run_t  *run;
-
-    run = (rg_tool_run_t *) call;
-
-    if (rg_tools_thread_run || run->ctx->agent_start == NULL || run->child) {
-        snprintf(rg_tools_error(run), sizeof(run->error),
-                 "agent_run is not available here");
-        return -1;
-    }
-
-    if (rg_tools_agent_allowed(run, agent) != RG_OK) {
-        return -1;                 /* run->error says why */
-    }
-
-    /* first: a child that ends at once answers inside the start */
-    run->agent_cb = cb;
-    run->agent_data = data;
-
-    if (run->ctx->agent_start(run, agent, input, len) != RG_OK) {
-        run->agent_cb = NULL;
-        run->agent_data = NULL;
-        return -1;                 /* run->error says why */
-    }
-
-    return 0;
-}
-
-
-void
-rg_tools_agent_done(rg_tool_run_t *run, const char *status, const char *text,
-    size_t len)
-{
-    rg_tool_agent_pt  cb;
-
-    cb = run->agent_cb;
-    run->child = NULL;
-    run->agent_cb = NULL;
-
-    if (cb) {
-        cb(&run->call, status, text, len, run->agent_data);
-    }
-}
-
-
-static void
-rg_tools_host_agent_cancel(rg_tool_call_t *call)
-{
-    rg_tool_run_t  *run;
-
-    run = (rg_tool_run_t *) call;
-
-    if (rg_tools_thread_run) {
-        return;
-    }
-
-    if (run->child && run->ctx->agent_stop) {
-        run->ctx->agent_stop(run);
-    }
-
-    run->child = NULL;
-}
-
-
-static const char *
-rg_tools_host_error(rg_tool_call_t *call)
-{
-    return rg_tools_error((rg_tool_run_t *) call);
-}
-
-
-/* when the run's timer fires; readable from the pool thread, as nothing
- * it reads changes once the call was launched */
-static uint64_t
-rg_tools_host_deadline(rg_tool_call_t *call)
-{
-    rg_tool_run_t  *run;
-
-    run = (rg_tool_run_t *) call;
-
-    return run->timeout ? run->started + run->timeout : 0;
-}
-
-
-static const char *
-rg_tools_traceparent(rg_tool_run_t *run)
-{
-    return run->traceparent[0] ? run->traceparent : NULL;
-}
-
-
-static const char *
-rg_tools_host_traceparent(rg_tool_call_t *call)
-{
-    /* written before the call starts: safe from a pool thread too */
-    return rg_tools_traceparent((rg_tool_run_t *) call);
-}
-
-
-static const char *
-rg_tools_host_idempotency_key(rg_tool_call_t *call)
-{
-    /* made with the call: safe from a pool thread too */
-    return ((rg_tool_run_t *) call)->idem;
-}
-
-
-rg_uint_t
-rg_tools_call_timed_out(const rg_tool_call_t *call)
-{
-    return ((const rg_tool_run_t *) call)->timed_out;
-}
-
-
-void
-rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
-    rg_module_t *m, rg_tools_ctx_t *ctx)
-{
-    memset(host, 0, sizeof(rg_tool_host_t));
-
-    bind->module = m;
-    bind->ctx = ctx;
-
-    host->abi_version = RG_TOOL_ABI_VERSION;
-    host->size = sizeof(rg_tool_host_t);
-    host->log = rg_tools_host_log;
-    host->done = rg_tools_host_done;
-    host->fail = rg_tools_host_fail;
-    rg_tool_host_args_set(host);
-    host->timer_add = rg_tools_host_timer_add;
-    host->timer_del = rg_tools_host_timer_del;
-    host->data = bind;
-    host->http_get = rg_tools_host_http_get;
-    host->http_cancel = rg_tools_host_http_cancel;
-    host->agent_run = rg_tools_host_agent_run;
-    host->agent_cancel = rg_tools_host_agent_cancel;
-    host->error = rg_tools_host_error;
-    host->deadline = rg_tools_host_deadline;
-    host->http_get_flags = rg_tools_host_http_get_flags;
-    host->idempotency_key = rg_tools_host_idempotency_key;
-    host->traceparent = rg_tools_host_traceparent;
-    rg_tool_host_io_set(host);
-}
-
-
 /* turns --------------------------------------------------------------- */
+
 
 static void
 rg_tools_turn_done_handler(evutil_socket_t fd, short what, void *arg)
@@ -816,7 +172,7 @@ rg_tools_turn_done_handler(evutil_socket_t fd, short what, void *arg)
 }
 
 
-static void
+void
 rg_tools_finish(rg_tool_run_t *run)
 {
     rg_tool_turn_t  *turn;
@@ -977,320 +333,14 @@ rg_tools_pool_done(rg_thread_task_t *task)
 }
 
 
-/* approval of dangerous tools ----------------------------------------- */
-
-/* run_agent reaches only the agents the caller's `agents` lists: RG_OK,
- * or RG_ERROR with the reason in run->error */
-static rg_int_t
-rg_tools_agent_allowed(rg_tool_run_t *run, const char *name)
-{
-    int                  n;
-    size_t               len, off;
-    rg_str_t            *names;
-    rg_uint_t            i;
-    const rg_toolset_t  *ts;
-
-    ts = run->turn->toolset;
-    len = strlen(name);
-    names = ts->agents ? ts->agents->elts : NULL;
-
-    for (i = 0; names && i < ts->agents->nelts; i++) {
-        if (names[i].len == len && memcmp(names[i].data, name, len) == 0) {
-            return RG_OK;
-        }
-    }
-
-    if (names == NULL || ts->agents->nelts == 0) {
-        snprintf(run->error, sizeof(run->error), "agent \"%.*s\" may not "
-                 "hand work to other agents (its \"agents\" lists none); "
-                 "do the task yourself", (int) ts->owner.len,
-                 ts->owner.data);
-        return RG_ERROR;
-    }
-
-    n = snprintf(run->error, sizeof(run->error), "agent \"%.64s\" is not "
-                 "one that agent \"%.*s\" may call; it may call: ", name,
-                 (int) ts->owner.len, ts->owner.data);
-    off = n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1) : 0;
-
-    for (i = 0; i < ts->agents->nelts; i++) {
-        n = snprintf(run->error + off, sizeof(run->error) - off, "%s%.*s",
-                     i ? ", " : "", (int) names[i].len, names[i].data);
-        off += n > 0 ? rg_min((size_t) n, sizeof(run->error) - 1 - off) : 0;
-    }
-
-    return RG_ERROR;
-}
-
-
-/* te is in the toolset's `approve` list */
-static rg_uint_t
-rg_tools_approved(const rg_toolset_t *ts, rg_tool_entry_t *te)
-{
-    rg_uint_t  i;
-    rg_str_t  *names;
-
-    if (ts->approve == NULL) {
-        return 0;
-    }
-
-    names = ts->approve->elts;
-
-    for (i = 0; i < ts->approve->nelts; i++) {
-        if (rg_tool_entry_is(te, names[i].data, names[i].len)) {
-            return 1;
-        }
-    }
-
-    return 0;
-}
-
-
-/* The toolset (agent) that refuses te in the chain of delegation of ts
- * (parent: the run_agent call that started it), or NULL when every one
- * of it approves te: a child session never gets more approval than the
- * session that started it. */
-static const rg_toolset_t *
-rg_tools_refuser(const rg_toolset_t *ts, rg_tool_run_t *parent,
-    rg_tool_entry_t *te)
-{
-    rg_uint_t        depth;
-    rg_tool_turn_t  *turn;
-
-    if (!rg_tools_approved(ts, te)) {
-        return ts;
-    }
-
-    turn = parent ? parent->turn : NULL;
-
-    for (depth = 0; turn && depth < 64; depth++) {
-        if (!rg_tools_approved(turn->toolset, te)) {
-            return turn->toolset;
-        }
-
-        turn = turn->parent ? turn->parent->turn : NULL;
-    }
-
-    return NULL;
-}
-
-
-rg_uint_t
-rg_tools_needs_approval(rg_tools_ctx_t *ctx, const rg_toolset_t *ts,
-    rg_tool_run_t *parent, rg_tool_entry_t *te)
-{
-    return (te->tool->flags & RG_TOOL_DANGEROUS)
-           && ctx->approval != RG_APPROVE_ALL
-           && ctx->approval != RG_APPROVE_NONE
-           && rg_tools_refuser(ts, parent, te) != NULL;
-}
-
-
-/* Decides a dangerous call before it starts: RG_OK to launch it, RG_DONE
- * when it was refused (and finished), RG_AGAIN when the terminal was
- * asked. */
-static rg_int_t
-rg_tools_gate(rg_tool_run_t *run)
-{
-    rg_tool_turn_t      *turn;
-    const rg_toolset_t  *no;
-
-    turn = run->turn;
-
-    /* decided by an operator before the turn (a parked session's) */
-    if (run->approved || run->ctx->approval == RG_APPROVE_ALL) {
-        return RG_OK;
-    }
-
-    if (run->ctx->approval == RG_APPROVE_NONE) {
-        run->denied = 1;
-        rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
-                           "approved (dangerous tools are refused here); do "
-                           "without it or ask the user", run->name);
-        rg_log_error(RG_LOG_NOTICE, turn->log, 0, "dangerous tool \"%s\" "
-                     "refused (--deny-dangerous)", run->name);
-        rg_tools_finish(run);
-        return RG_DONE;
-    }
-
-    no = rg_tools_refuser(turn->toolset, turn->parent, run->entry);
-    if (no == NULL) {
-        return RG_OK;
-    }
-
-    if (run->ctx->approval == RG_APPROVE_PROMPT) {
-        rg_tools_ask(run);
-        return RG_AGAIN;
-    }
-
-    run->denied = 1;
-
-    if (no == turn->toolset) {
-        rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
-                           "approved; do without it or ask the user",
-                           run->name);
-
-    } else {
-        rg_tools_set_error(run, "error: %s is a dangerous tool and was not "
-                           "approved: agent \"%.*s\", which delegated this "
-                           "task, does not approve it; do without it or ask "
-                           "the user", run->name, (int) no->owner.len,
-                           no->owner.data);
-    }
-
-    rg_log_error(RG_LOG_WARN, turn->log, 0, "dangerous tool \"%s\" refused: "
-                 "agent \"%.*s\" does not approve it and there is no "
-                 "terminal to ask (\"approve %s;\" in the agent, or "
-                 "--approve-all, allows it)", run->name, (int) no->owner.len,
-                 no->owner.data, run->name);
-
-    rg_tools_finish(run);
-
-    return RG_DONE;
-}
-
-
-static void
-rg_tools_decide(rg_tool_run_t *run, rg_uint_t yes)
-{
-    rg_tool_turn_t  *turn;
-
-    turn = run->turn;
-    run->awaiting = 0;
-    turn->awaiting--;
-
-    if (turn->approval) {
-        turn->approval(turn);
-    }
-
-    if (yes) {
-        rg_tools_launch(run);
-        return;
-    }
-
-    run->denied = 1;
-    run->answered = 1;
-    rg_tools_set_error(run, "error: %s was denied by the operator; do "
-                       "without it or ask the user", run->name);
-    rg_tools_finish(run);
-}
-
-
-static void
-rg_tools_prompt_handler(evutil_socket_t fd, short what, void *arg)
-{
-    char             buf[256], *nl;
-    ssize_t          n;
-    rg_buf_t        *line;
-    rg_tool_run_t   *run;
-    rg_tools_ctx_t  *ctx;
-
-    ctx = arg;
-    line = &ctx->prompt_line;
-
-    n = read(fd, buf, sizeof(buf));
-
-    if (n > 0) {
-        rg_buf_append(line, buf, n);
-    }
-
-    nl = line->data ? memchr(line->data, '\n', line->len) : NULL;
-
-    if (nl == NULL && n > 0) {
-        return;                        /* the rest of the line follows */
-    }
-
-    run = ctx->prompt_head;
-    if (run == NULL) {
-        rg_buf_reset(line);
-        return;
-    }
-
-    ctx->prompt_head = run->next_approval;
-    if (ctx->prompt_head == NULL) {
-        ctx->prompt_tail = &ctx->prompt_head;
-    }
-
-    /* end of input means no */
-    rg_tools_decide(run, n > 0 && line->len
-                         && (line->data[0] == 'y' || line->data[0] == 'Y'));
-
-    rg_buf_reset(line);
-
-    rg_tools_prompt_next(ctx);
-}
-
-
-static void
-rg_tools_prompt_next(rg_tools_ctx_t *ctx)
-{
-    char            shown[401];
-    size_t          n;
-    rg_tool_run_t  *run;
-
-    run = ctx->prompt_head;
-
-    if (run == NULL) {
-        if (ctx->prompt_ev) {
-            event_del(ctx->prompt_ev);
-        }
-        return;
-    }
-
-    if (ctx->prompt_ev == NULL) {
-        ctx->prompt_ev = event_new(ctx->base, STDIN_FILENO,
-                                   EV_READ | EV_PERSIST,
-                                   rg_tools_prompt_handler, ctx);
-        if (ctx->prompt_ev == NULL) {
-            return;
-        }
-    }
-
-    n = rg_min(run->call.args_len, sizeof(shown) - 1);
-    memcpy(shown, run->call.args, n);
-    n = rg_secret_scrub(shown, n);
-
-    fprintf(stderr, "\nreagent: the model of agent \"%.*s\" wants to run "
-            "the dangerous tool \"%s\" with %.*s%s\nallow it? [y/N] ",
-            (int) run->turn->toolset->owner.len,
-            run->turn->toolset->owner.data,
-            run->name, (int) n, shown,
-            run->call.args_len > sizeof(shown) - 1 ? "…" : "");
-    fflush(stderr);
-
-    event_add(ctx->prompt_ev, NULL);
-}
-
-
-static void
-rg_tools_ask(rg_tool_run_t *run)
-{
-    rg_uint_t        first;
-    rg_tools_ctx_t  *ctx;
-
-    ctx = run->ctx;
-    first = ctx->prompt_head == NULL;
-
-    run->awaiting = 1;
-    run->turn->awaiting++;
-    run->next_approval = NULL;
-    *ctx->prompt_tail = run;
-    ctx->prompt_tail = &run->next_approval;
-
-    if (first) {
-        rg_tools_prompt_next(ctx);
-    }
-}
-
-
 /* calls --------------------------------------------------------------- */
 
-static void
+
+void
 rg_tools_launch(rg_tool_run_t *run)
 {
-    int              rc;
-    struct timeval   tv;
-    rg_isolate_t    *isolate;
+    int            rc;
+    rg_isolate_t  *isolate;
 
     run->started = rg_monotonic_msec();
     run->started_us = rg_monotonic_usec();
@@ -1303,11 +353,9 @@ rg_tools_launch(rg_tool_run_t *run)
     }
 
     if (run->timeout) {
-        tv.tv_sec = run->timeout / 1000;
-        tv.tv_usec = (run->timeout % 1000) * 1000;
         evtimer_assign(&run->timer, run->ctx->base, rg_tools_timeout_handler,
                        run);
-        evtimer_add(&run->timer, &tv);
+        rg_timer_add(&run->timer, run->timeout);
         run->timer_set = 1;
     }
 
@@ -1660,6 +708,7 @@ rg_tools_turn_destroy(rg_tool_turn_t *turn)
 
 /* the part in an engine ------------------------------------------------ */
 
+
 rg_tools_ctx_t *
 rg_tools_ctx_create(struct event_base *base, rg_curl_t *curl, rg_log_t *log,
     rg_uint_t nmods)
@@ -1744,6 +793,7 @@ rg_tools_ctx_destroy(rg_tools_ctx_t *ctx)
 
 
 /* providers ------------------------------------------------------------ */
+
 
 void
 rg_tools_provide(rg_tools_ctx_t *ctx, rg_module_t *m, rg_tool_list_t *list)

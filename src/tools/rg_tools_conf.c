@@ -23,6 +23,99 @@ static void rg_tools_version(FILE *f);
 static rg_conf_num_bounds_t  rg_tools_helpers_bounds = { 1, 256 };
 
 
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_tools_docs[] = {
+
+    { "load_module", "load_module FILE [isolated];", "—",
+      "loads a tool module: a relative FILE is looked for beside this "
+      "file, then in modules/ beside the binary and in the installed "
+      "folder; isolated: its calls run in helper processes", NULL },
+
+    { "module", "module NAME { … }", "—",
+      "the directives of a loaded module (below, by module)", NULL },
+
+    { "thread_pool", "thread_pool default [threads=N] [max_queue=N];",
+      "default threads=4 max_queue=65536",
+      "threads for tools flagged blocking; past max_queue calls wait on "
+      "the reactor's side, none is dropped", NULL },
+
+    { "isolated_helpers", "isolated_helpers N;", "4",
+      "helper processes per module loaded isolated; a crash or a hang "
+      "there costs one call an error", NULL },
+
+    { "tool_result_limit", "tool_result_limit SIZE;", "4000",
+      "longer tool results are trimmed before the model sees them", NULL },
+
+    /* the bundled modules' (modules/), read by each module */
+
+    { "max_input", "max_input SIZE;", "16k",
+      "the longest input run_agent hands another agent", "module agent" },
+
+    { "greeting", "greeting TEXT;", "Hello",
+      "what the greet tool says before the name", "module example" },
+
+    { "root", "root DIR;", "—",
+      "the working folder and the one tree programs may write to "
+      "(required)", "module exec" },
+
+    { "timeout", "timeout TIME;", "10s",
+      "then the program and all it started are killed (at most 1h)",
+      "module exec" },
+
+    { "max_output", "max_output SIZE;", "16k",
+      "of stdout and of stderr each, the rest is cut", "module exec" },
+
+    { "allow", "allow PROGRAM …;", "— (any)",
+      "the programs argv[0] may name", "module exec" },
+
+    { "read_only", "read_only DIR …;", "—",
+      "folders programs may read and run from, beyond `/usr`, `/lib*`, "
+      "`/bin` and `/etc/ld.so.*`", "module exec" },
+
+    { "network", "network on|off;", "on",
+      "off: programs run in a network namespace of their own",
+      "module exec" },
+
+    { "max_cpu", "max_cpu TIME;", "the timeout",
+      "CPU time per process", "module exec" },
+
+    { "max_memory", "max_memory SIZE;", "1g",
+      "address space per process", "module exec" },
+
+    { "max_file_size", "max_file_size SIZE;", "64m",
+      "the largest file a program may write", "module exec" },
+
+    { "max_processes", "max_processes N;", "256",
+      "processes of the user at once (RLIMIT_NPROC)", "module exec" },
+
+    { "root", "root DIR;", "—",
+      "the folder the tools read below (required)", "module fs" },
+
+    { "max_read", "max_read SIZE;", "64k",
+      "the most bytes read_file returns in one call", "module fs" },
+
+    { "max_results", "max_results N;", "100",
+      "the most entries list_dir and grep return in one call",
+      "module fs" },
+
+    { "allow_hosts", "allow_hosts HOST …;", "—",
+      "the hosts http_get may reach: names or `*.example.org` (required)",
+      "module http" },
+
+    { "max_bytes", "max_bytes SIZE;", "1m",
+      "longer bodies are cut", "module http" },
+
+    { "timeout", "timeout TIME;", "10s",
+      "for one request (at most 10m)", "module http" },
+
+    { "allow_private", "allow_private on|off;", "off",
+      "on: loopback, private, link-local and other internal addresses may "
+      "be reached", "module http" },
+
+    rg_null_doc
+};
+
+
 static rg_command_t  rg_tools_commands[] = {
 
     { rg_string("load_module"), RG_MAIN_CONF|RG_CONF_TAKE12,
@@ -42,7 +135,7 @@ static rg_command_t  rg_tools_commands[] = {
       rg_conf_set_size_slot, offsetof(rg_tools_conf_t, tool_result_limit),
       NULL },
 
-      rg_null_command
+      rg_null_command_doc(rg_tools_docs)
 };
 
 

@@ -24,6 +24,34 @@ static rg_conf_num_bounds_t  rg_trace_batch_bounds = { 1, 100000 };
 static rg_conf_num_bounds_t  rg_trace_queue_bounds = { 1, 10000000 };
 
 
+/* the reference of the directives below (reagent directives) */
+static rg_conf_doc_t  rg_trace_docs[] = {
+
+    { "otlp_endpoint", "otlp_endpoint URL;", "—",
+      "the OTLP/HTTP collector the spans go to as JSON (its /v1/traces); "
+      "none: no export, the traceparent headers are sent all the same",
+      NULL },
+
+    { "otlp_service_name", "otlp_service_name NAME;", "reagent",
+      "the service.name of the spans", NULL },
+
+    { "otlp_batch", "otlp_batch N;", "512",
+      "spans per export request at most", NULL },
+
+    { "otlp_flush", "otlp_flush TIME;", "2s",
+      "a batch goes at least this often", NULL },
+
+    { "otlp_max_queue", "otlp_max_queue N;", "8192",
+      "spans waiting in a process; past it, or while the collector cannot "
+      "be reached, spans are dropped and counted", NULL },
+
+    { "otlp_timeout", "otlp_timeout TIME;", "5s",
+      "for one export request", NULL },
+
+    rg_null_doc
+};
+
+
 static rg_command_t  rg_trace_commands[] = {
 
     { rg_string("otlp_endpoint"), RG_MAIN_CONF|RG_CONF_TAKE1,
@@ -46,7 +74,7 @@ static rg_command_t  rg_trace_commands[] = {
     { rg_string("otlp_timeout"), RG_MAIN_CONF|RG_CONF_TAKE1,
       rg_conf_set_msec_slot, offsetof(rg_trace_conf_t, timeout), NULL },
 
-      rg_null_command
+      rg_null_command_doc(rg_trace_docs)
 };
 
 
@@ -103,8 +131,9 @@ rg_trace_init_conf(rg_cycle_t *cycle, void *conf)
     }
 
     if (tcf->flush == 0 || tcf->timeout == 0) {
-        rg_cycle_error(cycle, cycle->conf_file, 0, "\"otlp_flush\" and "
-                       "\"otlp_timeout\" must be more than 0");
+        rg_conf_error(cycle, tcf, tcf->flush ? "otlp_timeout" : "otlp_flush",
+                      NULL, cycle->conf_file, 0, "\"otlp_flush\" and "
+                      "\"otlp_timeout\" must be more than 0");
         return RG_CONF_ERROR;
     }
 

@@ -181,13 +181,8 @@ rg_trace_drop(rg_trace_t *t, uint64_t n)
 static void
 rg_trace_arm(rg_trace_t *t, rg_msec_t ms)
 {
-    struct timeval  tv;
-
-    tv.tv_sec = ms / 1000;
-    tv.tv_usec = (ms % 1000) * 1000;
-
     /* a re-arm replaces the pending one */
-    evtimer_add(t->flush_ev, &tv);
+    rg_timer_add(t->flush_ev, ms);
     t->flush_set = 1;
 }
 

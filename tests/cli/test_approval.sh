@@ -22,9 +22,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v sha256sum >/dev/null || rg_skip "no sha256sum"
+rg_need redis-server jq sha256sum
 
 rg_redis c                          # the counting tool's
 csock=$redis_sock
@@ -69,9 +67,7 @@ CONF
 "$R" -c "$tmp/s.conf" -t > "$tmp/t.out" 2>&1
 rg_equal "the configuration is good" "$?" 0
 
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 
 meta() {

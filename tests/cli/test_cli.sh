@@ -6,139 +6,24 @@
 # bad options, and an API key that must never be printed or recorded.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
-# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
-# check failed. Temporary files live in one mktemp -d folder, removed at
-# the end with the mock models it started.
+# Prints "ok N - what" or "not ok N - what" per check (tests/lib/
+# rg_test_lib.sh) and exits 1 if any check failed.
 
 B=${B:-objs}
-R=$B/reagent
+. tests/lib/rg_test_lib.sh
 
 SECRET=sk-test-SECRET-cli-7f3a
 RG_CLI_TEST_KEY=$SECRET
 export RG_CLI_TEST_KEY
 
-n=0
-failed=0
-mock_pid=
-fault_pid=
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-cli-XXXXXX") || exit 1
-
-rg_cleanup() {
-    [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null
-    [ -n "$fault_pid" ] && kill "$fault_pid" 2>/dev/null
-    [ -n "$mock_pid" ] && wait "$mock_pid" 2>/dev/null
-    [ -n "$fault_pid" ] && wait "$fault_pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-
-trap rg_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
-
-# rg_check WHAT COMMAND...: the command succeeds
-rg_check() {
-    check_what=$1
-    shift
-    if "$@"; then
-        rg_ok "$check_what"
-    else
-        rg_fail "$check_what"
-    fi
-}
-
-# rg_same WHAT FILE EXPECTED: FILE holds exactly EXPECTED (and a newline)
-rg_same() {
-    printf '%s\n' "$3" > "$tmp/expected"
-    if cmp -s "$2" "$tmp/expected"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        echo "#   expected:"
-        sed 's/^/#     /' "$tmp/expected"
-        echo "#   got:"
-        sed 's/^/#     /' "$2"
-    fi
-}
-
-# rg_rc WHAT GOT EXPECTED: an exit code
-rg_rc() {
-    if [ "$2" -eq "$3" ]; then
-        rg_ok "$1: exit code $3"
-    else
-        rg_fail "$1: exit code $2, expected $3"
-        [ -s "$tmp/err" ] && sed 's/^/#   stderr: /' "$tmp/err"
-    fi
-}
-
-# rg_has WHAT FILE TEXT: FILE has a line containing TEXT (fixed string)
-rg_has() {
-    if grep -qF -- "$3" "$2"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        echo "#   no line with: $3"
-        sed 's/^/#   got: /' "$2"
-    fi
-}
-
-# rg_lacks WHAT FILE TEXT
-rg_lacks() {
-    if grep -qF -- "$3" "$2"; then
-        rg_fail "$1"
-        grep -F -- "$3" "$2" | sed 's/^/#   found: /'
-    else
-        rg_ok "$1"
-    fi
-}
-
-# rg_count WHAT FILE TEXT N: exactly N lines contain TEXT
-rg_count() {
-    c=$(grep -cF -- "$3" "$2")
-    if [ "$c" -eq "$4" ]; then
-        rg_ok "$1"
-    else
-        rg_fail "$1: $c lines, expected $4"
-        sed 's/^/#   got: /' "$2"
-    fi
-}
 
 # log lines without their time and pid: "[emerg] text"
 rg_strip_log() {
     sed 's|^[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9] [0-9:]* \[\([a-z]*\)\] [0-9]*#0: |[\1] |' "$1"
 }
 
-# rg_mock_start VAR ARGS...: starts a mock, sets VAR_pid and the port
-rg_mock_start() {
-    pf=$tmp/$1.port
-    shift
-    "$B/rg_mock" --port 0 --port-file "$pf" --quiet "$@" \
-        2>>"$tmp/mock.log" &
-    started=$!
-    i=0
-    while [ ! -s "$pf" ] && [ $i -lt 100 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    port=$(cat "$pf" 2>/dev/null)
-}
 
-
-if [ ! -x "$R" ] || [ ! -x "$B/rg_mock" ]; then
-    echo "not ok 1 - $R and $B/rg_mock are built (run make first)"
-    exit 1
-fi
+rg_built
 
 version=$(sed -n 's/^#define RG_VERSION *"\(.*\)"$/\1/p' "$B/rg_auto_config.h")
 
@@ -178,11 +63,9 @@ rg_has "-h prints the usage on stdout" "$tmp/out" \
 # the mocks
 
 rg_mock_start mock
-mock_pid=$started
 mock_port=$port
 
 rg_mock_start fault --fault 400 --fault-count 0
-fault_pid=$started
 fault_port=$port
 
 if [ -z "$mock_port" ] || [ -z "$fault_port" ]; then
@@ -241,7 +124,7 @@ rg_check "-t on a good configuration: nothing on stdout" test ! -s "$tmp/out"
 
 "$R" -c "$tmp/debug.conf" -t > "$tmp/out" 2> "$tmp/err"
 rg_rc "-t after -c, logging at debug" $? 0
-rg_lacks "-t: the key is not in the output" "$tmp/err" "SECRET"
+rg_has_not "-t: the key is not in the output" "$tmp/err" "SECRET"
 
 "$R" -t -c "$tmp/bad.conf" > "$tmp/out" 2> "$tmp/err"
 rg_rc "-t on a bad configuration" $? 1
@@ -250,7 +133,7 @@ rg_same "-t on a bad configuration: stderr" "$tmp/err.stripped" \
 "[emerg] unknown directive \"bogus\" in $tmp/bad.conf:7
 reagent: configuration file $tmp/bad.conf test failed"
 rg_check "-t on a bad configuration: nothing on stdout" test ! -s "$tmp/out"
-rg_lacks "-t on a bad configuration: the key is not in the output" \
+rg_has_not "-t on a bad configuration: the key is not in the output" \
     "$tmp/err" "SECRET"
 
 "$R" -t -c "$tmp/missing.conf" > "$tmp/out" 2> "$tmp/err"
@@ -291,8 +174,8 @@ rg_same "run with a tool: the answer" "$tmp/out" \
     "Final answer after 1 rounds: 14"
 rg_check "run with a tool: \"status: done\" after 2 rounds and 1 tool call" \
     grep -Eq '^status: done \(rounds 2, tool calls 1, tokens [0-9]+, [0-9]+ ms\)$' "$tmp/err"
-rg_lacks "run at debug: the key is not in the log" "$tmp/err" "SECRET"
-rg_lacks "run: the key is not in the transcript" "$tmp/t.json" "SECRET"
+rg_has_not "run at debug: the key is not in the log" "$tmp/err" "SECRET"
+rg_has_not "run: the key is not in the transcript" "$tmp/t.json" "SECRET"
 
 if command -v python3 >/dev/null 2>&1; then
     rg_check "--transcript writes the messages and events as JSON" \
@@ -323,7 +206,7 @@ rg_rc "replay of the transcript" $? 0
 rg_same "replay: the same answer" "$tmp/out" "Final answer after 1 rounds: 14"
 rg_has "replay: every recorded answer used, as recorded" "$tmp/err" \
     "replay: the run matched the recording (2 model calls)"
-rg_lacks "replay: the key is not in the output" "$tmp/err" "SECRET"
+rg_has_not "replay: the key is not in the output" "$tmp/err" "SECRET"
 
 echo '{"id":"t1","input":"one"}' > "$tmp/task.json"
 "$R" -c "$tmp/good.conf" replay "$tmp/task.json" > "$tmp/out" 2> "$tmp/err"
@@ -344,7 +227,7 @@ rg_has "run against a 400: the log says no answer came" "$tmp/err" \
 rg_rc "run --transcript against a 400" $? 2
 rg_has "the transcript of a failed run says so" "$tmp/tf.json" \
     '"status": "failed"'
-rg_lacks "the transcript of a failed run lacks the key" "$tmp/tf.json" \
+rg_has_not "the transcript of a failed run lacks the key" "$tmp/tf.json" \
     "SECRET"
 
 "$R" -c "$tmp/good.conf" run -a nope "hello" > "$tmp/out" 2> "$tmp/err"
@@ -401,7 +284,7 @@ rg_batch_check() {
         '{"id":"t6","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 6: \"input\" is missing or not a non-empty string (or a list of messages)"}'
     rg_has "$batch: the unknown agent" "$out" \
         '{"id":"t8","status":"invalid","answer":null,"rounds":0,"tokens":0,"ms":0,"error":"line 8: unknown agent \"nope\""}'
-    rg_lacks "$batch: the key is not in the results" "$out" "SECRET"
+    rg_has_not "$batch: the key is not in the results" "$out" "SECRET"
 }
 
 "$R" -c "$tmp/good.conf" batch "$tmp/tasks.jsonl" > "$tmp/out" 2> "$tmp/err"
@@ -412,7 +295,7 @@ rg_check "batch FILE: the summary counts the tasks by status" \
     "$tmp/err"
 rg_check "batch FILE: the summary counts 6 model calls and 1 tool call" \
     grep -Eq '^  model calls 6 \(retries 0\), tool calls 1 ' "$tmp/err"
-rg_lacks "batch: the key is not in the log" "$tmp/err" "SECRET"
+rg_has_not "batch: the key is not in the log" "$tmp/err" "SECRET"
 
 "$R" -c "$tmp/good.conf" batch - < "$tmp/tasks.jsonl" > "$tmp/out" \
     2> "$tmp/err"
@@ -439,7 +322,7 @@ rg_batch_check "batch from a slow pipe" "$tmp/out"
 rg_rc "batch -o FILE --concurrency 2, logging at debug" $? 2
 rg_check "batch -o FILE: nothing on stdout" test ! -s "$tmp/out"
 rg_batch_check "batch -o FILE" "$tmp/results.jsonl"
-rg_lacks "batch at debug: the key is not in the log" "$tmp/err" "SECRET"
+rg_has_not "batch at debug: the key is not in the log" "$tmp/err" "SECRET"
 
 head -n 4 "$tmp/tasks.jsonl" > "$tmp/valid.jsonl"
 "$R" -c "$tmp/good.conf" batch "$tmp/valid.jsonl" > "$tmp/out" 2> "$tmp/err"
@@ -522,5 +405,4 @@ rg_has "no command: the usage on stderr" "$tmp/err" \
     "usage: reagent [-c FILE] [-t] [-V] [-q] [-h] [-s SIGNAL] COMMAND [ARGS]"
 
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

@@ -16,72 +16,13 @@
 #     with --approve-all.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
-# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
-# check failed. Needs python3 (deploy/deps.sh installs it) to read and
-# edit the JSON. Temporary files live in one mktemp -d folder, removed at
-# the end with the mock models it started.
+# Prints "ok N - what" or "not ok N - what" per check (tests/lib/
+# rg_test_lib.sh) and exits 1 if any check failed. Needs python3
+# (deploy/deps.sh installs it) to read and edit the JSON.
 
 B=${B:-objs}
-R=$B/reagent
+. tests/lib/rg_test_lib.sh
 
-n=0
-failed=0
-pids=
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-cli-audit-XXXXXX") || exit 1
-
-rg_cleanup() {
-    for p in $pids; do
-        kill "$p" 2>/dev/null
-    done
-    for p in $pids; do
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
-
-trap rg_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
-
-rg_rc() {
-    if [ "$2" -eq "$3" ]; then
-        rg_ok "$1: exit code $3"
-    else
-        rg_fail "$1: exit code $2, expected $3"
-        [ -s "$tmp/err" ] && sed 's/^/#   stderr: /' "$tmp/err"
-    fi
-}
-
-rg_has() {
-    if grep -qF -- "$3" "$2"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        echo "#   no line with: $3"
-        sed 's/^/#   got: /' "$2"
-    fi
-}
-
-rg_lacks() {
-    if grep -qF -- "$3" "$2"; then
-        rg_fail "$1"
-        grep -F -- "$3" "$2" | sed 's/^/#   found: /'
-    else
-        rg_ok "$1"
-    fi
-}
 
 # rg_py WHAT SCRIPT ARGS...: a python3 check that prints why it failed
 rg_py() {
@@ -95,32 +36,9 @@ rg_py() {
     fi
 }
 
-# rg_mock_start NAME ARGS...: sets started and port
-rg_mock_start() {
-    pf=$tmp/$1.port
-    shift
-    "$B/rg_mock" --port 0 --port-file "$pf" --quiet "$@" \
-        2>>"$tmp/mock.log" &
-    started=$!
-    pids="$pids $started"
-    i=0
-    while [ ! -s "$pf" ] && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    port=$(cat "$pf" 2>/dev/null)
-}
 
-
-if [ ! -x "$R" ] || [ ! -x "$B/rg_mock" ]; then
-    echo "not ok 1 - $R and $B/rg_mock are built (run make first)"
-    exit 1
-fi
-
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIPPED: python3 is not installed (deploy/deps.sh installs it)"
-    exit 0
-fi
+rg_built
+rg_need python3
 
 
 # the parent delegates and computes; the child computes and answers
@@ -277,7 +195,7 @@ rg_has "... is a divergence naming the round and the call" "$tmp/err" \
     'round 1: the result of tool call "call_0_1_1" (calc) differs from the recording: now "5" (1 bytes), recorded "6" (1 bytes)'
 rg_has "... on the line that says it diverged" "$tmp/err" \
     'replay: diverged from the recording: session "'
-rg_lacks "... and the status is no longer done" "$tmp/err" "status: done"
+rg_has_not "... and the status is no longer done" "$tmp/err" "status: done"
 
 rg_edit request "
 calls(t)[1]['request']['messages'][0]['content'] = 'another task'
@@ -373,5 +291,4 @@ else
 fi
 
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

@@ -14,76 +14,11 @@
 # Prints "ok N - what" or "not ok N - what" per check, exits 1 on failure.
 
 B=${B:-objs}
-R=$B/reagent
+. tests/lib/rg_test_lib.sh
 
-n=0
-failed=0
-pids=
+# a reader held until $tmp/release exists lets go when the test ends
+trap 'touch "$tmp/release" 2>/dev/null; rg_cleanup' EXIT
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-bio-XXXXXX") || exit 1
-
-rg_cleanup() {
-    touch "$tmp/release" 2>/dev/null
-    for p in $pids; do
-        kill "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
-
-trap rg_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
-
-# rg_expect WHAT FILE PATTERN: FILE has a line matching PATTERN (grep -E)
-rg_expect() {
-    if grep -Eq -e "$3" "$2"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        sed 's/^/#   /' "$2" | head -n 20
-    fi
-}
-
-# rg_eq WHAT GOT EXPECTED
-rg_eq() {
-    if [ "$2" = "$3" ]; then
-        rg_ok "$1"
-    else
-        rg_fail "$1: got \"$2\", expected \"$3\""
-    fi
-}
-
-# rg_mock NAME ARGS...: starts a mock, sets $port
-rg_mock() {
-    name=$1
-    shift
-    "$B/rg_mock" --port 0 --port-file "$tmp/$name.port" --quiet "$@" \
-        2>/dev/null &
-    pids="$pids $!"
-    i=0
-    while [ ! -s "$tmp/$name.port" ] && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    port=$(cat "$tmp/$name.port")
-}
-
-# rg_requests PORT: how many chat requests that mock has seen
-rg_requests() {
-    curl -s "http://127.0.0.1:$1/stats" \
-        | sed -n 's/.*"requests": *\([0-9]*\).*/\1/p'
-}
 
 # rg_wait_requests PORT N: until that mock has seen N requests (20 s at most)
 rg_wait_requests() {
@@ -126,7 +61,7 @@ CONF
 cat "$tmp/long.jsonl" | "$R" -c "$tmp/fast.conf" batch --no-progress - \
     > "$tmp/long.out" 2> "$tmp/long.err"
 
-rg_eq "a line over 1m from a pipe: one result per line" \
+rg_equal "a line over 1m from a pipe: one result per line" \
     "$(wc -l < "$tmp/long.out" | tr -d ' ')" 5
 rg_expect "the long line is one invalid result, named by its number" \
     "$tmp/long.out" '^\{"id":"line-2","status":"invalid".*"error":"line 2 is longer than 1m"\}$'
@@ -149,7 +84,7 @@ rg_expect "a long last line without its newline: one result" "$tmp/long.out" \
 } | "$R" -c "$tmp/fast.conf" batch --no-progress - > "$tmp/slow.out" \
     2> "$tmp/slow.err"
 
-rg_eq "a long line in pieces from a slow pipe: 3 results" \
+rg_equal "a long line in pieces from a slow pipe: 3 results" \
     "$(wc -l < "$tmp/slow.out" | tr -d ' ')" 3
 rg_expect "a long line in pieces: line 2 invalid" "$tmp/slow.out" \
     '"id":"line-2","status":"invalid".*longer than 1m'
@@ -164,7 +99,7 @@ cp "$tmp/tasks.jsonl" "$tmp/tasks.copy"
 
 "$R" -c "$tmp/fast.conf" batch -o "$tmp/tasks.jsonl" "$tmp/tasks.jsonl" \
     > "$tmp/out" 2> "$tmp/err"
-rg_eq "-o FILE that is the input: exit code" $? 1
+rg_equal "-o FILE that is the input: exit code" $? 1
 rg_expect "-o FILE that is the input: says so" "$tmp/err" \
     'is the tasks file itself'
 cmp -s "$tmp/tasks.jsonl" "$tmp/tasks.copy" \
@@ -174,14 +109,14 @@ cmp -s "$tmp/tasks.jsonl" "$tmp/tasks.copy" \
 ln -s "$tmp/tasks.jsonl" "$tmp/link.jsonl"
 "$R" -c "$tmp/fast.conf" batch -o "$tmp/link.jsonl" - < "$tmp/tasks.jsonl" \
     > "$tmp/out" 2> "$tmp/err"
-rg_eq "-o through a link to stdin's file: exit code" $? 1
+rg_equal "-o through a link to stdin's file: exit code" $? 1
 cmp -s "$tmp/tasks.jsonl" "$tmp/tasks.copy" \
     && rg_ok "-o through a link: the tasks are intact" \
     || rg_fail "-o through a link: the tasks were changed"
 
 "$R" -c "$tmp/fast.conf" batch "$tmp/tasks.jsonl" >> "$tmp/tasks.jsonl" \
     2> "$tmp/err"
-rg_eq "stdout appending to the tasks file: exit code" $? 1
+rg_equal "stdout appending to the tasks file: exit code" $? 1
 rg_expect "stdout appending to the tasks file: says so" "$tmp/err" \
     'results would go to the tasks file itself'
 cmp -s "$tmp/tasks.jsonl" "$tmp/tasks.copy" \
@@ -192,7 +127,7 @@ echo '{"id":"old","status":"done"}' > "$tmp/results.jsonl"
 cp "$tmp/results.jsonl" "$tmp/results.copy"
 "$R" -c "$tmp/fast.conf" batch -o "$tmp/results.jsonl" "$tmp/tasks.jsonl" \
     > "$tmp/out" 2> "$tmp/err"
-rg_eq "-o an existing results file: exit code" $? 1
+rg_equal "-o an existing results file: exit code" $? 1
 rg_expect "-o an existing results file: says how to go on" "$tmp/err" \
     'already holds 29 bytes: pass --resume'
 cmp -s "$tmp/results.jsonl" "$tmp/results.copy" \
@@ -201,7 +136,7 @@ cmp -s "$tmp/results.jsonl" "$tmp/results.copy" \
 
 "$R" -c "$tmp/fast.conf" batch --resume "$tmp/tasks.jsonl" > "$tmp/out" \
     2> "$tmp/err"
-rg_eq "--resume without -o: exit code" $? 1
+rg_equal "--resume without -o: exit code" $? 1
 rg_expect "--resume without -o: says so" "$tmp/err" '--resume needs -o FILE'
 
 # --resume: t0 has a result, t1 was cancelled, t2's line was cut short
@@ -213,16 +148,16 @@ rg_expect "--resume without -o: says so" "$tmp/err" '--resume needs -o FILE'
 
 "$R" -c "$tmp/fast.conf" batch --no-progress --resume \
     -o "$tmp/resume.jsonl" "$tmp/tasks.jsonl" > "$tmp/out" 2> "$tmp/err"
-rg_eq "--resume: exit code" $? 0
-rg_eq "--resume: the first results are kept, 3 appended" \
+rg_equal "--resume: exit code" $? 0
+rg_equal "--resume: the first results are kept, 3 appended" \
     "$(wc -l < "$tmp/resume.jsonl" | tr -d ' ')" 5
-rg_eq "--resume: t0 is not run again" \
+rg_equal "--resume: t0 is not run again" \
     "$(grep -c '"id":"t0"' "$tmp/resume.jsonl")" 1
 rg_expect "--resume: t0's result is the old one" "$tmp/resume.jsonl" \
     '"id":"t0","status":"done","answer":"kept"'
-rg_eq "--resume: a cancelled t1 runs again" \
+rg_equal "--resume: a cancelled t1 runs again" \
     "$(grep -c '"id":"t1","status":"done"' "$tmp/resume.jsonl")" 1
-rg_eq "--resume: the cut line is gone, t2 runs again" \
+rg_equal "--resume: the cut line is gone, t2 runs again" \
     "$(grep -c '"id":"t2"' "$tmp/resume.jsonl")" 1
 rg_expect "--resume: every line is whole" "$tmp/resume.jsonl" \
     '^\{"id":"t3","status":"done".*\}$'
@@ -250,12 +185,12 @@ bpid=$!
 rg_wait_requests "$slow" 3
 kill -TERM $bpid
 wait $bpid
-rg_eq "SIGTERM on a batch: exit code" $? 130
-rg_eq "SIGTERM: every task has a result" \
+rg_equal "SIGTERM on a batch: exit code" $? 130
+rg_equal "SIGTERM: every task has a result" \
     "$(wc -l < "$tmp/term.jsonl" | tr -d ' ')" 10
-rg_eq "SIGTERM: the 3 running ones were cancelled" \
+rg_equal "SIGTERM: the 3 running ones were cancelled" \
     "$(grep -c '"status":"cancelled".*"error":"interrupted by a signal"' "$tmp/term.jsonl")" 3
-rg_eq "SIGTERM: the 7 others say not started" \
+rg_equal "SIGTERM: the 7 others say not started" \
     "$(grep -c '"status":"cancelled".*"error":"not started' "$tmp/term.jsonl")" 7
 
 # a batch reading a pipe that stays open: it reads to the end of what
@@ -267,8 +202,8 @@ bpid=$!
 rg_wait_requests "$slow" 6
 kill -INT $bpid
 wait $bpid
-rg_eq "SIGINT, tasks from a pipe: exit code" $? 130
-rg_eq "SIGINT, tasks from a pipe: every task has a result" \
+rg_equal "SIGINT, tasks from a pipe: exit code" $? 130
+rg_equal "SIGINT, tasks from a pipe: every task has a result" \
     "$(wc -l < "$tmp/pipe-int.jsonl" | tr -d ' ')" 11
 rg_expect "SIGINT, tasks from a pipe: the late one too" "$tmp/pipe-int.jsonl" \
     '"id":"late","status":"cancelled".*not started'
@@ -279,7 +214,7 @@ rpid=$!
 rg_wait_requests "$slow" 7
 kill -TERM $rpid
 wait $rpid
-rg_eq "SIGTERM on run: exit code" $? 2
+rg_equal "SIGTERM on run: exit code" $? 2
 rg_expect "SIGTERM on run: the status line" "$tmp/run.err" \
     '^status: cancelled: interrupted by a signal \(before any answer from the model, [0-9]+ ms\)$'
 rg_expect "SIGTERM on run: the transcript is written" "$tmp/run.json" \
@@ -314,11 +249,7 @@ pids="$pids $spid"
 # While the reader sleeps, sessions go on (a blocking write would stop
 # the reactor at the pipe's 64k, about 30 results); then the output
 # buffer's bound holds new tasks back, below the 1,500.
-i=0
-while [ "$(rg_requests "$big")" -lt 400 ] && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_until 60 '[ "$(rg_requests "$big")" -ge 400 ]'
 got=$(rg_requests "$big")
 [ "$got" -ge 400 ] && rg_ok "a stalled reader: the sessions go on ($got)" \
                    || rg_fail "a stalled reader: only $got requests"
@@ -336,9 +267,9 @@ done
 
 touch "$tmp/release"
 wait $spid
-rg_eq "a stalled reader, released: every result arrives" \
+rg_equal "a stalled reader, released: every result arrives" \
     "$(wc -l < "$tmp/stall.out" | tr -d ' ')" 1500
-rg_eq "a stalled reader: every line whole" \
+rg_equal "a stalled reader: every line whole" \
     "$(grep -c '^{"id":"t[0-9]*","status":"done","answer":"z*",.*}$' "$tmp/stall.out")" 1500
 
 # the reader goes away after one line
@@ -346,14 +277,14 @@ rg_eq "a stalled reader: every line whole" \
       "$tmp/many.jsonl" 2> "$tmp/close.err"; echo $? > "$tmp/close.rc"; } \
     | head -n 1 > "$tmp/close.out"
 before=$(rg_requests "$big")
-rg_eq "a closed results pipe: exit code" "$(cat "$tmp/close.rc")" 2
+rg_equal "a closed results pipe: exit code" "$(cat "$tmp/close.rc")" 2
 rg_expect "a closed results pipe: says so" "$tmp/close.err" \
     'the results pipe was closed: the batch stops'
 sleep 1
 [ $((before - 1500)) -lt 1000 ] \
     && rg_ok "a closed results pipe: the tasks are not all run" \
     || rg_fail "a closed results pipe: $((before - 1500)) tasks ran"
-rg_eq "a closed results pipe: nothing more is asked after" \
+rg_equal "a closed results pipe: nothing more is asked after" \
     "$(rg_requests "$big")" "$before"
 
 
@@ -373,8 +304,8 @@ rg_tasks 2000 "$tmp/t2000.jsonl"
 ( ulimit -n 256 && exec "$R" -c "$tmp/many.conf" batch --no-progress \
       --concurrency 2000 -o "$tmp/t2000.out" "$tmp/t2000.jsonl" ) \
     2> "$tmp/t2000.err"
-rg_eq "ulimit -n 256, 2,000 tasks at once: exit code" $? 0
-rg_eq "ulimit -n 256: 2,000 done" \
+rg_equal "ulimit -n 256, 2,000 tasks at once: exit code" $? 0
+rg_equal "ulimit -n 256: 2,000 done" \
     "$(grep -c '"status":"done"' "$tmp/t2000.out")" 2000
 rg_expect "ulimit -n 256: the summary" "$tmp/t2000.err" \
     '^batch: 2000 tasks in .*: 2000 done, 0 failed'
@@ -403,7 +334,7 @@ CONF
         sleep 0.05
         i=$((i + 1))
     done
-    rg_eq "ulimit -Sn 256 under a hard limit of $hard: raised to the hard one" \
+    rg_equal "ulimit -Sn 256 under a hard limit of $hard: raised to the hard one" \
         "$soft" "$hard"
     wait "$lpid"
 fi
@@ -412,11 +343,10 @@ fi
 
 mkfifo "$tmp/conf.fifo"
 timeout 20 "$R" -t -c "$tmp/conf.fifo" > "$tmp/out" 2> "$tmp/err"
-rg_eq "-c FIFO: an error, not a wait" $? 1
+rg_equal "-c FIFO: an error, not a wait" $? 1
 rg_expect "-c FIFO: says why" "$tmp/err" 'is not a regular file'
 
 timeout 20 "$R" -c "$tmp/conf.fifo" run "x" > "$tmp/out" 2> "$tmp/err"
-rg_eq "-c FIFO with run: an error" $? 1
+rg_equal "-c FIFO with run: an error" $? 1
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

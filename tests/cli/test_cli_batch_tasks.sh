@@ -8,81 +8,11 @@
 # counts done/total, rate and ETA, and moves as tasks end.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
-# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
-# check failed. Temporary files live in one mktemp -d folder, removed at
-# the end with the mock models it started.
+# Prints "ok N - what" or "not ok N - what" per check (tests/lib/
+# rg_test_lib.sh) and exits 1 if any check failed.
 
 B=${B:-objs}
-R=$B/reagent
-
-n=0
-failed=0
-pids=
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-cli-tasks-XXXXXX") || exit 1
-
-rg_cleanup() {
-    for p in $pids; do
-        kill "$p" 2>/dev/null
-    done
-    for p in $pids; do
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
-
-trap rg_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
-
-# rg_has WHAT FILE TEXT: FILE has a line containing TEXT
-rg_has() {
-    if grep -qF -- "$3" "$2"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        echo "#   no line with: $3"
-        sed 's/^/#   got: /' "$2"
-    fi
-}
-
-# rg_count WHAT FILE TEXT N: exactly N lines contain TEXT
-rg_count() {
-    c=$(grep -cF -- "$3" "$2")
-    if [ "$c" -eq "$4" ]; then
-        rg_ok "$1"
-    else
-        rg_fail "$1: $c lines, expected $4"
-        sed 's/^/#   got: /' "$2"
-    fi
-}
-
-# rg_mock_start NAME ARGS...: a mock; its pid in $started, port in $port
-rg_mock_start() {
-    pf=$tmp/$1.port
-    shift
-    "$B/rg_mock" --port 0 --port-file "$pf" --quiet "$@" \
-        2>>"$tmp/mock.log" &
-    started=$!
-    pids="$pids $started"
-    i=0
-    while [ ! -s "$pf" ] && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    port=$(cat "$pf" 2>/dev/null)
-}
+. tests/lib/rg_test_lib.sh
 
 
 rg_mock_start plain
@@ -236,5 +166,4 @@ else
 fi
 
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

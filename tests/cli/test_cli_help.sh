@@ -7,51 +7,11 @@
 # for a tool that is not dangerous.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
-# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
-# check failed. Temporary files live in one mktemp -d folder.
+# Prints "ok N - what" or "not ok N - what" per check (tests/lib/
+# rg_test_lib.sh) and exits 1 if any check failed.
 
 B=${B:-objs}
-R=$B/reagent
-
-n=0
-failed=0
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-cli-help-XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM HUP
-
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
-
-# rg_has WHAT FILE TEXT: FILE has a line containing TEXT
-rg_has() {
-    if grep -qF -- "$3" "$2"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        echo "#   no line with: $3"
-        sed 's/^/#   got: /' "$2"
-    fi
-}
-
-# rg_lacks WHAT FILE TEXT
-rg_lacks() {
-    if grep -qF -- "$3" "$2"; then
-        rg_fail "$1"
-        grep -F -- "$3" "$2" | sed 's/^/#   found: /'
-    else
-        rg_ok "$1"
-    fi
-}
+. tests/lib/rg_test_lib.sh
 
 
 # -h: every option the sources compare a word with is in it, whatever
@@ -119,7 +79,7 @@ echo '{"input":"x"}' | "$R" -c "$tmp/workers.conf" batch --mock - \
 rg_has "worker_processes 4 with batch: the same warning" "$tmp/w.err" \
     '"worker_processes 4" is not used'
 "$R" -c "$tmp/workers.conf" -t > /dev/null 2> "$tmp/w.err"
-rg_lacks "worker_processes 4 with -t: no warning (serve will use it)" \
+rg_has_not "worker_processes 4 with -t: no warning (serve will use it)" \
     "$tmp/w.err" 'worker_processes'
 
 
@@ -140,7 +100,7 @@ CONF
 "$R" -c "$tmp/approve.conf" -t > /dev/null 2> "$tmp/a.err"
 rg_has "approve calc: a warning that it changes nothing" "$tmp/a.err" \
     'agent "a": "approve calc" changes nothing: calc is not dangerous, and only dangerous tools wait for approval in '"$tmp"'/approve.conf:5'
-rg_lacks "approve exec: no warning" "$tmp/a.err" '"approve exec"'
+rg_has_not "approve exec: no warning" "$tmp/a.err" '"approve exec"'
 
 
 # README: one way to write the binary, and the configuration lookup
@@ -167,5 +127,4 @@ rg_has "-t names the configuration file it tested" "$tmp/t" \
     'configuration file '
 
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

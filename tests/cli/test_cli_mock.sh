@@ -8,70 +8,19 @@
 # without a mock beside the binary the error says what to do.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
-# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
-# check failed. Temporary files live in one mktemp -d folder.
+# Prints "ok N - what" or "not ok N - what" per check (tests/lib/
+# rg_test_lib.sh) and exits 1 if any check failed.
 
 B=${B:-objs}
-R=$B/reagent
+. tests/lib/rg_test_lib.sh
 
-n=0
-failed=0
-bpid=
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-cli-mock-XXXXXX") || exit 1
-
-rg_cleanup() {
-    [ -n "$bpid" ] && kill "$bpid" 2>/dev/null
-    rm -rf "$tmp"
-}
-
-trap rg_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
-
-# rg_has WHAT FILE TEXT: FILE has a line containing TEXT
-rg_has() {
-    if grep -qF -- "$3" "$2"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        echo "#   no line with: $3"
-        sed 's/^/#   got: /' "$2"
-    fi
-}
-
-# rg_rc WHAT GOT EXPECTED
-rg_rc() {
-    if [ "$2" -eq "$3" ]; then
-        rg_ok "$1: exit code $3"
-    else
-        rg_fail "$1: exit code $2, expected $3"
-        [ -s "$tmp/err" ] && sed 's/^/#   stderr: /' "$tmp/err"
-    fi
-}
 
 # rg_gone WHAT PID: the process ends within 10 s
 rg_gone() {
-    i=0
-    while kill -0 "$2" 2>/dev/null && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    if kill -0 "$2" 2>/dev/null; then
-        rg_fail "$1 (pid $2 still runs)"
-    else
+    if rg_wait_gone "$2"; then
         rg_ok "$1"
+    else
+        rg_fail "$1 (pid $2 still runs)"
     fi
 }
 
@@ -137,6 +86,7 @@ mkfifo "$tmp/fifo"
 "$R" -c conf/reagent.conf batch --mock --no-progress "$tmp/fifo" \
     > "$tmp/bout" 2> "$tmp/berr" &
 bpid=$!
+pids="$pids $bpid"
 exec 7> "$tmp/fifo"
 echo '{"id":"t1","input":"hello"}' >&7
 
@@ -222,5 +172,4 @@ rc=$?
 rg_rc "replay --mock is refused" $rc 1
 
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

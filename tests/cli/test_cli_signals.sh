@@ -8,60 +8,7 @@
 # Prints "ok N - what" or "not ok N - what" per check, exits 1 on failure.
 
 B=${B:-objs}
-R=$B/reagent
-
-n=0
-failed=0
-pids=
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-sig-XXXXXX") || exit 1
-
-rg_cleanup() {
-    for p in $pids; do
-        kill "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
-
-trap rg_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
-
-# rg_expect WHAT FILE PATTERN: FILE has a line matching PATTERN (grep -E)
-rg_expect() {
-    if grep -Eq "$3" "$2"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        sed 's/^/#   /' "$2" | head -n 20
-    fi
-}
-
-# rg_mock NAME ARGS...: starts a mock, sets $port
-rg_mock() {
-    name=$1
-    shift
-    "$B/rg_mock" --port 0 --port-file "$tmp/$name.port" --quiet "$@" \
-        2>/dev/null &
-    pids="$pids $!"
-    i=0
-    while [ ! -s "$tmp/$name.port" ] && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    port=$(cat "$tmp/$name.port")
-}
+. tests/lib/rg_test_lib.sh
 
 
 # a dangerous tool, asked for once
@@ -129,11 +76,7 @@ llm m { base_url http://127.0.0.1:$port/v1; model mock-1; }
 agent a { }
 CONF
 
-i=0
-while [ $i -lt 20 ]; do
-    echo "{\"id\":\"t$i\",\"input\":\"task $i\"}"
-    i=$((i + 1))
-done > "$tmp/tasks.jsonl"
+rg_task_lines 20 t 'task %d' > "$tmp/tasks.jsonl"
 
 # the progress bar, forced on although stderr is a file
 "$R" -c "$tmp/slow.conf" batch --progress --concurrency 20 \
@@ -167,5 +110,4 @@ rg_expect "SIGINT: the summary counts them" "$tmp/int.err" \
 rg_expect "SIGINT: the log says what happened" "$tmp/int.err" \
     'cancelling 10 running tasks'
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

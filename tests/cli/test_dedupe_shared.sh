@@ -21,8 +21,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+rg_need redis-server jq
 
 rg_redis r
 csock=$redis_sock                  # the counters
@@ -79,11 +78,7 @@ CONF
 
 # ten sessions, one worker, the memory store
 conf $mport agent "" > "$tmp/mem.conf"
-i=0
-while [ $i -lt 10 ]; do
-    echo "{\"id\":\"t$i\",\"input\":\"peek\"}"
-    i=$((i + 1))
-done > "$tmp/tasks.jsonl"
+rg_task_lines 10 t peek > "$tmp/tasks.jsonl"
 
 "$R" -c "$tmp/mem.conf" batch --no-progress -o "$tmp/res.jsonl" \
     "$tmp/tasks.jsonl" > "$tmp/batch.out" 2> "$tmp/batch.err"
@@ -143,11 +138,7 @@ conf $mport global "$store" > "$tmp/shared.conf"
 p1=$!
 pids="$pids $p1"
 
-i=0
-while [ "$(count k1)" != 2 ] && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 10 '[ "$(count k1)" = 2 ]'
 rg_equal "the first process runs the call" "$(count k1)" 2
 
 "$R" -c "$tmp/shared.conf" run -a a "second" > "$tmp/p2.out" \
@@ -191,11 +182,7 @@ rg_rcli flushall > /dev/null
 d=$!
 pids="$pids $d"
 
-i=0
-while [ "$(count k1)" != 3 ] && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 10 '[ "$(count k1)" = 3 ]'
 kill -9 $d
 wait $d 2>/dev/null
 

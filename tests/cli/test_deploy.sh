@@ -350,12 +350,15 @@ for f in $(sed -n 's/^COPY \([^-][^ ]*\) .*/\1/p' "$D"); do
 done
 rg_equal "Dockerfile: every file it copies exists" "${missing# }" ""
 
-# every program the tests look for (command -v) or use without asking
-# (ps, pgrep, ss, setpriv) is installed by deploy/deps.sh: a fresh
-# machine skips nothing for want of one
+# every program the tests look for (command -v, or rg_need of
+# tests/lib/rg_test_lib.sh) or use without asking (ps, pgrep, ss,
+# setpriv) is installed by deploy/deps.sh: a fresh machine skips nothing
+# for want of one
 deps=$(sed -n '/^pkgs="/,/"$/p' deploy/deps.sh | tr -d '"' | sed 's/^pkgs=//')
 used=$( (grep -rhoE 'command -v [a-z0-9_.-]+' tests --include='*.sh' \
             --exclude-dir=bench | sed 's/command -v //'
+         grep -rhE '^ *rg_need( [a-z0-9_.-]+)+$' tests --include='*.sh' \
+            --exclude-dir=bench | sed 's/^ *rg_need //' | tr ' ' '\n'
          echo ps; echo pgrep; echo ss; echo setpriv) | sort -u)
 unlisted=
 for c in $used; do
@@ -711,11 +714,7 @@ if command -v logrotate >/dev/null 2>&1; then
 
         # what they log from now on goes to the new file
         "$R" -c "$tmp/serve.conf" -s quit > "$tmp/quit.out" 2>&1
-        i=0
-        while kill -0 "$spid" 2>/dev/null && [ $i -lt 1200 ]; do
-            sleep 0.05
-            i=$((i + 1))
-        done
+        rg_wait_gone "$spid" 60
         wait "$spid" 2>/dev/null
         rg_equal "reagent -s quit through the pid file: serve exits 0" "$?" 0
         rg_expect "the worker reopened its log: it drains in the new file" \

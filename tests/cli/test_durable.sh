@@ -17,8 +17,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+rg_need redis-server jq
 
 rg_redis r
 
@@ -155,11 +154,7 @@ rg_expect "and says why" "$tmp/dr.err" 'redis 127.0.0.1:1 is not reachable'
 
 # a batch killed in the middle, run again with --resume: the tasks it
 # had started go on from their sessions, none starts over
-i=0
-while [ $i -lt 20 ]; do
-    echo "{\"id\":\"b$i\",\"input\":\"do the sums $i\"}"
-    i=$((i + 1))
-done > "$tmp/b.jsonl"
+rg_task_lines 20 b 'do the sums %d' > "$tmp/b.jsonl"
 : > "$tmp/requests.log"
 : > "$tmp/b.out"
 "$R" -c "$tmp/d.conf" batch --no-progress --concurrency 20 -o "$tmp/b.out" \

@@ -19,8 +19,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+rg_need redis-server jq
 
 rg_redis r
 
@@ -82,9 +81,7 @@ CONF
 "$R" -c "$tmp/s.conf" -t > /dev/null 2>&1
 rg_equal "the configuration is good" "$?" 0
 
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 
 # ids_grow FILE: the "id" of each line comes after the one before
@@ -232,11 +229,7 @@ rg_check "a worker of this master runs it ($holder)" \
                            tr -d ' ')" = "$master"
 kill -9 "$victim"
 
-i=0
-while kill -0 $sub 2>/dev/null && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $sub 60
 wait $sub
 rg_equal "the task ends done, resumed elsewhere" \
     "$(jq -r .status "$tmp/k.out")" done
@@ -255,21 +248,13 @@ rg_equal "round 2 asked twice: once before the kill, once after" \
        "$tmp/k1.jsonl" | tr '\n' ' ')" "1 2 2 "
 rg_check "ids increasing across the workers" ids_grow "$tmp/k1.jsonl"
 
-i=0
-while kill -0 $follow 2>/dev/null && [ $i -lt 100 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $follow 10
 rg_check "events --follow ends at final" test ! -d /proc/$follow
 rg_equal "having printed the same events" \
     "$(cat "$tmp/follow.jsonl")" "$(cat "$tmp/k1.jsonl")"
 
 kill -QUIT $master
-i=0
-while kill -0 $master 2>/dev/null && [ $i -lt 400 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_wait_gone $master 20
 rg_check "the master quits" test ! -d /proc/$master
 rg_lacks "no event failed to be recorded" "$tmp/error.log" \
     "events cannot be recorded"

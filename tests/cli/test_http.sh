@@ -15,8 +15,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need jq curl
 
 # a round of one tool call, then the answer
 rg_mock m --rounds 1 --calls 1 --request-log "$tmp/model.log"
@@ -60,9 +59,7 @@ conf > "$tmp/h.conf"
 "$R" -c "$tmp/h.conf" -t > /dev/null 2>&1
 rg_equal "the configuration with http { } is good" "$?" 0
 
-"$R" -c "$tmp/h.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/h.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers"
 rg_check "a worker answers on the port" \
     curl -sf "http://127.0.0.1:$hport/healthz" -o /dev/null
@@ -262,11 +259,7 @@ rg_equal "a chat's traceparent reaches both of its model calls" \
 TRACE2=0af7651916cd43dd8448eb211c80319c
 rg_req POST /v1/tasks -H "$A" -H "traceparent: 00-$TRACE2-b7ad6b7169203331-01" \
     -d '{"id":"tr1","input":"traced task"}' > /dev/null
-i=0
-while [ "$(grep -c "00-$TRACE2-" "$tmp/model.log")" -lt 2 ] && [ $i -lt 50 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_until 5 '[ "$(grep -c "00-$TRACE2-" "$tmp/model.log")" -ge 2 ]'
 rg_equal "  and a task's too" "$(grep -c "00-$TRACE2-" "$tmp/model.log")" 2
 
 # a stream longer than client_timeout (2 s): the client reads, it does
@@ -417,19 +410,11 @@ rg_equal "after a reload the same port answers" "$(rg_req GET /healthz)" 200
 wait $inflight
 rg_equal "a chat in flight during the reload gets its answer" \
     "$(cat "$tmp/inflight.code")" 200
-i=0
-while kill -0 "$old" 2>/dev/null && [ $i -lt 100 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone "$old" 10
 rg_check "the old worker is gone once drained" sh -c "! kill -0 $old 2>/dev/null"
 
 kill -QUIT $master
-i=0
-while kill -0 $master 2>/dev/null && [ $i -lt 100 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $master 10
 rg_check "QUIT stops the server" sh -c "! kill -0 $master 2>/dev/null"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$U/healthz")
 rg_equal "  and the port is closed" "$code" 000

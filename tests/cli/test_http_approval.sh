@@ -18,9 +18,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need redis-server jq curl
 
 rg_redis c                          # the counting tool's
 csock=$redis_sock
@@ -64,9 +62,7 @@ queue { claim_idle 2s; block 500ms; }
 http { listen 127.0.0.1:$hport; }
 CONF
 
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
 
 U=http://127.0.0.1:$hport

@@ -19,9 +19,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
-command -v python3 >/dev/null || rg_skip "no python3"
+rg_need jq curl python3
 
 # conf PORT CLIENT_TIMEOUT [MAX_CONNECTIONS]
 conf() {

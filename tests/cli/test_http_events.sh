@@ -15,10 +15,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
-command -v ss >/dev/null || rg_skip "no ss (iproute2)"
+rg_need redis-server jq curl ss
 
 # two rounds of a tool call, then the answer, 400 ms an answer
 rg_mock m --rounds 2 --calls 1 --latency 400
@@ -45,9 +42,7 @@ queue { claim_idle 2s; block 500ms; }
 http { listen 127.0.0.1:$hport; }
 CONF
 
-"$R" -c "$tmp/q.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/q.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 U=http://127.0.0.1:$hport
@@ -150,11 +145,7 @@ rg_expect "  its client resumes on a new worker, to final" "$tmp/e3b.sse" \
     "^event: final"
 
 kill -QUIT $master
-i=0
-while kill -0 $master 2>/dev/null && [ $i -lt 100 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $master 10
 
 # --- 200 streams on one worker, store memory -----------------------------
 
@@ -177,11 +168,7 @@ pids="$pids $!"
 rg_wait_for "$tmp/m.log" "http: worker .* answers"
 U2=http://127.0.0.1:$h2
 
-i=0
-while [ $i -lt 200 ]; do
-    echo "{\"id\":\"s$i\",\"input\":\"stream $i\"}"
-    i=$((i + 1))
-done > "$tmp/s.jsonl"
+rg_task_lines 200 s 'stream %d' > "$tmp/s.jsonl"
 curl -s -o "$tmp/body" "$U2/v1/tasks" --data-binary @"$tmp/s.jsonl"
 rg_check "200 tasks taken" jq -e '.accepted == 200' "$tmp/body"
 mkdir -p "$tmp/s"

@@ -13,8 +13,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need jq curl
 
 export RG_TEST_TOKEN="tok-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 export RG_TEST_KEY="sk-face-secret-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"

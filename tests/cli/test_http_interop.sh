@@ -12,20 +12,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-if [ "${CI:-}" = true ]; then
-    required=${RG_INTEROP_REQUIRED:-1}
-else
-    required=${RG_INTEROP_REQUIRED:-0}
-fi
-
-if ! why=$(tests/interop/run.sh --check 2>&1); then
-    if [ "$required" = 1 ]; then
-        rg_fail "the interop tree is installed: $why"
-        rg_done
-        exit 1
-    fi
-    rg_skip "the interop tree is not installed ($why)"
-fi
+rg_interop_tree
 
 rg_mock m --rounds 1 --calls 1
 mport=$port

@@ -12,8 +12,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need jq curl
 
 # every answer takes 1.5 s: a task holds its place for a while
 rg_mock s --rounds 0 --latency 1500
@@ -38,9 +37,7 @@ http {
 }
 CONF
 
-"$R" -c "$tmp/h.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/h.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers"
 
 U=http://127.0.0.1:$hport
@@ -94,11 +91,7 @@ rg_expect "the access log has the client's request id" "$tmp/access.log" \
     '"my-req-42"'
 
 kill -QUIT "$master"
-i=0
-while kill -0 "$master" 2>/dev/null && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_wait_gone "$master" 10
 rg_check "serve ends on QUIT" sh -c "! kill -0 $master 2>/dev/null"
 
 rg_done

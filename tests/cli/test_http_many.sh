@@ -12,9 +12,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
-command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+rg_need jq curl python3
 [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge 2100 ] \
     || ulimit -n 2100 2>/dev/null \
     || rg_skip "fewer than 2,100 file descriptors (ulimit -n)"
@@ -43,9 +41,7 @@ http {
 }
 CONF
 
-"$R" -c "$tmp/m.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/m.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers"
 U=http://127.0.0.1:$hport
 A="Authorization: Bearer $RG_TEST_TOKEN"

@@ -11,9 +11,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need redis-server jq curl
 
 rg_mock m --rounds 1 --calls 1
 mport=$port
@@ -42,9 +40,7 @@ queue { claim_idle 2s; block 500ms; }
 http { listen 127.0.0.1:$hport; }
 CONF
 
-"$R" -c "$tmp/q.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/q.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 
@@ -162,11 +158,7 @@ rg_check "  and a submit goes through (retried while 503)" \
 rg_check "  and runs" rg_wait_task q10 done
 
 kill -QUIT $master
-i=0
-while kill -0 $master 2>/dev/null && [ $i -lt 100 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $master 10
 rg_check "QUIT stops the server" sh -c "! kill -0 $master 2>/dev/null"
 
 rg_done

@@ -12,10 +12,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
-command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+rg_need redis-server jq curl python3
 
 # every answer takes 2 s: a chat of two model calls holds a drain 4 s
 rg_mock s --rounds 1 --calls 1 --latency 2000
@@ -36,9 +33,7 @@ agent a { llm s; tools calc; }
 http { listen 127.0.0.1:$hport; client_timeout 60s; }
 CONF
 
-"$R" -c "$tmp/d.conf" serve --foreground > "$tmp/d.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/d.conf" "$tmp/d.out"
 rg_wait_for "$tmp/d.log" "http: worker .* answers"
 U=http://127.0.0.1:$hport
 rg_equal "ready before the drain" "$(rg_req GET /readyz)" 200
@@ -113,9 +108,7 @@ queue { block 500ms; }
 http { listen 127.0.0.1:$hport; }
 CONF
 
-"$R" -c "$tmp/q.conf" serve --foreground > "$tmp/q.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/q.conf" "$tmp/q.out"
 rg_wait_for "$tmp/q.log" "http: worker .* answers" 2
 
 # ready: each worker answers for itself, so ten in a row

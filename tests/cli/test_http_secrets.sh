@@ -11,8 +11,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need jq curl
 
 KEY="sk-http-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')-Q7w3"
 MASK="sk-…$(printf '%s' "$KEY" | tail -c 4)"
@@ -50,9 +49,7 @@ agent quote { llm quote; tools calc; }
 http { listen 127.0.0.1:$hport; access_log $tmp/access.log; }
 CONF
 
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers"
 U=http://127.0.0.1:$hport
 

@@ -11,9 +11,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
-command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+rg_need jq curl python3
 wmem=$(awk '{ print $3 }' /proc/sys/net/ipv4/tcp_wmem 2>/dev/null)
 [ "${wmem:-0}" -le 6291456 ] \
     || rg_skip "socket buffers of $wmem bytes would hold the 8 MB answer"
@@ -45,9 +43,7 @@ http {
 }
 CONF
 
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers"
 U=http://127.0.0.1:$hport
 

@@ -2,10 +2,10 @@
 # test_install.sh: `make install DESTDIR=…` installs what a user needs
 # after it: reagent, the mock model as reagent-mock, the module ABI under
 # include/reagent/ with a pkg-config file, the modules and the
-# configuration. The plugin build command of README.md, as written there,
-# builds modules/example.c against the installed header; the installed
-# reagent loads the module, and `run --mock` finds the installed mock
-# beside it.
+# configuration. The plugin build command of src/tools/README.md (Writing
+# a tool module), as written there, builds modules/example.c against the
+# installed header; the installed reagent loads the module, and `run
+# --mock` finds the installed mock beside it.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
@@ -100,14 +100,15 @@ fi
 rg_check "pkg-config --cflags reagent names the installed header's folder" \
     test -f "$(pkg-config --cflags reagent | sed 's/^-I\([^ ]*\).*/\1/')/rg_tool_module.h"
 
-# README's command, word for word, from a folder that holds modules/
-cmd=$(sed -n 's/^    \(cc -shared .*\)$/\1/p' README.md | head -n 1)
+# the guide's command, word for word, from a folder that holds modules/
+DOC=src/tools/README.md
+cmd=$(sed -n 's/^    \(cc -shared .*\)$/\1/p' "$DOC" | head -n 1)
 if [ -z "$cmd" ]; then
-    rg_fail "README.md shows a plugin build command (cc -shared …)"
+    rg_fail "$DOC shows a plugin build command (cc -shared …)"
 else
     mkdir -p "$tmp/work/modules"
     cp modules/example.c "$tmp/work/modules/"
-    rg_check "README's command builds the example module: $cmd" \
+    rg_check "$DOC's command builds the example module: $cmd" \
         sh -c "cd '$tmp/work' && $cmd"
 fi
 
@@ -129,7 +130,7 @@ llm m { base_url http://127.0.0.1:9/v1; model mock-1; }
 agent a { tools greet calc; }
 CONF
 
-rg_check "the installed reagent loads the module built by README's command" \
+rg_check "the installed reagent loads the module built by $DOC's command" \
     "$D/bin/reagent" -t -c "$tmp/greet.conf"
 
 "$D/bin/reagent" -c "$tmp/greet.conf" run --mock "greet someone" \

@@ -12,31 +12,15 @@
 # or npm ci not run) it prints why it SKIPPED as its closing line and
 # exits 0; under CI (CI=true), or with RG_INTEROP_REQUIRED=1, a missing
 # tree fails instead, since deploy/deps.sh installs it there.
-# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
-# check failed.
+# Prints "ok N - what" or "not ok N - what" per check (tests/lib/
+# rg_test_lib.sh) and exits 1 if any check failed.
 
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
+# the interop tree's runner: node with the pinned packages
 R=tests/interop/run.sh
 
-n=0
-failed=0
-
-if [ "${CI:-}" = true ]; then
-    required=${RG_INTEROP_REQUIRED:-1}
-else
-    required=${RG_INTEROP_REQUIRED:-0}
-fi
-
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
 
 # rg_check WHAT COMMAND...: the command succeeds; its output is shown
 # as comments
@@ -53,23 +37,7 @@ rg_check() {
 
 
 # is the tree there?
-if why=$($R --check 2>&1); then
-    why=
-elif ! command -v npm >/dev/null 2>&1; then
-    why="npm is not installed, nor is tests/interop/node_modules"
-    why="$why (deploy/deps.sh installs nodejs and npm, then runs npm ci)"
-else
-    why=$(printf '%s' "$why" | tr '\n' ' ')
-fi
-if [ -n "$why" ]; then
-    if [ "$required" = 1 ]; then
-        rg_fail "the interop tree is installed: $why"
-        echo "# $n checks, $failed failed"
-        exit 1
-    fi
-    echo "SKIPPED: interop smoke test: $why"
-    exit 0
-fi
+rg_interop_tree
 
 node=$($R --node)
 want=$("$node" -p 'require("./tests/interop/package.json")
@@ -104,5 +72,4 @@ rg_check "server-filesystem over stdio: initialize, tools/list, tools/call" \
     $R tests/interop/smoke/mcp_filesystem.mjs
 
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

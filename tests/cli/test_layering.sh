@@ -5,8 +5,25 @@
 # #include of src/ and modules/, quoted or angle, and checks it against
 # the table below; a header is found by its file name among src/*/,
 # whatever path the include writes, and an include that climbs with
-# "../" is refused outright. Prints "ok N - what" or "not ok N - what"
-# per folder and exits 1 when any include breaks the table.
+# "../" is refused outright. Then the rules within the folders:
+#
+#   - no two files of src/ include each other's header both ways: a
+#     file is its .c and its .h ("rg_x_int.h", a private header, is
+#     rg_x's), and rg_a includes rg_b's header while rg_b includes
+#     rg_a's is a circle, each one reported;
+#   - a session's phases (src/agent/rg_phase_NAME.c, the table of
+#     rg_session_phase.c): a phase file includes no other phase's header
+#     and calls no other phase (no rg_phase_OTHER_ name in it); only the
+#     driver (rg_session_phase.c) and the end (rg_session_end.c) include
+#     phase headers: the services the phases call call no phase;
+#   - what a session is made of (src/agent/rg_session_int.h) is the agent
+#     part's alone: no other folder includes it (the rest has the face,
+#     rg_session.h);
+#   - a session's state is written by rg_session_set_state() alone: no
+#     other "->state =" (or ++, --, op=) in src/agent.
+#
+# Prints "ok N - what" or "not ok N - what" per check and exits 1 when
+# any breaks.
 #
 # Run from the repository root by tests/run.sh (or by hand: sh
 # tests/cli/test_layering.sh [SRC_DIR]); it needs no build. The table
@@ -15,7 +32,8 @@
 # relax the floors: core includes nothing of src/, and llm, event and
 # store no agent header, whatever the table says. Without
 # SRC_DIR it also tests itself: it breaks copies of src/ and modules/ in
-# a temporary folder, one way at a time, and each copy must fail.
+# a temporary folder, one way at a time, and each copy must fail with
+# something the unchanged copy does not say.
 
 SRC=${1:-src}
 MODULES=${MODULES_DIR:-modules}
@@ -185,6 +203,130 @@ else
     echo "$bad" | sed '/^$/d'
 fi
 
+# no circles: the stems that include each other's header ("rg_x" for
+# rg_x.c, rg_x.h and rg_x_int.h), each pair once, with a line of each
+# way ("a includes b.h")
+awk -v homes="$work/homes" '
+    function stem(name) {
+        sub(/\.[ch]$/, "", name)
+        sub(/_int$/, "", name)
+        return name
+    }
+    BEGIN {
+        while ((getline l < homes) > 0) { split(l, a, " "); home[a[1]] = a[2] }
+    }
+    {
+        i = index($0, ":"); f = substr($0, 1, i - 1); r = substr($0, i + 1)
+        i = index(r, ":"); text = substr(r, i + 1)
+        if (!match(text, /[<"][^>"]*[>"]/)) next
+        path = substr(text, RSTART + 1, RLENGTH - 2)
+        n = split(path, q, "/"); h = q[n]
+        if (!(h in home)) next
+        n = split(f, p, "/"); from = stem(p[n]); to = stem(h)
+        if (from == to) next
+        key = from " " to
+        if (!(key in way)) way[key] = p[n - 1] "/" p[n] " includes " h
+    }
+    END {
+        for (key in way) {
+            split(key, a, " ")
+            back = a[2] " " a[1]
+            if ((back in way) && a[1] < a[2]) {
+                printf "#   %s <-> %s: %s; %s\n", a[1], a[2], way[key], way[back]
+            }
+        }
+    }' "$work/includes" | sort > "$work/circles"
+
+if [ ! -s "$work/circles" ]; then
+    rg_ok "no two files of src/ include each other's header both ways"
+else
+    rg_fail "no two files of src/ include each other's header both ways ($(wc -l < "$work/circles") pairs)"
+    cat "$work/circles"
+fi
+
+# the phases of a session: each its own, calling no other
+bad=
+phases=$(ls "$SRC"/agent/rg_phase_*.c 2>/dev/null \
+         | sed 's|.*/rg_phase_\(.*\)\.c$|\1|')
+for f in "$SRC"/agent/rg_phase_*.[ch]; do
+    [ -f "$f" ] || continue
+    own=$(basename "$f" | sed 's/^rg_phase_\(.*\)\.[ch]$/\1/')
+    for h in $(rg_includes "$f"); do
+        case "$h" in
+            rg_phase_"$own".h) ;;
+            rg_phase_*.h) bad="$bad
+#   $f includes $h" ;;
+        esac
+    done
+    for other in $phases; do
+        [ "$other" = "$own" ] && continue
+        grep -n "\\<rg_phase_${other}\\>\\|\\<rg_phase_${other}_" "$f" \
+            | sed "s|^|#   $f:|; s|\$| (calls the phase $other)|" \
+            > "$work/calls"
+        if [ -s "$work/calls" ]; then
+            bad="$bad
+$(cat "$work/calls")"
+        fi
+    done
+done
+for f in "$SRC"/agent/*.[ch]; do
+    case "$(basename "$f")" in
+        rg_phase_*|rg_session_phase.c|rg_session_end.c) continue ;;
+    esac
+    for h in $(rg_includes "$f"); do
+        case "$h" in
+            rg_phase_*.h) bad="$bad
+#   $f includes $h (only the driver and the end know the phases)" ;;
+        esac
+    done
+done
+
+what="a phase file includes no other phase's header and calls no other phase"
+if [ -z "$phases" ]; then
+    rg_fail "$what (src/agent has no rg_phase_*.c)"
+elif [ -z "$bad" ]; then
+    rg_ok "$what"
+else
+    rg_fail "$what"
+    echo "$bad" | sed '/^$/d'
+fi
+
+# the session's private header: agent/ alone
+bad=$(awk -F: '$3 ~ /[<"\/]rg_session_int\.h[>"]/ { print "#   " $1 ":" $2 }' \
+          "$work/includes" | grep -v "^#   $SRC/agent/")
+what="only src/agent includes rg_session_int.h (the rest has rg_session.h)"
+if [ -z "$bad" ]; then
+    rg_ok "$what"
+else
+    rg_fail "$what"
+    echo "$bad"
+fi
+
+# the state: rg_session_set_state() writes it, nothing else
+grep -nE -e '->[[:space:]]*state[[:space:]]*(=[^=]|\+\+|--|[-+*/%&|^]=)' \
+    "$SRC"/agent/*.c "$SRC"/agent/*.h /dev/null > "$work/state"
+bad=$(awk -F: '
+    FILENAME == ARGV[1] {
+        if ($0 ~ /^rg_session_set_state\(/) inside = 1
+        else if (inside && $0 ~ /^}/) { last = FNR; inside = 0 }
+        else if (inside && !first) first = FNR
+        next
+    }
+    {
+        n = split($1, p, "/")
+        if (p[n] == "rg_session_int.h" && $2 >= first && $2 <= last) next
+        print "#   " $1 ":" $2 " writes the state"
+    }' "$SRC/agent/rg_session_int.h" "$work/state")
+what="a session's state is written by rg_session_set_state() alone"
+if [ ! -f "$SRC/agent/rg_session_int.h" ]; then
+    rg_fail "$what (no src/agent/rg_session_int.h)"
+elif [ -z "$bad" ]; then
+    rg_ok "$what"
+else
+    rg_fail "$what"
+    echo "$bad"
+fi
+
 # the self-test: each way of breaking the table must make a copy fail
 # (WHAT FILE LINE: LINE added to FILE, which must exist unless FILE
 # begins with "+", of a fresh copy; the copy's src/agent also holds a
@@ -207,17 +349,28 @@ if [ $# -eq 0 ]; then
         MODULES_DIR="$self/modules" sh "$0" "$self/src" > "$self/out" 2>&1
     }
 
-    if rg_broken "" ""; then
-        rg_ok "self-test: an unchanged copy passes"
+    # what the tree says (the self-test's own lines left out): an
+    # unchanged copy must say the same
+    MODULES_DIR="$MODULES" sh "$0" "$SRC" 2>&1 | sed "s|$SRC/|src/|g" \
+        | grep '^#   ' | sort > "$self/said"
+
+    rg_broken "" ""
+    sed "s|$self/||g" "$self/out" | grep '^#   ' | sort > "$self/base"
+    if cmp -s "$self/said" "$self/base"; then
+        rg_ok "self-test: an unchanged copy says what the tree says"
     else
-        rg_fail "self-test: an unchanged copy passes"
-        sed 's/^/#   /' "$self/out"
+        rg_fail "self-test: an unchanged copy says what the tree says"
+        diff "$self/said" "$self/base" | sed 's/^/#   /'
     fi
 
+    # a broken copy fails, saying something the unchanged one does not
     while read -r what file line; do
         rg_broken "$file" "$line"
         rc=$?
-        if [ $rc -eq 1 ] && grep -q '^not ok' "$self/out"; then
+        sed "s|$self/||g" "$self/out" | grep '^#   ' | sort > "$self/more"
+        if [ $rc -eq 1 ] && grep -q '^not ok' "$self/out" \
+           && [ -n "$(comm -13 "$self/base" "$self/more")" ]
+        then
             rg_ok "self-test: fails on $what"
         else
             rg_fail "self-test: fails on $what (exit $rc)"
@@ -234,6 +387,14 @@ module<rg_session.h> modules/time.c #include <rg_session.h>
 a-row-of-core-that-allows-agent src/README core -> agent
 a-row-of-event-that-allows-agent src/README event -> core, agent
 module"../src/tools/rg_tools.h" modules/time.c #include "../src/tools/rg_tools.h"
+a-circle-of-two-files src/agent/rg_agent.c #include <rg_session_int.h>
+a-phase-including-another src/agent/rg_phase_ask.c #include <rg_phase_run.h>
+a-phase-calling-another src/agent/rg_phase_lookup.c static void rg_phase_lookup_x(void) { rg_phase_park_cancel(NULL); }
+a-service-including-a-phase src/agent/rg_dedupe.c #include "rg_phase_lookup.h"
+http<rg_session_int.h> src/http/rg_http_openai.c #include <rg_session_int.h>
+queue"agent/rg_session_int.h" src/queue/rg_task_session.c #include "agent/rg_session_int.h"
+a-state-written-elsewhere src/agent/rg_session.c static void rg_session_x(rg_session_t *s) { s->state = RG_SESSION_DONE; }
+a-state-stepped src/agent/rg_phase_run.c static void rg_phase_run_x(rg_session_t *s) { s -> state++; }
 EOF_CASES
 fi
 

@@ -17,8 +17,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
+rg_need jq redis-server
 
 shared=${RG_FIXTURES_DIR:-../shared/fixtures/providers}
 calc=$(cd "$B" && pwd)/modules/calc.so

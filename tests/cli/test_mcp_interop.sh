@@ -14,34 +14,12 @@
 # missing tree fails instead, since deploy/deps.sh installs it there.
 # RG_MCP_INTEROP="stdio http ..." runs only those scenarios.
 
-R=tests/interop/run.sh
 B=${RG_BUILD_DIR:-${B:-objs}}
 export B
+. tests/lib/rg_test_lib.sh
 
-if [ "${CI:-}" = true ]; then
-    required=${RG_INTEROP_REQUIRED:-1}
-else
-    required=${RG_INTEROP_REQUIRED:-0}
-fi
+rg_interop_tree
 
-if why=$($R --check 2>&1); then
-    why=
-elif ! command -v npm >/dev/null 2>&1; then
-    why="npm is not installed, nor is tests/interop/node_modules"
-    why="$why (deploy/deps.sh installs nodejs and npm, then runs npm ci)"
-else
-    why=$(printf '%s' "$why" | tr '\n' ' ')
-fi
-
-if [ -n "$why" ]; then
-    if [ "$required" = 1 ]; then
-        echo "not ok 1 - the interop tree is installed: $why"
-        echo "# 1 checks, 1 failed"
-        exit 1
-    fi
-    echo "SKIPPED: MCP interop test: $why"
-    exit 0
-fi
-
+# the scenarios print their own checks and closing line
 # shellcheck disable=SC2086
-exec $R tests/interop/mcp/test_mcp.mjs ${RG_MCP_INTEROP:-}
+tests/interop/run.sh tests/interop/mcp/test_mcp.mjs ${RG_MCP_INTEROP:-}

@@ -15,9 +15,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need redis-server jq curl
 
 # one long answer (8 s): its task stays pending a while
 rg_mock long --rounds 0 --latency 8000
@@ -62,9 +60,7 @@ queue { claim_idle 2s; max_deliveries 1; block 500ms; }
 http { listen 127.0.0.1:$hport; }
 CONF
 
-"$R" -c "$tmp/q.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/q.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 U=http://127.0.0.1:$hport

@@ -8,97 +8,24 @@
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Needs curl; python3, when present, also reassembles the deltas.
-# Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
-# check failed. Temporary files live in one mktemp -d folder, removed at
-# the end with the mocks it started.
+# Prints "ok N - what" or "not ok N - what" per check (tests/lib/
+# rg_test_lib.sh) and exits 1 if any check failed.
 
 B=${B:-objs}
+. tests/lib/rg_test_lib.sh
+
 M=$B/rg_mock
 
-n=0
-failed=0
-pids=
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-mock-stream-XXXXXX") || exit 1
-
-rg_cleanup() {
-    for p in $pids; do
-        kill "$p" 2>/dev/null
-    done
-    for p in $pids; do
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
-
-trap rg_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
-
-# rg_check WHAT COMMAND...: the command succeeds
-rg_check() {
-    check_what=$1
-    shift
-    if "$@"; then
-        rg_ok "$check_what"
-    else
-        rg_fail "$check_what"
-    fi
-}
-
-# rg_has WHAT FILE TEXT: some line of FILE contains TEXT
-rg_has() {
-    if grep -qF -- "$3" "$2"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        sed 's/^/#   got: /' "$2" | head -20
-    fi
-}
-
-# rg_lacks WHAT FILE TEXT: no line of FILE contains TEXT
-rg_lacks() {
-    if grep -qF -- "$3" "$2"; then
-        rg_fail "$1"
-        grep -F -- "$3" "$2" | sed 's/^/#   found: /' | head -5
-    else
-        rg_ok "$1"
-    fi
-}
-
-# rg_eq WHAT GOT WANT
-rg_eq() {
-    if [ "$2" = "$3" ]; then
-        rg_ok "$1"
-    else
-        rg_fail "$1: got \"$2\", expected \"$3\""
-    fi
-}
-
-# rg_mock_start NAME ARGS...: starts a mock, sets port and started
-rg_mock_start() {
+# rg_stream_mock NAME ARGS...: starts a mock, sets port and started
+rg_stream_mock() {
     pf=$tmp/$1.port
     log=$tmp/$1.log
     shift
     "$M" --port 0 --port-file "$pf" "$@" > /dev/null 2> "$log" &
     started=$!
     pids="$pids $started"
-    i=0
-    while [ ! -s "$pf" ] && [ $i -lt 100 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
+    rg_until 5 '[ -s "$pf" ]'
     port=$(cat "$pf" 2>/dev/null)
 }
 
@@ -128,7 +55,7 @@ rg_stop() {
     wait "$2"
     rc=$?
     pids=$(echo "$pids" | sed "s/ $2\$//; s/ $2 / /")
-    rg_eq "$1 exits 0 on SIGTERM" "$rc" 0
+    rg_equal "$1 exits 0 on SIGTERM" "$rc" 0
     if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error' \
         "$tmp/$1.log"
     then
@@ -154,7 +81,7 @@ TOOLS='"tools":[{"type":"function","function":{"name":"lookup","parameters":{"ty
 
 # generic mode, default layout
 
-rg_mock_start plain --calls 2 --quiet
+rg_stream_mock plain --calls 2 --quiet
 plain_pid=$started
 plain_port=$port
 
@@ -166,7 +93,7 @@ fi
 
 rc=$(rg_post "$plain_port" "$tmp/s1" \
      "{\"model\":\"mock-1\",\"stream\":true,$USER_MSG}")
-rg_eq "a stream: curl succeeds" "$rc" 0
+rg_equal "a stream: curl succeeds" "$rc" 0
 rg_check "a stream: 200" grep -q '^HTTP/1.1 200' "$tmp/s1.h"
 rg_check "a stream: Content-Type: text/event-stream" \
     grep -qi '^content-type: text/event-stream' "$tmp/s1.h"
@@ -180,15 +107,15 @@ rg_check "a stream: every chunk has id, object, created, model" \
     sh -c "grep '^data: {' '$tmp/s1' | grep -cv '\"object\":\"chat.completion.chunk\",\"created\":[0-9]*,\"model\":\"mock-1\"' | grep -qx 0"
 content=$(sed -n 's/.*"delta":{"content":"\([^"]*\)"}.*/\1/p' "$tmp/s1" \
           | tr -d '\n')
-rg_eq "a stream: the content in pieces" "$content" \
+rg_equal "a stream: the content in pieces" "$content" \
     "Final answer: stream me please"
 rg_check "a stream: pieces of at most 8 bytes" \
     sh -c "sed -n 's/.*\"delta\":{\"content\":\"\\([^\"]*\\)\"}.*/\\1/p' '$tmp/s1' | awk 'length > 8 { exit 1 }'"
 rg_has "a stream: the finish chunk" "$tmp/s1" \
     '"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}'
-rg_eq "a stream: data: [DONE] last" "$(tail -2 "$tmp/s1" | head -1)" \
+rg_equal "a stream: data: [DONE] last" "$(tail -2 "$tmp/s1" | head -1)" \
     "data: [DONE]"
-rg_lacks "a stream: no usage without include_usage" "$tmp/s1" '"usage"'
+rg_has_not "a stream: no usage without include_usage" "$tmp/s1" '"usage"'
 
 # the framing itself: the first event is a chunk of its own
 curl -sS -N --raw -o "$tmp/raw" -H 'Content-Type: application/json' \
@@ -203,7 +130,7 @@ rg_check "chunked: the first event alone in the first chunk" \
 # tool calls and include_usage
 body="{\"model\":\"mock-1\",\"stream\":true,\"stream_options\":{\"include_usage\":true},$USER_MSG,$TOOLS}"
 rc=$(rg_post "$plain_port" "$tmp/s2" "$body")
-rg_eq "tool calls: curl succeeds" "$rc" 0
+rg_equal "tool calls: curl succeeds" "$rc" 0
 rg_has "tool calls: the role delta has content null" "$tmp/s2" \
     '"delta":{"role":"assistant","content":null}'
 rg_check "tool calls: a head per call" \
@@ -247,9 +174,9 @@ else
     echo "ok $n - tool calls: the deltas add up # skip python3 is not installed"
 fi
 
-rg_eq "/stats counts the streams" "$(rg_stat "$plain_port" completions)" \
+rg_equal "/stats counts the streams" "$(rg_stat "$plain_port" completions)" \
     "$(rg_stat "$plain_port" requests)"
-rg_eq "/stats: nothing in flight" "$(rg_stat "$plain_port" inflight)" 0
+rg_equal "/stats: nothing in flight" "$(rg_stat "$plain_port" inflight)" 0
 
 rc=$(rg_post "$plain_port" "$tmp/s3" \
      "{\"model\":\"mock-1\",\"stream\":false,\"stream_options\":{\"include_usage\":true},$USER_MSG}")
@@ -263,14 +190,14 @@ rg_stop plain "$plain_pid"
 
 # --stream-interleave, --stream-crlf, --stream-comments, --stream-no-done
 
-rg_mock_start framed --calls 2 --stream-interleave --stream-crlf \
+rg_stream_mock framed --calls 2 --stream-interleave --stream-crlf \
     --stream-comments --stream-no-done --stream-chunk 4 --quiet
 framed_pid=$started
 framed_port=$port
 
 rc=$(rg_post "$framed_port" "$tmp/f1" \
      "{\"model\":\"mock-1\",\"stream\":true,$USER_MSG,$TOOLS}")
-rg_eq "options: curl succeeds" "$rc" 0
+rg_equal "options: curl succeeds" "$rc" 0
 rg_check "--stream-crlf: every line ends with CRLF" \
     awk '!/\r$/ { exit 1 }' "$tmp/f1"
 rg_check "--stream-comments: a comment between every two events" \
@@ -278,10 +205,10 @@ rg_check "--stream-comments: a comment between every two events" \
          NR % 4 == 1 && !/^data: / { exit 1 }
          NR % 4 == 3 && $0 != ": keep-alive" { exit 1 }
          NR % 2 == 0 && $0 != "" { exit 1 }' "$tmp/f1"
-rg_lacks "--stream-no-done: no [DONE]" "$tmp/f1" "[DONE]"
+rg_has_not "--stream-no-done: no [DONE]" "$tmp/f1" "[DONE]"
 order=$(sed -n 's/.*"tool_calls":\[{"index":\([01]\),"function".*/\1/p' \
         "$tmp/f1" | head -6 | tr -d '\n')
-rg_eq "--stream-interleave: the fragments alternate" "$order" "010101"
+rg_equal "--stream-interleave: the fragments alternate" "$order" "010101"
 rg_check "--stream-chunk 4: fragments of at most 4 bytes" \
     sh -c "sed -n 's/.*\"function\":{\"arguments\":\"\\(.*\\)\"}}\\].*/\\1/p' '$tmp/f1' | sed 's/\\\\\"/\"/g' | awk 'length > 4 { exit 1 }'"
 
@@ -298,21 +225,21 @@ cat > "$tmp/script.json" <<'EOF'
 ]
 EOF
 
-rg_mock_start paced --script "$tmp/script.json" --stream-delay 100
+rg_stream_mock paced --script "$tmp/script.json" --stream-delay 100
 paced_pid=$started
 paced_port=$port
 
 rc=$(rg_post "$paced_port" "$tmp/p1" \
      "{\"model\":\"mock-1\",\"stream\":true,$USER_MSG}")
-rg_eq "stream_error: curl succeeds" "$rc" 0
+rg_equal "stream_error: curl succeeds" "$rc" 0
 rg_check "stream_error: 200" grep -q '^HTTP/1.1 200' "$tmp/p1.h"
 rg_has "stream_error: some content first" "$tmp/p1" \
     '"delta":{"content":"The answ"}'
-rg_eq "stream_error: the error event last" \
+rg_equal "stream_error: the error event last" \
     "$(tail -2 "$tmp/p1" | head -1)" \
     'data: {"error":{"message":"The server had an error while processing your request.","type":"server_error"}}'
-rg_lacks "stream_error: no finish_reason" "$tmp/p1" '"finish_reason":"'
-rg_lacks "stream_error: no [DONE]" "$tmp/p1" "[DONE]"
+rg_has_not "stream_error: no finish_reason" "$tmp/p1" '"finish_reason":"'
+rg_has_not "stream_error: no [DONE]" "$tmp/p1" "[DONE]"
 events=$(grep -c '^data: ' "$tmp/p1")
 rg_check "--stream-delay 100: $events events take at least $(((events - 1) * 100)) ms" \
     awk -v t="$(cat "$tmp/p1.t")" -v e="$events" \
@@ -333,11 +260,11 @@ rg_has "a scripted 429 on a stream: a JSON error" "$tmp/p3" \
 # a client that leaves mid-stream
 rc=$(rg_post "$paced_port" "$tmp/p4" \
      "{\"model\":\"mock-1\",\"stream\":true,$USER_MSG}" --max-time 0.25)
-rg_eq "a client leaves mid-stream (curl times out)" "$rc" 28
+rg_equal "a client leaves mid-stream (curl times out)" "$rc" 28
 rg_check "a client leaves mid-stream: it got the first events" \
     grep -q '"role":"assistant"' "$tmp/p4"
 sleep 0.3
-rg_eq "a client leaves mid-stream: nothing left in flight" \
+rg_equal "a client leaves mid-stream: nothing left in flight" \
     "$(rg_stat "$paced_port" inflight)" 0
 rg_has "a client leaves mid-stream: logged" "$tmp/paced.log" \
     "client went away"
@@ -353,7 +280,7 @@ wait $curl_pid 2>/dev/null
 
 # faults apply to streams
 
-rg_mock_start fault --fault 500 --quiet
+rg_stream_mock fault --fault 500 --quiet
 fault_pid=$started
 fault_port=$port
 
@@ -370,5 +297,4 @@ rg_check "after the fault: a stream" \
 rg_stop fault "$fault_pid"
 
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

@@ -28,10 +28,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need redis-server jq python3 curl
 
 
 # the side effects are counted in a Redis that stays
@@ -73,12 +70,8 @@ store_timeout 30s;
 tenant_max_tokens 1m per 1d;
 CONF
 
-i=0
-while [ $i -lt 300 ]; do
-    echo "{\"id\":\"t$i\",\"input\":\"compute\",\"tenant\":\"acme\",\
-\"events\":true}"
-    i=$((i + 1))
-done > "$tmp/tasks.jsonl"
+rg_task_lines 300 t compute ',"tenant":"acme","events":true' \
+    > "$tmp/tasks.jsonl"
 
 "$R" -c "$tmp/r.conf" batch --no-progress --concurrency 300 \
     -o "$tmp/res.jsonl" "$tmp/tasks.jsonl" > "$tmp/b.out" 2> "$tmp/b.err" &
@@ -223,11 +216,7 @@ print(s.getsockname()[1])
 sys.stdout.flush()
 time.sleep(120)' > "$tmp/mute.port" &
 pids="$pids $!"
-i=0
-while [ ! -s "$tmp/mute.port" ] && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 10 '[ -s "$tmp/mute.port" ]'
 mute=$(cat "$tmp/mute.port")
 sed "s/127.0.0.1:$rport/127.0.0.1:$mute/" "$tmp/r.conf" > "$tmp/mute.conf"
 

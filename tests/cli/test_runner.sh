@@ -17,35 +17,8 @@ fi
 RG_RUNNER_TEST=1
 export RG_RUNNER_TEST
 
-n=0
-failed=0
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rg-runner-XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM HUP
-
-
-rg_ok() {
-    n=$((n + 1))
-    echo "ok $n - $1"
-}
-
-rg_fail() {
-    n=$((n + 1))
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-}
-
-# rg_has WHAT FILE TEXT: FILE has a line containing TEXT
-rg_has() {
-    if grep -qF -- "$3" "$2"; then
-        rg_ok "$1"
-    else
-        rg_fail "$1"
-        echo "#   no line with: $3"
-        sed 's/^/#   got: /' "$2"
-    fi
-}
+B=${B:-objs}
+. tests/lib/rg_test_lib.sh
 
 
 cat > "$tmp/t_pass.sh" <<'T'
@@ -119,5 +92,4 @@ else
 fi
 
 
-echo "# $n checks, $failed failed"
-[ $failed -eq 0 ]
+rg_done

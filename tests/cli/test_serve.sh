@@ -26,9 +26,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need redis-server jq curl
 
 rg_redis c                          # the counting tool's
 csock=$redis_sock
@@ -100,21 +98,12 @@ queue { claim_idle 2s; max_deliveries 2; block 500ms; }
 CONF
 }
 
-tasks() {
-    i=0
-    while [ $i -lt "$2" ]; do
-        echo "{\"id\":\"$1$i\",\"input\":\"count $1$i\"}"
-        i=$((i + 1))
-    done
-}
 
 conf "version one" > "$tmp/s.conf"
 "$R" -c "$tmp/s.conf" -t > /dev/null 2>&1
 rg_equal "the configuration is good" "$?" 0
 
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 rg_check "a master and two workers start" \
     test "$(pgrep -P $master | wc -l)" -eq 2
@@ -124,26 +113,18 @@ results() {
 }
 
 # 2,000 tasks; a worker killed in the middle
-tasks a 2000 > "$tmp/a.jsonl"
+rg_task_lines 2000 a 'count %s' > "$tmp/a.jsonl"
 "$R" -c "$tmp/s.conf" submit --wait "$tmp/a.jsonl" > "$tmp/a.out" \
     2> "$tmp/a.err" &
 sub=$!
 pids="$pids $sub"
 
-i=0
-while [ "$(results)" -lt 500 ] && [ $i -lt 600 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 30 '[ "$(results)" -ge 500 ]'
 victim=$(pgrep -P $master | head -n 1)
 before=$(curl -s "http://127.0.0.1:$mport/stats" | jq .requests)
 kill -9 "$victim"
 
-i=0
-while kill -0 $sub 2>/dev/null && [ $i -lt 1800 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $sub 180
 wait $sub
 rg_equal "submit --wait ends when all have ended" "$?" 0
 rg_check "the worker died in the middle ($(grep -c . "$tmp/a.out") ended \
@@ -202,17 +183,13 @@ while [ $i -lt 10 ]; do
     echo "{\"id\":\"u$i\",\"agent\":\"hup\",\"input\":\"count u$i\"}"
     i=$((i + 1))
 done > "$tmp/h.jsonl"
-tasks h 300 >> "$tmp/h.jsonl"
+rg_task_lines 300 h 'count %s' >> "$tmp/h.jsonl"
 old=$(pgrep -P $master)
 "$R" -c "$tmp/s.conf" submit --wait "$tmp/h.jsonl" > "$tmp/h.out" \
     2> /dev/null &
 sub=$!
 pids="$pids $sub"
-i=0
-while [ "$(redis-cli -s "$csock" get count:hup)" != 10 ] && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 10 '[ "$(redis-cli -s "$csock" get count:hup)" = 10 ]'
 conf "version two" > "$tmp/s.conf"
 "$R" -c "$tmp/s.conf" -s reload
 rg_equal "reagent -s reload" "$?" 0
@@ -230,7 +207,7 @@ rg_check "the old workers drained the sessions they ran ($drained)" \
     test "$drained" -ge 10
 
 : > "$tmp/requests.log"
-tasks n 5 > "$tmp/n.jsonl"
+rg_task_lines 5 n 'count %s' > "$tmp/n.jsonl"
 "$R" -c "$tmp/s.conf" submit --wait "$tmp/n.jsonl" > /dev/null 2>&1
 rg_equal "later tasks see the new configuration" \
     "$(jq -r '.body.messages[0].content' "$tmp/requests.log" | sort -u)" \
@@ -265,11 +242,7 @@ sub=$!
 pids="$pids $sub"
 # until all 24 are in their tool call (count:f counts the executions;
 # thread_pool has a thread for each)
-i=0
-while [ "$(redis-cli -s "$csock" get count:f)" != 25 ] && [ $i -lt 400 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 20 '[ "$(redis-cli -s "$csock" get count:f)" = 25 ]'
 # the worker that runs f0 (one may have read all 24), stopped before the
 # sessions it holds are counted: on a slow machine they would end while
 # they are
@@ -325,11 +298,7 @@ echo '{"id":"bad1","agent":"poison","input":"die"}' > "$tmp/p.jsonl"
     2> /dev/null &
 sub=$!
 pids="$pids $sub"
-i=0
-while kill -0 $sub 2>/dev/null && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $sub 60
 rg_equal "a poison task ends failed" "$(jq -r .status "$tmp/p.out")" failed
 rg_expect "after max_deliveries" "$tmp/p.out" "gave up after 3 deliveries"
 rg_equal "it is in the dead letters" \
@@ -371,11 +340,7 @@ rg_check "  and the entry stays pending" \
 rg_equal "  and no dead letter was added" \
     "$(rg_rcli xlen 'rg:{q:tasks:0}:dead')" 1
 rg_rcli acl setuser default clearselectors +xadd > /dev/null
-i=0
-while kill -0 $sub 2>/dev/null && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $sub 60
 rg_equal "once Redis takes it, the task ends failed" \
     "$(jq -r .status "$tmp/p2.out")" failed
 rg_expect "  saying it was given up on" "$tmp/p2.out" \
@@ -386,7 +351,7 @@ rg_equal "  with its dead letter, once" \
 # signals
 "$R" -c "$tmp/s.conf" -s reopen
 rg_equal "reagent -s reopen" "$?" 0
-tasks q 50 > "$tmp/q.jsonl"
+rg_task_lines 50 q 'count %s' > "$tmp/q.jsonl"
 "$R" -c "$tmp/s.conf" submit "$tmp/q.jsonl" > /dev/null 2>&1
 # until the workers have read them all
 i=0
@@ -398,11 +363,7 @@ while [ $i -lt 100 ]; do
 done
 "$R" -c "$tmp/s.conf" -s quit
 rg_equal "reagent -s quit" "$?" 0
-i=0
-while kill -0 $master 2>/dev/null && [ $i -lt 400 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_wait_gone $master 20
 rg_check "the master exits after the drain" test ! -d /proc/$master
 rg_equal "quit drains: nothing is left half-done" \
     "$(rg_rcli xpending 'rg:{q:tasks:0}' workers | head -n 1)" 0
@@ -419,27 +380,17 @@ rg_lacks "the workers that drained exited cleanly" \
     "exited on signal|exited with code [1-9]"
 
 # QUIT, then TERM while a slow task drains: the master stops, at once
-"$R" -c "$tmp/s.conf" serve --foreground > /dev/null 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" /dev/null
 rg_wait_for "$tmp/error.log" "reading the queue" 12
 echo '{"id":"slow1","agent":"slow","input":"take your time"}' \
     > "$tmp/slow.jsonl"
 "$R" -c "$tmp/s.conf" submit "$tmp/slow.jsonl" > /dev/null 2>&1
-i=0
-while [ "$(redis-cli -s "$csock" get count:slow)" != 1 ] && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 10 '[ "$(redis-cli -s "$csock" get count:slow)" = 1 ]'
 "$R" -c "$tmp/s.conf" -s quit
 sleep 0.5
 "$R" -c "$tmp/s.conf" -s stop
 rg_equal "reagent -s stop after quit" "$?" 0
-i=0
-while kill -0 $master 2>/dev/null && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_wait_gone $master 10
 rg_check "the master stops (it does not spin on)" test ! -d /proc/$master
 
 rg_done

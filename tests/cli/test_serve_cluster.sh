@@ -13,9 +13,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+rg_need redis-server jq python3
 
 
 # a node on a free port; another port if that one was taken meanwhile
@@ -28,11 +26,7 @@ start_node() {
             --cluster-node-timeout 2000 --save "" --appendonly no \
             --logfile "$tmp/n$p.log" &
         pids="$pids $!"
-        i=0
-        while ! redis-cli -p "$p" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
-            sleep 0.05
-            i=$((i + 1))
-        done
+        rg_until 10 'redis-cli -p "$p" ping >/dev/null 2>&1'
         if redis-cli -p "$p" ping >/dev/null 2>&1; then
             nodes="$nodes $p"
             return 0
@@ -57,11 +51,7 @@ formed() {
             grep -q cluster_state:ok || return 1
     done
 }
-i=0
-while ! formed && [ $i -lt 400 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 20 'formed'
 formed || rg_skip "the cluster did not form: $(tail -n 1 "$tmp/create.out")"
 
 echo '[{"message":{"content":"clustered"}}]' > "$tmp/script.json"
@@ -86,16 +76,10 @@ lease_ttl 2s;
 queue { shards 3; claim_idle 5s; block 500ms; }
 CONF
 
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 
-i=0
-while [ $i -lt 300 ]; do
-    echo "{\"id\":\"c$i\",\"input\":\"hello $i\"}"
-    i=$((i + 1))
-done > "$tmp/tasks.jsonl"
+rg_task_lines 300 c 'hello %d' > "$tmp/tasks.jsonl"
 
 timeout 120 "$R" -c "$tmp/s.conf" submit --wait "$tmp/tasks.jsonl" \
     > "$tmp/res.jsonl" 2> "$tmp/submit.err"
@@ -154,11 +138,7 @@ at=$(grep -c . "$tmp/more.out")
 } > "$tmp/migrate.out" 2>&1
 moved=$(grep -c . "$tmp/more.out")
 
-i=0
-while kill -0 $sub 2>/dev/null && [ $i -lt 1200 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $sub 120
 wait $sub
 rc=$?
 [ $rc -eq 0 ] || sed 's/^/#   /' "$tmp/more.err"
@@ -190,11 +170,7 @@ rg_check "the three shards live on more than one master ($owners)" \
     test "$owners" -ge 2
 
 kill -QUIT $master
-i=0
-while kill -0 $master 2>/dev/null && [ $i -lt 400 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_wait_gone $master 20
 rg_check "the master quits" test ! -d /proc/$master
 
 rg_done

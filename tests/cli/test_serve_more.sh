@@ -16,10 +16,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
-command -v nproc >/dev/null || rg_skip "no nproc"
+rg_need redis-server jq curl nproc
 
 # small stream nodes: MAXLEN ~ trims whole nodes, so the results stream
 # stays within one node (10) of results_max
@@ -57,17 +54,6 @@ CONF
 }
 
 S='rg:{q:tasks:0}'
-reading=0
-
-# serve_start N: a master in the foreground (a child of the test), until
-# its N workers read
-serve_start() {
-    "$R" -c "$tmp/s.conf" serve --foreground >> "$tmp/serve.err" 2>&1 &
-    master=$!
-    pids="$pids $master"
-    reading=$((reading + $1))
-    rg_wait_for "$tmp/error.log" "reading the queue" $reading
-}
 
 # gone PID: no such process (or only its zombie)
 gone() {
@@ -123,8 +109,8 @@ wait_gone "$sp"
 rg_check "serve with daemon on returns" gone "$sp"
 wait "$sp"
 rg_equal "with 0" "$?" 0
-reading=$((reading + 1))
-rg_wait_for "$tmp/error.log" "reading the queue" $reading
+rg_reading=$((rg_reading + 1))
+rg_wait_for "$tmp/error.log" "reading the queue" $rg_reading
 dm=$(cat "$tmp/reagent.pid" 2>/dev/null)
 pids="$pids ${dm:-}"
 rg_check "the pid file names a live process (${dm:-none})" \
@@ -151,7 +137,7 @@ rg_check "and removes the pid file" test ! -e "$tmp/reagent.pid"
 # worker_processes auto -------------------------------------------------
 cpus=$(nproc)
 conf off auto > "$tmp/s.conf"
-serve_start "$cpus"
+rg_serve_start "$tmp/s.conf" "$cpus"
 "$R" -c "$tmp/s.conf" workers > "$tmp/workers.json" 2>&1
 rg_equal "worker_processes auto: reagent workers shows one a CPU ($cpus)" \
     "$(jq -r '[.master, (.workers | length)] | join(" ")' \
@@ -179,7 +165,7 @@ rg_equal "and its workers" "$left" 0
 rg_equal "without a drain: the task in flight has no result" "$(rg_task_status i1)" ""
 rg_equal "and its entry stays pending" "$(pending)" 1
 
-serve_start "$cpus"
+rg_serve_start "$tmp/s.conf" "$cpus"
 wait_result i1
 rg_equal "the task INT cut ends done when serve starts again" \
     "$(rg_task_status i1)" done
@@ -203,7 +189,7 @@ done
 rg_equal "TERM stops the master and its workers" "$(gone "$master" &&
     echo gone) $left" "gone 0"
 rg_equal "the task TERM cut has no result" "$(rg_task_status t1)" ""
-serve_start "$cpus"
+rg_serve_start "$tmp/s.conf" "$cpus"
 wait_result t1
 rg_equal "it ends done when serve starts again" "$(rg_task_status t1)" done
 rg_equal "taken over past claim_idle too" \
@@ -256,7 +242,7 @@ wait "$master" 2>/dev/null
 eid=$(rg_rcli xpending "$S" workers - + 10 | sed -n 1p)
 rg_equal "the cut task's entry is pending" "$(pending)" 1
 rg_equal "XDEL removes it from the stream" "$(rg_rcli xdel "$S" "$eid")" 1
-serve_start "$cpus"
+rg_serve_start "$tmp/s.conf" "$cpus"
 rg_wait_for "$tmp/error.log" "entry $eid of .* was deleted from the stream"
 rg_expect "the reclaim names the deleted entry" "$tmp/error.log" \
     "queue: entry $eid of rg:\{q:tasks:0\} was deleted from the stream before its task ended"

@@ -19,9 +19,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need redis-server jq curl
 
 rg_redis r
 
@@ -56,29 +54,17 @@ CONF
 
 S='rg:{q:tasks:0}'
 
-# serve_start: a master in the background, until its worker reads
-serve_start() {
-    "$R" -c "$tmp/s.conf" serve --foreground > /dev/null 2>&1 &
-    master=$!
-    pids="$pids $master"
-    started=$((${started:-0} + 1))
-    rg_wait_for "$tmp/error.log" "reading the queue" $started
-}
 
 # serve_quit: QUIT, until the master is gone
 serve_quit() {
     kill -QUIT "$master"
-    i=0
-    while kill -0 "$master" 2>/dev/null && [ $i -lt 300 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
+    rg_wait_gone "$master" 30
     wait "$master" 2>/dev/null
 }
 
 # a task still running when drain_timeout passes -----------------------
 conf 30s > "$tmp/s.conf"
-serve_start
+rg_serve_start "$tmp/s.conf" 1
 w1=$(pgrep -P "$master")
 echo '{"id":"d1","agent":"slow","input":"take your time"}' > "$tmp/d.jsonl"
 "$R" -c "$tmp/s.conf" submit "$tmp/d.jsonl" > /dev/null 2>&1
@@ -101,13 +87,9 @@ rg_lacks "the worker did not die" "$tmp/error.log" \
 
 # the next worker takes it at its first look, not claim_idle later
 t0=$(date +%s)
-serve_start
+rg_serve_start "$tmp/s.conf" 1
 w2=$(pgrep -P "$master")
-i=0
-while [ "$(rg_task_status d1)" != done ] && [ $i -lt 300 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_until 30 '[ "$(rg_task_status d1)" = done ]'
 t1=$(date +%s)
 rg_equal "the task handed back ends done" "$(rg_task_status d1)" done
 rg_check "taken over well before claim_idle 30s ($((t1 - t0))s)" \
@@ -121,7 +103,7 @@ serve_quit
 
 # a result Redis refuses to keep -------------------------------------------
 conf 2s > "$tmp/s.conf"
-serve_start
+rg_serve_start "$tmp/s.conf" 1
 w3=$(pgrep -P "$master")
 # SET refused on keys ending in "t" (the task's ":result"), the rest (its
 # session, the queue, the results stream, the scripts) allowed
@@ -135,11 +117,7 @@ rg_equal "its entry stays pending" \
     "$(rg_rcli xpending "$S" workers | head -n 1)" 1
 rg_equal "and it is not announced" "$(rg_announced r1)" 0
 rg_rcli acl setuser default clearselectors +set > /dev/null
-i=0
-while [ "$(rg_task_status r1)" != done ] && [ $i -lt 200 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_until 20 '[ "$(rg_task_status r1)" = done ]'
 rg_equal "taken over, it ends done" "$(rg_task_status r1)" done
 rg_equal "announced once" "$(rg_announced r1)" 1
 i=0
@@ -192,7 +170,7 @@ rg_equal "as JSON with their status" \
 rg_equal "and without -o, to stdout" "$(cat "$tmp/res2.out")" \
     "$(cat "$tmp/res.jsonl")"
 
-serve_start
+rg_serve_start "$tmp/s.conf" 1
 "$R" -c "$tmp/s.conf" results --follow > "$tmp/follow.out" 2>&1 &
 follow=$!
 pids="$pids $follow"
@@ -219,7 +197,7 @@ serve_quit
 
 # backpressure: a worker holds at most concurrency entries ---------------
 conf 30s 2 > "$tmp/s.conf"
-serve_start
+rg_serve_start "$tmp/s.conf" 1
 i=0
 : > "$tmp/b.jsonl"
 while [ $i -lt 8 ]; do

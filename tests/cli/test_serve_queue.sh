@@ -19,10 +19,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
-command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+rg_need redis-server jq curl python3
 
 rg_redis r
 
@@ -58,25 +55,11 @@ CONF
 }
 
 S='rg:{q:tasks:0}'
-started=0
-
-# serve_start WORKERS: a master in the background, until its workers read
-serve_start() {
-    "$R" -c "$tmp/s.conf" serve --foreground >> "$tmp/serve.err" 2>&1 &
-    master=$!
-    pids="$pids $master"
-    started=$((started + $1))
-    rg_wait_for "$tmp/error.log" "reading the queue" $started
-}
 
 # serve_stop: TERM, until the master is gone
 serve_stop() {
     kill -TERM "$master"
-    i=0
-    while kill -0 "$master" 2>/dev/null && [ $i -lt 300 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
+    rg_wait_gone "$master" 30
     wait "$master" 2>/dev/null
 }
 
@@ -144,7 +127,7 @@ conf 1 2 1 2s 1900ms > "$tmp/s.conf"
 rg_rcli xgroup create "$S" workers 0 mkstream > /dev/null
 queue 0 slow r0 r1 > /dev/null
 rg_rcli xreadgroup group workers gone count 2 streams "$S" '>' > /dev/null
-serve_start 1
+rg_serve_start "$tmp/s.conf" 1
 rg_wait_for "$tmp/error.log" "took over 2 tasks" 1
 queue 0 slow n0 n1 n2 n3 > /dev/null
 most=0
@@ -167,7 +150,7 @@ serve_stop
 # shards 3, tasks on one shard only ----------------------------------------
 rg_rcli flushall > /dev/null
 conf 1 2 3 6s 5s > "$tmp/s.conf"
-serve_start 1
+rg_serve_start "$tmp/s.conf" 1
 # eight tasks on shard 1 while shards 0 and 2 stay empty: a backlog
 # that a worker with two slots reads as they free, without waiting on
 # the empty shards
@@ -228,7 +211,7 @@ done &
 fresh=$!
 pids="$pids $fresh"
 conf 1 2 1 2s 500ms > "$tmp/s.conf"
-serve_start 1
+rg_serve_start "$tmp/s.conf" 1
 rg_check "the dead consumer's task, behind 25 live entries, ends done" \
     wait_done 12 d1
 rg_equal "the live entries stay with their consumer, delivered once" \
@@ -241,7 +224,7 @@ serve_stop
 rg_rcli flushall > /dev/null
 hport=$(rg_free_port)
 conf 1 10 1 2s 500ms "http { listen 127.0.0.1:$hport; }" > "$tmp/s.conf"
-serve_start 1
+rg_serve_start "$tmp/s.conf" 1
 rg_wait_for "$tmp/error.log" "http: worker .* answers"
 U=http://127.0.0.1:$hport
 
@@ -293,7 +276,7 @@ serve_stop
 # a task that runs three times claim_idle, on two workers ------------------
 rg_rcli flushall > /dev/null
 conf 2 10 1 2s 500ms > "$tmp/s.conf"
-serve_start 2
+rg_serve_start "$tmp/s.conf" 2
 took=$(grep -c "took over" "$tmp/error.log")
 task k1 long | "$R" -c "$tmp/s.conf" submit - > /dev/null 2>&1
 sleep 5

@@ -11,10 +11,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
-command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+rg_need redis-server jq curl python3
 
 rport=$(rg_free_port)
 mkdir -p "$tmp/redis.d"
@@ -46,16 +43,10 @@ lease_ttl 5s;
 queue { claim_idle 10s; block 500ms; }
 CONF
 
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 
-i=0
-while [ $i -lt 300 ]; do
-    echo "{\"id\":\"r$i\",\"input\":\"compute\"}"
-    i=$((i + 1))
-done > "$tmp/tasks.jsonl"
+rg_task_lines 300 r compute > "$tmp/tasks.jsonl"
 
 "$R" -c "$tmp/s.conf" submit --wait --progress "$tmp/tasks.jsonl" \
     > "$tmp/res.jsonl" 2> "$tmp/submit.err" &
@@ -75,11 +66,7 @@ down=$(curl -s "http://127.0.0.1:$port/stats" | jq .requests)
 sleep 3
 start_redis
 
-i=0
-while kill -0 $sub 2>/dev/null && [ $i -lt 900 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+rg_wait_gone $sub 90
 wait $sub
 rg_equal "submit --wait ends" "$?" 0
 rg_check "Redis went away in the middle ($down of 600 model calls made)" \
@@ -106,11 +93,7 @@ rg_expect "the workers said Redis was back" "$tmp/error.log" \
     "redis 127.0.0.1:$rport reachable again"
 
 kill -QUIT $master
-i=0
-while kill -0 $master 2>/dev/null && [ $i -lt 400 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_wait_gone $master 20
 rg_check "the master quits" test ! -d /proc/$master
 
 rg_done

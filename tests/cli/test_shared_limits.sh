@@ -25,9 +25,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need redis-server jq curl
 
 rg_redis r
 
@@ -42,13 +40,6 @@ $3
 CONF
 }
 
-tasks() {
-    i=0
-    while [ $i -lt "$1" ]; do
-        echo "{\"id\":\"$2$i\",\"input\":\"hi\"$3}"
-        i=$((i + 1))
-    done
-}
 
 # the largest number of arrivals within any window of $2 ms
 most_within() {
@@ -60,8 +51,8 @@ most_within() {
 # two processes, one shared rate
 rg_mock rate --script "$tmp/script.json"
 conf $port "requests_per_minute 300 shared;" > "$tmp/rate.conf"
-tasks 8 a > "$tmp/a.jsonl"
-tasks 8 b > "$tmp/b.jsonl"
+rg_task_lines 8 a > "$tmp/a.jsonl"
+rg_task_lines 8 b > "$tmp/b.jsonl"
 
 "$R" -c "$tmp/rate.conf" batch --no-progress -o "$tmp/ra.jsonl" \
     "$tmp/a.jsonl" > /dev/null 2> "$tmp/ra.err" &
@@ -88,8 +79,8 @@ rg_check "16 requests at 5 a second take at least 2.8 s: $span ms" \
 # two processes, two connections between them
 rg_mock conn --script "$tmp/script.json" --latency 400
 conf $port "max_connections 2 shared;" > "$tmp/conn.conf"
-tasks 4 a > "$tmp/a4.jsonl"
-tasks 4 b > "$tmp/b4.jsonl"
+rg_task_lines 4 a > "$tmp/a4.jsonl"
+rg_task_lines 4 b > "$tmp/b4.jsonl"
 
 "$R" -c "$tmp/conn.conf" batch --no-progress -o "$tmp/ca.jsonl" \
     "$tmp/a4.jsonl" > /dev/null 2> "$tmp/ca.err" &
@@ -164,8 +155,9 @@ rg_check "after the 429 neither asked the model for 2 s: $gap ms" \
 # a tenant's budget across processes
 rg_mock tn --script "$tmp/script.json"
 conf $port "" "tenant_max_tokens 50 per 1h;" > "$tmp/tn.conf"
-tasks 2 x ',"tenant":"acme"' > "$tmp/t1.jsonl"
-{ tasks 2 y ',"tenant":"acme"'; tasks 1 z ',"tenant":"beta"'; } \
+rg_task_lines 2 x hi ',"tenant":"acme"' > "$tmp/t1.jsonl"
+{ rg_task_lines 2 y hi ',"tenant":"acme"'
+  rg_task_lines 1 z hi ',"tenant":"beta"'; } \
     > "$tmp/t2.jsonl"
 
 "$R" -c "$tmp/tn.conf" batch --no-progress --concurrency 1 \
@@ -199,7 +191,7 @@ allow_all() {
 
 rg_mock tl --script "$tmp/script.json"
 conf $port "" "tenant_max_tokens 1m per 1h;" > "$tmp/tl.conf"
-tasks 4 l ',"tenant":"gamma"' > "$tmp/tl.jsonl"
+rg_task_lines 4 l hi ',"tenant":"gamma"' > "$tmp/tl.jsonl"
 deny_tn
 "$R" -c "$tmp/tl.conf" batch --no-progress -o "$tmp/tl.out" \
     "$tmp/tl.jsonl" > /dev/null 2> "$tmp/tl.err"
@@ -215,7 +207,7 @@ rg_expect "naming the fallback" "$tmp/tl.err" \
 rg_mock tw --script "$tmp/script.json"
 conf $port "shared_limits_fallback wait;" "tenant_max_tokens 1m per 1h;" \
     > "$tmp/tw.conf"
-tasks 3 w ',"tenant":"gamma"' > "$tmp/tw.jsonl"
+rg_task_lines 3 w hi ',"tenant":"gamma"' > "$tmp/tw.jsonl"
 deny_tn
 "$R" -c "$tmp/tw.conf" batch --no-progress -o "$tmp/tw.out" \
     "$tmp/tw.jsonl" > /dev/null 2> "$tmp/tw.err" &
@@ -238,7 +230,7 @@ rg_equal "and its end once" \
 
 conf $port "shared_limits_fallback wait;" \
     "tenant_max_tokens 1m per 1h; store_timeout 1s;" > "$tmp/tt.conf"
-tasks 1 t ',"tenant":"gamma"' > "$tmp/tt.jsonl"
+rg_task_lines 1 t hi ',"tenant":"gamma"' > "$tmp/tt.jsonl"
 deny_tn
 "$R" -c "$tmp/tt.conf" batch --no-progress -o "$tmp/tt.out" \
     "$tmp/tt.jsonl" > /dev/null 2> "$tmp/tt.err"

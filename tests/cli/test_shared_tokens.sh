@@ -18,9 +18,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v curl >/dev/null || rg_skip "no curl (deploy/deps.sh)"
+rg_need redis-server jq curl
 
 # kept on disk, so that a restart keeps the sessions' leases
 rg_redis r --appendonly yes --appendfsync always
@@ -38,13 +36,6 @@ store redis { server unix:$redis_sock; }
 CONF
 }
 
-tasks() {
-    i=0
-    while [ $i -lt "$1" ]; do
-        echo "{\"id\":\"$2$i\",\"input\":\"hi\"}"
-        i=$((i + 1))
-    done
-}
 
 stats() {
     curl -s "http://127.0.0.1:$1/stats"
@@ -54,8 +45,8 @@ stats() {
 rg_mock tpm --script "$tmp/script.json"
 tport=$port
 conf $tport "tokens_per_minute 12000 shared;" > "$tmp/tpm.conf"
-tasks 8 a > "$tmp/a.jsonl"
-tasks 8 b > "$tmp/b.jsonl"
+rg_task_lines 8 a > "$tmp/a.jsonl"
+rg_task_lines 8 b > "$tmp/b.jsonl"
 
 "$R" -c "$tmp/tpm.conf" batch --no-progress --concurrency 1 \
     -o "$tmp/ta.jsonl" "$tmp/a.jsonl" > /dev/null 2> "$tmp/ta.err" &
@@ -93,17 +84,13 @@ outage() {
     oport=$port
     conf $oport "requests_per_minute 300 shared; shared_limits_fallback $1;" \
         > "$tmp/$1.conf"
-    tasks 30 "$1" > "$tmp/$1.jsonl"
+    rg_task_lines 30 "$1" > "$tmp/$1.jsonl"
     "$R" -c "$tmp/$1.conf" batch --no-progress --concurrency 4 \
         -o "$tmp/$1.out" "$tmp/$1.jsonl" > /dev/null 2> "$tmp/$1.err" &
     bpid=$!
     pids="$pids $bpid"
 
-    i=0
-    while [ "$(stats $oport | jq .requests)" -lt 5 ] && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
+    rg_until 10 '[ "$(stats $oport | jq .requests)" -ge 5 ]'
     kill -9 $redis_pid
     wait $redis_pid 2>/dev/null
     down_at=$(stats $oport | jq .requests)

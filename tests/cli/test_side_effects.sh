@@ -31,8 +31,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+rg_need redis-server jq
 
 rg_redis r
 
@@ -60,11 +59,7 @@ kpid=$!
 pids="$pids $kpid"
 
 # both ran: the fast one answered, the slow one sleeps
-i=0
-while [ "$(rg_rcli get count:ks)" != 1 ] && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 10 '[ "$(rg_rcli get count:ks)" = 1 ]'
 sleep 0.3
 kill -9 $kpid
 wait $kpid 2>/dev/null
@@ -109,11 +104,7 @@ echo '{"id":"e1","input":"count","events":true}' > "$tmp/e.jsonl"
     > /dev/null 2> "$tmp/e1.err" &
 epid=$!
 pids="$pids $epid"
-i=0
-while [ "$(rg_rcli get count:ks)" != 1 ] && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 10 '[ "$(rg_rcli get count:ks)" = 1 ]'
 sleep 0.3
 kill -9 $epid
 wait $epid 2>/dev/null
@@ -284,11 +275,7 @@ CONF
 "$R" -c "$tmp/d.conf" run -a a "delegate" > "$tmp/d.out" 2> "$tmp/d.err" &
 dpid=$!
 pids="$pids $dpid"
-i=0
-while [ "$(rg_rcli get count:kc)" != 1 ] && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 10 '[ "$(rg_rcli get count:kc)" = 1 ]'
 sleep 0.3
 kill -9 $dpid
 wait $dpid 2>/dev/null

@@ -19,9 +19,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
-command -v python3 >/dev/null || rg_skip "no python3 (deploy/deps.sh)"
+rg_need redis-server jq python3
 
 rport=$(rg_free_port)
 rg_redis_tcp "$rport" "$tmp/redis.d"
@@ -51,9 +49,7 @@ store redis { server 127.0.0.1:$rport; }
 queue { block 2s; }
 CONF
 
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "reading the queue" 1
 
 # tasks PREFIX: 18 for agent a, 2 for bad
@@ -78,11 +74,7 @@ submit() {
         > "$tmp/$name.out" 2> "$tmp/$name.err" &
     sub=$!
     pids="$pids $sub"
-    i=0
-    while kill -0 $sub 2>/dev/null && [ $i -lt 600 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
+    rg_wait_gone $sub 60
     wait $sub
     code=$?
     tr '\r' '\n' < "$tmp/$name.err" > "$tmp/$name.bars"
@@ -213,11 +205,7 @@ rg_expect "-h: submit's --progress and --no-progress" "$tmp/help" \
     'submit .*--wait \[--progress\|--no-progress\]'
 
 kill -TERM $master
-i=0
-while kill -0 $master 2>/dev/null && [ $i -lt 400 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_wait_gone $master 20
 rg_check "the master stops" test ! -d /proc/$master
 
 rg_done

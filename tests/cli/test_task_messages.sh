@@ -14,8 +14,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v redis-server >/dev/null || rg_skip "no redis-server (deploy/deps.sh)"
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+rg_need redis-server jq
 
 rg_redis r
 
@@ -77,9 +76,7 @@ rg_equal "... and calls the model no more" \
 # the queue: the same task from reagent serve
 rg_rcli flushall > /dev/null
 : > "$tmp/requests.log"
-"$R" -c "$tmp/redis.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-master=$!
-pids="$pids $master"
+rg_serve "$tmp/redis.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "reading the queue" 1
 
 timeout 30 "$R" -c "$tmp/redis.conf" submit --wait --no-progress \

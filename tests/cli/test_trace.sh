@@ -24,7 +24,7 @@
 B=${B:-objs}
 . tests/lib/rg_test_lib.sh
 
-command -v jq >/dev/null || rg_skip "no jq (deploy/deps.sh)"
+rg_need jq
 
 A=4bf92f3577b34da6a3ce929d0e0e4736
 P=00f067aa0ba902b7
@@ -244,11 +244,7 @@ echo "{\"id\":\"r1\",\"input\":\"count\",\"traceparent\":\"00-$A-$P-01\"}" \
     "$tmp/r.jsonl" > /dev/null 2> "$tmp/r.err" &
 kpid=$!
 pids="$pids $kpid"
-i=0
-while [ "$(rg_rcli get count:ks)" != 1 ] && [ $i -lt 200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+rg_until 10 '[ "$(rg_rcli get count:ks)" = 1 ]'
 sleep 0.3
 kill -9 $kpid
 wait $kpid 2>/dev/null

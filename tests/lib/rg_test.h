@@ -10,7 +10,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_engine.h>
-#include <rg_session.h>
+#include <rg_session_int.h>   /* tests see what a session is made of */
 
 /* libevent times its timers with CLOCK_MONOTONIC_COARSE (one jiffy, up to
  * 4 ms at HZ=250), so a delay it runs may end that much early as measured

@@ -45,9 +45,10 @@ rg_check() {
     fi
 }
 
-# rg_expect WHAT FILE PATTERN: FILE has a line matching PATTERN (grep -E)
+# rg_expect WHAT FILE PATTERN: FILE has a line matching PATTERN (grep -E;
+# a PATTERN may start with "-")
 rg_expect() {
-    if grep -Eq "$3" "$2"; then
+    if grep -Eq -e "$3" "$2"; then
         rg_ok "$1"
     else
         rg_fail "$1"
@@ -57,9 +58,9 @@ rg_expect() {
 
 # rg_lacks WHAT FILE PATTERN: no line of FILE matches PATTERN
 rg_lacks() {
-    if grep -Eq "$3" "$2"; then
+    if grep -Eq -e "$3" "$2"; then
         rg_fail "$1"
-        grep -E "$3" "$2" | sed 's/^/#   /' | head -n 5
+        grep -E -e "$3" "$2" | sed 's/^/#   /' | head -n 5
     else
         rg_ok "$1"
     fi
@@ -249,4 +250,191 @@ rg_done() {
 rg_skip() {
     echo "SKIPPED: $(basename "$0"): $1"
     exit 0
+}
+
+# --- more of what several tests share (fixed strings, exit codes, the
+# --- programs a test needs, a serve started and stopped)
+
+# rg_need PROGRAM...: skips the test when one of the programs is missing
+rg_need() {
+    for need_p in "$@"; do
+        command -v "$need_p" >/dev/null 2>&1 \
+            || rg_skip "no $need_p (deploy/deps.sh installs it)"
+    done
+}
+
+# rg_built: ends the test, failed, when reagent or the mock is not built
+rg_built() {
+    if [ ! -x "$R" ] || [ ! -x "$B/rg_mock" ]; then
+        rg_fail "$R and $B/rg_mock are built (run make first)"
+        exit 1
+    fi
+}
+
+# rg_has WHAT FILE TEXT: FILE has a line containing TEXT (a fixed string)
+rg_has() {
+    if grep -qF -- "$3" "$2"; then
+        rg_ok "$1"
+    else
+        rg_fail "$1"
+        echo "#   no line with: $3"
+        sed 's/^/#   got: /' "$2" | head -n 40
+    fi
+}
+
+# rg_has_not WHAT FILE TEXT: no line of FILE contains TEXT (a fixed string)
+rg_has_not() {
+    if grep -qF -- "$3" "$2"; then
+        rg_fail "$1"
+        grep -F -- "$3" "$2" | sed 's/^/#   found: /' | head -n 10
+    else
+        rg_ok "$1"
+    fi
+}
+
+# rg_count WHAT FILE TEXT N: exactly N lines of FILE contain TEXT
+rg_count() {
+    count_c=$(grep -cF -- "$3" "$2")
+    if [ "$count_c" -eq "$4" ]; then
+        rg_ok "$1"
+    else
+        rg_fail "$1: $count_c lines, expected $4"
+        sed 's/^/#   got: /' "$2" | head -n 40
+    fi
+}
+
+# rg_rc WHAT GOT WANT: an exit code; $tmp/err is shown when it is not WANT
+rg_rc() {
+    if [ "$2" -eq "$3" ]; then
+        rg_ok "$1: exit code $3"
+    else
+        rg_fail "$1: exit code $2, expected $3"
+        [ -s "$tmp/err" ] && sed 's/^/#   stderr: /' "$tmp/err"
+    fi
+}
+
+# rg_same WHAT FILE TEXT: FILE holds exactly TEXT (and a newline)
+rg_same() {
+    printf '%s\n' "$3" > "$tmp/expected"
+    if cmp -s "$2" "$tmp/expected"; then
+        rg_ok "$1"
+    else
+        rg_fail "$1"
+        echo "#   expected:"
+        sed 's/^/#     /' "$tmp/expected"
+        echo "#   got:"
+        sed 's/^/#     /' "$2"
+    fi
+}
+
+# rg_mock_start NAME ARGS...: starts a mock model as rg_mock does, its
+# stderr added to $tmp/mock.log; sets $port and $started (its pid)
+rg_mock_start() {
+    ms_pf=$tmp/$1.port
+    shift
+    "$B/rg_mock" --port 0 --port-file "$ms_pf" --quiet "$@" \
+        2>>"$tmp/mock.log" &
+    started=$!
+    pids="$pids $started"
+    ms_i=0
+    while [ ! -s "$ms_pf" ] && [ $ms_i -lt 200 ]; do
+        sleep 0.05
+        ms_i=$((ms_i + 1))
+    done
+    port=$(cat "$ms_pf" 2>/dev/null)
+}
+
+# rg_serve CONF OUT: `reagent -c CONF serve --foreground` in the
+# background, its stdout and stderr to OUT; sets $master (stopped with
+# the test). The test then waits for what it needs in its error_log.
+rg_serve() {
+    "$R" -c "$1" serve --foreground > "$2" 2>&1 &
+    master=$!
+    pids="$pids $master"
+}
+
+# rg_wait_gone PID [SECONDS]: up to SECONDS (10) until PID has ended;
+# false when it still runs
+rg_wait_gone() {
+    wg_i=0
+    while kill -0 "$1" 2>/dev/null; do
+        [ $wg_i -ge $((${2:-10} * 10)) ] && return 1
+        sleep 0.1
+        wg_i=$((wg_i + 1))
+    done
+    return 0
+}
+
+# rg_interop_tree: the interop tree (tests/interop: the pinned Node and npm
+# packages) is installed; else the test ends, SKIPPED saying why, or
+# failed under CI (CI=true) or with RG_INTEROP_REQUIRED=1, since
+# deploy/deps.sh installs it there
+rg_interop_tree() {
+    if [ "${CI:-}" = true ]; then
+        it_required=${RG_INTEROP_REQUIRED:-1}
+    else
+        it_required=${RG_INTEROP_REQUIRED:-0}
+    fi
+    if it_why=$(tests/interop/run.sh --check 2>&1); then
+        return 0
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        it_why="npm is not installed, nor is tests/interop/node_modules"
+        it_why="$it_why (deploy/deps.sh installs nodejs and npm, then runs npm ci)"
+    else
+        it_why=$(printf '%s' "$it_why" | tr '\n' ' ')
+    fi
+    if [ "$it_required" = 1 ]; then
+        rg_fail "the interop tree is installed: $it_why"
+        rg_done
+        exit 1
+    fi
+    rg_skip "the interop tree is not installed: $it_why"
+}
+
+# rg_until SECONDS CONDITION: until the shell CONDITION holds (evaluated
+# anew every 0.1 s), at most SECONDS; false when it never did
+rg_until() {
+    ru_n=$(($1 * 10))
+    shift
+    while ! eval "$*"; do
+        [ $ru_n -le 0 ] && return 1
+        sleep 0.1
+        ru_n=$((ru_n - 1))
+    done
+    return 0
+}
+
+# rg_requests PORT: how many chat requests the mock on PORT has seen
+rg_requests() {
+    curl -s "http://127.0.0.1:$1/stats" \
+        | sed -n 's/.*"requests": *\([0-9]*\).*/\1/p'
+}
+
+# rg_task_lines N PREFIX [INPUT [MORE]]: N task lines for batch or
+# submit, ids PREFIX0 to PREFIX(N-1), each {"id":ID,"input":INPUT MORE}:
+# INPUT "hi" unless given, "%s" in it is the task's id and "%d" its
+# number; MORE, more fields (',"tenant":"acme"')
+rg_task_lines() {
+    awk -v n="$1" -v p="$2" -v input="${3:-hi}" -v more="${4:-}" 'BEGIN {
+        for (i = 0; i < n; i++) {
+            id = p i
+            s = input
+            gsub(/%s/, id, s)
+            gsub(/%d/, i, s)
+            printf "{\"id\":\"%s\",\"input\":\"%s\"%s}\n", id, s, more
+        }
+    }'
+}
+
+# rg_serve_start CONF N: one more `reagent -c CONF serve --foreground` (a
+# child of the test, its output added to $tmp/serve.err), until N more
+# workers read the queue, as $tmp/error.log counts them over every serve
+# of the test ($rg_reading); sets $master
+rg_serve_start() {
+    "$R" -c "$1" serve --foreground >> "$tmp/serve.err" 2>&1 &
+    master=$!
+    pids="$pids $master"
+    rg_reading=$((${rg_reading:-0} + $2))
+    rg_wait_for "$tmp/error.log" "reading the queue" $rg_reading
 }

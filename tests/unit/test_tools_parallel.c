@@ -1,6 +1,6 @@
 /* test_tools_parallel.c: the tool calls of one turn, through the agent loop
  * (src/tools/rg_tools.c, src/tools/rg_thread_pool.c, src/tools/
- * rg_tool_args.h as src/agent/rg_turn.c drives them) against the mock
+ * rg_tool_args.h as src/agent/rg_phase_run.c drives them) against the mock
  * model (tests/mock/rg_mock.c).
  *
  * Every call of a turn starts at once: asynchronous ones on the reactor and

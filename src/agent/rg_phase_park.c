@@ -1,8 +1,9 @@
-/* rg_park.c: a session parked for an operator's decision. A session run
- * with park set (a serve task with "approval": "park") whose turn has
- * dangerous calls that nothing approves does not run that turn: the
- * answer with its calls is checkpointed (status awaiting_approval), a
- * record of the calls waiting is kept under the session (rg_park.h),
+/* rg_phase_park.c: the phase park (rg_session_phase.c): a session
+ * parked for an operator's decision. A session run with park set (a
+ * serve task with "approval": "park") whose turn has dangerous calls
+ * that nothing approves does not run that turn: the answer with its
+ * calls is checkpointed (status awaiting_approval), a record of the
+ * calls waiting is kept under the session (rg_phase_park.h),
  * its lease is given back, and its owner's handler sees it parked
  * (s->parked), not ended, and lets it go: nothing of it stays in memory.
  * The whole turn waits, the calls that need no approval too, so that a
@@ -19,27 +20,28 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_session.h>
-#include <rg_park.h>
+#include <rg_session_int.h>
+#include <rg_phase_park.h>
 #include <rg_events.h>
-#include <rg_turn.h>
 #include <rg_durable.h>
 #include <rg_lease.h>
-#include <rg_agent.h>
 #include <rg_store.h>
 #include <rg_store_conf.h>
 #include <rg_secret.h>
 #include <jansson.h>
 
 
-static void rg_park_got(void *data, const rg_store_res_t *res);
-static void rg_park_ask(rg_session_t *s);
-static void rg_park_stored(rg_session_t *s);
+#define RG_PHASE_PARK_ASKED    1      /* its record asked, or it parks */
+
+
+static void rg_phase_park_got(void *data, const rg_store_res_t *res);
+static rg_int_t rg_phase_park_ask(rg_session_t *s);
+static void rg_phase_park_stored(rg_session_t *s);
 
 
 /* call i would have to be asked for */
 static rg_uint_t
-rg_park_needs(rg_session_t *s, rg_uint_t i)
+rg_phase_park_needs(rg_session_t *s, rg_uint_t i)
 {
     rg_int_t  j;
 
@@ -57,7 +59,7 @@ rg_park_needs(rg_session_t *s, rg_uint_t i)
 
 /* the id its tool message will answer */
 static const char *
-rg_park_call_id(rg_session_t *s, rg_uint_t i, char *buf, size_t size)
+rg_phase_park_call_id(rg_session_t *s, rg_uint_t i, char *buf, size_t size)
 {
     if (s->calls[i].id.len == 0) {
         snprintf(buf, size, "call_%lu", (unsigned long) i);
@@ -72,7 +74,7 @@ rg_park_call_id(rg_session_t *s, rg_uint_t i, char *buf, size_t size)
 
 
 static rg_str_t
-rg_park_key(rg_session_t *s, char *buf, size_t size)
+rg_phase_park_key(rg_session_t *s, char *buf, size_t size)
 {
     rg_str_t  id, key;
 
@@ -86,68 +88,74 @@ rg_park_key(rg_session_t *s, char *buf, size_t size)
 }
 
 
-rg_int_t
-rg_park_check(rg_session_t *s)
+rg_phase_rc_e
+rg_phase_park(rg_session_t *s)
 {
     rg_uint_t  i, n;
 
+    if (s->phase_step != 0) {
+        return RG_PHASE_WAIT;
+    }
+
     if (!s->park || !s->durable || s->depth || s->replay) {
-        return RG_OK;
+        return RG_PHASE_GO;
     }
 
     for (n = 0, i = 0; i < s->ncalls; i++) {
-        n += rg_park_needs(s, i);
+        n += rg_phase_park_needs(s, i);
     }
 
     if (n == 0) {
-        return RG_OK;
+        return RG_PHASE_GO;
     }
 
     rg_session_set_state(s, RG_SESSION_AWAITING_APPROVAL);
 
-    if (rg_durable_init(s) != RG_OK) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
-        return RG_AGAIN;
+    if (rg_session_durable(s) != RG_OK) {
+        return rg_session_status(s, RG_SESSION_FAILED, "out of memory");
     }
 
     s->dur->park_since = rg_monotonic_msec();
-    rg_park_ask(s);
+    s->phase_step = RG_PHASE_PARK_ASKED;
 
-    return RG_AGAIN;
+    if (rg_phase_park_ask(s) != RG_OK) {
+        return rg_session_status(s, RG_SESSION_FAILED, "out of memory");
+    }
+
+    return RG_PHASE_WAIT;
 }
 
 
-static void
-rg_park_ask(rg_session_t *s)
+/* the record asked for; RG_ERROR: out of memory */
+static rg_int_t
+rg_phase_park_ask(rg_session_t *s)
 {
     char         buf[128];
     rg_str_t     key;
     rg_store_t  *st;
 
     st = rg_store_ctx(s->engine);
-    key = rg_park_key(s, buf, sizeof(buf));
+    key = rg_phase_park_key(s, buf, sizeof(buf));
 
-    s->park_op = key.len ? st->get(st, &key, rg_park_got, s) : NULL;
-    if (s->park_op == NULL) {
-        rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
-    }
+    s->park_op = key.len ? st->get(st, &key, rg_phase_park_got, s) : NULL;
+
+    return s->park_op ? RG_OK : RG_ERROR;
 }
 
 
 static void
-rg_park_again(evutil_socket_t fd, short what, void *arg)
+rg_phase_park_again(evutil_socket_t fd, short what, void *arg)
 {
-    rg_park_ask(arg);
+    if (rg_phase_park_ask(arg) != RG_OK) {
+        rg_session_finish(arg, RG_SESSION_FAILED, "out of memory");
+    }
 }
 
 
 void
-rg_park_cancel(rg_session_t *s)
+rg_phase_park_cancel(rg_session_t *s)
 {
-    if (s->park_op) {
-        rg_store_ctx(s->engine)->cancel(rg_store_ctx(s->engine), s->park_op);
-        s->park_op = NULL;
-    }
+    rg_session_store_cancel(s, &s->park_op);
 
     if (s->dur && s->dur->park_ev) {
         event_free(s->dur->park_ev);
@@ -162,7 +170,7 @@ rg_park_cancel(rg_session_t *s)
 /* a record of the calls that wait: the arguments as an operator sees
  * them, secrets scrubbed */
 static char *
-rg_park_record(rg_session_t *s, rg_msec_t deadline)
+rg_phase_park_record(rg_session_t *s, rg_msec_t deadline)
 {
     char        id[128], *args, *text;
     size_t      len;
@@ -188,7 +196,7 @@ rg_park_record(rg_session_t *s, rg_msec_t deadline)
     }
 
     for (i = 0; i < s->ncalls; i++) {
-        if (!rg_park_needs(s, i)) {
+        if (!rg_phase_park_needs(s, i)) {
             continue;
         }
 
@@ -203,7 +211,7 @@ rg_park_record(rg_session_t *s, rg_msec_t deadline)
         len = rg_secret_scrub(args, len);
 
         c = json_pack("{s:s, s:s%, s:s%}",
-                      "id", rg_park_call_id(s, i, id, sizeof(id)),
+                      "id", rg_phase_park_call_id(s, i, id, sizeof(id)),
                       "name", s->calls[i].name.data ? s->calls[i].name.data
                                                     : "",
                       s->calls[i].name.len, "arguments", args, len);
@@ -225,7 +233,7 @@ rg_park_record(rg_session_t *s, rg_msec_t deadline)
 /* the operator's answers to this round's calls: RG_OK when each call
  * that waits has one (applied), RG_DECLINED when one has none */
 static rg_int_t
-rg_park_apply(rg_session_t *s, json_t *rec)
+rg_phase_park_apply(rg_session_t *s, json_t *rec)
 {
     char         id[128], buf[768], *text;
     json_t      *decisions, *d;
@@ -235,11 +243,12 @@ rg_park_apply(rg_session_t *s, json_t *rec)
     decisions = json_object_get(rec, "decisions");
 
     for (i = 0; i < s->ncalls; i++) {
-        if (!rg_park_needs(s, i)) {
+        if (!rg_phase_park_needs(s, i)) {
             continue;
         }
 
-        d = json_object_get(decisions, rg_park_call_id(s, i, id, sizeof(id)));
+        d = json_object_get(decisions,
+                            rg_phase_park_call_id(s, i, id, sizeof(id)));
         if (!json_is_object(d)) {
             return RG_DECLINED;
         }
@@ -280,7 +289,7 @@ rg_park_apply(rg_session_t *s, json_t *rec)
 /* the turn waits: its answer stored, then a new record, when there is
  * none for it yet */
 static void
-rg_park_now(rg_session_t *s, json_t *old)
+rg_phase_park_now(rg_session_t *s, json_t *old)
 {
     rg_msec_t  deadline;
 
@@ -291,7 +300,7 @@ rg_park_now(rg_session_t *s, json_t *old)
 
     } else {
         deadline = rg_wall_msec() + s->agent->approval_timeout;
-        s->park_record = rg_park_record(s, deadline);
+        s->park_record = rg_phase_park_record(s, deadline);
         if (s->park_record == NULL) {
             rg_session_finish(s, RG_SESSION_FAILED, "out of memory");
             return;
@@ -302,12 +311,12 @@ rg_park_now(rg_session_t *s, json_t *old)
     rg_session_set_state(s, RG_SESSION_AWAITING_APPROVAL);
     s->cp_partial = 1;
 
-    rg_durable_checkpoint(s, rg_park_stored);
+    rg_durable_checkpoint(s, rg_phase_park_stored);
 }
 
 
 static void
-rg_park_got(void *data, const rg_store_res_t *res)
+rg_phase_park_got(void *data, const rg_store_res_t *res)
 {
     json_t        *rec;
     rg_int_t       rc;
@@ -326,8 +335,8 @@ rg_park_got(void *data, const rg_store_res_t *res)
             struct timeval  tv = { 0, 500 * 1000 };
 
             if (s->dur->park_ev == NULL) {
-                s->dur->park_ev = evtimer_new(s->engine->base, rg_park_again,
-                                              s);
+                s->dur->park_ev = evtimer_new(s->engine->base,
+                                              rg_phase_park_again, s);
             }
 
             if (s->dur->park_ev && evtimer_add(s->dur->park_ev, &tv) == 0) {
@@ -377,7 +386,7 @@ rg_park_got(void *data, const rg_store_res_t *res)
     }
 
     if (status && strcmp(status, "decided") == 0) {
-        rc = rg_park_apply(s, rec);
+        rc = rg_phase_park_apply(s, rec);
         json_decref(rec);
 
         if (rc == RG_ERROR) {
@@ -387,7 +396,7 @@ rg_park_got(void *data, const rg_store_res_t *res)
 
         if (rc == RG_OK) {
             rg_session_set_state(s, RG_SESSION_TOOLS_RUNNING);
-            rg_turn_tools(s);
+            rg_session_phase_done(s);
             return;
         }
 
@@ -395,7 +404,7 @@ rg_park_got(void *data, const rg_store_res_t *res)
     }
 
     if (status && strcmp(status, "pending") == 0) {
-        rg_park_now(s, rec);           /* still waiting: as it was */
+        rg_phase_park_now(s, rec);           /* still waiting: as it was */
         json_decref(rec);
         return;
     }
@@ -404,12 +413,12 @@ rg_park_got(void *data, const rg_store_res_t *res)
         json_decref(rec);
     }
 
-    rg_park_now(s, NULL);
+    rg_phase_park_now(s, NULL);
 }
 
 
 static void
-rg_park_end(rg_session_t *s)
+rg_phase_park_end(rg_session_t *s)
 {
     char       when[32];
     rg_uint_t  i, n;
@@ -417,10 +426,10 @@ rg_park_end(rg_session_t *s)
     struct tm  tm;
 
     for (n = 0, i = 0; i < s->ncalls; i++) {
-        n += rg_park_needs(s, i);
+        n += rg_phase_park_needs(s, i);
     }
 
-    rg_turn_drop_args(s);
+    rg_session_drop_args(s);
 
     if (s->deadline_set) {
         event_del(s->deadline_ev);
@@ -450,7 +459,7 @@ rg_park_end(rg_session_t *s)
 
 
 static void
-rg_park_put_done(void *data, const rg_store_res_t *res)
+rg_phase_park_put_done(void *data, const rg_store_res_t *res)
 {
     rg_session_t  *s;
 
@@ -458,7 +467,7 @@ rg_park_put_done(void *data, const rg_store_res_t *res)
     s->park_op = NULL;
 
     if (res->rc == RG_OK) {
-        rg_park_end(s);
+        rg_phase_park_end(s);
         return;
     }
 
@@ -477,7 +486,7 @@ rg_park_put_done(void *data, const rg_store_res_t *res)
 /* The session's "approval_needed" event: the calls it waits for and
  * its deadline (the record's, secrets already scrubbed) */
 static void
-rg_park_event(rg_session_t *s, const char *record)
+rg_phase_park_event(rg_session_t *s, const char *record)
 {
     json_t  *rec;
 
@@ -498,13 +507,13 @@ rg_park_event(rg_session_t *s, const char *record)
 
 /* the answer is stored: the record next, when there is a new one */
 static void
-rg_park_stored(rg_session_t *s)
+rg_phase_park_stored(rg_session_t *s)
 {
     rg_store_t      *st;
     rg_store_put_t   p;
 
     if (s->park_record == NULL) {
-        rg_park_end(s);
+        rg_phase_park_end(s);
         return;
     }
 
@@ -520,10 +529,10 @@ rg_park_stored(rg_session_t *s)
     p.lease = s->lease;
     p.ttl = rg_store_session_ttl(s->engine);
 
-    s->park_op = st->put(st, &p, rg_park_put_done, s);
+    s->park_op = st->put(st, &p, rg_phase_park_put_done, s);
 
     if (s->park_op) {
-        rg_park_event(s, s->park_record);
+        rg_phase_park_event(s, s->park_record);
     }
 
     free(s->park_record);
