@@ -50,6 +50,22 @@ static void rg_llm_timer_handler(evutil_socket_t fd, short what, void *arg);
 static void rg_llm_complete(rg_llm_req_t *r, CURLcode rc, long status);
 
 
+/* a piece of the streamed text, to the caller: what it builds of it
+ * outlives the parse, so jansson's arena is closed meanwhile */
+static void
+rg_llm_delta_out(void *data, size_t offset, const char *text, size_t len)
+{
+    rg_uint_t      depth;
+    rg_llm_req_t  *r;
+
+    r = data;
+
+    depth = rg_json_arena_pause();
+    r->delta(r->data, offset, text, len);
+    rg_json_arena_resume(depth);
+}
+
+
 /* the wait queue is doubly linked: a cancel takes O(1) */
 static void
 rg_llm_enqueue(rg_llm_req_t *r)
@@ -992,8 +1008,9 @@ rg_llm_start(rg_llm_req_t *r)
             up->conf->codec->stream_destroy(r->stream);
         }
 
-        r->stream = up->conf->codec->stream_create(r->max_calls, r->delta,
-                                                   r->data);
+        r->stream = up->conf->codec->stream_create(r->max_calls,
+                                                   r->delta ? rg_llm_delta_out
+                                                            : NULL, r);
         if (r->stream == NULL) {
             rg_llm_fail_now(r, RG_LLM_ERR_FATAL, "out of memory");
             return;
