@@ -502,7 +502,8 @@ rg_session_outcome(rg_session_t *s, rg_session_outcome_t *o)
         .priced = s->llm->priced ? 1 : 0,
         .parked = s->parked,
         .resumed = s->resumed,
-        .fenced = s->fenced
+        .fenced = s->fenced,
+        .taken_unknown = s->taken_unknown
     };
 }
 
@@ -520,6 +521,14 @@ void
 rg_session_on_recovered(rg_session_t *s, rg_session_handler_pt h)
 {
     s->recovered = h;
+}
+
+
+void
+rg_session_set_taken_over(rg_session_t *s, uint64_t losses)
+{
+    s->taken_over = 1;
+    s->taken_losses = losses;
 }
 
 

@@ -120,6 +120,10 @@ typedef struct {
     unsigned                resumed:1;    /* read back from the store */
     unsigned                parked:1;
     unsigned                fenced:1;     /* another worker has it now */
+    unsigned                taken_unknown:1;  /* taken over, forgotten:
+                                                 ended, its outcome said
+                                                 unknown; its owner
+                                                 writes its result */
 } rg_session_outcome_t;
 
 
@@ -162,6 +166,11 @@ void rg_session_set_park(rg_session_t *s, const char *line, size_t len);
 /* the store lost it and it was written back (rg_recover.c): h queues
  * its task again; NULL: nothing to do */
 void rg_session_on_recovered(rg_session_t *s, rg_session_handler_pt h);
+/* taken over from a worker that ran it (a queue entry delivered again):
+ * its record is expected; losses is the store's count of losses now.
+ * None found after a loss since ends it failed, outcome unknown
+ * (rg_durable.c) */
+void rg_session_set_taken_over(rg_session_t *s, uint64_t losses);
 /* its events in this process (NULL: none) */
 void rg_session_on_event(rg_session_t *s, rg_session_event_pt h,
     void *data);

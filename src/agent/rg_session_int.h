@@ -263,6 +263,12 @@ struct rg_session_s {
     int64_t             lease;        /* fencing token, 0: none */
     rg_msec_t           created;      /* wall clock */
     rg_msec_t           elapsed;      /* run time before a resume */
+    /* taken over from a worker that ran it (rg_session_set_taken_over):
+     * the store's losses then; none found after a loss since is a
+     * session whose side effects may have run (rg_durable_loaded) */
+    uint64_t            taken_losses;
+    unsigned            taken_over:1;
+    unsigned            taken_unknown:1;  /* ended so */
 
     unsigned            durable:1;
     unsigned            cp_partial:1; /* a turn about to run its tools */

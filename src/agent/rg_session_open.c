@@ -35,6 +35,7 @@ typedef struct {
     rg_store_op_t        *op;
     struct event          retry;    /* the read, asked again */
     unsigned              retry_set:1;
+    unsigned              checked:1;  /* read again after the epoch */
 } rg_session_load_t;
 
 
@@ -330,6 +331,34 @@ rg_session_loaded(void *data, const rg_store_res_t *res)
             rg_session_finish(s, RG_SESSION_FAILED, "no session \"%s\" in "
                               "the store (never there, or expired after "
                               "session_ttl)", s->id);
+            return;
+        }
+
+        if (s->taken_over && !o->checked) {
+            /* the epoch is read first, then the session again: on one
+             * connection the answers keep their order, so a store that
+             * forgot it is known before the second answer */
+            o->checked = 1;
+            if (rg_store_ctx(s->engine)->check) {
+                rg_store_ctx(s->engine)->check(rg_store_ctx(s->engine));
+            }
+            rg_session_load(-1, EV_TIMEOUT, o);
+            return;
+        }
+
+        if (s->taken_over
+            && rg_store_ctx(s->engine)->epoch.losses != s->taken_losses)
+        {
+            /* no lease of it is held: nothing of it is written but its
+             * owner's result */
+            s->fenced = 1;
+            s->taken_unknown = 1;
+            rg_session_finish(s, RG_SESSION_FAILED, "outcome unknown: the "
+                              "store lost its memory after this task was "
+                              "taken over from a worker that ran it; its "
+                              "session and claims are gone, so whether its "
+                              "side effects ran is unknown: it is not run "
+                              "again");
             return;
         }
 

@@ -81,6 +81,24 @@ rg_json_arena_end(void)
 }
 
 
+rg_uint_t
+rg_json_arena_pause(void)
+{
+    rg_uint_t  depth;
+
+    depth = rg_json_depth;
+    rg_json_depth = 0;
+    return depth;
+}
+
+
+void
+rg_json_arena_resume(rg_uint_t depth)
+{
+    rg_json_depth = depth;
+}
+
+
 void
 rg_json_free_dump(void *p)
 {

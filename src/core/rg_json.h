@@ -9,6 +9,10 @@
 void rg_json_init(void);
 void rg_json_arena_begin(void);
 void rg_json_arena_end(void);
+/* a callback out of a parse runs with the arena closed (what it keeps
+ * outlives the parse); resume with what pause returned */
+rg_uint_t rg_json_arena_pause(void);
+void rg_json_arena_resume(rg_uint_t depth);
 /* frees what json_dumps() returned: it may come from the arena */
 void rg_json_free_dump(void *p);
 

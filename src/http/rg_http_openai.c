@@ -23,6 +23,7 @@
 #include <rg_http.h>
 #include <rg_http_tasks.h>
 #include <rg_secret.h>
+#include <rg_json.h>
 #include <event2/buffer.h>
 
 
@@ -74,7 +75,7 @@ rg_http_chat_event(rg_http_chat_t *c, const char *prefix, json_t *j)
 
     b = evbuffer_new();
     if (b == NULL) {
-        free(text);
+        rg_json_free_dump(text);
         return;
     }
 
@@ -84,7 +85,7 @@ rg_http_chat_event(rg_http_chat_t *c, const char *prefix, json_t *j)
     event_base_update_cache_time(c->r->http->engine->base);
     evhttp_send_reply_chunk(c->r->req, b);
     evbuffer_free(b);
-    free(text);
+    rg_json_free_dump(text);
 }
 
 

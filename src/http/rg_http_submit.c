@@ -205,6 +205,18 @@ rg_http_submitted(void *data, rg_int_t rc, const char *what)
         return;
     }
 
+    if (rc == RG_DECLINED && strcmp(what, "submitting") == 0) {
+        /* a submit that died between its two steps leaves this for
+         * RG_STREAM_SUBMITTING_STALE at most */
+        snprintf(msg, sizeof(msg), "task %.*s is being queued by another "
+                 "submit now; if it is not queued within %d s, submit it "
+                 "again", rg_http_cut(o->id, 200), o->id,
+                 RG_STREAM_SUBMITTING_STALE / 1000);
+        rg_http_one_answer(o, rg_http_task_error(o->id, 409,
+                                                 "task_submitting", msg));
+        return;
+    }
+
     if (rc == RG_DECLINED) {
         snprintf(msg, sizeof(msg), "task %.*s was submitted before: not "
                  "queued again", rg_http_cut(o->id, 200), o->id);

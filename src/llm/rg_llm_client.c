@@ -35,6 +35,22 @@ static void rg_llm_start(rg_llm_req_t *r);
 static void rg_llm_done(rg_curl_xfer_t *x, CURLcode rc);
 
 
+/* a piece of the streamed text, to the caller: what it builds of it
+ * outlives the parse, so jansson's arena is closed meanwhile */
+static void
+rg_llm_delta_out(void *data, size_t offset, const char *text, size_t len)
+{
+    rg_uint_t      depth;
+    rg_llm_req_t  *r;
+
+    r = data;
+
+    depth = rg_json_arena_pause();
+    r->delta(r->data, offset, text, len);
+    rg_json_arena_resume(depth);
+}
+
+
 void
 rg_llm_req_init(rg_llm_req_t *r, rg_llm_upstream_t *up, rg_int_t lane,
     rg_llm_handler_pt handler, void *data, rg_log_t *log)
@@ -153,8 +169,9 @@ rg_llm_start(rg_llm_req_t *r)
             up->conf->codec->stream_destroy(r->stream);
         }
 
-        r->stream = up->conf->codec->stream_create(r->max_calls, r->delta,
-                                                   r->data);
+        r->stream = up->conf->codec->stream_create(r->max_calls,
+                                                   r->delta ? rg_llm_delta_out
+                                                            : NULL, r);
         if (r->stream == NULL) {
             rg_llm_fail_now(r, RG_LLM_ERR_FATAL, "out of memory");
             return;

@@ -95,10 +95,22 @@ void rg_stream_dead(rg_stream_t *q, const rg_stream_entry_t *e,
 
 extern rg_redis_script_t  rg_stream_mark_lua;
 
+/* Where one script may touch both (not a cluster), the mark and the
+ * entry are set at once: an answer lost on the way leaves either both or
+ * neither, and a submit asked again is told the truth. rg_stream_submit_lua:
+ * KEYS as rg_stream_mark_lua's, then the shard's stream; ARGV this
+ * submit's "s …" value, RG_STREAM_SUBMITTING_TTL,
+ * RG_STREAM_SUBMITTING_STALE, the session_ttl, the task's line. It
+ * answers the entry's id: queued; 1: queued before by this same submit
+ * (its answer was lost); 0: submitted before; 2: another submit (of a
+ * cluster's two steps) is adding it now. */
+extern rg_redis_script_t  rg_stream_submit_lua;
+
 /* a task line onto the queue from a worker (the HTTP API, a parked
  * session let go): its mark set (above), then the entry added to the
- * shard its id hashes to. A task submitted before (or being submitted
- * now): cb gets RG_DECLINED "exists" and nothing is queued; again set
+ * shard its id hashes to (in one script where it may). A task submitted
+ * before: cb gets RG_DECLINED "exists" (or "submitting": another submit
+ * of a cluster's two steps is adding it now) and nothing is queued; again set
  * forces it onto the queue (a parked session's resumption). cb: RG_OK
  * with the entry id, or RG_ERROR with why. */
 typedef void (*rg_stream_submit_pt)(void *data, rg_int_t rc,

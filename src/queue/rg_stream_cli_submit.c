@@ -17,15 +17,17 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
 {
     char                  err[256], sid[48], key[320], entry[64];
     char                  ttl[24], last[64], *buf, *line, *end, *text;
+    char                  shard[320];
     size_t                len;
-    int                   rc;
+    int                   rc, argc;
+    rg_uint_t             cluster;
     rg_uint_t             lineno, queued, dup, bad, got, total, before;
     long long             seen;
     json_t               *want, *task;
     redisReply           *r;
     rg_stream_client_t    c;
     rg_stream_cli_opts_t *o;
-    const char           *argv[10], *id;
+    const char           *argv[12], *id;
     char                  digest[RG_SHA256_HEX], idbuf[48];
     char                  token[24], mark[48], meta[320], result[320];
     char                  sttl[24], sstale[24];
@@ -65,6 +67,7 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
              (unsigned long long) rg_store_conf(cycle)->session_ttl);
     snprintf(sttl, sizeof(sttl), "%d", RG_STREAM_SUBMITTING_TTL);
     snprintf(sstale, sizeof(sstale), "%d", RG_STREAM_SUBMITTING_STALE);
+    cluster = rg_store_conf(cycle)->cluster;
 
     /* this submit's own name, for its marks */
     {
@@ -212,13 +215,43 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
         argv[6] = mark;
         argv[7] = sttl;
         argv[8] = sstale;
+        argc = 9;
 
-        r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err), 9,
-                                argv, NULL);
+        if (!cluster) {
+            /* one Redis: the mark and the entry at once; an answer lost
+             * and asked again finds this submit's own mark */
+            rg_stream_shard_key(&c, rg_stream_shard_of(
+                                    (rg_uint_t) c.qcf->shards, id),
+                                "", shard, sizeof(shard));
+            argv[1] = rg_stream_submit_lua.source;
+            argv[2] = "4";
+            argv[6] = shard;
+            argv[7] = mark;
+            argv[8] = sttl;
+            argv[9] = sstale;
+            argv[10] = ttl;
+            argv[11] = text;
+            argc = 12;
+        }
 
-        /* 1: the mark is this submit's, queue it; 0: submitted before;
-         * 2: another submit is queueing it now */
-        seen = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+        r = rg_stream_cli_retry(c.engine, c.redis, key, err, sizeof(err),
+                                argc, argv, NULL);
+
+        /* 1: the mark is this submit's, queue it (in one script: queued
+         * before by this submit; its entry's id, queued now); 0:
+         * submitted before; 2: another submit is queueing it now */
+        seen = 0;
+        if (r && r->type == REDIS_REPLY_STRING) {
+            snprintf(entry, sizeof(entry), "%.*s", (int) rg_min(r->len, 60),
+                     r->str);
+            seen = 3;
+        } else if (r && r->type == REDIS_REPLY_INTEGER) {
+            seen = r->integer;
+            if (seen == 1 && !cluster) {
+                entry[0] = '\0';
+                seen = 3;
+            }
+        }
 
         if (r == NULL) {
             fprintf(stderr, "reagent: submitting %s: %s\n", id, err);
@@ -229,9 +262,17 @@ rg_submit_main(rg_cycle_t *cycle, void *opts, const char *arg)
         }
 
         freeReplyObject(r);
-        entry[0] = '\0';
+        if (seen != 3) {
+            entry[0] = '\0';
+        }
 
-        if (seen == 2) {
+        if (seen == 3) {
+            if (!o->wait) {
+                printf("%s\n", id);
+            }
+            queued++;
+
+        } else if (seen == 2) {
             fprintf(stderr, "reagent: task %s is being submitted by another "
                     "submit now: not queued again\n", id);
             dup++;

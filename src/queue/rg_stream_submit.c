@@ -52,6 +52,30 @@ rg_redis_script_t  rg_stream_mark_lua = { "mark",
 };
 
 
+rg_redis_script_t  rg_stream_submit_lua = { "submit",
+    "local v = redis.call('GET', KEYS[1])\n"
+    "local own = string.sub(ARGV[1], 3)\n"
+    "if v and v ~= ARGV[1] then\n"
+    "  if v == own then\n"
+    "    return 1\n"
+    "  end\n"
+    "  if string.sub(v, 1, 2) ~= 's ' then\n"
+    "    return 0\n"
+    "  end\n"
+    "  if redis.call('PTTL', KEYS[1])\n"
+    "     > tonumber(ARGV[2]) - tonumber(ARGV[3]) then\n"
+    "    return 2\n"
+    "  end\n"
+    "  if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then\n"
+    "    return 0\n"
+    "  end\n"
+    "end\n"
+    "local id = redis.call('XADD', KEYS[4], '*', 'task', ARGV[5])\n"
+    "redis.call('SET', KEYS[1], own, 'PX', ARGV[4])\n"
+    "return id\n", ""
+};
+
+
 typedef struct {
     rg_stream_t          *q;
     rg_uint_t             shard;
@@ -174,7 +198,9 @@ rg_stream_marked(void *data, redisReply *reply, const char *err)
     if (reply == NULL || reply->type != REDIS_REPLY_INTEGER
         || reply->integer != 1)
     {
-        rg_stream_sub_end(sb, RG_DECLINED, "exists");
+        rg_stream_sub_end(sb, RG_DECLINED,
+                          reply && reply->type == REDIS_REPLY_INTEGER
+                          && reply->integer == 2 ? "submitting" : "exists");
         return;
     }
 
@@ -182,17 +208,51 @@ rg_stream_marked(void *data, redisReply *reply, const char *err)
 }
 
 
+/* the mark and the entry at once (rg_stream_submit_lua) */
+static void
+rg_stream_submitted(void *data, redisReply *reply, const char *err)
+{
+    rg_stream_sub_t  *sb;
+
+    sb = data;
+
+    if (err) {
+        /* nothing, or both: a submit asked again tells which */
+        rg_stream_sub_end(sb, RG_ERROR, err);
+        return;
+    }
+
+    if (reply && reply->type == REDIS_REPLY_STRING) {
+        char  id[64];
+
+        snprintf(id, sizeof(id), "%.*s", (int) rg_min(reply->len, 60),
+                 reply->str);
+        rg_stream_sub_end(sb, RG_OK, id);
+        return;
+    }
+
+    if (reply && reply->type == REDIS_REPLY_INTEGER && reply->integer == 1) {
+        rg_stream_sub_end(sb, RG_OK, "");
+        return;
+    }
+
+    rg_stream_sub_end(sb, RG_DECLINED,
+                      reply && reply->type == REDIS_REPLY_INTEGER
+                      && reply->integer == 2 ? "submitting" : "exists");
+}
+
+
 void
 rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
     size_t len, rg_uint_t again, rg_stream_submit_pt cb, void *data)
 {
-    char              sid[48], value[160], ttl[24], stale[24];
+    char              sid[48], value[160], ttl[24], stale[24], sttl[24];
     char             *meta, *result;
-    size_t            lens[6];
-    rg_uint_t         i;
+    size_t            lens[9];
+    rg_uint_t         i, n;
     rg_str_t          tag;
     rg_stream_sub_t  *sb;
-    const char       *argv[6];
+    const char       *argv[9];
 
     rg_stream_session_id(task_id, sid, sizeof(sid));
 
@@ -204,7 +264,9 @@ rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
 
     if (sb == NULL || sb->mark == NULL || sb->text == NULL
         || (rg_stream_mark_lua.sha[0] == '\0'
-            && rg_redis_script_init(&rg_stream_mark_lua) != RG_OK))
+            && rg_redis_script_init(&rg_stream_mark_lua) != RG_OK)
+        || (rg_stream_submit_lua.sha[0] == '\0'
+            && rg_redis_script_init(&rg_stream_submit_lua) != RG_OK))
     {
         if (sb) {
             rg_stream_sub_free(sb);
@@ -242,17 +304,36 @@ rg_stream_submit(rg_stream_t *q, const char *task_id, const char *text,
     argv[0] = sb->mark;
     argv[1] = meta ? meta : "";
     argv[2] = result ? result : "";
-    argv[3] = value;
-    argv[4] = ttl;
-    argv[5] = stale;
 
-    for (i = 0; i < 6; i++) {
-        lens[i] = strlen(argv[i]);
+    if (q->one_read) {
+        /* one Redis: the mark and the entry in one script */
+        snprintf(sttl, sizeof(sttl), "%llu",
+                 (unsigned long long) q->session_ttl);
+        argv[3] = q->keys[sb->shard];
+        argv[4] = value;
+        argv[5] = ttl;
+        argv[6] = stale;
+        argv[7] = sttl;
+        argv[8] = sb->text;
+        n = 9;
+
+    } else {
+        argv[3] = value;
+        argv[4] = ttl;
+        argv[5] = stale;
+        n = 6;
+    }
+
+    for (i = 0; i < n; i++) {
+        lens[i] = i == 8 ? sb->len : strlen(argv[i]);
     }
 
     if (meta == NULL || result == NULL
-        || rg_redis_eval(q->redis, &tag, &rg_stream_mark_lua,
-                         rg_stream_marked, sb, 3, 6, argv, lens) == NULL)
+        || (q->one_read
+            ? rg_redis_eval(q->redis, &tag, &rg_stream_submit_lua,
+                            rg_stream_submitted, sb, 4, 9, argv, lens)
+            : rg_redis_eval(q->redis, &tag, &rg_stream_mark_lua,
+                            rg_stream_marked, sb, 3, 6, argv, lens)) == NULL)
     {
         rg_stream_sub_end(sb, RG_ERROR, "out of memory");
     }

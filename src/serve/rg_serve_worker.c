@@ -37,6 +37,8 @@
 #include <rg_metrics.h>
 #include <rg_recover.h>
 #include <rg_serve_worker.h>
+#include <rg_store.h>
+#include <rg_store_conf.h>
 #include <jansson.h>
 
 
@@ -283,6 +285,21 @@ rg_serve_session_done(rg_session_t *s)
     if (o.parked && !o.fenced) {
         rg_serve_park(sv, t, o.park_deadline);
 
+    } else if (o.taken_unknown) {
+        /* taken over, then forgotten by the store: ended, said unknown */
+        r = rg_session_result(s);
+        if (r) {
+            json_object_set_new(r, "id", json_string(t->task_id));
+            json_object_set_new(r, "session", json_string(t->sid));
+            rg_serve_write(sv, t->shard, t->entry, t->task_id, t->sid, r);
+            json_decref(r);
+        }
+
+        sv->forgotten++;
+        rg_metrics_task(RG_METRICS_TASK_FORGOTTEN, 1);
+        rg_log_error(RG_LOG_ERR, sv->engine->log, 0, "queue: task %s ended "
+                     "failed: %s", t->task_id, o.reason);
+
     } else if (o.fenced && o.reason && strncmp(o.reason, "lost:", 5) == 0) {
         /* the store forgot it and did not take it back */
         rg_serve_forget(sv, t->task_id, o.reason);
@@ -441,6 +458,11 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
 
     /* the store forgot it and it was written back: queued again */
     rg_session_on_recovered(s, rg_serve_recovered);
+
+    /* another worker's: its record is expected (rg_session_open.c) */
+    if (e->delivered > 1) {
+        rg_session_set_taken_over(s, rg_store_ctx(sv->engine)->epoch.losses);
+    }
 
     /* a task may tighten or loosen its agent's limits (a resumed session
      * keeps the ones it started with) */
@@ -1230,6 +1252,16 @@ rg_serve_worker_run(rg_worker_t *w)
 
     sv.engine->worker = w->slot;
     sv.engine->released = rg_serve_released;
+
+    /* the store's epoch beside the pid file: a loss while no worker ran
+     * is said by the first that starts again (rg_store_epoch.c) */
+    if (rg_serve_conf(cycle)->pid.len) {
+        char  path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s.epoch",
+                 rg_serve_conf(cycle)->pid.data);
+        rg_store_epoch_remember(rg_store_ctx(sv.engine), path);
+    }
     sv.engine->released_data = &sv;
 
     /* without a queue (the API alone, store memory) nothing is read */

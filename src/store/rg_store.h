@@ -60,6 +60,9 @@ typedef void (*rg_store_lost_pt)(void *data, rg_store_t *st);
  * one, is a store that lost its memory. */
 typedef struct {
     char                id[48];       /* the one remembered, "": none yet */
+    /* where it is kept across this process's restarts ("": nowhere;
+     * rg_store_epoch_remember) */
+    char                file[PATH_MAX];
     uint64_t            losses;
     uint64_t            lost_at;      /* wall ms of the last loss, 0 */
     rg_store_lost_pt    cb[RG_STORE_WATCHERS];
@@ -280,6 +283,11 @@ rg_int_t rg_store_event_id(const char *s, size_t len, uint64_t *ms,
 /* cb is told when the store loses its memory; RG_ERROR: too many */
 rg_int_t rg_store_watch(rg_store_t *st, rg_store_lost_pt cb, void *data);
 void rg_store_unwatch(rg_store_t *st, rg_store_lost_pt cb, void *data);
+
+/* the epoch is kept in the file at path too (serve: beside its pid
+ * file), so that a loss while no process of it ran is said when one
+ * starts again: by the first that reads the new one */
+void rg_store_epoch_remember(rg_store_t *st, const char *path);
 
 /* A backend read the epoch id[0..len) ("" when the store held none and a
  * new one could not be written): the first is remembered; another is a

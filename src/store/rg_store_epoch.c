@@ -12,6 +12,58 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_store.h>
+#include <fcntl.h>
+#include <sys/file.h>
+
+
+void
+rg_store_epoch_remember(rg_store_t *st, const char *path)
+{
+    snprintf(st->epoch.file, sizeof(st->epoch.file), "%s", path);
+}
+
+
+/* The file's id into old (NUL-ended, "" when none), and id written in
+ * its place, under a lock its other readers (the workers of one serve)
+ * wait for a moment: the one that finds the old id is the one that says
+ * the loss. A local file of a few bytes, once per epoch seen. */
+static void
+rg_store_epoch_swap(rg_store_epoch_t *ep, rg_log_t *log, const char *id,
+    char *old, size_t size)
+{
+    int      fd;
+    ssize_t  n;
+    size_t   len;
+
+    old[0] = '\0';
+
+    fd = open(ep->file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd == -1) {
+        rg_log_error(RG_LOG_WARN, log, errno, "the store's epoch cannot be "
+                     "kept in \"%s\"; a loss while no worker runs will not "
+                     "be said", ep->file);
+        ep->file[0] = '\0';
+        return;
+    }
+
+    if (flock(fd, LOCK_EX) == 0) {
+        n = pread(fd, old, size - 1, 0);
+        old[n > 0 ? n : 0] = '\0';
+        old[strcspn(old, "\n")] = '\0';
+
+        if (strcmp(old, id) != 0) {
+            len = strlen(id);
+            if (ftruncate(fd, 0) != 0
+                || pwrite(fd, id, len, 0) != (ssize_t) len)
+            {
+                rg_log_error(RG_LOG_WARN, log, errno, "the store's epoch was "
+                             "not written to \"%s\"", ep->file);
+            }
+        }
+    }
+
+    close(fd);
+}
 
 
 rg_int_t
@@ -68,28 +120,54 @@ rg_store_epoch_seen(rg_store_t *st, rg_log_t *log, const char *id,
     if (ep->id[0] == '\0') {
         memcpy(ep->id, id, len);
         ep->id[len] = '\0';
+
+        if (ep->file[0] == '\0') {
+            return;
+        }
+
+        /* the one this serve kept: another is a loss while it was away */
+        rg_store_epoch_swap(ep, log, ep->id, old, sizeof(old));
+        if (old[0] == '\0' || strcmp(old, ep->id) == 0) {
+            return;
+        }
+
+        ep->losses++;
+        ep->lost_at = rg_wall_msec();
+
+        rg_log_error(RG_LOG_ALERT, log, 0, "the store lost its memory while "
+                     "no worker of this serve ran: its epoch is %s, not %s "
+                     "as \"%s\" kept it: the queue's groups, the sessions' "
+                     "records and leases, the results and the claims it held "
+                     "are gone; tasks that were queued or running then are "
+                     "lost unless their submitters queue them again",
+                     ep->id, old, ep->file);
+
+    } else if (strlen(ep->id) == len && memcmp(ep->id, id, len) == 0) {
         return;
+
+    } else {
+        memcpy(old, ep->id, sizeof(old));
+        memcpy(ep->id, id, len);
+        ep->id[len] = '\0';
+
+        if (ep->file[0]) {
+            char  kept[48];
+
+            rg_store_epoch_swap(ep, log, ep->id, kept, sizeof(kept));
+        }
+
+        ep->losses++;
+        ep->lost_at = rg_wall_msec();
+
+        rg_log_error(RG_LOG_ALERT, log, 0, "the store lost its memory: its "
+                     "epoch is %s, not %s as before (%s): the queue's groups, "
+                     "the sessions' records and leases, the results and the "
+                     "claims it held are gone; the workers write back what "
+                     "they hold, and say what is lost", ep->id, old,
+                     made ? "this process found none and wrote a new one: "
+                            "Redis restarted without its data, or was emptied"
+                          : "another process found none and wrote a new one");
     }
-
-    if (strlen(ep->id) == len && memcmp(ep->id, id, len) == 0) {
-        return;
-    }
-
-    memcpy(old, ep->id, sizeof(old));
-    memcpy(ep->id, id, len);
-    ep->id[len] = '\0';
-
-    ep->losses++;
-    ep->lost_at = rg_wall_msec();
-
-    rg_log_error(RG_LOG_ALERT, log, 0, "the store lost its memory: its "
-                 "epoch is %s, not %s as before (%s): the queue's groups, "
-                 "the sessions' records and leases, the results and the "
-                 "claims it held are gone; the workers write back what "
-                 "they hold, and say what is lost", ep->id, old,
-                 made ? "this process found none and wrote a new one: Redis "
-                        "restarted without its data, or was emptied"
-                      : "another process found none and wrote a new one");
 
     /* a watcher may watch or unwatch while told: a copy is told */
     n = ep->n;

@@ -79,6 +79,11 @@ NOT_A_TASK_LOSS = re.compile(r"lease|connection|events? (?:are|is|were) "
 # (src/serve/rg_serve_lost.c): the tasks queued before it and never taken
 # by a worker are the ones it speaks of
 LOST_CLASS_RE = re.compile(r"lost for good: tasks queued and not yet taken")
+# the store's loss while no worker ran, said by the first that starts
+# (src/store/rg_store_epoch.c): every task accepted before it and not
+# ended is one it speaks of, taken by a worker or not
+LOST_AWAY_RE = re.compile(r"lost its memory while no worker of this serve "
+                          r"ran")
 LOG_TIME_RE = re.compile(r"^(\d{4})/(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d) ")
 
 
@@ -254,6 +259,7 @@ def named_losses(d, ids):
     counted = 0
     lines = []
     classes = []
+    away = []
     idset = set(ids)
     for path in (os.path.join(d, "error.log"), os.path.join(d, "serve.out"),
                  os.path.join(d, "queue.txt")):
@@ -266,12 +272,14 @@ def named_losses(d, ids):
             for line in f:
                 if "lost" not in line:
                     continue
-                if LOST_CLASS_RE.search(line):
-                    m = LOG_TIME_RE.match(line)
-                    if m:
-                        classes.append(1000 * int(time.mktime(tuple(
-                            int(x) for x in m.groups()) + (0, 0, -1))))
-                        lines.append(line.strip())
+                for rx, into in ((LOST_CLASS_RE, classes),
+                                 (LOST_AWAY_RE, away)):
+                    if rx.search(line):
+                        m = LOG_TIME_RE.match(line)
+                        if m:
+                            into.append(1000 * int(time.mktime(tuple(
+                                int(x) for x in m.groups()) + (0, 0, -1))))
+                            lines.append(line.strip())
                 if NOT_A_TASK_LOSS.search(line):
                     continue
                 named_here = set()
@@ -296,7 +304,7 @@ def named_losses(d, ids):
                 if named_here or n:
                     lines.append(line.strip())
         counted = max(counted, in_file)
-    return by_id, counted, lines, classes
+    return by_id, counted, lines, classes, away
 
 
 def log_summary(d, limit):
@@ -411,7 +419,8 @@ def check(d, name, seed, json_out):
     def ran(i):
         return counters.get("count:chaos:%s:1:c1" % sid_of(i), 0)
 
-    named_ids, named_count, lost_lines, lost_classes = named_losses(d, ids)
+    named_ids, named_count, lost_lines, lost_classes, lost_away = \
+        named_losses(d, ids)
     accepted_at = {}
     for h in hist:
         if h.get("type") == "ok" and "id" in h:
@@ -474,6 +483,17 @@ def check(d, name, seed, json_out):
             at = accepted_at.get(i)
             if at is not None and i not in asked and any(
                     at <= c + 1000 for c in lost_classes):
+                named.append(i)
+            else:
+                keep.append(i)
+        lost = keep
+
+    # a loss said while no worker ran: every task accepted before it
+    if lost_away and lost:
+        keep = []
+        for i in lost:
+            at = accepted_at.get(i)
+            if at is not None and any(at <= c + 1000 for c in lost_away):
                 named.append(i)
             else:
                 keep.append(i)

@@ -374,6 +374,7 @@ for c in $used; do
         ss)              p=iproute2 ;;
         ps|pgrep)        p=procps ;;
         logrotate)       p=logrotate ;;
+        cc)              p=build-essential ;;
         sha256sum|nproc|dpkg|setpriv) p=essential ;;  # coreutils, dpkg, util-linux
         *)               p=unknown ;;
     esac

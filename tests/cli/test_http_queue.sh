@@ -72,6 +72,23 @@ rg_equal "every worker reads the same result" "$ok" 8
 rg_equal "the same id again: 409 on any worker" \
     "$(rg_req POST /v1/tasks -d '{"id":"q1","input":"x"}')" 409
 
+# the mark and the entry go in one script: a submit whose answer is lost
+# and asked again is told the truth (tests/chaos: partition-hold)
+sid1=t-$(printf 'task\000q1' | sha256sum | cut -c1-32)
+rg_check "a queued task's mark is whole, not the short one of two steps" \
+    sh -c "redis-cli -p $rport get 'rg:{$sid1}:task' | grep -qv '^s '"
+sidm=t-$(printf 'task\000mid' | sha256sum | cut -c1-32)
+redis-cli -p "$rport" set "rg:{$sidm}:task" "s other 1" px 60000 > /dev/null
+rg_equal "a task another submit is queueing now (a cluster's two steps): 409" \
+    "$(rg_req POST /v1/tasks -d '{"id":"mid","input":"x"}'; jq -r .error.code "$tmp/body")" \
+    "409task_submitting"
+rg_expect "  ... saying when to submit it again" "$tmp/body" \
+    'if it is not queued within 15 s, submit it again'
+redis-cli -p "$rport" set "rg:{$sidm}:task" "s other 1" px 40000 > /dev/null
+rg_equal "  ... and once that submit is stale, with nothing of it in Redis, 202" \
+    "$(rg_req POST /v1/tasks -d '{"id":"mid","input":"x"}')" 202
+rg_check "  ... and it runs" rg_wait_task mid done
+
 rg_equal "a slow task: 202" \
     "$(rg_req POST /v1/tasks -d '{"id":"q2","agent":"slow","input":"x"}')" 202
 i=0

@@ -22,7 +22,13 @@
 #     `submit --wait` queues again those that vanished, and all 30 end
 #     done, each side effect once; the API's tasks nobody held are named
 #     lost by the worker that queued them (its log, /readyz, the queue's
-#     list of losses in `reagent queue`, the metrics).
+#     list of losses in `reagent queue`, the metrics);
+#   - Redis emptied while no worker of serve ran: the first worker to
+#     start again says the loss once (the epoch kept beside the pid
+#     file); started again with the store as it was, nothing is said;
+#   - a task taken over from a worker that ran it, forgotten by the
+#     store meanwhile, ends failed with its outcome said unknown, and is
+#     not run again.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 
@@ -264,6 +270,78 @@ rg_check "the metrics count the loss, the tasks queued again and those lost" \
          $1 == "reagent_queue_tasks_total{outcome=\"forgotten\"}" && $2 >= 1 { c = 1 }
          END { exit !(a && b && c) }' "$tmp/metrics"
 
+kill -QUIT $master
+wait $master 2>/dev/null
+
+# emptied while no worker ran: the first worker to start again says so,
+# once, from the epoch kept beside the pid file
+rg_check "the store's epoch is kept beside the pid file" \
+    test -s "$tmp/reagent.pid.epoch"
+echo '{"id":"away","input":"compute"}' \
+    | "$R" -c "$tmp/s.conf" submit - > /dev/null 2>&1
+redis-cli -p "$rport" flushall > /dev/null
+: > "$tmp/error.log"
+"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve2.out" 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "reading the queue" 2
+rg_wait_for "$tmp/error.log" "lost for good" 1
+rg_equal "a loss while no worker ran is said once, when one starts" \
+    "$(grep -c 'lost its memory while no worker of this serve ran' \
+       "$tmp/error.log")" 1
+rg_expect "  ... with the tasks queued then, lost unless queued again" \
+    "$tmp/error.log" "tasks that were queued or running then are lost"
+kill -QUIT $master
+wait $master 2>/dev/null
+
+: > "$tmp/error.log"
+"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve3.out" 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "reading the queue" 2
+sleep 1
+rg_lacks "started again with the store as it was: no loss is said" \
+    "$tmp/error.log" "lost its memory"
+kill -QUIT $master
+wait $master 2>/dev/null
+
+# a task taken over from a worker that ran it, whose session the store
+# forgot meanwhile (here: its epoch goes once the workers read it, before
+# the take-over 2 s later, so the take-over finds no record, then the
+# loss): ended failed, its outcome said unknown, not run again
+redis-cli -s "$csock" del count:k > /dev/null
+S='rg:{q:tasks:0}'
+redis-cli -p "$rport" xadd "$S" '*' task '{"id":"took","input":"compute"}' \
+    > /dev/null
+redis-cli -p "$rport" xreadgroup group workers gone count 1 streams "$S" '>' \
+    > /dev/null
+sed 's/claim_idle 4s/claim_idle 2s/; s/lease_ttl 2s/lease_ttl 1s/' \
+    "$tmp/s.conf" > "$tmp/s4.conf"
+rm -f "$tmp/reagent.pid.epoch"
+: > "$tmp/error.log"
+"$R" -c "$tmp/s4.conf" serve --foreground > "$tmp/serve4.out" 2>&1 &
+master=$!
+pids="$pids $master"
+i=0
+while [ ! -s "$tmp/reagent.pid.epoch" ] && [ $i -lt 300 ]; do
+    sleep 0.01
+    i=$((i + 1))
+done
+redis-cli -p "$rport" del rg:epoch > /dev/null
+i=0
+while ! redis-cli -p "$rport" xrange 'rg:{q:tasks}:results' - + \
+        | grep -q '"id":"took"' && [ $i -lt 150 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+redis-cli -p "$rport" xrange 'rg:{q:tasks}:results' - + \
+    | grep '"id":"took"' > "$tmp/took.json"
+rg_check "taken over, then forgotten: it ends failed" \
+    jq -es '.[0].status == "failed"' "$tmp/took.json"
+rg_check "  ... saying its outcome is unknown" \
+    jq -es '.[0].error | test("^outcome unknown: the store lost its memory '\
+'after this task was taken over")' "$tmp/took.json"
+rg_equal "  ... and it was not run again" "$(ccli get count:k)" ""
 kill -QUIT $master
 wait $master 2>/dev/null
 
