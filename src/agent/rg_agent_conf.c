@@ -21,14 +21,41 @@
 static char *rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf);
 static char *rg_agent_system_prompt(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
-static char *rg_agent_tool_timeout(rg_conf_t *cf, rg_command_t *cmd,
-    void *conf);
-static char *rg_agent_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd,
+static char *rg_agent_tool_limit(rg_conf_t *cf, rg_command_t *cmd,
     void *conf);
 static char *rg_agent_default(rg_conf_t *cf, rg_command_t *cmd, void *conf);
 static rg_int_t rg_agent_resolve(rg_cycle_t *cycle, rg_agent_conf_t *agent);
 static void *rg_agent_create_conf(rg_cycle_t *cycle);
 static char *rg_agent_init_conf(rg_cycle_t *cycle, void *conf);
+
+
+/* tool_timeout and tool_max_calls: the agent's (tool_timeout 30s;), or,
+ * with a tool's name first, that tool's (tool_timeout calc 5s;), kept in
+ * an array made on first use whose elements open with the tool's name;
+ * one setter, told by its post where each goes */
+typedef struct {
+    size_t              all;          /* the agent's value in its conf */
+    size_t              names;        /* the array of the tools' */
+    size_t              size;         /* an element */
+    size_t              value;        /* the value in an element */
+    unsigned            msec:1;       /* a time; else calls, 1 or more */
+} rg_agent_tool_limit_t;
+
+
+static rg_agent_tool_limit_t  rg_agent_tool_timeout_limit = {
+    offsetof(rg_agent_conf_t, toolset.timeout),
+    offsetof(rg_agent_conf_t, tool_timeout_names),
+    sizeof(rg_agent_tool_timeout_t),
+    offsetof(rg_agent_tool_timeout_t, timeout), 1
+};
+
+
+static rg_agent_tool_limit_t  rg_agent_tool_calls_limit = {
+    offsetof(rg_agent_conf_t, tool_max_calls),
+    offsetof(rg_agent_conf_t, tool_cap_names),
+    sizeof(rg_agent_tool_cap_t),
+    offsetof(rg_agent_tool_cap_t, calls), 0
+};
 
 
 /* max_cost: dollars */
@@ -205,7 +232,7 @@ static rg_command_t  rg_agent_commands[] = {
       &rg_agent_rounds_bounds },
 
     { rg_string("tool_timeout"), RG_AGENT_CONF|RG_CONF_TAKE12,
-      rg_agent_tool_timeout, 0, NULL },
+      rg_agent_tool_limit, 0, &rg_agent_tool_timeout_limit },
 
     { rg_string("max_tokens"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_tokens), NULL },
@@ -218,7 +245,7 @@ static rg_command_t  rg_agent_commands[] = {
       rg_conf_set_msec_slot, offsetof(rg_agent_conf_t, deadline), NULL },
 
     { rg_string("tool_max_calls"), RG_AGENT_CONF|RG_CONF_TAKE12,
-      rg_agent_tool_max_calls, 0, NULL },
+      rg_agent_tool_limit, 0, &rg_agent_tool_calls_limit },
 
     { rg_string("max_tool_calls_per_turn"), RG_AGENT_CONF|RG_CONF_TAKE1,
       rg_conf_set_num_slot, offsetof(rg_agent_conf_t, max_tool_calls),
@@ -382,89 +409,66 @@ rg_agent_system_prompt(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 }
 
 
-/* the element a directive's form for one tool adds (tool_timeout NAME
- * T, tool_max_calls NAME N), in its array, made on first use; NULL: no
- * memory */
-static void *
-rg_agent_named(rg_conf_t *cf, rg_array_t **a, size_t size)
-{
-    if (*a == NULL) {
-        *a = rg_array_create(cf->pool, 4, size);
-        if (*a == NULL) {
-            return NULL;
-        }
-    }
-
-    return rg_array_push(*a);
-}
-
-
-/* tool_timeout 30s;  or, for one tool, tool_timeout calc 5s; */
 static char *
-rg_agent_tool_timeout(rg_conf_t *cf, rg_command_t *cmd, void *conf)
+rg_agent_tool_limit(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    rg_msec_t                 ms;
-    rg_agent_conf_t          *agent;
-    rg_agent_tool_timeout_t  *t;
+    char                   *target;
+    rg_int_t                v;
+    rg_str_t               *name;
+    rg_msec_t               ms;
+    rg_array_t            **names;
+    rg_agent_tool_limit_t  *lim;
 
-    agent = conf;
+    lim = cmd->post;
+    v = 0;
+    ms = 0;
 
-    if (rg_conf_parse_msec(&cf->args[cf->nargs - 1], &ms) != RG_OK) {
-        return "expects a time such as 500ms, 30s, 5m or 1h";
+    if (lim->msec) {
+        if (rg_conf_parse_msec(&cf->args[cf->nargs - 1], &ms) != RG_OK) {
+            return "expects a time such as 500ms, 30s, 5m or 1h";
+        }
+
+    } else {
+        v = rg_atoi(cf->args[cf->nargs - 1].data,
+                    cf->args[cf->nargs - 1].len);
+        if (v == RG_ERROR || v < 1) {
+            return "expects a number of calls of 1 or more";
+        }
     }
 
     if (cf->nargs == 2) {
-        if (agent->toolset.timeout != RG_CONF_UNSET_MSEC) {
+        target = (char *) conf + lim->all;
+
+        if (lim->msec ? *(rg_msec_t *) target != RG_CONF_UNSET_MSEC
+                      : *(rg_int_t *) target != RG_CONF_UNSET)
+        {
             return "is duplicate";
         }
-        agent->toolset.timeout = ms;
-        return RG_CONF_OK;
-    }
 
-    t = rg_agent_named(cf, &agent->tool_timeout_names,
-                       sizeof(rg_agent_tool_timeout_t));
-    if (t == NULL) {
-        return RG_CONF_ERROR;
-    }
+    } else {
+        names = (rg_array_t **) ((char *) conf + lim->names);
 
-    t->name = cf->args[1];
-    t->timeout = ms;
-
-    return RG_CONF_OK;
-}
-
-
-/* tool_max_calls 5;  or, for one tool, tool_max_calls calc 3; */
-static char *
-rg_agent_tool_max_calls(rg_conf_t *cf, rg_command_t *cmd, void *conf)
-{
-    rg_int_t              v;
-    rg_agent_conf_t      *agent;
-    rg_agent_tool_cap_t  *t;
-
-    agent = conf;
-
-    v = rg_atoi(cf->args[cf->nargs - 1].data, cf->args[cf->nargs - 1].len);
-    if (v == RG_ERROR || v < 1) {
-        return "expects a number of calls of 1 or more";
-    }
-
-    if (cf->nargs == 2) {
-        if (agent->tool_max_calls != RG_CONF_UNSET) {
-            return "is duplicate";
+        if (*names == NULL) {
+            *names = rg_array_create(cf->pool, 4, lim->size);
+            if (*names == NULL) {
+                return RG_CONF_ERROR;
+            }
         }
-        agent->tool_max_calls = v;
-        return RG_CONF_OK;
+
+        name = rg_array_push(*names);
+        if (name == NULL) {
+            return RG_CONF_ERROR;
+        }
+
+        *name = cf->args[1];
+        target = (char *) name + lim->value;
     }
 
-    t = rg_agent_named(cf, &agent->tool_cap_names,
-                       sizeof(rg_agent_tool_cap_t));
-    if (t == NULL) {
-        return RG_CONF_ERROR;
+    if (lim->msec) {
+        *(rg_msec_t *) target = ms;
+    } else {
+        *(rg_int_t *) target = v;
     }
-
-    t->name = cf->args[1];
-    t->calls = v;
 
     return RG_CONF_OK;
 }
@@ -1038,37 +1042,53 @@ rg_agent_init_conf(rg_cycle_t *cycle, void *conf)
 }
 
 
-/* "tenant_max_tokens 1m per 1d;": tokens (k, m: thousands, millions) per
- * window, for each tenant across every process on the store */
+/* "N per WINDOW", the form of tenant_max_tokens and tenant_max_cost:
+ * the number (thousands and millions written k and m when units), and
+ * the window, of at least 1s; RG_ERROR when it is not so */
+static rg_int_t
+rg_agent_per_window(rg_str_t *a, rg_uint_t units, double *n,
+    rg_msec_t *window)
+{
+    char  *end;
+
+    errno = 0;
+    *n = strtod(a[1].data, &end);
+
+    if (units && (*end == 'k' || *end == 'K')) {
+        *n *= 1000;
+        end++;
+    } else if (units && (*end == 'm' || *end == 'M')) {
+        *n *= 1000000;
+        end++;
+    }
+
+    if (errno || end == a[1].data || *end != '\0'
+        || a[2].len != 3 || memcmp(a[2].data, "per", 3) != 0
+        || rg_conf_parse_msec(&a[3], window) != RG_OK || *window < 1000)
+    {
+        return RG_ERROR;
+    }
+
+    return RG_OK;
+}
+
+
+/* "tenant_max_tokens 1m per 1d;": tokens per window, for each tenant
+ * across every process on the store */
 static char *
 rg_agent_tenant_max_tokens(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    char                  *end;
     double                 n;
-    rg_str_t              *a;
     rg_agent_main_conf_t  *amcf;
 
     amcf = conf;
-    a = cf->args;
 
     if (amcf->tenant_max_tokens != RG_CONF_UNSET) {
         return "is duplicate";
     }
 
-    errno = 0;
-    n = strtod(a[1].data, &end);
-    if (*end == 'k' || *end == 'K') {
-        n *= 1000;
-        end++;
-    } else if (*end == 'm' || *end == 'M') {
-        n *= 1000000;
-        end++;
-    }
-
-    if (errno || end == a[1].data || *end != '\0' || !(n >= 1)
-        || n > 1e15 || a[2].len != 3 || memcmp(a[2].data, "per", 3) != 0
-        || rg_conf_parse_msec(&a[3], &amcf->tenant_window) != RG_OK
-        || amcf->tenant_window < 1000)
+    if (rg_agent_per_window(cf->args, 1, &n, &amcf->tenant_window) != RG_OK
+        || !(n >= 1) || n > 1e15)
     {
         return "expects tokens, \"per\" and a window of at least 1s, "
                "such as \"tenant_max_tokens 1m per 1d;\"";
@@ -1085,25 +1105,17 @@ rg_agent_tenant_max_tokens(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 static char *
 rg_agent_tenant_max_cost(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    char                  *end;
     double                 n;
-    rg_str_t              *a;
     rg_agent_main_conf_t  *amcf;
 
     amcf = conf;
-    a = cf->args;
 
     if (!isnan(amcf->tenant_max_cost)) {
         return "is duplicate";
     }
 
-    errno = 0;
-    n = strtod(a[1].data, &end);
-
-    if (errno || end == a[1].data || *end != '\0' || !(n > 0)
-        || n > 1e9 || a[2].len != 3 || memcmp(a[2].data, "per", 3) != 0
-        || rg_conf_parse_msec(&a[3], &amcf->tenant_cost_window) != RG_OK
-        || amcf->tenant_cost_window < 1000)
+    if (rg_agent_per_window(cf->args, 0, &n, &amcf->tenant_cost_window)
+        != RG_OK || !(n > 0) || n > 1e9)
     {
         return "expects dollars, \"per\" and a window of at least 1s, "
                "such as \"tenant_max_cost 25 per 1d;\"";

@@ -577,6 +577,30 @@ rg_conf_nearest(rg_conf_t *cf, const rg_str_t *name)
 }
 
 
+/* The first n words read, as the file has them: "tools calc time_now",
+ * cut with " ..." past what words holds. */
+static void
+rg_conf_words(rg_conf_t *cf, rg_uint_t n, char *words, size_t size)
+{
+    int        w;
+    size_t     len;
+    rg_uint_t  j;
+
+    len = 0;
+    words[0] = '\0';
+
+    for (j = 0; j < n && len < size; j++) {
+        w = snprintf(words + len, size - len, "%s%.*s", j ? " " : "",
+                     (int) cf->args[j].len, cf->args[j].data);
+        len += w < 0 ? 0 : (size_t) w;
+    }
+
+    if (len >= size && size > 5) {
+        memcpy(words + size - 5, " ...", 5);
+    }
+}
+
+
 /* "tools calc⏎ dedupe global;": a directive whose ";" was forgotten
  * takes the words of the next line for its own, and fails later for a
  * reason that hides this one. An unquoted word that starts a line and
@@ -584,11 +608,9 @@ rg_conf_nearest(rg_conf_t *cf, const rg_str_t *name)
 static rg_int_t
 rg_conf_unterminated(rg_conf_t *cf)
 {
-    int            n;
     char           words[72];
     void          *conf;
-    size_t         len;
-    rg_uint_t      i, j, known;
+    rg_uint_t      i, known;
     rg_command_t  *cmd;
 
     for (i = 1; i < cf->nargs; i++) {
@@ -604,18 +626,8 @@ rg_conf_unterminated(rg_conf_t *cf)
             continue;
         }
 
-        /* the words before the line break, the first of them whole */
-        len = 0;
-        for (j = 0; j < i && len < sizeof(words); j++) {
-            n = snprintf(words + len, sizeof(words) - len, "%s%.*s",
-                         j ? " " : "", (int) cf->args[j].len,
-                         cf->args[j].data);
-            len += n < 0 ? 0 : (size_t) n;
-        }
-
-        if (len >= sizeof(words)) {
-            memcpy(words + sizeof(words) - 5, " ...", 5);
-        }
+        /* the words before the line break */
+        rg_conf_words(cf, i, words, sizeof(words));
 
         rg_conf_log_error(RG_LOG_EMERG, cf, 0,
                           "missing \";\" after \"%s\": line %lu starts with "
@@ -918,7 +930,20 @@ rg_conf_read_token(rg_conf_t *cf)
 
         if (ch == '}') {
             if (cf->nargs > 0) {
-                rg_conf_log_error(RG_LOG_EMERG, cf, 0, "unexpected \"}\"");
+                char  words[72];
+
+                /* "max_rounds 2 }": said at the directive's line, and
+                 * of the first ";" missing when two are */
+                cf->line = cf->args_line[0];
+
+                if (rg_conf_unterminated(cf) != RG_OK) {
+                    return RG_ERROR;
+                }
+
+                rg_conf_words(cf, cf->nargs, words, sizeof(words));
+                rg_conf_log_error(RG_LOG_EMERG, cf, 0,
+                                  "missing \";\" after \"%s\" before \"}\"",
+                                  words);
                 return RG_ERROR;
             }
 

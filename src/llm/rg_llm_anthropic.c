@@ -130,35 +130,7 @@ rg_llm_anthropic_mark(rg_buf_t *b, size_t at)
 rg_int_t
 rg_llm_anthropic_tool(rg_buf_t *out, const rg_llm_tool_t *t)
 {
-    int            err;
-    json_t        *def, *params;
-    json_error_t   jerr;
-
-    if (t->parameters != NULL) {
-        params = json_loads(t->parameters, 0, &jerr);
-
-        if (!json_is_object(params)) {
-            json_decref(params);
-            return RG_ERROR;
-        }
-
-    } else {
-        params = json_pack("{s:s, s:{}}", "type", "object", "properties");
-    }
-
-    def = json_object();
-
-    err = json_object_set_new(def, "name", json_string(t->name));
-
-    if (t->description != NULL && t->description[0] != '\0') {
-        err |= json_object_set_new(def, "description",
-                                   rg_llm_json_string(t->description,
-                                                      strlen(t->description)));
-    }
-
-    err |= json_object_set_new(def, "input_schema", params);
-
-    return rg_llm_json_dump(out, def, err);
+    return rg_llm_tool_json(out, t, NULL, "input_schema");
 }
 
 
@@ -195,19 +167,12 @@ rg_llm_anthropic_prefix(rg_buf_t *out, const rg_llm_prefix_t *p)
                                    rg_llm_json_number(p->temperature));
     }
 
-    if (p->stream) {
-        err |= json_object_set_new(req, "stream", json_true());
-    }
-
     at = out->len;
 
-    if (rg_llm_json_dump(out, req, err) != RG_OK) {
+    /* open: the body adds "tools", "system" and "messages" */
+    if (rg_llm_json_open(out, req, err, p->stream) != RG_OK) {
         return RG_ERROR;
     }
-
-    /* open: the body adds "tools", "system" and "messages" */
-    out->len--;
-    out->data[out->len] = '\0';
 
     if (p->ntools == 0) {
         return RG_OK;
@@ -581,6 +546,36 @@ rg_llm_anthropic_wire(rg_buf_t *out, uint8_t role, const char *msg,
 }
 
 
+/* the system blocks closed (the last marked for the cache) and the
+ * messages opened, once */
+static rg_int_t
+rg_llm_anthropic_messages(rg_llm_body_t *bd)
+{
+    rg_int_t   rc;
+    rg_buf_t  *b;
+
+    b = bd->b;
+    rc = RG_OK;
+
+    if (bd->section == RG_LLM_A_SYSTEM) {
+        if (bd->cache) {
+            rc = rg_llm_anthropic_mark(b, bd->mark);
+        }
+
+        rc |= rg_buf_append_lit(b, "]");
+        bd->mark = 0;
+    }
+
+    if (bd->section != RG_LLM_A_MESSAGES) {
+        rc |= rg_buf_append_lit(b, ",\"messages\":[");
+        bd->section = RG_LLM_A_MESSAGES;
+        bd->open = 0;
+    }
+
+    return rc;
+}
+
+
 /* Pieces join into "system" and into "messages": consecutive pieces of
  * the user's side (a task, a turn's tool results, a summary) into one
  * user message, of the assistant's into one assistant message, as the
@@ -611,22 +606,7 @@ rg_llm_anthropic_body_add(rg_llm_body_t *bd, uint8_t role,
         return rc == RG_OK ? RG_OK : RG_ERROR;
     }
 
-    rc = RG_OK;
-
-    if (bd->section == RG_LLM_A_SYSTEM) {
-        if (bd->cache) {
-            rc = rg_llm_anthropic_mark(b, bd->mark);
-        }
-
-        rc |= rg_buf_append_lit(b, "]");
-        bd->mark = 0;
-    }
-
-    if (bd->section != RG_LLM_A_MESSAGES) {
-        rc |= rg_buf_append_lit(b, ",\"messages\":[");
-        bd->section = RG_LLM_A_MESSAGES;
-        bd->open = 0;
-    }
+    rc = rg_llm_anthropic_messages(bd);
 
     /* a system message after the conversation began is the user's */
     want = (role == 'a') ? 'a' : 'u';
@@ -662,21 +642,7 @@ rg_llm_anthropic_body_end(rg_llm_body_t *bd)
     rg_buf_t  *b;
 
     b = bd->b;
-    rc = RG_OK;
-
-    if (bd->section == RG_LLM_A_SYSTEM) {
-        if (bd->cache) {
-            rc = rg_llm_anthropic_mark(b, bd->mark);
-        }
-
-        rc |= rg_buf_append_lit(b, "]");
-        bd->mark = 0;
-    }
-
-    if (bd->section != RG_LLM_A_MESSAGES) {
-        rc |= rg_buf_append_lit(b, ",\"messages\":[");
-        bd->section = RG_LLM_A_MESSAGES;
-    }
+    rc = rg_llm_anthropic_messages(bd);
 
     if (bd->open) {
         rc |= rg_buf_append_lit(b, "]}");
@@ -724,17 +690,12 @@ rg_int_t
 rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
     const rg_llm_answer_t *a, rg_llm_response_t *r)
 {
-    char                *s;
     size_t               i, total, keep, special;
     json_t              *content, *block, *kept;
     rg_int_t             rc;
     rg_buf_t             text, reasoning;
-    rg_uint_t            max_calls;
     const char          *type;
     rg_llm_tool_call_t  *c;
-
-    max_calls = (a->max_calls == 0 || a->max_calls > RG_LLM_MAX_CALLS)
-                ? RG_LLM_MAX_CALLS : a->max_calls;
 
     content = json_object_get(msg, "content");
 
@@ -750,27 +711,10 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
         return RG_ERROR;
     }
 
-    total = 0;
-    special = 0;
+    rg_llm_json_count(content, "tool_use", "text", &total, &special);
 
-    json_array_foreach(content, i, block) {
-        type = json_string_value(json_object_get(block, "type"));
-
-        if (type != NULL && strcmp(type, "tool_use") == 0) {
-            total++;
-        } else if (type == NULL || strcmp(type, "text") != 0) {
-            special++;
-        }
-    }
-
-    keep = rg_min(total, (size_t) max_calls + 1);
-    r->calls_over = total > max_calls ? total - max_calls : 0;
-
-    if (keep) {
-        r->calls = rg_pcalloc(pool, keep * sizeof(rg_llm_tool_call_t));
-        if (r->calls == NULL) {
-            return RG_ERROR;
-        }
+    if (rg_llm_json_calls(pool, total, a->max_calls, &keep, r) != RG_OK) {
+        return RG_ERROR;
     }
 
     memset(&text, 0, sizeof(rg_buf_t));
@@ -795,17 +739,9 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
         }
 
         /* every block is kept, in order, to go back as it came */
-        if (kept) {
-            s = json_dumps(block, JSON_COMPACT);
-            if (s == NULL
-                || json_array_append_new(kept, json_string(s)) != 0)
-            {
-                rg_json_free_dump(s);
-                rc = RG_ERROR;
-                break;
-            }
-
-            rg_json_free_dump(s);
+        if (kept && rg_llm_json_kept_add(kept, block) != RG_OK) {
+            rc = RG_ERROR;
+            break;
         }
 
         if (strcmp(type, "text") == 0) {
@@ -847,9 +783,7 @@ rg_llm_anthropic_message(rg_pool_t *pool, json_t *msg,
 
     /* only text and tool calls: the message says it all already */
     if (rc == RG_OK && special) {
-        s = json_dumps(kept, JSON_COMPACT);
-        rc = s ? rg_llm_json_set(pool, &r->opaque, s, strlen(s)) : RG_ERROR;
-        rg_json_free_dump(s);
+        rc = rg_llm_json_kept_set(pool, kept, r);
     }
 
     rg_buf_free(&text);

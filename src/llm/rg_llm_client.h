@@ -184,10 +184,8 @@ struct rg_llm_upstream_s {
 /* the engine's upstream of an llm block */
 #define rg_llm_upstream(e, llm)  (rg_llm_ctx(e)->upstreams[(llm)->index])
 
-/* the part's runtime: an upstream per llm block, the budget */
-rg_int_t rg_llm_init_worker(rg_engine_t *e);
-void rg_llm_exit_worker(rg_engine_t *e);
-/* retries of every upstream of the engine */
+/* retries of every upstream of the engine (the part's worker hooks, an
+ * upstream per llm block, are declared in rg_llm_conf.h for its table) */
 uint64_t rg_llm_retries(rg_engine_t *e);
 
 rg_llm_upstream_t *rg_llm_upstream_create(rg_llm_ctx_t *ctx,

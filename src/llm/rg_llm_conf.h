@@ -89,4 +89,8 @@ extern rg_part_t  rg_llm_part;
 /* the llm block called name[0..len), or NULL */
 rg_llm_conf_t *rg_llm_find(rg_cycle_t *cycle, const char *name, size_t len);
 
+/* the part's worker hooks, the upstreams' (rg_llm_upstream.c) */
+rg_int_t rg_llm_init_worker(rg_engine_t *e);
+void rg_llm_exit_worker(rg_engine_t *e);
+
 #endif /* RG_LLM_CONF_H */

@@ -61,21 +61,20 @@ rg_llm_frame_dispatch(rg_llm_frame_t *f)
 }
 
 
-/* cuts data into lines; a line split between two feeds waits in f->line,
- * a CR at the end of one feed and a LF at the start of the next are one
- * line end */
-static void
-rg_llm_frame_lines(rg_llm_frame_t *f, const char *data, size_t len)
+rg_int_t
+rg_llm_frame_cut(rg_buf_t *held, unsigned *cr, const char *data, size_t len,
+    rg_llm_line_pt line, void *ctx)
 {
+    rg_int_t     rc;
     const char  *s, *e, *end;
 
     s = data;
     end = data + len;
 
-    while (s < end && !f->nomem) {
+    while (s < end) {
 
-        if (f->cr) {
-            f->cr = 0;
+        if (*cr) {
+            *cr = 0;
 
             if (*s == '\n') {
                 s++;
@@ -88,25 +87,88 @@ rg_llm_frame_lines(rg_llm_frame_t *f, const char *data, size_t len)
         }
 
         if (e == end) {
-            rg_llm_frame_append(f, &f->line, s, (size_t) (end - s));
-            return;
+            return rg_buf_append(held, s, (size_t) (end - s));
         }
 
-        if (f->line.len == 0) {
-            rg_llm_frame_line(f, s, (size_t) (e - s));
+        if (held->len == 0) {
+            rc = line(ctx, s, (size_t) (e - s));
+
+        } else if (rg_buf_append(held, s, (size_t) (e - s)) != RG_OK) {
+            return RG_ERROR;
 
         } else {
-            rg_llm_frame_append(f, &f->line, s, (size_t) (e - s));
-
-            if (!f->nomem) {
-                rg_llm_frame_line(f, f->line.data, f->line.len);
-                rg_buf_reset(&f->line);
-            }
+            rc = line(ctx, held->data, held->len);
+            rg_buf_reset(held);
         }
 
-        f->cr = (*e == '\r');
+        *cr = (*e == '\r');
         s = e + 1;
+
+        if (rc != RG_OK) {
+            return rc;
+        }
     }
+
+    return RG_OK;
+}
+
+
+void
+rg_llm_frame_split(const char *s, size_t n, size_t *fn, const char **v,
+    size_t *vn)
+{
+    const char  *colon;
+
+    colon = memchr(s, ':', n);
+
+    if (colon == NULL) {
+        *fn = n;
+        *v = s + n;
+        *vn = 0;
+        return;
+    }
+
+    *fn = (size_t) (colon - s);
+    *v = colon + 1;
+    *vn = n - *fn - 1;
+
+    if (*vn > 0 && **v == ' ') {
+        (*v)++;
+        (*vn)--;
+    }
+}
+
+
+static rg_int_t
+rg_llm_frame_one(void *data, const char *s, size_t n)
+{
+    rg_llm_frame_t  *f;
+
+    f = data;
+    rg_llm_frame_line(f, s, n);
+
+    return f->nomem ? RG_ERROR : RG_OK;
+}
+
+
+static void
+rg_llm_frame_lines(rg_llm_frame_t *f, const char *data, size_t len)
+{
+    unsigned  cr;
+
+    if (f->nomem) {
+        return;
+    }
+
+    cr = f->cr;
+
+    if (rg_llm_frame_cut(&f->line, &cr, data, len, rg_llm_frame_one, f)
+        != RG_OK)
+    {
+        f->nomem = 1;
+    }
+
+    f->cr = cr;
 }
 
 
@@ -114,7 +176,7 @@ static void
 rg_llm_frame_line(rg_llm_frame_t *f, const char *s, size_t n)
 {
     size_t       fn, vn;
-    const char  *colon, *v;
+    const char  *v;
 
     if (f->nlines++ == 0 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
         s += 3;
@@ -131,23 +193,7 @@ rg_llm_frame_line(rg_llm_frame_t *f, const char *s, size_t n)
         return;
     }
 
-    colon = memchr(s, ':', n);
-
-    if (colon != NULL) {
-        fn = (size_t) (colon - s);
-        v = colon + 1;
-        vn = n - fn - 1;
-
-        if (vn > 0 && *v == ' ') {
-            v++;
-            vn--;
-        }
-
-    } else {
-        fn = n;
-        v = s + n;
-        vn = 0;
-    }
+    rg_llm_frame_split(s, n, &fn, &v, &vn);
 
     if (rg_llm_frame_field(s, fn, "data")) {
         f->seen = 1;

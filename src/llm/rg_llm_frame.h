@@ -38,6 +38,24 @@ typedef struct {
 } rg_llm_frame_t;
 
 
+/* one line, without its end: RG_OK to go on with the next */
+typedef rg_int_t (*rg_llm_line_pt)(void *data, const char *s, size_t n);
+
+
+/* The lines of data, each to line(): a line split between two feeds
+ * waits in held; a CR at the end of one feed and a LF at the start of
+ * the next are one line end (*cr: the last line ended with a CR).
+ * RG_ERROR when held could not grow; line()'s own when it stops. What
+ * the framer here and the chunk reader (rg_llm_sse.c) share. */
+rg_int_t rg_llm_frame_cut(rg_buf_t *held, unsigned *cr, const char *data,
+    size_t len, rg_llm_line_pt line, void *ctx);
+
+/* a field line split at its colon, one space after it dropped: its name
+ * s[0..*fn), its value *v[0..*vn) */
+void rg_llm_frame_split(const char *s, size_t n, size_t *fn,
+    const char **v, size_t *vn);
+
+
 void rg_llm_frame_init(rg_llm_frame_t *f, rg_llm_frame_pt handler,
     void *data);
 /* RG_ERROR once memory ran out */

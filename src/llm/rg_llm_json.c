@@ -208,9 +208,6 @@ rg_llm_json_keep(rg_buf_t *b, json_t *v)
 rg_int_t
 rg_llm_json_text(rg_pool_t *pool, rg_str_t *dst, json_t *v)
 {
-    char      *s;
-    rg_int_t   rc;
-
     if (v == NULL || json_is_null(v) || json_is_string(v)) {
         return rg_llm_json_get(pool, dst, v);
     }
@@ -389,9 +386,7 @@ rg_llm_json_append(rg_buf_t *b, json_t *v)
 rg_int_t
 rg_llm_json_arguments(rg_pool_t *pool, rg_str_t *dst, json_t *v)
 {
-    char        *s;
     size_t       i, len;
-    rg_int_t     rc;
     const char  *p;
 
     if (json_is_string(v)) {
@@ -412,6 +407,148 @@ rg_llm_json_arguments(rg_pool_t *pool, rg_str_t *dst, json_t *v)
     }
 
     return rg_llm_json_set_dump(pool, dst, v);
+}
+
+
+rg_int_t
+rg_llm_json_open(rg_buf_t *out, json_t *req, int err, rg_uint_t stream)
+{
+    if (stream) {
+        err |= json_object_set_new(req, "stream", json_true());
+    }
+
+    if (rg_llm_json_dump(out, req, err) != RG_OK) {
+        return RG_ERROR;
+    }
+
+    out->len--;
+    out->data[out->len] = '\0';
+
+    return RG_OK;
+}
+
+
+/* An event's data as JSON into *root: RG_OK; RG_DONE when it is blank;
+ * RG_ERROR without memory; RG_DECLINED when it is no JSON (err says
+ * why) */
+rg_int_t
+rg_llm_json_event(const char *text, size_t len, json_t **root,
+    json_error_t *err)
+{
+    size_t  i;
+
+    for (i = 0; i < len && (text[i] == ' ' || text[i] == '\n'); i++) {
+        /* void */
+    }
+
+    if (i == len) {
+        return RG_DONE;
+    }
+
+    *root = rg_llm_json_load(text, len, err);
+
+    if (*root != NULL) {
+        return RG_OK;
+    }
+
+    return json_error_code(err) == json_error_out_of_memory ? RG_ERROR
+                                                            : RG_DECLINED;
+}
+
+
+/* jansson's words quote the text read: printable ASCII only, into
+ * bad[size] */
+void
+rg_llm_json_why(char *bad, size_t size, const json_error_t *err)
+{
+    size_t  i;
+
+    for (i = 0; err->text[i] && i < size - 1; i++) {
+        bad[i] = (err->text[i] >= ' ' && err->text[i] < 0x7f)
+                 ? err->text[i] : '?';
+    }
+
+    bad[i] = '\0';
+}
+
+
+/* Room for the calls of an answer: past the cap one more is kept, it
+ * stands for all those not run, so that the model can be told in the
+ * tool message answering it */
+rg_int_t
+rg_llm_json_calls(rg_pool_t *pool, size_t total, rg_uint_t max_calls,
+    size_t *keep, rg_llm_response_t *r)
+{
+    if (max_calls == 0 || max_calls > RG_LLM_MAX_CALLS) {
+        max_calls = RG_LLM_MAX_CALLS;
+    }
+
+    *keep = rg_min(total, (size_t) max_calls + 1);
+    r->calls_over = total > max_calls ? total - max_calls : 0;
+
+    if (*keep == 0) {
+        return RG_OK;
+    }
+
+    r->calls = rg_pcalloc(pool, *keep * sizeof(rg_llm_tool_call_t));
+
+    return r->calls ? RG_OK : RG_ERROR;
+}
+
+
+/* the items of an answer (content blocks, output items): those of type
+ * call (total), those neither call nor plain (special) */
+void
+rg_llm_json_count(json_t *items, const char *call, const char *plain,
+    size_t *total, size_t *special)
+{
+    size_t       i;
+    json_t      *item;
+    const char  *type;
+
+    *total = 0;
+    *special = 0;
+
+    json_array_foreach(items, i, item) {
+        type = json_string_value(json_object_get(item, "type"));
+
+        if (type != NULL && strcmp(type, call) == 0) {
+            (*total)++;
+        } else if (type == NULL || strcmp(type, plain) != 0) {
+            (*special)++;
+        }
+    }
+}
+
+
+/* an item appended to kept as its compact text */
+rg_int_t
+rg_llm_json_kept_add(json_t *kept, json_t *item)
+{
+    char      *s;
+    rg_int_t   rc;
+
+    s = json_dumps(item, JSON_COMPACT);
+    rc = (s != NULL && json_array_append_new(kept, json_string(s)) == 0)
+         ? RG_OK : RG_ERROR;
+    rg_json_free_dump(s);
+
+    return rc;
+}
+
+
+/* the kept items, as text, the answer's opaque part */
+rg_int_t
+rg_llm_json_kept_set(rg_pool_t *pool, json_t *kept, rg_llm_response_t *r)
+{
+    char      *s;
+    rg_int_t   rc;
+
+    s = json_dumps(kept, JSON_COMPACT);
+    rc = s ? rg_llm_json_set(pool, &r->opaque, s, strlen(s)) : RG_ERROR;
+    rg_json_free_dump(s);
+
+    return rc;
 }
 
 

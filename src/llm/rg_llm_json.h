@@ -59,6 +59,27 @@ rg_int_t rg_llm_json_bad(rg_pool_t *pool, rg_llm_response_t *r,
 rg_int_t rg_llm_json_append(rg_buf_t *b, json_t *v);
 /* arguments as the tools want them: JSON text, "{}" when none */
 rg_int_t rg_llm_json_arguments(rg_pool_t *pool, rg_str_t *dst, json_t *v);
+/* a request's first members, "stream": true when stream, written open
+ * (no closing brace) for the body to add its lists */
+rg_int_t rg_llm_json_open(rg_buf_t *out, json_t *req, int err,
+    rg_uint_t stream);
+/* an event's data as JSON: RG_OK, RG_DONE (blank), RG_ERROR (no memory),
+ * RG_DECLINED (no JSON: err says why) */
+rg_int_t rg_llm_json_event(const char *text, size_t len, json_t **root,
+    json_error_t *err);
+/* why a text is no JSON, printable, into bad[size] */
+void rg_llm_json_why(char *bad, size_t size, const json_error_t *err);
+/* room for the calls of an answer, max_calls + 1 at most (0: the
+ * cap); r->calls_over says how many past the cap */
+rg_int_t rg_llm_json_calls(rg_pool_t *pool, size_t total,
+    rg_uint_t max_calls, size_t *keep, rg_llm_response_t *r);
+/* the items of type call (total), of neither call nor plain (special) */
+void rg_llm_json_count(json_t *items, const char *call, const char *plain,
+    size_t *total, size_t *special);
+/* an item kept as its compact text; the kept items as r->opaque */
+rg_int_t rg_llm_json_kept_add(json_t *kept, json_t *item);
+rg_int_t rg_llm_json_kept_set(rg_pool_t *pool, json_t *kept,
+    rg_llm_response_t *r);
 /* an id for every call that has none or repeats an earlier one:
  * "<prefix>_<i>" (prefix NULL: "call") */
 rg_int_t rg_llm_json_ids(rg_pool_t *pool, const char *id_prefix,

@@ -319,10 +319,6 @@ rg_llm_openai_calls(rg_pool_t *pool, json_t *msg, const char *id_prefix,
         id_prefix = "call";
     }
 
-    if (max_calls == 0 || max_calls > RG_LLM_MAX_CALLS) {
-        max_calls = RG_LLM_MAX_CALLS;
-    }
-
     calls = json_object_get(msg, "tool_calls");
     n = json_array_size(calls);
 
@@ -351,18 +347,12 @@ rg_llm_openai_calls(rg_pool_t *pool, json_t *msg, const char *id_prefix,
         total += json_is_object(call);
     }
 
-    /* past the cap one more is kept: it stands for all those not run,
-     * so that the model can be told in the tool message answering it */
-    keep = rg_min(total, (size_t) max_calls + 1);
-    r->calls_over = total > max_calls ? total - max_calls : 0;
+    if (rg_llm_json_calls(pool, total, max_calls, &keep, r) != RG_OK) {
+        return RG_ERROR;
+    }
 
     if (keep == 0) {
         return RG_OK;
-    }
-
-    r->calls = rg_pcalloc(pool, keep * sizeof(rg_llm_tool_call_t));
-    if (r->calls == NULL) {
-        return RG_ERROR;
     }
 
     json_array_foreach(calls, i, call) {

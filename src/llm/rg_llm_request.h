@@ -55,6 +55,11 @@ typedef rg_int_t (*rg_llm_edit_pt)(const char *text, size_t len,
 rg_int_t rg_llm_tool_text(const rg_llm_codec_t *codec, rg_buf_t *out,
     const rg_llm_tool_t *t);
 
+/* For the codecs: a tool as {"type": type (none when NULL), "name",
+ * "description" (when it has one), schema: its parameters}. */
+rg_int_t rg_llm_tool_json(rg_buf_t *out, const rg_llm_tool_t *t,
+    const char *type, const char *schema);
+
 /* Appends the part of a body that comes before the messages; the tools
  * offered are left out when there are none. */
 rg_int_t rg_llm_prefix(const rg_llm_codec_t *codec, rg_buf_t *out,

@@ -25,36 +25,7 @@
 rg_int_t
 rg_llm_responses_tool(rg_buf_t *out, const rg_llm_tool_t *t)
 {
-    int            err;
-    json_t        *def, *params;
-    json_error_t   jerr;
-
-    if (t->parameters != NULL) {
-        params = json_loads(t->parameters, 0, &jerr);
-
-        if (!json_is_object(params)) {
-            json_decref(params);
-            return RG_ERROR;
-        }
-
-    } else {
-        params = json_pack("{s:s, s:{}}", "type", "object", "properties");
-    }
-
-    def = json_object();
-
-    err = json_object_set_new(def, "type", json_string("function"));
-    err |= json_object_set_new(def, "name", json_string(t->name));
-
-    if (t->description != NULL && t->description[0] != '\0') {
-        err |= json_object_set_new(def, "description",
-                                   rg_llm_json_string(t->description,
-                                                      strlen(t->description)));
-    }
-
-    err |= json_object_set_new(def, "parameters", params);
-
-    return rg_llm_json_dump(out, def, err);
+    return rg_llm_tool_json(out, t, "function", "parameters");
 }
 
 
@@ -99,18 +70,11 @@ rg_llm_responses_prefix(rg_buf_t *out, const rg_llm_prefix_t *p)
                                    json_integer(llm->max_output_tokens));
     }
 
-    if (p->stream) {
-        err |= json_object_set_new(req, "stream", json_true());
-    }
-
     at = out->len;
 
-    if (rg_llm_json_dump(out, req, err) != RG_OK) {
+    if (rg_llm_json_open(out, req, err, p->stream) != RG_OK) {
         return RG_ERROR;
     }
-
-    out->len--;
-    out->data[out->len] = '\0';
 
     rc = RG_OK;
 
@@ -303,6 +267,40 @@ rg_llm_responses_text(rg_buf_t *out, uint8_t role, const char *tool_id,
 }
 
 
+/* a function_call item of the next request, after a comma when b holds
+ * one already */
+static rg_int_t
+rg_llm_responses_fc_wire(rg_buf_t *b, rg_llm_tool_call_t *c)
+{
+    rg_int_t  rc;
+
+    rc = b->len ? rg_llm_json_lit(b, ",") : RG_OK;
+    rc |= rg_llm_json_lit(b, "{\"type\":\"function_call\",\"call_id\":");
+    rc |= rg_llm_json_put(b, c->id.data, c->id.len);
+    rc |= rg_llm_json_lit(b, ",\"name\":");
+    rc |= rg_llm_json_put(b, c->name.data, c->name.len);
+    rc |= rg_llm_json_lit(b, ",\"arguments\":");
+    rc |= rg_llm_json_put(b, c->arguments.data, c->arguments.len);
+    rc |= rg_llm_json_lit(b, "}");
+
+    return rc;
+}
+
+
+/* the answer's text as the assistant's message item */
+static rg_int_t
+rg_llm_responses_text_wire(rg_buf_t *b, rg_llm_response_t *r)
+{
+    rg_int_t  rc;
+
+    rc = b->len ? rg_llm_json_lit(b, ",") : RG_OK;
+    rc |= rg_llm_responses_text(b, 'a', NULL, r->content.data,
+                                r->content.len, 0);
+
+    return rc;
+}
+
+
 /* the answer's piece of the next request, while it is at hand: what
  * rg_llm_responses_wire() would make of its message (output: the
  * answer's items; kept: their texts, NULL when only messages and
@@ -311,13 +309,12 @@ static rg_int_t
 rg_llm_responses_answer_wire(rg_pool_t *pool, json_t *output, json_t *kept,
     rg_llm_response_t *r)
 {
-    size_t               i, j;
-    json_t              *item, *v;
-    rg_int_t             rc;
-    rg_buf_t             b;
-    rg_uint_t            k, said;
-    const char          *type;
-    rg_llm_tool_call_t  *c;
+    size_t       i, j;
+    json_t      *item, *v;
+    rg_int_t     rc;
+    rg_buf_t     b;
+    rg_uint_t    k, said;
+    const char  *type;
 
     memset(&b, 0, sizeof(b));
     rc = RG_OK;
@@ -339,9 +336,7 @@ rg_llm_responses_answer_wire(rg_pool_t *pool, json_t *output, json_t *kept,
 
         if (type == NULL || strcmp(type, "message") == 0) {
             if (!said && r->content.len) {
-                rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
-                rc |= rg_llm_responses_text(&b, 'a', NULL, r->content.data,
-                                            r->content.len, 0);
+                rc = rg_llm_responses_text_wire(&b, r);
             }
 
             said = 1;
@@ -353,17 +348,7 @@ rg_llm_responses_answer_wire(rg_pool_t *pool, json_t *output, json_t *kept,
                 continue;
             }
 
-            c = &r->calls[k++];
-
-            rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
-            rc |= rg_llm_json_lit(&b, "{\"type\":\"function_call\","
-                                      "\"call_id\":");
-            rc |= rg_llm_json_put(&b, c->id.data, c->id.len);
-            rc |= rg_llm_json_lit(&b, ",\"name\":");
-            rc |= rg_llm_json_put(&b, c->name.data, c->name.len);
-            rc |= rg_llm_json_lit(&b, ",\"arguments\":");
-            rc |= rg_llm_json_put(&b, c->arguments.data, c->arguments.len);
-            rc |= rg_llm_json_lit(&b, "}");
+            rc = rg_llm_responses_fc_wire(&b, &r->calls[k++]);
             continue;
         }
 
@@ -380,23 +365,11 @@ rg_llm_responses_answer_wire(rg_pool_t *pool, json_t *output, json_t *kept,
     }
 
     if (rc == RG_OK && !said && r->content.len) {
-        rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
-        rc |= rg_llm_responses_text(&b, 'a', NULL, r->content.data,
-                                    r->content.len, 0);
+        rc = rg_llm_responses_text_wire(&b, r);
     }
 
     for ( /* void */ ; rc == RG_OK && k < r->ncalls; k++) {
-        c = &r->calls[k];
-
-        rc = b.len ? rg_llm_json_lit(&b, ",") : RG_OK;
-        rc |= rg_llm_json_lit(&b, "{\"type\":\"function_call\","
-                                  "\"call_id\":");
-        rc |= rg_llm_json_put(&b, c->id.data, c->id.len);
-        rc |= rg_llm_json_lit(&b, ",\"name\":");
-        rc |= rg_llm_json_put(&b, c->name.data, c->name.len);
-        rc |= rg_llm_json_lit(&b, ",\"arguments\":");
-        rc |= rg_llm_json_put(&b, c->arguments.data, c->arguments.len);
-        rc |= rg_llm_json_lit(&b, "}");
+        rc = rg_llm_responses_fc_wire(&b, &r->calls[k]);
     }
 
     if (rc == RG_OK) {
@@ -604,16 +577,11 @@ rg_int_t
 rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
     const rg_llm_answer_t *a, rg_llm_response_t *r)
 {
-    char        *s;
     size_t       i, total, keep, special;
     json_t      *output, *item, *kept, *e, *reason;
     rg_int_t     rc;
     rg_buf_t     text, reasoning, refusal;
-    rg_uint_t    max_calls;
     const char  *type, *status;
-
-    max_calls = (a->max_calls == 0 || a->max_calls > RG_LLM_MAX_CALLS)
-                ? RG_LLM_MAX_CALLS : a->max_calls;
 
     rg_llm_responses_usage(json_object_get(resp, "usage"), r);
 
@@ -632,27 +600,10 @@ rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
         return rg_llm_json_bad(pool, r, "response has no output", NULL);
     }
 
-    total = 0;
-    special = 0;
+    rg_llm_json_count(output, "function_call", "message", &total, &special);
 
-    json_array_foreach(output, i, item) {
-        type = json_string_value(json_object_get(item, "type"));
-
-        if (type != NULL && strcmp(type, "function_call") == 0) {
-            total++;
-        } else if (type == NULL || strcmp(type, "message") != 0) {
-            special++;
-        }
-    }
-
-    keep = rg_min(total, (size_t) max_calls + 1);
-    r->calls_over = total > max_calls ? total - max_calls : 0;
-
-    if (keep) {
-        r->calls = rg_pcalloc(pool, keep * sizeof(rg_llm_tool_call_t));
-        if (r->calls == NULL) {
-            return RG_ERROR;
-        }
+    if (rg_llm_json_calls(pool, total, a->max_calls, &keep, r) != RG_OK) {
+        return RG_ERROR;
     }
 
     memset(&text, 0, sizeof(rg_buf_t));
@@ -677,17 +628,9 @@ rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
             type = "";
         }
 
-        if (kept) {
-            s = json_dumps(item, JSON_COMPACT);
-            if (s == NULL
-                || json_array_append_new(kept, json_string(s)) != 0)
-            {
-                rg_json_free_dump(s);
-                rc = RG_ERROR;
-                break;
-            }
-
-            rg_json_free_dump(s);
+        if (kept && rg_llm_json_kept_add(kept, item) != RG_OK) {
+            rc = RG_ERROR;
+            break;
         }
 
         if (strcmp(type, "message") == 0) {
@@ -716,9 +659,7 @@ rg_llm_responses_response(rg_pool_t *pool, json_t *resp,
     }
 
     if (rc == RG_OK && special) {
-        s = json_dumps(kept, JSON_COMPACT);
-        rc = s ? rg_llm_json_set(pool, &r->opaque, s, strlen(s)) : RG_ERROR;
-        rg_json_free_dump(s);
+        rc = rg_llm_json_kept_set(pool, kept, r);
     }
 
     rg_buf_free(&text);

@@ -165,9 +165,9 @@ static void
 rg_llm_rs_event(void *data, const char *event, size_t elen,
     const char *text, size_t len)
 {
-    char          *b;
     size_t         i;
     json_t        *root, *v;
+    rg_int_t       rc;
     const char    *type;
     rg_llm_rs_t   *p;
     json_error_t   err;
@@ -199,43 +199,27 @@ rg_llm_rs_event(void *data, const char *event, size_t elen,
         return;
     }
 
-    for (i = 0; i < len && (text[i] == ' ' || text[i] == '\n'); i++) {
-        /* void */
-    }
+    rc = rg_llm_json_event(text, len, &root, &err);
 
-    if (i == len) {
+    if (rc == RG_ERROR) {
+        p->nomem = 1;
         return;
     }
 
-    root = rg_llm_json_load(text, len, &err);
-
-    if (root == NULL) {
-        if (json_error_code(&err) == json_error_out_of_memory) {
-            p->nomem = 1;
-            return;
-        }
-
+    if (rc == RG_DECLINED) {
         if (elen == 5 && memcmp(event, "error", 5) == 0) {
             root = json_pack("{s:s#}", "message", text,
                              (int) rg_min(len, 200));
             rg_llm_rs_keep(p, &p->error, root);
             json_decref(root);
-            return;
-        }
 
-        if (!p->malformed) {
+        } else if (!p->malformed) {
             p->malformed = 1;
-
-            for (b = p->bad, i = 0; err.text[i] && i < sizeof(p->bad) - 1;
-                 i++)
-            {
-                *b++ = (err.text[i] >= ' ' && err.text[i] < 0x7f)
-                       ? err.text[i] : '?';
-            }
-
-            *b = '\0';
+            rg_llm_json_why(p->bad, sizeof(p->bad), &err);
         }
+    }
 
+    if (rc != RG_OK) {
         return;
     }
 

@@ -413,18 +413,17 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, uint64_t seq,
 }
 
 
-static void
-rg_llm_shared_handler(void *data, const rg_store_res_t *res)
+/* what the two answers of the store share: a failure, or a wait the
+ * store says, handled here (RG_DONE); RG_OK: the answer is to be read */
+static rg_int_t
+rg_llm_shared_answered(rg_llm_shared_t *sh, const rg_store_res_t *res)
 {
-    rg_llm_shared_t  *sh;
-
-    sh = data;
     sh->op = NULL;
 
     if (res->rc != RG_OK) {
         rg_llm_shared_fail(sh, res->err);
         rg_llm_next(sh->up);
-        return;
+        return RG_DONE;
     }
 
     sh->down = 0;
@@ -432,6 +431,21 @@ rg_llm_shared_handler(void *data, const rg_store_res_t *res)
 
     if (res->num > 0) {
         rg_llm_shared_later(sh, (rg_msec_t) res->num);
+        return RG_DONE;
+    }
+
+    return RG_OK;
+}
+
+
+static void
+rg_llm_shared_handler(void *data, const rg_store_res_t *res)
+{
+    rg_llm_shared_t  *sh;
+
+    sh = data;
+
+    if (rg_llm_shared_answered(sh, res) != RG_OK) {
         return;
     }
 
@@ -457,19 +471,8 @@ rg_llm_shared_slot_handler(void *data, const rg_store_res_t *res)
     rg_llm_shared_t  *sh;
 
     sh = data;
-    sh->op = NULL;
 
-    if (res->rc != RG_OK) {
-        rg_llm_shared_fail(sh, res->err);
-        rg_llm_next(sh->up);
-        return;
-    }
-
-    sh->down = 0;
-    rg_store_up(sh->st, sh->up->log, res);
-
-    if (res->num > 0) {
-        rg_llm_shared_later(sh, (rg_msec_t) res->num);
+    if (rg_llm_shared_answered(sh, res) != RG_OK) {
         return;
     }
 

@@ -22,6 +22,7 @@
 #include <rg_core.h>
 #include <rg_llm_sse.h>
 #include <rg_llm_sse_int.h>
+#include <rg_llm_frame.h>
 
 
 static void rg_llm_sse_frame(rg_llm_sse_t *p, const char *data, size_t len);
@@ -202,50 +203,37 @@ rg_llm_sse_feed(rg_llm_sse_t *p, const char *data, size_t len)
 }
 
 
-/* Cuts data into lines; a line split between two feeds waits in p->line.
- * A CR at the end of one feed and a LF at the start of the next are one
- * line end. */
+static rg_int_t
+rg_llm_sse_one(void *data, const char *s, size_t n)
+{
+    rg_llm_sse_t  *p;
+
+    p = data;
+    rg_llm_sse_line(p, s, n);
+
+    return (p->done || p->nomem) ? RG_DONE : RG_OK;
+}
+
+
+/* the lines of data, the framer's way (rg_llm_frame_cut) */
 static void
 rg_llm_sse_frame(rg_llm_sse_t *p, const char *data, size_t len)
 {
-    const char  *s, *e, *end;
+    unsigned  cr;
 
-    s = data;
-    end = data + len;
-
-    while (s < end && !p->done && !p->nomem) {
-
-        if (p->cr) {
-            p->cr = 0;
-
-            if (*s == '\n') {
-                s++;
-                continue;
-            }
-        }
-
-        for (e = s; e < end && *e != '\n' && *e != '\r'; e++) {
-            /* void */
-        }
-
-        if (e == end) {
-            (void) rg_llm_sse_append(p, &p->line, s, (size_t) (end - s));
-            return;
-        }
-
-        if (p->line.len == 0) {
-            rg_llm_sse_line(p, s, (size_t) (e - s));
-
-        } else if (rg_llm_sse_append(p, &p->line, s, (size_t) (e - s))
-                   == RG_OK)
-        {
-            rg_llm_sse_line(p, p->line.data, p->line.len);
-            rg_buf_reset(&p->line);
-        }
-
-        p->cr = (*e == '\r');
-        s = e + 1;
+    if (p->done || p->nomem) {
+        return;
     }
+
+    cr = p->cr;
+
+    if (rg_llm_frame_cut(&p->line, &cr, data, len, rg_llm_sse_one, p)
+        == RG_ERROR)
+    {
+        p->nomem = 1;
+    }
+
+    p->cr = cr;
 }
 
 
@@ -266,7 +254,7 @@ void
 rg_llm_sse_line(rg_llm_sse_t *p, const char *s, size_t n)
 {
     size_t       fn, vn;
-    const char  *colon, *v;
+    const char  *v;
 
     if (p->nlines++ == 0 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
         s += 3;          /* a byte order mark */
@@ -283,23 +271,7 @@ rg_llm_sse_line(rg_llm_sse_t *p, const char *s, size_t n)
         return;
     }
 
-    colon = memchr(s, ':', n);
-
-    if (colon != NULL) {
-        fn = (size_t) (colon - s);
-        v = colon + 1;
-        vn = n - fn - 1;
-
-        if (vn > 0 && *v == ' ') {
-            v++;
-            vn--;
-        }
-
-    } else {
-        fn = n;
-        v = s + n;
-        vn = 0;
-    }
+    rg_llm_frame_split(s, n, &fn, &v, &vn);
 
     if (rg_llm_sse_field(s, fn, "data")) {
         p->stream = 1;

@@ -487,7 +487,6 @@ static void
 rg_llm_sse_chunk(rg_llm_sse_t *p, const char *s, size_t n)
 {
     size_t                i;
-    char                 *b;
     json_t               *root, *e, *choices, *c, *delta;
     int64_t               index;
     json_error_t          err;
@@ -507,15 +506,7 @@ rg_llm_sse_chunk(rg_llm_sse_t *p, const char *s, size_t n)
         if (!p->malformed && !p->nomem) {
             p->malformed = 1;
 
-            /* jansson's words quote the chunk: printable ASCII only */
-            for (b = p->bad, i = 0; err.text[i] && i < sizeof(p->bad) - 1;
-                 i++)
-            {
-                *b++ = (err.text[i] >= ' ' && err.text[i] < 0x7f)
-                       ? err.text[i] : '?';
-            }
-
-            *b = '\0';
+            rg_llm_json_why(p->bad, sizeof(p->bad), &err);
         }
 
         return;

@@ -11,7 +11,6 @@
 #include <rg_engine.h>
 #include <rg_event.h>
 #include <rg_mcp.h>
-#include <rg_mcp_tool.h>
 
 
 #define RG_MCP_STOP_WAIT    1000      /* ms for each step of the end */

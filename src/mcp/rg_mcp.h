@@ -19,11 +19,8 @@
 #include <event2/event_struct.h>
 
 
-/* the revisions the client speaks: the stateless one, and those of the
- * initialize handshake, newest first (initialize offers the first) */
-#define RG_MCP_STATELESS        "2026-07-28"
-#define RG_MCP_VERSIONS_TEXT    "2026-07-28 (stateless), 2025-11-25, " \
-                                "2025-06-18, 2025-03-26"
+/* the revisions the client speaks: RG_MCP_STATELESS, RG_MCP_VERSIONS_TEXT
+ * (rg_mcp_conf.h, which -V prints) */
 
 #define RG_MCP_BUCKETS          64    /* requests in flight, by id */
 #define RG_MCP_MAX_TOOLS        1024  /* a bigger list is cut there */
@@ -167,11 +164,6 @@ struct rg_mcp_ctx_s {
 
 extern const rg_mcp_transport_t  rg_mcp_stdio_transport;
 extern const rg_mcp_transport_t  rg_mcp_http_transport;
-extern const rg_cli_t            rg_mcp_cli_cmd;
-
-
-rg_int_t rg_mcp_init_worker(rg_engine_t *e);
-void rg_mcp_exit_worker(rg_engine_t *e);
 
 /* the server (rg_mcp_server.c) */
 void rg_mcp_server_init(rg_mcp_server_t *s, rg_mcp_ctx_t *ctx,

@@ -12,7 +12,6 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_mcp_conf.h>
-#include <rg_mcp.h>
 #include <rg_module.h>
 #include <rg_secret.h>
 

@@ -72,6 +72,13 @@ typedef struct {
 } rg_mcp_main_conf_t;
 
 
+/* the revisions the client speaks: the stateless one, and those of the
+ * initialize handshake, newest first (initialize offers the first) */
+#define RG_MCP_STATELESS        "2026-07-28"
+#define RG_MCP_VERSIONS_TEXT    "2026-07-28 (stateless), 2025-11-25, " \
+                                "2025-06-18, 2025-03-26"
+
+
 extern rg_part_t  rg_mcp_part;
 
 #define rg_mcp_main_conf(cycle)                                              \
@@ -79,5 +86,11 @@ extern rg_part_t  rg_mcp_part;
 
 /* the server called name[0..len), or NULL */
 rg_mcp_conf_t *rg_mcp_find(rg_cycle_t *cycle, const char *name, size_t len);
+
+/* what the part's table names: the worker hooks (rg_mcp.c), the command
+ * (rg_mcp_cli.c) */
+rg_int_t rg_mcp_init_worker(rg_engine_t *e);
+void rg_mcp_exit_worker(rg_engine_t *e);
+extern const rg_cli_t  rg_mcp_cli_cmd;
 
 #endif /* RG_MCP_CONF_H */

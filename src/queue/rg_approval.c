@@ -163,6 +163,27 @@ rg_approval_op_free(rg_approval_op_t *op)
 }
 
 
+/* an op whose answer goes to cb; NULL when memory ran out, which cb was
+ * told */
+static rg_approval_op_t *
+rg_approval_start(rg_stream_t *q, const char *task_id, const char *tail,
+    rg_approval_pt cb, void *data)
+{
+    rg_approval_op_t  *op;
+
+    op = rg_approval_op(q, task_id, tail);
+    if (op == NULL) {
+        cb(data, RG_ERROR, "out of memory");
+        return NULL;
+    }
+
+    op->cb = cb;
+    op->data = data;
+
+    return op;
+}
+
+
 static void
 rg_approval_end(rg_approval_op_t *op, rg_int_t rc, const char *fmt, ...)
 {
@@ -253,6 +274,27 @@ rg_approval_eval(rg_approval_op_t *op, rg_redis_script_t *script,
 }
 
 
+/* a command on the key argv[1], its answer to cb */
+static rg_int_t
+rg_approval_command(rg_approval_op_t *op, rg_redis_reply_pt cb, int argc,
+    const char **argv)
+{
+    int       i;
+    size_t    lens[5];
+    rg_str_t  tag;
+
+    for (i = 0; i < argc && i < (int) rg_nelems(lens); i++) {
+        lens[i] = strlen(argv[i]);
+    }
+
+    tag = rg_stream_key_tag(argv[1]);
+
+    return rg_redis_command(rg_stream_redis(op->q), &tag, 0, cb, op, argc,
+                            argv, lens)
+           ? RG_OK : RG_ERROR;
+}
+
+
 /* the answer of a read: v (taken) as JSON text, or out of memory */
 static void
 rg_approval_answer(rg_approval_op_t *op, json_t *v)
@@ -291,8 +333,6 @@ static rg_int_t
 rg_approval_unwatch(rg_approval_op_t *op)
 {
     char        *key;
-    size_t       lens[3];
-    rg_str_t     tag;
     rg_int_t     rc;
     const char  *argv[3];
 
@@ -301,17 +341,11 @@ rg_approval_unwatch(rg_approval_op_t *op)
         return RG_ERROR;
     }
 
-    tag = rg_stream_key_tag(key);
     argv[0] = "ZREM";
     argv[1] = key;
     argv[2] = op->task_id;
-    lens[0] = 4;
-    lens[1] = strlen(key);
-    lens[2] = strlen(op->task_id);
 
-    rc = rg_redis_command(rg_stream_redis(op->q), &tag, 0,
-                          rg_approval_unwatched, op, 3, argv, lens)
-         ? RG_OK : RG_ERROR;
+    rc = rg_approval_command(op, rg_approval_unwatched, 3, argv);
     free(key);
 
     return rc;
@@ -521,29 +555,18 @@ void
 rg_approval_get(rg_stream_t *q, const char *task_id, rg_approval_pt cb,
     void *data)
 {
-    size_t             lens[2];
-    rg_str_t           tag;
     rg_approval_op_t  *op;
     const char        *argv[2];
 
-    op = rg_approval_op(q, task_id, ":approval");
+    op = rg_approval_start(q, task_id, ":approval", cb, data);
     if (op == NULL) {
-        cb(data, RG_ERROR, "out of memory");
         return;
     }
 
-    op->cb = cb;
-    op->data = data;
-
     argv[0] = "GET";
     argv[1] = op->key;
-    lens[0] = 3;
-    lens[1] = strlen(op->key);
-    tag = rg_stream_key_tag(op->key);
 
-    if (rg_redis_command(rg_stream_redis(q), &tag, 0, rg_approval_got, op, 2,
-                         argv, lens) == NULL)
-    {
+    if (rg_approval_command(op, rg_approval_got, 2, argv) != RG_OK) {
         rg_approval_end(op, RG_ERROR, "out of memory");
     }
 }
@@ -595,20 +618,13 @@ rg_approval_list(rg_stream_t *q, rg_uint_t max, rg_approval_pt cb,
     void *data)
 {
     char               stop[24];
-    rg_str_t           tag;
     rg_approval_op_t  *op;
     const char        *argv[5];
-    size_t             lens[5];
-    int                i;
 
-    op = rg_approval_op(q, NULL, ":parked");
+    op = rg_approval_start(q, NULL, ":parked", cb, data);
     if (op == NULL) {
-        cb(data, RG_ERROR, "out of memory");
         return;
     }
-
-    op->cb = cb;
-    op->data = data;
 
     snprintf(stop, sizeof(stop), "%ld", (long) (max ? max : 1) - 1);
 
@@ -618,15 +634,7 @@ rg_approval_list(rg_stream_t *q, rg_uint_t max, rg_approval_pt cb,
     argv[3] = stop;
     argv[4] = "WITHSCORES";
 
-    for (i = 0; i < 5; i++) {
-        lens[i] = strlen(argv[i]);
-    }
-
-    tag = rg_stream_key_tag(op->key);
-
-    if (rg_redis_command(rg_stream_redis(q), &tag, 0, rg_approval_listed, op,
-                         5, argv, lens) == NULL)
-    {
+    if (rg_approval_command(op, rg_approval_listed, 5, argv) != RG_OK) {
         rg_approval_end(op, RG_ERROR, "out of memory");
     }
 }
@@ -654,8 +662,6 @@ rg_approval_watch(rg_stream_t *q, const char *task_id, rg_msec_t deadline,
     rg_stream_done_pt cb, void *data)
 {
     char               score[24];
-    size_t             lens[4];
-    rg_str_t           tag;
     rg_approval_op_t  *op;
     const char        *argv[4];
 
@@ -676,15 +682,8 @@ rg_approval_watch(rg_stream_t *q, const char *task_id, rg_msec_t deadline,
     argv[1] = op->key;
     argv[2] = score;
     argv[3] = task_id;
-    lens[0] = 4;
-    lens[1] = strlen(op->key);
-    lens[2] = strlen(score);
-    lens[3] = strlen(task_id);
-    tag = rg_stream_key_tag(op->key);
 
-    if (rg_redis_command(rg_stream_redis(q), &tag, 0, rg_approval_watched,
-                         op, 4, argv, lens) == NULL)
-    {
+    if (rg_approval_command(op, rg_approval_watched, 4, argv) != RG_OK) {
         rg_approval_op_free(op);
         if (cb) {
             cb(data, "out of memory");
@@ -712,8 +711,6 @@ rg_approval_counted(void *data, redisReply *reply, const char *err)
 void
 rg_approval_count(rg_stream_t *q, rg_approval_count_pt cb, void *data)
 {
-    size_t             lens[2];
-    rg_str_t           tag;
     rg_approval_op_t  *op;
     const char        *argv[2];
 
@@ -728,13 +725,8 @@ rg_approval_count(rg_stream_t *q, rg_approval_count_pt cb, void *data)
 
     argv[0] = "ZCARD";
     argv[1] = op->key;
-    lens[0] = 5;
-    lens[1] = strlen(op->key);
-    tag = rg_stream_key_tag(op->key);
 
-    if (rg_redis_command(rg_stream_redis(q), &tag, 0, rg_approval_counted,
-                         op, 2, argv, lens) == NULL)
-    {
+    if (rg_approval_command(op, rg_approval_counted, 2, argv) != RG_OK) {
         rg_approval_op_free(op);
         cb(data, 0, "out of memory");
     }
@@ -940,14 +932,10 @@ rg_approval_cancel(rg_stream_t *q, const char *task_id, const char *why,
     rg_approval_op_t  *op;
     const char        *argv[3];
 
-    op = rg_approval_op(q, task_id, ":approval");
+    op = rg_approval_start(q, task_id, ":approval", cb, data);
     if (op == NULL) {
-        cb(data, RG_ERROR, "out of memory");
         return;
     }
-
-    op->cb = cb;
-    op->data = data;
 
     snprintf(now, sizeof(now), "%llu", (unsigned long long) rg_wall_msec());
 

@@ -33,19 +33,25 @@ rg_stream_shard_of(rg_uint_t shards, const char *task_id)
 }
 
 
+/* the mark v another submit set: a task's (0), or a submit's that may
+ * still be adding its task (2); one that gave up goes on below */
+#define RG_STREAM_MARK_HELD                                                  \
+    "  if string.sub(v, 1, 2) ~= 's ' then\n"                                \
+    "    return 0\n"                                                         \
+    "  end\n"                                                                \
+    "  if redis.call('PTTL', KEYS[1])\n"                                     \
+    "     > tonumber(ARGV[2]) - tonumber(ARGV[3]) then\n"                    \
+    "    return 2\n"                                                         \
+    "  end\n"                                                                \
+    "  if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then\n"                 \
+    "    return 0\n"                                                         \
+    "  end\n"
+
+
 rg_redis_script_t  rg_stream_mark_lua = { "mark",
     "local v = redis.call('GET', KEYS[1])\n"
     "if v and v ~= ARGV[1] then\n"
-    "  if string.sub(v, 1, 2) ~= 's ' then\n"
-    "    return 0\n"
-    "  end\n"
-    "  if redis.call('PTTL', KEYS[1])\n"
-    "     > tonumber(ARGV[2]) - tonumber(ARGV[3]) then\n"
-    "    return 2\n"
-    "  end\n"
-    "  if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then\n"
-    "    return 0\n"
-    "  end\n"
+    RG_STREAM_MARK_HELD
     "end\n"
     "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "return 1\n", ""
@@ -59,16 +65,7 @@ rg_redis_script_t  rg_stream_submit_lua = { "submit",
     "  if v == own then\n"
     "    return 1\n"
     "  end\n"
-    "  if string.sub(v, 1, 2) ~= 's ' then\n"
-    "    return 0\n"
-    "  end\n"
-    "  if redis.call('PTTL', KEYS[1])\n"
-    "     > tonumber(ARGV[2]) - tonumber(ARGV[3]) then\n"
-    "    return 2\n"
-    "  end\n"
-    "  if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then\n"
-    "    return 0\n"
-    "  end\n"
+    RG_STREAM_MARK_HELD
     "end\n"
     "local id = redis.call('XADD', KEYS[4], '*', 'task', ARGV[5])\n"
     "redis.call('SET', KEYS[1], own, 'PX', ARGV[4])\n"

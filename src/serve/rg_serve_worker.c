@@ -35,7 +35,6 @@
 #include <rg_agent.h>
 #include <rg_agent_conf.h>
 #include <rg_metrics.h>
-#include <rg_recover.h>
 #include <rg_serve_worker.h>
 #include <rg_store.h>
 #include <rg_store_conf.h>
@@ -501,6 +500,35 @@ rg_serve_free(rg_serve_t *sv)
 }
 
 
+/* a read's or a reclaim's answer came: the slots it was promised are
+ * free again (rg_serve_free); RG_DECLINED when the queue is being taken
+ * down and the answer goes nowhere */
+static rg_int_t
+rg_serve_slots_back(rg_serve_t *sv, rg_uint_t *asked)
+{
+    sv->promised -= *asked;
+    *asked = 0;
+
+    return sv->exiting ? RG_DECLINED : RG_OK;
+}
+
+
+/* a read or a reclaim failed: RG_OK when it was a shard that lost its
+ * group (the store forgot it), made again now, which reads again;
+ * RG_DECLINED for any other failure, which its caller asks again */
+static rg_int_t
+rg_serve_regroup(rg_serve_t *sv, const char *err)
+{
+    if (strncmp(err, "NOGROUP", 7) != 0) {
+        return RG_DECLINED;
+    }
+
+    rg_serve_nogroup(sv);
+
+    return RG_OK;
+}
+
+
 static void
 rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
     const char *err)
@@ -510,11 +538,9 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
 
     sv = data;
     sv->reading = 0;
-    sv->promised -= sv->read_asked;
-    sv->read_asked = 0;
 
-    if (sv->exiting) {
-        return;                        /* the queue is being taken down */
+    if (rg_serve_slots_back(sv, &sv->read_asked) != RG_OK) {
+        return;
     }
 
     if (err) {
@@ -526,12 +552,9 @@ rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
         sv->empty = 0;
         sv->waiting = 0;
 
-        if (strncmp(err, "NOGROUP", 7) == 0) {
-            rg_serve_nogroup(sv);
-            return;
+        if (rg_serve_regroup(sv, err) != RG_OK) {
+            rg_serve_later(sv, sv->pump_ev, 1000);
         }
-
-        rg_serve_later(sv, sv->pump_ev, 1000);
         return;
     }
 
@@ -579,12 +602,9 @@ rg_serve_waited(void *data, const char *err)
         }
         sv->read_failed = 1;
 
-        if (strncmp(err, "NOGROUP", 7) == 0) {
-            rg_serve_nogroup(sv);
-            return;
+        if (rg_serve_regroup(sv, err) != RG_OK) {
+            rg_serve_later(sv, sv->pump_ev, 1000);
         }
-
-        rg_serve_later(sv, sv->pump_ev, 1000);
         return;
     }
 
@@ -743,10 +763,8 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
 
     sv = data;
     sv->reclaiming = 0;
-    sv->promised -= sv->reclaim_asked;
-    sv->reclaim_asked = 0;
 
-    if (sv->exiting) {
+    if (rg_serve_slots_back(sv, &sv->reclaim_asked) != RG_OK) {
         return;
     }
 
@@ -754,12 +772,9 @@ rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
         rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: taking over "
                      "idle tasks failed (%s); trying again later", err);
 
-        if (strncmp(err, "NOGROUP", 7) == 0) {
-            rg_serve_nogroup(sv);
-            return;
+        if (rg_serve_regroup(sv, err) != RG_OK) {
+            rg_serve_pump(sv);
         }
-
-        rg_serve_pump(sv);
         return;
     }
 

@@ -230,6 +230,24 @@ rg_trace_push(rg_trace_t *t, char *json, size_t len)
 }
 
 
+/* the n oldest spans leave the ring */
+static void
+rg_trace_shift(rg_trace_t *t, rg_uint_t n)
+{
+    rg_str_t   *sp;
+    rg_uint_t   i;
+
+    for (i = 0; i < n; i++) {
+        sp = &t->ring[t->head];
+        free(sp->data);
+        sp->data = NULL;
+        t->head = (t->head + 1) % t->cap;
+    }
+
+    t->count -= n;
+}
+
+
 /* the oldest spans, at most otlp_batch of them, as one request */
 static void
 rg_trace_send(rg_trace_t *t)
@@ -302,14 +320,7 @@ rg_trace_send(rg_trace_t *t)
     }
 
     /* the request holds its own copy: the ring's go now */
-    for (i = 0; i < n; i++) {
-        sp = &t->ring[t->head];
-        free(sp->data);
-        sp->data = NULL;
-        t->head = (t->head + 1) % t->cap;
-    }
-
-    t->count -= n;
+    rg_trace_shift(t, n);
     t->full = 0;
     t->post = p;
     t->stats.batches++;
@@ -319,14 +330,7 @@ rg_trace_send(rg_trace_t *t)
 failed:
 
     /* out of memory: this batch cannot go */
-    for (i = 0; i < n; i++) {
-        sp = &t->ring[t->head];
-        free(sp->data);
-        sp->data = NULL;
-        t->head = (t->head + 1) % t->cap;
-    }
-
-    t->count -= n;
+    rg_trace_shift(t, n);
     t->stats.failed++;
     rg_trace_drop(t, n);
 

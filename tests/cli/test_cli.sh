@@ -147,7 +147,7 @@ RG_CLI_TEST_KEY= "$R" -t -c "$tmp/good.conf" > "$tmp/out" 2> "$tmp/err"
 rg_rc "-t with the key variable empty" $? 1
 rg_strip_log "$tmp/err" > "$tmp/err.stripped"
 rg_same "-t with the key variable empty: stderr" "$tmp/err.stripped" \
-"[emerg] llm \"mock\": the environment variable \"RG_CLI_TEST_KEY\" named by \"api_key_env\" is not set in $tmp/good.conf:3
+"[emerg] llm \"mock\": the environment variable \"RG_CLI_TEST_KEY\" named by \"api_key_env\" is not set in $tmp/good.conf:6
 reagent: configuration file $tmp/good.conf test failed"
 
 # the shipped configuration, from the repository root: its modules are
@@ -397,7 +397,7 @@ rg_same "a batch option after run: stderr" "$tmp/err" \
 "$R" -c "$tmp/good.conf" frob "hello" > "$tmp/out" 2> "$tmp/err"
 rg_rc "an unknown command" $? 1
 rg_same "an unknown command: stderr" "$tmp/err" \
-    'reagent: unknown command "frob" (mcp, run, replay, resume, status, batch, submit, results, queue, approve, deny, pending, events, serve, signal or workers; see reagent -h)'
+    'reagent: unknown command "frob" (directives, mcp, run, replay, resume, status, batch, submit, results, queue, approve, deny, pending, events, serve, signal or workers; see reagent -h)'
 
 "$R" -c "$tmp/good.conf" > "$tmp/out" 2> "$tmp/err"
 rg_rc "no command" $? 1

@@ -77,11 +77,7 @@ fi
 
 # the progress bar, forced on: 10 tasks one at a time, 150 ms each
 
-i=1
-while [ $i -le 10 ]; do
-    echo "{\"id\":\"p$i\",\"input\":\"task $i\"}"
-    i=$((i + 1))
-done > "$tmp/ten.jsonl"
+rg_task_lines 10 p 'task %d' '' 1 > "$tmp/ten.jsonl"
 
 "$R" -c "$tmp/slow.conf" batch --concurrency 1 --progress -o "$tmp/ten.out" \
     "$tmp/ten.jsonl" 2> "$tmp/progress"

@@ -33,10 +33,7 @@ hport=$(rg_free_port)
 nport=$(rg_free_port)         # nothing listens: an mcp server never ready
 rg_redis_tcp "$rport" "$tmp/redis.d"
 
-cat > "$tmp/script.json" <<'JSON'
-[{"message":{"content":"ok"}}]
-JSON
-rg_mock m --script "$tmp/script.json" --latency 300
+rg_mock_answer m "ok" --latency 300
 
 cat > "$tmp/s.conf" <<CONF
 worker_processes 1;
@@ -100,11 +97,7 @@ for v in RG_TCC_KEY RG_TCC_TOKEN RG_TCC_MCP RG_TCC_MCP_TOKEN; do
 done
 
 # the clients, without them
-i=1
-while [ $i -le 3 ]; do
-    echo "{\"id\":\"c$i\",\"input\":\"task $i\"}"
-    i=$((i + 1))
-done > "$tmp/c.jsonl"
+rg_task_lines 3 c 'task %d' '' 1 > "$tmp/c.jsonl"
 
 client submit "$tmp/c.jsonl"
 rg_check "submit works without the secrets" test $? -eq 0
@@ -153,11 +146,7 @@ serves=2
 
 
 # submit --wait while Redis loses everything
-i=1
-while [ $i -le 12 ]; do
-    echo "{\"id\":\"w$i\",\"input\":\"wait $i\"}"
-    i=$((i + 1))
-done > "$tmp/w.jsonl"
+rg_task_lines 12 w 'wait %d' '' 1 > "$tmp/w.jsonl"
 
 "$R" -c "$tmp/s.conf" submit --wait --no-progress "$tmp/w.jsonl" \
     > "$tmp/w.out" 2> "$tmp/w.err" &

@@ -15,7 +15,8 @@
 
 DOCS=${*:-README.md deploy/OPERATIONS.md src/http/API.md
       src/store/README.md src/llm/README.md src/tools/README.md
-      src/mcp/README.md tests/bench/README.md tests/mock/README.md}
+      src/mcp/README.md src/agent/README.md src/queue/README.md
+      tests/bench/README.md tests/mock/README.md}
 
 command -v python3 >/dev/null 2>&1 || {
     echo "SKIPPED: test_docs_links.sh: no python3"

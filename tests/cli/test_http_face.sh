@@ -54,8 +54,7 @@ http {
 }
 CONF
 
-"$R" -c "$tmp/f.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-pids="$pids $!"
+rg_serve "$tmp/f.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers"
 
 U=http://127.0.0.1:$hport

@@ -30,8 +30,7 @@ agent a { llm m; tools calc; }
 http { listen 127.0.0.1:$hport; auth_token_env RG_API_TOKEN; }
 CONF
 
-"$R" -c "$tmp/h.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-pids="$pids $!"
+rg_serve "$tmp/h.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/error.log" "http: worker .* answers"
 
 RG_API_URL=http://127.0.0.1:$hport tests/interop/run.sh \

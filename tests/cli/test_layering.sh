@@ -10,14 +10,17 @@
 #   - no two files of src/ include each other's header both ways: a
 #     file is its .c and its .h ("rg_x_int.h", a private header, is
 #     rg_x's), and rg_a includes rg_b's header while rg_b includes
-#     rg_a's is a circle, each one reported;
+#     rg_a's is a circle, each one reported; the core's umbrella,
+#     rg_core.h (nginx's ngx_core.h: the floor every file includes, only
+#     includes and forward types, no .c of its own), is no file here;
 #   - a session's phases (src/agent/rg_phase_NAME.c, the table of
 #     rg_session_phase.c): a phase file includes no other phase's header
 #     and calls no other phase (no rg_phase_OTHER_ name in it); only the
 #     driver (rg_session_phase.c) and the end (rg_session_end.c) include
 #     phase headers: the services the phases call call no phase;
 #   - what a session is made of (src/agent/rg_session_int.h) is the agent
-#     part's alone: no other folder includes it (the rest has the face,
+#     part's alone: no other folder includes it, nor a header of agent
+#     that includes it, however deep (the rest has the face,
 #     rg_session.h);
 #   - a session's state is written by rg_session_set_state() alone: no
 #     other "->state =" (or ++, --, op=) in src/agent.
@@ -139,6 +142,7 @@ for dir in "$SRC"/*/; do
 
     if [ "$allowed" = UNKNOWN ]; then
         rg_fail "src/$part is a folder of the table in src/README"
+        echo "#   src/$part has no row"
         continue
     fi
 
@@ -206,7 +210,7 @@ fi
 # no circles: the stems that include each other's header ("rg_x" for
 # rg_x.c, rg_x.h and rg_x_int.h), each pair once, with a line of each
 # way ("a includes b.h")
-awk -v homes="$work/homes" '
+awk -v homes="$work/homes" -v umbrella=rg_core.h '
     function stem(name) {
         sub(/\.[ch]$/, "", name)
         sub(/_int$/, "", name)
@@ -223,7 +227,7 @@ awk -v homes="$work/homes" '
         n = split(path, q, "/"); h = q[n]
         if (!(h in home)) next
         n = split(f, p, "/"); from = stem(p[n]); to = stem(h)
-        if (from == to) next
+        if (from == to || h == umbrella || p[n] == umbrella) next
         key = from " " to
         if (!(key in way)) way[key] = p[n - 1] "/" p[n] " includes " h
     }
@@ -291,10 +295,50 @@ else
     echo "$bad" | sed '/^$/d'
 fi
 
-# the session's private header: agent/ alone
-bad=$(awk -F: '$3 ~ /[<"\/]rg_session_int\.h[>"]/ { print "#   " $1 ":" $2 }' \
-          "$work/includes" | grep -v "^#   $SRC/agent/")
-what="only src/agent includes rg_session_int.h (the rest has rg_session.h)"
+# the session's private header: agent/ alone, and so is every header of
+# agent that includes it, however deep (rg_recover.h brings the struct
+# as surely as rg_session_int.h does)
+bad=$(awk '
+    FNR == 1 { pass++ }
+    pass == 1 {
+        i = index($0, ":"); f = substr($0, 1, i - 1); r = substr($0, i + 1)
+        i = index(r, ":"); text = substr(r, i + 1)
+        n = split(f, p, "/")
+        if (p[n - 1] != "agent" || p[n] !~ /\.h$/) next
+        if (!match(text, /[<"][^>"]*[>"]/)) next
+        path = substr(text, RSTART + 1, RLENGTH - 2)
+        m = split(path, q, "/")
+        inc[p[n]] = inc[p[n]] " " q[m]
+        next
+    }
+    pass == 2 && FNR == 1 {
+        priv["rg_session_int.h"] = 1
+        do {
+            more = 0
+            for (h in inc) {
+                if (h in priv) continue
+                m = split(inc[h], q, " ")
+                for (j = 1; j <= m; j++) {
+                    if (q[j] in priv) { priv[h] = 1; more = 1; break }
+                }
+            }
+        } while (more)
+    }
+    pass == 2 {
+        i = index($0, ":"); f = substr($0, 1, i - 1); r = substr($0, i + 1)
+        i = index(r, ":"); line = substr(r, 1, i - 1); text = substr(r, i + 1)
+        n = split(f, p, "/")
+        if (p[n - 1] == "agent") next
+        if (!match(text, /[<"][^>"]*[>"]/)) next
+        path = substr(text, RSTART + 1, RLENGTH - 2)
+        m = split(path, q, "/")
+        if (q[m] in priv) {
+            how = q[m] == "rg_session_int.h" ? "" : \
+                  " (it includes rg_session_int.h)"
+            print "#   " f ":" line " includes " q[m] how
+        }
+    }' "$work/includes" "$work/includes")
+what="only src/agent includes rg_session_int.h, or a header of agent that does (the rest has rg_session.h)"
 if [ -z "$bad" ]; then
     rg_ok "$what"
 else
@@ -393,6 +437,8 @@ a-phase-calling-another src/agent/rg_phase_lookup.c static void rg_phase_lookup_
 a-service-including-a-phase src/agent/rg_dedupe.c #include "rg_phase_lookup.h"
 http<rg_session_int.h> src/http/rg_http_openai.c #include <rg_session_int.h>
 queue"agent/rg_session_int.h" src/queue/rg_task_session.c #include "agent/rg_session_int.h"
+serve<rg_recover.h>-which-includes-rg_session_int.h src/serve/rg_serve_worker.c #include <rg_recover.h>
+a-circle-in-the-core-beside-its-umbrella src/core/rg_secret.c #include <rg_log.h>
 a-state-written-elsewhere src/agent/rg_session.c static void rg_session_x(rg_session_t *s) { s->state = RG_SESSION_DONE; }
 a-state-stepped src/agent/rg_phase_run.c static void rg_phase_run_x(rg_session_t *s) { s -> state++; }
 EOF_CASES

@@ -72,11 +72,7 @@ llm flaky { base_url http://127.0.0.1:$down/v1; model mock-1;
 agent a { }
 CONF
 
-i=1
-while [ $i -le 7 ]; do
-    echo "{\"id\":\"t$i\",\"input\":\"task $i\"}"
-    i=$((i + 1))
-done > "$tmp/tasks.jsonl"
+rg_task_lines 7 t 'task %d' '' 1 > "$tmp/tasks.jsonl"
 
 
 # tasks that run: two tool rounds each, then the answer

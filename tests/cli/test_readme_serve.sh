@@ -6,7 +6,8 @@
 # free ports instead of 6379, 8088 and 8080 (and the pid file in its own
 # folder): a redis-server, the mock model, serve in the background, a
 # task through `submit --wait -`, one through POST /v1/tasks and its GET,
-# then `-s quit`, after which the master is gone.
+# then `-s quit`, after which the master is gone. The block ends within
+# README's first 60 lines.
 #
 # Run from the repository root by tests/run.sh with B=<build folder>.
 # Prints "ok N - what" or "not ok N - what" per check and exits 1 if any
@@ -56,6 +57,12 @@ do
         rg_fail "README's serve block: $cmd"
     fi
 done
+
+# a person reads from README's first line to a running serve, its task
+# answered and stopped, in under 60 lines (the measure)
+last=$(grep -n '^    kill %1 ' README.md | head -n 1 | cut -d: -f1)
+rg_check "README: from its first line to a served task and back in under 60 lines (${last:-none})" \
+    test "${last:-999}" -lt 60
 
 # what the file names: the ports the block starts things on
 rg_expect "$C: redis at 127.0.0.1:6379" "$C" \

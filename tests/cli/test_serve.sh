@@ -306,7 +306,7 @@ rg_equal "it is in the dead letters" \
 "$R" -c "$tmp/s.conf" queue > "$tmp/queue.out" 2>&1
 rg_expect "reagent queue counts the dead letter" "$tmp/queue.out" \
     "^shard 0: [0-9]+ entries, [0-9]+ not yet read, [0-9]+ pending, \
-1 dead letters\$"
+1 dead letter\$"
 rg_expect "the worker killed long ago is gone" "$tmp/queue.out" \
     "^  worker [^ ]*:$victim: 0 pending, gone \(last seen"
 alive=$(sed -n 's/^  worker [^ ]*:\([0-9]*\): .*, alive (.*/\1/p' \

@@ -65,11 +65,7 @@ master=$!
 pids="$pids $master"
 rg_wait_for "$tmp/error.log" "reading the queue" 2
 
-i=0
-while [ $i -lt 60 ]; do
-    echo "{\"id\":\"m$i\",\"input\":\"compute\"}"
-    i=$((i + 1))
-done > "$tmp/tasks.jsonl"
+rg_task_lines 60 m compute > "$tmp/tasks.jsonl"
 
 "$R" -c "$tmp/s.conf" submit "$tmp/tasks.jsonl" > /dev/null 2> "$tmp/submit.err"
 rg_equal "60 tasks queued" "$?" 0

@@ -22,15 +22,9 @@ rg_need redis-server jq curl nproc
 # stays within one node (10) of results_max
 rg_redis r --stream-node-max-entries 10
 
-cat > "$tmp/slow.json" <<'JSON'
-[{"message":{"content":"slow and done"}}]
-JSON
-rg_mock w --script "$tmp/slow.json" --latency 3000
+rg_mock_answer w "slow and done" --latency 3000
 wport=$port
-cat > "$tmp/fast.json" <<'JSON'
-[{"message":{"content":"quick"}}]
-JSON
-rg_mock f --script "$tmp/fast.json"
+rg_mock_answer f "quick"
 fport=$port
 
 # conf DAEMON WORKERS

@@ -23,15 +23,9 @@ rg_need redis-server jq curl
 
 rg_redis r
 
-cat > "$tmp/slow.json" <<'JSON'
-[{"message":{"content":"slow and done"}}]
-JSON
-rg_mock w --script "$tmp/slow.json" --latency 3000
+rg_mock_answer w "slow and done" --latency 3000
 wport=$port
-cat > "$tmp/fast.json" <<'JSON'
-[{"message":{"content":"quick"}}]
-JSON
-rg_mock f --script "$tmp/fast.json"
+rg_mock_answer f "quick"
 fport=$port
 
 # conf CLAIM_IDLE [CONCURRENCY]: one worker

@@ -243,7 +243,7 @@ submit() {
 mark c1 's 0123456789abcdef 1' 40000
 rg_equal "a task whose submitter died before its entry is queued" \
     "$(submit c1)" \
-    "reagent: 1 tasks queued, 0 submitted before, 0 refused"
+    "reagent: 1 task queued, 0 submitted before, 0 refused"
 rg_check "and runs" wait_done 10 c1
 ttl=$(rg_rcli pttl "rg:{$(rg_task_sid c1)}:task")
 rg_check "its mark is kept as long as its session now (pttl $ttl)" \

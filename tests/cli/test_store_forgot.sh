@@ -50,16 +50,7 @@ rport=$(rg_free_port)
 
 # a Redis that persists nothing: a restart empties it
 start_redis() {
-    mkdir -p "$tmp/forget.d"
-    redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/forget.d" \
-        --appendonly no --save "" --logfile "$tmp/forget.d/redis.log" &
-    redis_pid=$!
-    pids="$pids $redis_pid"
-    i=0
-    while ! redis-cli -p "$rport" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
+    rg_redis_tcp "$rport" "$tmp/forget.d" --appendonly no
 }
 
 start_redis
@@ -90,11 +81,7 @@ rg_equal "reagent -t accepts the configuration" "$?" 0
 rg_expect "and warns that this Redis persists nothing" "$tmp/t.out" \
     "127.0.0.1:$rport persists nothing \(appendonly no, save \"\"\)"
 
-i=0
-while [ $i -lt 60 ]; do
-    echo "{\"id\":\"t$i\",\"input\":\"compute\"}"
-    i=$((i + 1))
-done > "$tmp/tasks.jsonl"
+rg_task_lines 60 t compute > "$tmp/tasks.jsonl"
 
 "$R" -c "$tmp/r.conf" batch --no-progress --concurrency 60 \
     -o "$tmp/res.jsonl" "$tmp/tasks.jsonl" > "$tmp/b.out" 2> "$tmp/b.err" &
@@ -193,11 +180,7 @@ rg_wait_for "$tmp/error.log" "reading the queue" 2
 rg_wait_for "$tmp/error.log" "http: worker .* answers" 2
 U=http://127.0.0.1:$hport
 
-i=0
-while [ $i -lt 30 ]; do
-    echo "{\"id\":\"w$i\",\"input\":\"compute\"}"
-    i=$((i + 1))
-done > "$tmp/wait.jsonl"
+rg_task_lines 30 w compute > "$tmp/wait.jsonl"
 
 "$R" -c "$tmp/s.conf" submit --wait --no-progress "$tmp/wait.jsonl" \
     > "$tmp/wait.out" 2> "$tmp/wait.err" &

@@ -18,10 +18,7 @@ rg_need redis-server jq
 
 rg_redis r
 
-cat > "$tmp/script.json" <<'JSON'
-[{"message":{"content":"ok"}}]
-JSON
-rg_mock m --script "$tmp/script.json" --request-log "$tmp/requests.log"
+rg_mock_answer m "ok" --request-log "$tmp/requests.log"
 mport=$port
 
 cat > "$tmp/task.jsonl" <<'JSON'

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_tests_map.sh: tests/README.md maps the features of reagent to their
 # tests, and this keeps the map whole: every test file of tests/unit
-# (test_*.c), tests/cli and tests/security (test_*.sh) is named in it, so
+# (test_*.c), tests/cli and tests/security (test_*.sh) and every fuzz
+# target of tests/fuzz (fuzz_*.c) is named in it, so
 # a new test without a row fails here; and every test file it names
 # exists, so a test renamed or removed leaves no row behind. A name
 # counts as a whole word: test_http.sh is not named by test_http_edges.sh.
@@ -19,7 +20,7 @@ B=${B:-objs}
 # the test files of a tree, one name a line
 test_files() {
     for f in "$1"/tests/unit/test_*.c "$1"/tests/cli/test_*.sh \
-             "$1"/tests/security/test_*.sh; do
+             "$1"/tests/security/test_*.sh "$1"/tests/fuzz/fuzz_*.c; do
         [ -e "$f" ] && basename "$f"
     done
 }
@@ -39,8 +40,8 @@ map_check() {
         grep -Eq "(^|[^A-Za-z0-9_])$mc_re([^A-Za-z0-9_]|$)" "$mc_readme" \
             || echo "no row: $mc_name"
     done
-    grep -oE '(^|[^A-Za-z0-9_])test_[a-z0-9_]+\.(c|sh)([^A-Za-z0-9_]|$)' \
-        "$mc_readme" | grep -oE 'test_[a-z0-9_]+\.(c|sh)' | sort -u |
+    grep -oE '(^|[^A-Za-z0-9_])(test|fuzz)_[a-z0-9_]+\.(c|sh)([^A-Za-z0-9_]|$)' \
+        "$mc_readme" | grep -oE '(test|fuzz)_[a-z0-9_]+\.(c|sh)' | sort -u |
     while read -r mc_name; do
         grep -qx "$mc_name" "$tmp/files" || echo "no file: $mc_name"
     done
@@ -48,7 +49,8 @@ map_check() {
 
 
 # the check itself, on broken copies: a tree of three tests and its map
-mkdir -p "$tmp/t/tests/unit" "$tmp/t/tests/cli" "$tmp/t/tests/security"
+mkdir -p "$tmp/t/tests/unit" "$tmp/t/tests/cli" "$tmp/t/tests/security" \
+         "$tmp/t/tests/fuzz"
 : > "$tmp/t/tests/unit/test_alpha.c"
 : > "$tmp/t/tests/cli/test_beta.sh"
 : > "$tmp/t/tests/security/test_gamma.sh"
@@ -69,6 +71,11 @@ rm "$tmp/t/tests/cli/test_beta_more.sh"
 rg_equal "the check names a unit test without a row" \
     "$(map_check "$tmp/t")" "no row: test_delta.c"
 rm "$tmp/t/tests/unit/test_delta.c"
+
+: > "$tmp/t/tests/fuzz/fuzz_epsilon.c"
+rg_equal "the check names a fuzz target without a row" \
+    "$(map_check "$tmp/t")" "no row: fuzz_epsilon.c"
+rm "$tmp/t/tests/fuzz/fuzz_epsilon.c"
 
 rm "$tmp/t/tests/security/test_gamma.sh"
 rg_equal "the check names a row whose file is gone" \

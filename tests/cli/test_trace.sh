@@ -283,10 +283,7 @@ if ! command -v curl >/dev/null; then
 fi
 
 S=0af7651916cd43dd8448eb211c80319c
-cat > "$tmp/one.json" <<'JSON'
-[{"message":{"content":"served"}}]
-JSON
-rg_mock q --script "$tmp/one.json" --request-log "$tmp/q.log"
+rg_mock_answer q "served" --request-log "$tmp/q.log"
 qport=$port
 rg_mock sc --otlp-log "$tmp/sotlp.log"
 scport=$port
@@ -306,8 +303,7 @@ otlp_endpoint http://127.0.0.1:$scport/v1/traces;
 otlp_service_name serve-test;
 otlp_flush 100ms;
 CONF
-"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
-pids="$pids $!"
+rg_serve "$tmp/s.conf" "$tmp/serve.out"
 rg_wait_for "$tmp/serve.log" "reading the queue"
 U=http://127.0.0.1:$hport
 

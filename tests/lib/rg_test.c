@@ -10,6 +10,11 @@
 #include <sys/prctl.h>
 #include <event2/event.h>
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
 
 const char *
 rg_test_build_dir(void)
@@ -265,8 +270,8 @@ rg_test_cycle(char *errmsg, size_t errlen, const char *fmt, ...)
 }
 
 
-static void
-rg_test_done(rg_session_t *s)
+void
+rg_test_countdown(rg_session_t *s)
 {
     rg_uint_t  *left;
 
@@ -275,6 +280,87 @@ rg_test_done(rg_session_t *s)
     if (--*left == 0) {
         event_base_loopbreak(s->engine->base);
     }
+}
+
+
+int
+rg_test_pool_setup(void **state)
+{
+    *state = rg_pool_create(4096);
+
+    return *state == NULL ? -1 : 0;
+}
+
+
+int
+rg_test_pool_teardown(void **state)
+{
+    rg_pool_destroy(*state);
+
+    return 0;
+}
+
+
+void
+rg_test_contains_at(const char *hay, const char *needle, int want,
+    const char *file, int line)
+{
+    int  found;
+
+    found = hay != NULL && strstr(hay, needle) != NULL;
+
+    if (found != want) {
+        print_error("\"%.2000s\"\n    %s \"%s\"\n", hay ? hay : "(null)",
+                    want ? "does not contain" : "contains", needle);
+    }
+
+    _assert_true(found == want, want ? "contains" : "lacks", file, line);
+}
+
+
+void
+rg_test_break(evutil_socket_t fd, short what, void *arg)
+{
+    event_base_loopbreak(arg);
+}
+
+
+void
+rg_test_dispatch(struct event_base *base, rg_uint_t *left, int seconds)
+{
+    struct event   *ev;
+    struct timeval  tv;
+
+    tv.tv_sec = seconds;
+    tv.tv_usec = 0;
+
+    ev = evtimer_new(base, rg_test_break, base);
+    assert_non_null(ev);
+    evtimer_add(ev, &tv);
+
+    if (*left) {
+        event_base_dispatch(base);
+    }
+
+    event_free(ev);
+    assert_int_equal(*left, 0);
+}
+
+
+rg_engine_t *
+rg_test_engine_of(rg_cycle_t *cycle, const char *err)
+{
+    rg_engine_t  *e;
+
+    if (cycle == NULL) {
+        print_error("configuration: %s\n", err);
+    }
+    assert_non_null(cycle);
+
+    e = rg_engine_create(cycle, cycle->log);
+    assert_non_null(e);
+
+    return e;
 }
 
 
@@ -292,7 +378,7 @@ rg_test_run(rg_engine_t *e, const char *agent, const char *input)
 
     left = 1;
 
-    s = rg_session_create(e, a, NULL, input, strlen(input), rg_test_done,
+    s = rg_session_create(e, a, NULL, input, strlen(input), rg_test_countdown,
                           &left);
     if (s == NULL) {
         return NULL;
@@ -331,7 +417,7 @@ rg_test_run_many(rg_engine_t *e, const char *agent, rg_uint_t n,
     for (i = 0; i < n; i++) {
         snprintf(input, sizeof(input), "task %lu", (unsigned long) i);
         ss[i] = rg_session_create(e, a, NULL, input, strlen(input),
-                                  rg_test_done, &left);
+                                  rg_test_countdown, &left);
         if (ss[i] == NULL) {
             left--;
         }

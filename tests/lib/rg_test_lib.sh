@@ -92,19 +92,9 @@ rg_wait_for() {
     return 1
 }
 
-# rg_mock NAME ARGS...: starts a mock model, sets $port
+# rg_mock NAME ARGS...: starts a mock model (rg_mock_start), sets $port
 rg_mock() {
-    name=$1
-    shift
-    "$B/rg_mock" --port 0 --port-file "$tmp/$name.port" --quiet "$@" \
-        2>/dev/null &
-    pids="$pids $!"
-    i=0
-    while [ ! -s "$tmp/$name.port" ] && [ $i -lt 200 ]; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    port=$(cat "$tmp/$name.port")
+    rg_mock_start "$@"
 }
 
 # rg_redis NAME [ARGS...]: starts a redis-server listening only on the
@@ -140,20 +130,26 @@ rg_free_port() {
     echo "$p"
 }
 
-# rg_redis_tcp PORT DIR: a redis-server on 127.0.0.1:PORT keeping its
-# data in DIR (appendonly, each write synced: it may be stopped and started
-# again with what it had), sets $redis_pid
+# rg_redis_tcp PORT DIR [ARGS...]: a redis-server on 127.0.0.1:PORT
+# keeping its data in DIR (appendonly, each write synced: it may be
+# stopped and started again with what it had; ARGS, more redis-server
+# options, which win: "--appendonly no" makes one that forgets), until it
+# answers PING; sets $redis_pid
 rg_redis_tcp() {
-    mkdir -p "$2"
-    redis-server --port "$1" --bind 127.0.0.1 --dir "$2" \
+    rt_port=$1
+    rt_dir=$2
+    shift 2
+    mkdir -p "$rt_dir"
+    redis-server --port "$rt_port" --bind 127.0.0.1 --dir "$rt_dir" \
         --appendonly yes --appendfsync always --save "" \
-        --logfile "$2/redis.log" &
+        --logfile "$rt_dir/redis.log" "$@" &
     redis_pid=$!
     pids="$pids $redis_pid"
-    i=0
-    while ! redis-cli -p "$1" ping >/dev/null 2>&1 && [ $i -lt 200 ]; do
+    rt_i=0
+    while ! redis-cli -p "$rt_port" ping >/dev/null 2>&1 &&
+          [ $rt_i -lt 200 ]; do
         sleep 0.05
-        i=$((i + 1))
+        rt_i=$((rt_i + 1))
     done
 }
 
@@ -344,6 +340,16 @@ rg_mock_start() {
     port=$(cat "$ms_pf" 2>/dev/null)
 }
 
+# rg_mock_answer NAME TEXT [ARGS...]: a mock model (rg_mock_start) whose
+# script is one answer, the message TEXT (as it stands in a JSON string),
+# kept in $tmp/NAME.json; ARGS, more of the mock's options; sets $port
+rg_mock_answer() {
+    ma_name=$1
+    printf '[{"message":{"content":"%s"}}]\n' "$2" > "$tmp/$ma_name.json"
+    shift 2
+    rg_mock_start "$ma_name" --script "$tmp/$ma_name.json" "$@"
+}
+
 # rg_serve CONF OUT: `reagent -c CONF serve --foreground` in the
 # background, its stdout and stderr to OUT; sets $master (stopped with
 # the test). The test then waits for what it needs in its error_log.
@@ -411,13 +417,15 @@ rg_requests() {
         | sed -n 's/.*"requests": *\([0-9]*\).*/\1/p'
 }
 
-# rg_task_lines N PREFIX [INPUT [MORE]]: N task lines for batch or
-# submit, ids PREFIX0 to PREFIX(N-1), each {"id":ID,"input":INPUT MORE}:
-# INPUT "hi" unless given, "%s" in it is the task's id and "%d" its
-# number; MORE, more fields (',"tenant":"acme"')
+# rg_task_lines N PREFIX [INPUT [MORE [FIRST]]]: N task lines for batch
+# or submit, ids PREFIX0 to PREFIX(N-1) (PREFIX1 to PREFIXN with FIRST 1),
+# each {"id":ID,"input":INPUT MORE}: INPUT "hi" unless given, "%s" in it
+# is the task's id and "%d" its number; MORE, more fields
+# (',"tenant":"acme"')
 rg_task_lines() {
-    awk -v n="$1" -v p="$2" -v input="${3:-hi}" -v more="${4:-}" 'BEGIN {
-        for (i = 0; i < n; i++) {
+    awk -v n="$1" -v p="$2" -v input="${3:-hi}" -v more="${4:-}" \
+        -v first="${5:-0}" 'BEGIN {
+        for (i = first; i < first + n; i++) {
             id = p i
             s = input
             gsub(/%s/, id, s)

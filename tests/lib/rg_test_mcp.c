@@ -113,13 +113,7 @@ rg_test_mcp_engine(rg_test_ctx_t *t, const char *mode, const char *mcp,
         agent && strstr(agent, "tools ") ? "" : "tools fk__*;",
         agent ? agent : "");
 
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 }
 
 
@@ -154,22 +148,7 @@ rg_test_mcp_session(rg_test_ctx_t *t, const char *agent, const char *input)
 const char *
 rg_test_mcp_tool_result(rg_test_ctx_t *t, const char *id)
 {
-    size_t   i;
-    json_t  *m;
-
-    json_array_foreach(t->msgs, i, m) {
-        if (json_is_string(json_object_get(m, "tool_call_id"))
-            && strcmp(json_string_value(json_object_get(m, "tool_call_id")),
-                      id) == 0)
-        {
-            return json_string_value(json_object_get(m, "content"));
-        }
-    }
-
-    print_error("no tool message answers \"%s\"\n", id);
-    fail();
-
-    return NULL;
+    return rg_test_tool_answer(t->msgs, id);
 }
 
 

@@ -99,23 +99,5 @@ char *rg_test_mcp_errlog(rg_test_ctx_t *t);
 /* how many lines of the log hold a, and b unless NULL */
 int rg_test_mcp_count_lines(const char *log, const char *a, const char *b);
 
-#define rg_test_contains(hay, needle)                                        \
-    do {                                                                     \
-        const char *h_ = (hay);                                              \
-        if (h_ == NULL || strstr(h_, (needle)) == NULL) {                    \
-            print_error("\"%s\"\n    does not contain \"%s\"\n",            \
-                        h_ ? h_ : "(null)", (needle));                       \
-            fail();                                                          \
-        }                                                                    \
-    } while (0)
-
-#define rg_test_lacks(hay, needle)                                           \
-    do {                                                                     \
-        const char *h_ = (hay);                                              \
-        if (h_ && strstr(h_, (needle)) != NULL) {                            \
-            print_error("\"%s\"\n    contains \"%s\"\n", h_, (needle));      \
-            fail();                                                          \
-        }                                                                    \
-    } while (0)
 
 #endif /* RG_TEST_MCP_H */

@@ -21,7 +21,8 @@ rg_test_session_msgs(rg_session_t *s)
     assert_non_null(msgs);
 
     for (msg = s->msgs.head; msg; msg = msg->next) {
-        m = json_loadb(msg->json.data, msg->json.len, 0, NULL);
+        m = json_loadb(msg->json.data, msg->json.len, JSON_ALLOW_NUL,
+                     NULL);
         if (m == NULL) {
             print_error("a message is not JSON: %.*s\n", (int) msg->json.len,
                         msg->json.data);
@@ -31,6 +32,28 @@ rg_test_session_msgs(rg_session_t *s)
     }
 
     return msgs;
+}
+
+
+const char *
+rg_test_tool_answer(json_t *msgs, const char *id)
+{
+    size_t       i;
+    json_t      *m;
+    const char  *cid;
+
+    json_array_foreach(msgs, i, m) {
+        cid = json_string_value(json_object_get(m, "tool_call_id"));
+
+        if (cid != NULL && strcmp(cid, id) == 0) {
+            return json_string_value(json_object_get(m, "content"));
+        }
+    }
+
+    print_error("no tool message answers \"%s\"\n", id);
+    fail();
+
+    return NULL;
 }
 
 

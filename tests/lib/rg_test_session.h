@@ -15,8 +15,13 @@
 #include <jansson.h>
 
 /* a new JSON array of the session's messages, in order, each parsed (a
- * cmocka failure when one is not JSON) */
+ * NUL in a string, \u0000, is kept; a cmocka failure when one is not
+ * JSON) */
 json_t *rg_test_session_msgs(rg_session_t *s);
+
+/* the content of the tool message (of msgs, as rg_test_session_msgs()
+ * gives them) that answers the call `id`; none fails the test (cmocka) */
+const char *rg_test_tool_answer(json_t *msgs, const char *id);
 
 /* destroys the session, the engine, the cycle and stops the mock, in that
  * order; any of them may be NULL */

@@ -563,7 +563,7 @@ rg_test_cycle_tools(void **state)
                           "}\n", rg_test_build_dir(), rg_test_build_dir());
     assert_null(cycle);
     assert_string_equal(err, "agent \"x\" names an unknown tool \"nope\" "
-                             "(loaded tools: calc, time_now) in test.conf:4");
+                             "(loaded tools: calc, time_now) in test.conf:5");
 
     cycle = rg_test_cycle(err, sizeof(err),
                           "load_module %s/modules/calc.so;\n"
@@ -577,7 +577,7 @@ rg_test_cycle_tools(void **state)
                           "}\n", rg_test_build_dir());
     assert_null(cycle);
     assert_string_equal(err, "agent \"y\" lists tool \"calc\" twice "
-                             "in test.conf:6");
+                             "in test.conf:8");
 
     cycle = rg_test_cycle(err, sizeof(err),
                           "load_module %s/modules/time.so;\n"
@@ -587,7 +587,7 @@ rg_test_cycle_tools(void **state)
                           "}\n", rg_test_build_dir());
     assert_null(cycle);
     assert_string_equal(err, "agent \"x\" lists tool \"time_now\" twice "
-                             "in test.conf:3");
+                             "in test.conf:4");
 
     cycle = rg_test_cycle(err, sizeof(err),
                           "load_module %s/modules/calc.so;\n"
@@ -600,7 +600,7 @@ rg_test_cycle_tools(void **state)
     assert_null(cycle);
     assert_string_equal(err, "agent \"x\": \"tool_timeout\" names "
                              "\"time_now\", which is not in its \"tools\" "
-                             "in test.conf:4");
+                             "in test.conf:6");
 
     cycle = rg_test_cycle(err, sizeof(err),
                           "load_module %s/modules/calc.so;\n"
@@ -612,7 +612,7 @@ rg_test_cycle_tools(void **state)
                           "}\n", rg_test_build_dir(), rg_test_build_dir());
     assert_null(cycle);
     assert_string_equal(err, "agent \"x\": \"approve\" names \"calc\", "
-                             "which is not in its \"tools\" in test.conf:4");
+                             "which is not in its \"tools\" in test.conf:6");
 
     /* an agent may use a subset; one without tools gets none */
     cycle = rg_test_cycle(err, sizeof(err),

@@ -77,7 +77,18 @@ rg_test_cycle_errors(void **state)
         { RG_TEST_LLM "agent x {\n    max_rounds 2;",
           "unexpected end of file, expecting \"}\" in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    max_rounds 2 }\n",
-          "unexpected \"}\" in test.conf:3" },
+          "missing \";\" after \"max_rounds 2\" before \"}\" "
+          "in test.conf:3" },
+        { RG_TEST_LLM "agent x {\n    max_rounds 2\n}\n",
+          "missing \";\" after \"max_rounds 2\" before \"}\" "
+          "in test.conf:3" },
+        { RG_TEST_LLM "agent x {\n    max_rounds 2\n    deadline 5s\n}\n",
+          "missing \";\" after \"max_rounds 2\": line 4 starts with the "
+          "directive \"deadline\" (quote it if it is an argument) "
+          "in test.conf:3" },
+        { RG_TEST_LLM "agent x {\n    max_rounds 2;\n    max_rond 3;\n}\n",
+          "unknown directive \"max_rond\" (did you mean \"max_rounds\"?) "
+          "in test.conf:4" },
         { RG_TEST_LLM RG_TEST_AGENT ";\n",
           "unexpected \";\" in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    system_prompt \"abc;\n}\n",
@@ -231,20 +242,20 @@ rg_test_cycle_errors(void **state)
           "in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    tool_timeout calc 1s;\n}\n",
           "agent \"x\": \"tool_timeout\" names \"calc\", which is not in "
-          "its \"tools\" in test.conf:2" },
+          "its \"tools\" in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    approve calc;\n}\n",
           "agent \"x\": \"approve\" names \"calc\", which is not in its "
-          "\"tools\" in test.conf:2" },
+          "\"tools\" in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    approve;\n}\n",
           "invalid number of arguments in \"approve\" directive "
           "in test.conf:3" },
         { "llm a {\n    base_url http://h;\n    model m;\n"
           "    fallback zz;\n}\n" RG_TEST_AGENT,
           "llm \"a\": \"fallback\" names an unknown llm \"zz\" "
-          "in test.conf:1" },
+          "in test.conf:4" },
         { RG_TEST_LLM "llm b {\n    base_url http://h;\n    model m;\n"
           "    fallback b;\n}\n" RG_TEST_AGENT,
-          "llm \"b\": \"fallback\" names itself: \"b\" in test.conf:2" },
+          "llm \"b\": \"fallback\" names itself: \"b\" in test.conf:5" },
         { "llm a {\n    fallback b;\n    fallback c;\n}\n",
           "\"fallback\" directive is duplicate in test.conf:3" },
         { "llm a {\n    requests_per_minute 0;\n}\n",
@@ -282,7 +293,7 @@ rg_test_cycle_errors(void **state)
           "\"tool_max_calls\" directive is duplicate in test.conf:4" },
         { RG_TEST_LLM "agent x {\n    tool_max_calls calc 2;\n}\n",
           "agent \"x\": \"tool_max_calls\" names \"calc\", which is not in "
-          "its \"tools\" in test.conf:2" },
+          "its \"tools\" in test.conf:3" },
         { RG_TEST_LLM "agent x {\n    repeat_window 1001;\n}\n",
           "\"repeat_window\" directive expects a number from 0 to 1000 "
           "in test.conf:3" },
@@ -399,37 +410,37 @@ rg_test_cycle_errors(void **state)
           "llm \"a\" has no \"model\" in test.conf:2" },
         { "llm a {\n    base_url ftp://h;\n    model m;\n}\n" RG_TEST_AGENT,
           "llm \"a\": \"base_url\" must start with http:// or https:// "
-          "in test.conf:1" },
+          "in test.conf:2" },
         { "llm a {\n    base_url 127.0.0.1:8080;\n    model m;\n}\n"
           RG_TEST_AGENT,
           "llm \"a\": \"base_url\" must start with http:// or https:// "
-          "in test.conf:1" },
+          "in test.conf:2" },
         { "llm a {\n    base_url http:/h;\n    model m;\n}\n" RG_TEST_AGENT,
           "llm \"a\": \"base_url\" must start with http:// or https:// "
-          "in test.conf:1" },
+          "in test.conf:2" },
         { "llm a {\n    base_url http://h;\n    model m;\n"
           "    buffer_size 1023;\n}\n" RG_TEST_AGENT,
           "llm \"a\": \"buffer_size\" must be from 1k to 512k "
-          "in test.conf:1" },
+          "in test.conf:4" },
         { "llm a {\n    base_url http://h;\n    model m;\n"
           "    buffer_size 513k;\n}\n" RG_TEST_AGENT,
           "llm \"a\": \"buffer_size\" must be from 1k to 512k "
-          "in test.conf:1" },
+          "in test.conf:4" },
         { "llm a {\n    base_url http://h;\n    model m;\n"
           "    api_key_env " RG_TEST_UNSET_VAR ";\n}\n" RG_TEST_AGENT,
           "llm \"a\": the environment variable \"" RG_TEST_UNSET_VAR "\" "
-          "named by \"api_key_env\" is not set in test.conf:1" },
+          "named by \"api_key_env\" is not set in test.conf:4" },
         { "llm a {\n    base_url http://h;\n    model m;\n"
           "    api_key_env " RG_TEST_EMPTY_VAR ";\n}\n" RG_TEST_AGENT,
           "llm \"a\": the environment variable \"" RG_TEST_EMPTY_VAR "\" "
-          "named by \"api_key_env\" is not set in test.conf:1" },
+          "named by \"api_key_env\" is not set in test.conf:4" },
         { "llm a {\n    base_url http://h;\n    model m;\n"
           "    api_key_env RG_TEST_CONF_CTL;\n}\n" RG_TEST_AGENT,
           "llm \"a\": the environment variable \"RG_TEST_CONF_CTL\" "
           "named by \"api_key_env\" holds a control character "
-          "in test.conf:1" },
+          "in test.conf:4" },
         { RG_TEST_LLM "agent x {\n    llm zz;\n}\n",
-          "agent \"x\" names an unknown llm \"zz\" in test.conf:2" },
+          "agent \"x\" names an unknown llm \"zz\" in test.conf:3" },
         { RG_TEST_LLM "llm b { base_url http://h; model m; }\n"
           "agent x { llm b; }\nagent y { }\n",
           "agent \"y\" has no \"llm\" (there are 2 llm blocks to choose from) "
@@ -439,7 +450,7 @@ rg_test_cycle_errors(void **state)
           "in test.conf:1" },
         { RG_TEST_LLM "agent x {\n    tools nope;\n}\n",
           "agent \"x\" names an unknown tool \"nope\" (loaded tools: none) "
-          "in test.conf:2" },
+          "in test.conf:3" },
         { RG_TEST_LLM, "no \"agent\" block: at least one agent is needed "
                        "in test.conf" },
         { "", "no \"agent\" block: at least one agent is needed "

@@ -174,22 +174,22 @@ rg_test_errors(void **state)
     rg_test_error("llm a { base_url http://127.0.0.1:1/v1; model m;\n"
                   "    thinking 2048; }\n",
                   "llm \"a\": \"thinking\" is a budget of format anthropic; "
-                  "format chat takes \"reasoning_effort\" in test.conf:1");
+                  "format chat takes \"reasoning_effort\" in test.conf:2");
     rg_test_error("llm a { base_url http://127.0.0.1:1/v1; model m;\n"
                   "    format anthropic; reasoning_effort low; }\n",
                   "llm \"a\": \"reasoning_effort\" is not of format "
                   "anthropic, which takes \"thinking BUDGET\" in "
-                  "test.conf:1");
+                  "test.conf:2");
     rg_test_error("llm a { base_url http://127.0.0.1:1/v1; model m;\n"
                   "    reasoning_effort extreme; }\n",
                   "llm \"a\": \"reasoning_effort\" is none, minimal, low, "
-                  "medium or high, not \"extreme\" in test.conf:1");
+                  "medium or high, not \"extreme\" in test.conf:2");
     rg_test_error("llm a { base_url http://127.0.0.1:1/v1; model m;\n"
                   "    format anthropic; thinking 4096;\n"
                   "    max_output_tokens 4096; }\n",
                   "llm \"a\": \"max_output_tokens\" 4096 must be more than "
                   "the \"thinking\" budget 4096, which it includes in "
-                  "test.conf:1");
+                  "test.conf:3");
     rg_test_error("llm a {\n    max_output_tokens 0;\n}\n",
                   "\"max_output_tokens\" directive expects a number from 1 "
                   "to 10000000 in test.conf:2");

@@ -376,7 +376,8 @@ rg_test_parse_escaped_newline(void **state)
     rg_test_captured_is(0, 2, w0);
 
     rg_test_parse_error("cap \"a\\\nb\";\nnope;",
-                        "unknown directive \"nope\" in direct.conf:3");
+                        "unknown directive \"nope\" (did you mean "
+                        "\"none\"?) in direct.conf:3");
 }
 
 
@@ -404,7 +405,8 @@ rg_test_parse_structure(void **state)
 
     static const rg_test_case_t  cases[] = {
         { "}", "unexpected \"}\" in direct.conf:1" },
-        { "cap a }", "unexpected \"}\" in direct.conf:1" },
+        { "cap a }", "missing \";\" after \"cap a\" before \"}\" "
+                     "in direct.conf:1" },
         { "cap a;\n;", "unexpected \";\" in direct.conf:2" },
         { "{", "unexpected \"{\" in direct.conf:1" },
         { "block {\n}\n}", "unexpected \"}\" in direct.conf:3" },
@@ -429,9 +431,11 @@ rg_test_parse_structure(void **state)
                         "in direct.conf:1" },
         { "block;", "directive \"block\" has no opening \"{\" "
                     "in direct.conf:1" },
-        { "nope 1;", "unknown directive \"nope\" in direct.conf:1" },
+        { "nope 1;", "unknown directive \"nope\" (did you mean \"none\"?) "
+                     "in direct.conf:1" },
         { "block {\n    nope;\n}",
-          "unknown directive \"nope\" in direct.conf:2" },
+          "unknown directive \"nope\" (did you mean \"none\"?) "
+          "in direct.conf:2" },
         { "\"\" 1;", "unknown directive \"\" in direct.conf:1" },
         { "elsewhere 1;", "\"elsewhere\" directive is not allowed here "
                           "in direct.conf:1" },

@@ -42,10 +42,10 @@ rg_test_cycle_queue(void **state)
     } cases[] = {
         { RG_TEST_REDIS "queue {\n    claim_idle 2s;\n    block 2s;\n}\n",
           "queue: \"claim_idle\" must be at least 1s and longer than "
-          "\"block\" in test.conf:4" },
+          "\"block\" in test.conf:5" },
         { RG_TEST_REDIS "queue {\n    claim_idle 1s;\n}\n",
           "queue: \"claim_idle\" must be at least 1s and longer than "
-          "\"block\" in test.conf:4" },
+          "\"block\" in test.conf:5" },
         { RG_TEST_REDIS "lease_ttl 300ms;\n"
           "queue { claim_idle 999ms; block 10ms; }\n",
           "queue: \"claim_idle\" must be at least 1s and longer than "

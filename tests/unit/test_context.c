@@ -678,12 +678,9 @@ typedef struct {
 static int
 rg_test_setup(void **state)
 {
-    rg_test_ctx_t  *t;
+    *state = calloc(1, sizeof(rg_test_ctx_t));
 
-    t = calloc(1, sizeof(rg_test_ctx_t));
-    *state = t;
-
-    return t == NULL ? -1 : 0;
+    return *state == NULL ? -1 : 0;
 }
 
 
@@ -736,13 +733,6 @@ rg_test_teardown(void **state)
 
     return 0;
 }
-
-
-#define rg_test_mock(t, ...)                                                 \
-    do {                                                                     \
-        (t)->mock = rg_test_mock_start(__VA_ARGS__, NULL);                   \
-        assert_non_null((t)->mock);                                          \
-    } while (0)
 
 
 /* an fs root holding README.md of `size` bytes of prose, and small.txt */
@@ -802,13 +792,7 @@ rg_test_engine_ex(rg_test_ctx_t *t, const char *main, const char *llm,
         "}\n",
         main, b, b, t->dir[0] ? t->dir : "/tmp", t->mock->port, llm, agent);
 
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 }
 
 

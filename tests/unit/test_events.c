@@ -10,6 +10,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_test.h>
+#include <rg_test_session.h>
 #include <rg_events.h>
 #include <rg_store_conf.h>
 
@@ -64,10 +65,7 @@ rg_test_teardown(void **state)
 
     t = *state;
 
-    rg_session_destroy(t->s);
-    rg_engine_destroy(t->engine);
-    rg_cycle_destroy(t->cycle);
-    rg_test_mock_stop(t->mock);
+    rg_test_engine_end(t->s, t->engine, t->cycle, t->mock);
     json_decref(t->seen);
     json_decref(t->read);
     free(t);
@@ -99,13 +97,7 @@ rg_test_engine(rg_test_ctx_t *t, const char *mock_arg, const char *value)
         "    retry_base 50ms;\n"
         "}\n"
         "agent a { tools calc; }\n", b, t->mock->port);
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 }
 
 

@@ -19,6 +19,7 @@
 #include <rg_tools_conf.h>
 #include <rg_store_conf.h>
 #include <rg_test.h>
+#include <rg_test_session.h>
 #include <rg_transcript.h>
 #include <rg_store.h>
 
@@ -50,12 +51,9 @@ typedef struct {
 static int
 rg_test_setup(void **state)
 {
-    rg_test_ctx_t  *t;
+    *state = calloc(1, sizeof(rg_test_ctx_t));
 
-    t = calloc(1, sizeof(rg_test_ctx_t));
-    *state = t;
-
-    return t == NULL ? -1 : 0;
+    return *state == NULL ? -1 : 0;
 }
 
 
@@ -67,10 +65,7 @@ rg_test_teardown(void **state)
 
     t = *state;
 
-    rg_session_destroy(t->s);
-    rg_engine_destroy(t->engine);
-    rg_cycle_destroy(t->cycle);
-    rg_test_mock_stop(t->mock);
+    rg_test_engine_end(t->s, t->engine, t->cycle, t->mock);
     rg_test_mock_stop(t->mock2);
 
     if (t->dir[0]) {
@@ -85,13 +80,6 @@ rg_test_teardown(void **state)
 
     return 0;
 }
-
-
-#define rg_test_mock(t, ...)                                                 \
-    do {                                                                     \
-        (t)->mock = rg_test_mock_start(__VA_ARGS__, NULL);                   \
-        assert_non_null((t)->mock);                                          \
-    } while (0)
 
 
 /* a cycle and an engine from configuration text, with calc, time and fs
@@ -119,13 +107,7 @@ rg_test_conf(rg_test_ctx_t *t, const char *fmt, ...)
 
     free(text);
 
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 }
 
 

@@ -64,12 +64,9 @@ typedef struct {
 static int
 rg_test_setup(void **state)
 {
-    rg_test_ctx_t  *t;
+    *state = calloc(1, sizeof(rg_test_ctx_t));
 
-    t = calloc(1, sizeof(rg_test_ctx_t));
-    *state = t;
-
-    return t == NULL ? -1 : 0;
+    return *state == NULL ? -1 : 0;
 }
 
 
@@ -133,26 +130,7 @@ rg_test_engine(rg_test_ctx_t *t, const char *script, rg_uint_t helpers)
         "}\n",
         (unsigned long) helpers, b, b, t->mock->port);
 
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
-}
-
-
-static void
-rg_test_done(rg_session_t *s)
-{
-    rg_uint_t  *left;
-
-    left = s->data;
-
-    if (--*left == 0) {
-        event_base_loopbreak(s->engine->base);
-    }
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 }
 
 
@@ -176,7 +154,7 @@ rg_test_sessions(rg_test_ctx_t *t, rg_uint_t n)
     for (i = 0; i < n; i++) {
         snprintf(input, sizeof(input), "task %lu", (unsigned long) i);
         t->ss[i] = rg_session_create(t->engine, a, NULL, input,
-                                     strlen(input), rg_test_done, &left);
+                                     strlen(input), rg_test_countdown, &left);
         assert_non_null(t->ss[i]);
     }
 
@@ -246,16 +224,6 @@ rg_test_tool_result(rg_session_t *s, const char *id)
     fail();
 
     return NULL;
-}
-
-
-static void
-rg_test_contains(const char *hay, const char *needle)
-{
-    if (strstr(hay, needle) == NULL) {
-        print_error("\"%s\"\n    does not contain \"%s\"\n", hay, needle);
-        fail();
-    }
 }
 
 

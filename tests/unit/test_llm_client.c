@@ -26,6 +26,7 @@
 #include <rg_core.h>
 #include <rg_event.h>
 #include <rg_test.h>
+#include <rg_test_session.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,23 +55,6 @@ typedef struct {
 } rg_test_ctx_t;
 
 
-#define rg_test_contains(hay, needle)                                        \
-    do {                                                                     \
-        const char *h_ = (hay);                                              \
-        if (h_ == NULL || strstr(h_, needle) == NULL) {                      \
-            print_error("\"%s\"\n    does not contain \"%s\"\n",             \
-                        h_ ? h_ : "(null)", needle);                         \
-            fail();                                                          \
-        }                                                                    \
-    } while (0)
-
-#define rg_test_mock(t, ...)                                                 \
-    do {                                                                     \
-        (t)->mock = rg_test_mock_start(__VA_ARGS__, NULL);                   \
-        assert_non_null((t)->mock);                                          \
-    } while (0)
-
-
 static int
 rg_test_setup(void **state)
 {
@@ -96,10 +80,7 @@ rg_test_teardown(void **state)
 
     t = *state;
 
-    rg_session_destroy(t->s);
-    rg_engine_destroy(t->engine);
-    rg_cycle_destroy(t->cycle);
-    rg_test_mock_stop(t->mock);
+    rg_test_engine_end(t->s, t->engine, t->cycle, t->mock);
     rg_test_mock_stop(t->mock2);
 
     if (t->fd != -1) {
@@ -146,13 +127,7 @@ rg_test_engine(rg_test_ctx_t *t, int port, const char *llm,
         "}\n",
         b, extra ? extra : "", port, llm ? llm : "", agent ? agent : "");
 
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 }
 
 

@@ -13,6 +13,7 @@
 #include <rg_llm_request.h>
 #include <rg_llm_classify.h>
 #include <rg_llm_hints.h>
+#include <rg_test.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,24 +26,6 @@
 #define RG_TEST_CHAT       (&rg_llm_codecs[RG_LLM_CHAT])
 #define RG_TEST_ANTHROPIC  (&rg_llm_codecs[RG_LLM_ANTHROPIC])
 #define RG_TEST_RESPONSES  (&rg_llm_codecs[RG_LLM_RESPONSES])
-
-
-static int
-rg_test_pool_setup(void **state)
-{
-    *state = rg_pool_create(4096);
-
-    return *state == NULL ? -1 : 0;
-}
-
-
-static int
-rg_test_pool_teardown(void **state)
-{
-    rg_pool_destroy(*state);
-
-    return 0;
-}
 
 
 /* an llm block as the configuration would leave it */

@@ -9,6 +9,7 @@
 #include <rg_core.h>
 #include <rg_llm_openai.h>
 #include <rg_llm_request.h>
+#include <rg_test.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,24 +43,6 @@
 #define rg_test_parse(pool, status, body, r)                                 \
     assert_int_equal(rg_llm_openai_parse(pool, status, body, strlen(body),   \
                                          RG_TEST_ID_PREFIX, 0, r), RG_OK)
-
-
-static int
-rg_test_pool_setup(void **state)
-{
-    *state = rg_pool_create(4096);
-
-    return *state == NULL ? -1 : 0;
-}
-
-
-static int
-rg_test_pool_teardown(void **state)
-{
-    rg_pool_destroy(*state);
-
-    return 0;
-}
 
 
 /* responses */

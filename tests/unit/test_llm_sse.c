@@ -12,6 +12,7 @@
 #include <rg_json.h>
 #include <rg_llm_openai.h>
 #include <rg_llm_sse.h>
+#include <rg_test.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -778,24 +779,6 @@ rg_test_own_fixtures_covered(void **state)
 
 
 /* cases no file shows */
-
-static int
-rg_test_pool_setup(void **state)
-{
-    *state = rg_pool_create(4096);
-
-    return *state == NULL ? -1 : 0;
-}
-
-
-static int
-rg_test_pool_teardown(void **state)
-{
-    rg_pool_destroy(*state);
-
-    return 0;
-}
-
 
 #define RG_TEST_CHUNK(content, finish)                                       \
     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" content     \

@@ -16,6 +16,7 @@
 #include <rg_core.h>
 #include <rg_event.h>
 #include <rg_test.h>
+#include <rg_test_session.h>
 #include <rg_transcript.h>
 #include <rg_thread_pool.h>
 
@@ -51,10 +52,6 @@ typedef struct {
 } rg_test_ctx_t;
 
 
-#define rg_test_contains(hay, needle)                                        \
-    rg_test_contains_at(hay, needle, 1, __FILE__, __LINE__)
-#define rg_test_lacks(hay, needle)                                           \
-    rg_test_contains_at(hay, needle, 0, __FILE__, __LINE__)
 #define rg_test_prefix(s, prefix)                                            \
     do {                                                                     \
         assert_non_null(s);                                                  \
@@ -66,32 +63,12 @@ typedef struct {
     } while (0)
 
 
-static void
-rg_test_contains_at(const char *hay, const char *needle, int want,
-    const char *file, int line)
-{
-    int  found;
-
-    found = hay != NULL && strstr(hay, needle) != NULL;
-
-    if (found != want) {
-        print_error("\"%s\"\n    %s \"%s\"\n", hay ? hay : "(null)",
-                    want ? "does not contain" : "contains", needle);
-    }
-
-    _assert_true(found == want, want ? "contains" : "lacks", file, line);
-}
-
-
 static int
 rg_test_setup(void **state)
 {
-    rg_test_ctx_t  *t;
+    *state = calloc(1, sizeof(rg_test_ctx_t));
 
-    t = calloc(1, sizeof(rg_test_ctx_t));
-    *state = t;
-
-    return t == NULL ? -1 : 0;
+    return *state == NULL ? -1 : 0;
 }
 
 
@@ -103,10 +80,7 @@ rg_test_teardown(void **state)
     t = *state;
 
     rg_session_destroy(t->s);
-    rg_session_destroy(t->s2);
-    rg_engine_destroy(t->engine);
-    rg_cycle_destroy(t->cycle);
-    rg_test_mock_stop(t->mock);
+    rg_test_engine_end(t->s2, t->engine, t->cycle, t->mock);
 
     json_decref(t->msgs);
     json_decref(t->stats);
@@ -117,14 +91,6 @@ rg_test_teardown(void **state)
 
     return 0;
 }
-
-
-/* a mock with the given arguments (NULL-ended) */
-#define rg_test_mock(t, ...)                                                 \
-    do {                                                                     \
-        (t)->mock = rg_test_mock_start(__VA_ARGS__, NULL);                   \
-        assert_non_null((t)->mock);                                          \
-    } while (0)
 
 
 /* A cycle and an engine: tool modules calc and time (plus `modules`, a
@@ -157,13 +123,7 @@ rg_test_engine(rg_test_ctx_t *t, int port, const char *modules,
         llm && strstr(llm, "retry_base") ? "" : "retry_base 50ms;",
         llm ? llm : "", agent);
 
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 }
 
 
@@ -326,22 +286,7 @@ rg_test_msg_str(rg_test_ctx_t *t, size_t i, const char *key)
 static const char *
 rg_test_tool_result(rg_test_ctx_t *t, const char *id)
 {
-    size_t   i;
-    json_t  *m;
-
-    json_array_foreach(t->msgs, i, m) {
-        if (json_is_string(json_object_get(m, "tool_call_id"))
-            && strcmp(json_string_value(json_object_get(m, "tool_call_id")),
-                      id) == 0)
-        {
-            return rg_test_msg_str(t, i, "content");
-        }
-    }
-
-    print_error("no tool message answers \"%s\"\n", id);
-    fail();
-
-    return NULL;
+    return rg_test_tool_answer(t->msgs, id);
 }
 
 

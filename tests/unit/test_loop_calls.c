@@ -19,6 +19,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_test.h>
+#include <rg_test_session.h>
 #include <rg_transcript.h>
 
 #include <setjmp.h>
@@ -54,17 +55,6 @@ typedef struct {
     json_t             *json;
     char                err[512];
 } rg_test_ctx_t;
-
-
-#define rg_test_contains(hay, needle)                                        \
-    do {                                                                     \
-        const char *h_ = (hay);                                              \
-        if (h_ == NULL || strstr(h_, needle) == NULL) {                      \
-            print_error("\"%.300s\"\n    does not contain \"%s\"\n",         \
-                        h_ ? h_ : "(null)", needle);                         \
-            fail();                                                          \
-        }                                                                    \
-    } while (0)
 
 
 static int
@@ -124,39 +114,6 @@ rg_test_calls_script(rg_uint_t n)
                      "\"all done\"}}]"), RG_OK);
 
     return b.data;
-}
-
-
-static void
-rg_test_done(rg_session_t *s)
-{
-    rg_uint_t  *left;
-
-    left = s->data;
-
-    if (--*left == 0) {
-        event_base_loopbreak(s->engine->base);
-    }
-}
-
-
-/* the tool messages of s, parsed, in order */
-static json_t *
-rg_test_messages(rg_session_t *s)
-{
-    json_t    *msgs, *m;
-    rg_msg_t  *msg;
-
-    msgs = json_array();
-    assert_non_null(msgs);
-
-    for (msg = s->msgs.head; msg; msg = msg->next) {
-        m = json_loadb(msg->json.data, msg->json.len, JSON_ALLOW_NUL, NULL);
-        assert_non_null(m);
-        json_array_append_new(msgs, m);
-    }
-
-    return msgs;
 }
 
 
@@ -229,7 +186,7 @@ rg_test_others(rg_test_ctx_t *t, rg_agent_conf_t *as, rg_uint_t n,
 
     for (k = 0; k < n; k++) {
         small[k] = rg_session_create(t->engine, as, NULL, "few", 3,
-                                     rg_test_done, &left);
+                                     rg_test_countdown, &left);
         assert_non_null(small[k]);
         rg_session_start(small[k]);
     }
@@ -305,13 +262,7 @@ rg_test_many_calls(rg_test_ctx_t *t, rg_uint_t ncalls, const char *cap,
         "agent big { llm big; tools calc; %s }\n"
         "agent small { llm small; tools calc; max_rounds 50; }\n",
         b, t->big->port, stream, t->small->port, cap);
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 
     ab = rg_agent_find(t->cycle, "big", 3);
     as = rg_agent_find(t->cycle, "small", 5);
@@ -319,7 +270,7 @@ rg_test_many_calls(rg_test_ctx_t *t, rg_uint_t ncalls, const char *cap,
     /* the others alone, then beside the big answer */
     rg_test_others(t, as, others, NULL, quiet, &quiet_late);
 
-    big = rg_session_create(t->engine, ab, NULL, "many", 4, rg_test_done,
+    big = rg_session_create(t->engine, ab, NULL, "many", 4, rg_test_countdown,
                             NULL);
     assert_non_null(big);
 
@@ -355,7 +306,7 @@ rg_test_many_calls(rg_test_ctx_t *t, rg_uint_t ncalls, const char *cap,
     assert_int_equal(big->tool_calls, expect_run + 1);
     assert_int_equal(big->round, 2);
 
-    msgs = rg_test_messages(big);
+    msgs = rg_test_session_msgs(big);
     t->json = msgs;
 
     /* system? no: user, assistant, expect_run + 1 tool messages, answer */
@@ -466,7 +417,7 @@ rg_test_nul_result(void **state)
     {
         rg_uint_t  left = 1;
 
-        s->handler = rg_test_done;
+        s->handler = rg_test_countdown;
         s->data = &left;
         rg_session_start(s);
         if (left) {

@@ -283,7 +283,7 @@ rg_test_load_good(void **state)
 
     /* a tool the agent names that no module brings */
     rg_test_error("agent \"x\" names an unknown tool \"nope\" (loaded tools: "
-                  "echo) in test.conf:3",
+                  "echo) in test.conf:4",
                   "load_module %s;\n" RG_TEST_LLM
                   "agent x {\n    tools echo nope;\n}\n", rg_test_good);
 

@@ -152,13 +152,6 @@ rg_test_reopen(rg_cycle_t *cycle)
 
 
 static void
-rg_test_break(evutil_socket_t fd, short what, void *arg)
-{
-    event_base_loopbreak(arg);
-}
-
-
-static void
 rg_test_drain(rg_worker_t *w, rg_msec_t timeout)
 {
     struct timeval   tv;

@@ -113,13 +113,7 @@ rg_test_start(rg_test_ctx_t *t, const char *script, const char *llm,
         "    %s\n"
         "}\n", b, t->mock->port, llm, agent);
 
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 }
 
 

@@ -89,13 +89,6 @@ rg_test_answer(void *data, redisReply *reply, const char *err)
 }
 
 
-static void
-rg_test_break(evutil_socket_t fd, short what, void *arg)
-{
-    event_base_loopbreak(arg);
-}
-
-
 /* runs the loop until every callback came, or for at most ms */
 static void
 rg_test_wait(rg_test_ctx_t *ctx, rg_msec_t ms)

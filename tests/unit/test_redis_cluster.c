@@ -58,27 +58,9 @@ rg_test_answer(void *data, redisReply *reply, const char *err)
 
 
 static void
-rg_test_break(evutil_socket_t fd, short what, void *arg)
-{
-    event_base_loopbreak(arg);
-}
-
-
-static void
 rg_test_wait(rg_test_ctx_t *t)
 {
-    struct event   *ev;
-    struct timeval  tv = { 20, 0 };
-
-    ev = evtimer_new(t->base, rg_test_break, t->base);
-    evtimer_add(ev, &tv);
-
-    if (t->left) {
-        event_base_dispatch(t->base);
-    }
-
-    event_free(ev);
-    assert_int_equal(t->left, 0);
+    rg_test_dispatch(t->base, &t->left, 20);
 }
 
 

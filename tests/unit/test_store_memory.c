@@ -304,7 +304,7 @@ rg_test_directive(void **state)
     assert_null(rg_test_cycle(err, sizeof(err), "\nstore redis {\n"
                               "server 127.0.0.1:70000;\n}\n"));
     assert_string_equal(err, "\"server\" \"127.0.0.1:70000\" has an "
-                             "invalid port in test.conf:2");
+                             "invalid port in test.conf:3");
 
     assert_null(rg_test_cycle(err, sizeof(err), "store redis { server a:1; "
                               "server b:2; }\n"));

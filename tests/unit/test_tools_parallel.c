@@ -21,6 +21,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_test.h>
+#include <rg_test_session.h>
 #include <rg_thread_pool.h>
 #include <rg_tools.h>
 #include <rg_agent_conf.h>
@@ -52,12 +53,9 @@ typedef struct {
 static int
 rg_test_setup(void **state)
 {
-    rg_test_ctx_t  *t;
+    *state = calloc(1, sizeof(rg_test_ctx_t));
 
-    t = calloc(1, sizeof(rg_test_ctx_t));
-    *state = t;
-
-    return t == NULL ? -1 : 0;
+    return *state == NULL ? -1 : 0;
 }
 
 
@@ -68,10 +66,7 @@ rg_test_teardown(void **state)
 
     t = *state;
 
-    rg_session_destroy(t->s);
-    rg_engine_destroy(t->engine);
-    rg_cycle_destroy(t->cycle);
-    rg_test_mock_stop(t->mock);
+    rg_test_engine_end(t->s, t->engine, t->cycle, t->mock);
 
     json_decref(t->msgs);
     json_decref(t->json);
@@ -79,13 +74,6 @@ rg_test_teardown(void **state)
 
     return 0;
 }
-
-
-#define rg_test_mock(t, ...)                                                 \
-    do {                                                                     \
-        (t)->mock = rg_test_mock_start(__VA_ARGS__, NULL);                   \
-        assert_non_null((t)->mock);                                          \
-    } while (0)
 
 
 /* A cycle and an engine: calc and the test plugins barrier, slow and good
@@ -115,13 +103,7 @@ rg_test_engine(rg_test_ctx_t *t, const char *main, const char *agent)
         "}\n",
         b, b, b, b, main ? main : "", t->mock->port, agent);
 
-    if (t->cycle == NULL) {
-        print_error("configuration: %s\n", t->err);
-    }
-    assert_non_null(t->cycle);
-
-    t->engine = rg_engine_create(t->cycle, t->cycle->log);
-    assert_non_null(t->engine);
+    t->engine = rg_test_engine_of(t->cycle, t->err);
 }
 
 
