@@ -635,7 +635,23 @@ rg_durable_nothing(rg_session_t *s)
 void
 rg_durable_rewrite(rg_session_t *s, rg_durable_next_pt written)
 {
+    rg_store_t  *st;
+
     s->dur->rec_done = written;
+
+    /* a checkpoint in flight or waiting to be asked again is written by
+     * this one, which holds everything: one operation in flight at a
+     * time, the one a session's end cancels */
+    if (s->dur->cp_op) {
+        st = rg_store_ctx(s->engine);
+        st->cancel(st, s->dur->cp_op);
+        s->dur->cp_op = NULL;
+    }
+
+    if (s->cp_retry_set) {
+        event_del(&s->dur->cp_retry);
+        s->cp_retry_set = 0;
+    }
 
     if (s->dur->cp_next == NULL) {
         s->dur->cp_next = rg_durable_nothing;
