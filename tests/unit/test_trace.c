@@ -234,6 +234,7 @@ test_span_json(void **state)
     rg_trace_attr_t   a[3];
 
     memset(&sp, 0, sizeof(sp));
+    memset(a, 0, sizeof(a));              /* real and dnum unset */
     assert_int_equal(rg_trace_span_start(&sp, "4bf92f3577b34da6a3ce929d0e0e4736",
                                          "00f067aa0ba902b7"), RG_OK);
 
