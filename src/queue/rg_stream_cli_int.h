@@ -63,6 +63,7 @@ typedef struct {
     char               *text;         /* its line, as queued */
     char                entry[64];    /* its entry; "": another queued it */
     rg_uint_t           lineno;
+    rg_uint_t           vanished;     /* looks in a row that found none */
 } rg_stream_waited_t;
 
 

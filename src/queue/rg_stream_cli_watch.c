@@ -51,6 +51,7 @@ rg_stream_watch_add(rg_stream_watch_t *wt, const char *id, char *text,
 
     t->text = text;
     t->lineno = lineno;
+    t->vanished = 0;
     snprintf(t->entry, sizeof(t->entry), "%s", entry);
     wt->n++;
 
@@ -397,7 +398,8 @@ rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
  * worker will run them and their results never come. So, every few
  * seconds of the wait, one round trip asks for each task still waited
  * for whether Redis has its mark, session, result or lease; those with
- * none of them and no entry queued are queued again (their ids keep a
+ * none of them at two looks in a row and no entry queued are queued
+ * again (their ids keep a
  * task that ran meanwhile from running twice). */
 void
 rg_stream_watch_look(rg_stream_client_t *c, rg_stream_watch_t *wt,
@@ -446,8 +448,16 @@ rg_stream_watch_look(rg_stream_client_t *c, rg_stream_watch_t *wt,
     for (i = 0, m = 0; i < n; i++) {
         r = cmds[i].w.reply;
 
+        /* twice in a row, a look apart: a worker that ran it writes its
+         * result again once Redis is back, and that must not be run
+         * twice for want of waiting for it */
         if (r && r->type == REDIS_REPLY_INTEGER && r->integer == 0) {
-            lost[m++] = lost[i];
+            if (++lost[i]->vanished >= 2) {
+                lost[m++] = lost[i];
+            }
+
+        } else if (r && r->type == REDIS_REPLY_INTEGER) {
+            lost[i]->vanished = 0;
         }
 
         if (r) {

@@ -257,11 +257,128 @@ rg_serve_recovered(rg_session_t *s)
 
 /* the loss -------------------------------------------------------------- */
 
+/* a result written again after a loss: asked again a second apart while
+ * Redis comes back (a wipe is a restart), then named lost */
+typedef struct rg_serve_rewrite_s  rg_serve_rewrite_t;
+
+struct rg_serve_rewrite_s {
+    rg_serve_t          *sv;
+    char                *task_id;
+    char                *result;
+    size_t               len;
+    char                 sid[48];
+    rg_uint_t            shard;
+    rg_uint_t            tries;
+    struct event        *ev;
+    rg_serve_rewrite_t  *next;
+    rg_serve_rewrite_t **pprev;
+};
+
+
+static void rg_serve_rewrite_send(rg_serve_rewrite_t *w);
+
+
+static void
+rg_serve_rewrite_free(rg_serve_rewrite_t *w)
+{
+    if (w->next) {
+        w->next->pprev = w->pprev;
+    }
+    *w->pprev = w->next;
+
+    if (w->ev) {
+        event_free(w->ev);
+    }
+    free(w->task_id);
+    free(w->result);
+    free(w);
+}
+
+
+static void
+rg_serve_rewrite_timer(evutil_socket_t fd, short what, void *arg)
+{
+    rg_serve_rewrite_send(arg);
+}
+
+
 static void
 rg_serve_rewritten(void *data, const char *err)
 {
-    rg_serve_said(data, err, RG_LOG_WARN, "queue: a result was not written "
-                  "again after the store lost it (%s)");
+    char                 why[320];
+    rg_serve_t          *sv;
+    rg_serve_rewrite_t  *w;
+    struct timeval       tv = { 1, 0 };
+
+    w = data;
+    sv = w->sv;
+
+    if (err == NULL || sv->exiting) {
+        rg_serve_rewrite_free(w);
+        return;
+    }
+
+    if (++w->tries < RG_SERVE_REQUEUE_TRIES) {
+        if (w->ev == NULL) {
+            w->ev = evtimer_new(sv->engine->base, rg_serve_rewrite_timer, w);
+        }
+        if (w->ev && evtimer_add(w->ev, &tv) == 0) {
+            return;
+        }
+    }
+
+    snprintf(why, sizeof(why), "its result could not be written again "
+             "after the store lost it (%s)", err);
+    rg_serve_forget(sv, w->task_id, why);
+    rg_serve_rewrite_free(w);
+}
+
+
+static void
+rg_serve_rewrite_send(rg_serve_rewrite_t *w)
+{
+    rg_stream_result(w->sv->queue, w->shard, "", w->task_id, w->sid,
+                     w->result, w->len, rg_serve_rewritten, w);
+}
+
+
+/* a kept result, written again (held until Redis takes it) */
+static void
+rg_serve_rewrite(rg_serve_t *sv, rg_serve_kept_t *k)
+{
+    rg_serve_rewrite_t  *w;
+
+    w = calloc(1, sizeof(rg_serve_rewrite_t));
+    if (w) {
+        w->task_id = strdup(k->task_id);
+        w->result = malloc(k->len + 1);
+    }
+    if (w == NULL || w->task_id == NULL || w->result == NULL) {
+        if (w) {
+            free(w->task_id);
+            free(w->result);
+            free(w);
+        }
+        rg_serve_forget(sv, k->task_id, "its result could not be written "
+                        "again after the store lost it (out of memory)");
+        return;
+    }
+
+    memcpy(w->result, k->result, k->len);
+    w->result[k->len] = '\0';
+    w->len = k->len;
+    w->shard = k->shard;
+    w->sv = sv;
+    snprintf(w->sid, sizeof(w->sid), "%s", k->sid);
+
+    w->next = sv->rewrites;
+    if (w->next) {
+        w->next->pprev = &w->next;
+    }
+    w->pprev = &sv->rewrites;
+    sv->rewrites = w;
+
+    rg_serve_rewrite_send(w);
 }
 
 
@@ -352,8 +469,7 @@ rg_serve_store_lost(void *data, rg_store_t *st)
         }
 
         if (k->result) {
-            rg_stream_result(sv->queue, k->shard, "", k->task_id, k->sid,
-                             k->result, k->len, rg_serve_rewritten, sv);
+            rg_serve_rewrite(sv, k);
             results++;
             continue;
         }
@@ -469,6 +585,10 @@ rg_serve_lost_fini(rg_serve_t *sv)
     }
 
     rg_store_unwatch(rg_store_ctx(sv->engine), rg_serve_store_lost, sv);
+
+    while (sv->rewrites) {
+        rg_serve_rewrite_free(sv->rewrites);
+    }
 
     for (i = 0; i < RG_SERVE_KEPT; i++) {
         rg_serve_kept_free(&sv->kept[i]);

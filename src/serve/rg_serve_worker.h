@@ -83,6 +83,9 @@ struct rg_serve_s {
     rg_uint_t           nkept;
     rg_uint_t           kept_next;    /* the oldest, once full */
     size_t              kept_bytes;
+    /* results being written again after a loss, until Redis takes them
+     * (rg_serve_lost.c) */
+    struct rg_serve_rewrite_s *rewrites;
     uint64_t            losses;       /* times the store lost its memory */
     uint64_t            requeued;     /* its tasks queued again since */
     uint64_t            forgotten;    /* tasks named lost */

@@ -298,6 +298,7 @@ redis-cli -p "$rport" xadd "$S" '*' task '{"id":"took","input":"compute"}' \
     > /dev/null
 redis-cli -p "$rport" xreadgroup group workers gone count 1 streams "$S" '>' \
     > /dev/null
+gone_at=$(date +%s%N)
 sed 's/claim_idle 4s/claim_idle 2s/; s/lease_ttl 2s/lease_ttl 1s/' \
     "$tmp/s.conf" > "$tmp/s4.conf"
 rm -f "$tmp/reagent.pid.epoch"
@@ -309,6 +310,11 @@ i=0
 while [ ! -s "$tmp/reagent.pid.epoch" ] && [ $i -lt 300 ]; do
     sleep 0.01
     i=$((i + 1))
+done
+# just before the entry is idle past claim_idle (2 s): the take-over
+# comes after, and long before the workers' next look at the epoch (5 s)
+while [ $(( ($(date +%s%N) - gone_at) / 1000000 )) -lt 1600 ]; do
+    sleep 0.05
 done
 redis-cli -p "$rport" del rg:epoch > /dev/null
 i=0
