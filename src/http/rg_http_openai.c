@@ -25,6 +25,8 @@
 #include <rg_secret.h>
 #include <rg_json.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/http.h>
 
 
 typedef struct {
@@ -40,6 +42,11 @@ typedef struct {
     rg_uint_t           rounds_said;      /* rounds whose text went */
     char               *ignored;          /* "temperature, top_p", or NULL */
     struct event       *ping_ev;
+    /* a client that reads nothing: each chunk would put off libevent's
+     * write timeout, so the stall is timed here (send_timeout) */
+    size_t              out_after;        /* unsent, after the last chunk */
+    rg_msec_t           stall_since;
+    rg_uint_t           cut;              /* the connection goes */
     char                id[64];
     int64_t             created;
 } rg_http_chat_t;
@@ -58,12 +65,28 @@ rg_http_chat_free(rg_http_chat_t *c)
 }
 
 
+/* what the connection has not sent yet */
+static struct evbuffer *
+rg_http_chat_out(rg_http_chat_t *c)
+{
+    struct bufferevent        *bev;
+    struct evhttp_connection  *evcon;
+
+    evcon = evhttp_request_get_connection(c->r->req);
+    bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+
+    return bev ? bufferevent_get_output(bev) : NULL;
+}
+
+
 /* one SSE line (data: JSON, or a ": comment") */
 static void
 rg_http_chat_event(rg_http_chat_t *c, const char *prefix, json_t *j)
 {
     char             *text;
-    struct evbuffer  *b;
+    size_t            before;
+    rg_msec_t         now;
+    struct evbuffer  *b, *out;
 
     text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
@@ -81,11 +104,33 @@ rg_http_chat_event(rg_http_chat_t *c, const char *prefix, json_t *j)
 
     evbuffer_add_printf(b, "%s%s\n\n", prefix, text ? text : "");
     c->r->bytes += evbuffer_get_length(b);
+
+    out = rg_http_chat_out(c);
+    before = out ? evbuffer_get_length(out) : 0;
+    now = rg_monotonic_msec();
+
+    /* nothing waits, or some went since the last chunk: not stalled */
+    if (before == 0 || before < c->out_after || c->stall_since == 0) {
+        c->stall_since = now;
+    }
+
     /* send_timeout from now, not from the start of the loop's turn */
     event_base_update_cache_time(c->r->http->engine->base);
     evhttp_send_reply_chunk(c->r->req, b);
     evbuffer_free(b);
     rg_json_free_dump(text);
+
+    c->out_after = out ? evbuffer_get_length(out) : 0;
+
+    if (before && !c->cut && c->ping_ev
+        && now - c->stall_since >= c->r->http->conf->send_timeout)
+    {
+        /* cut from the loop, not from inside the session's callback */
+        struct timeval  tv = { 0, 0 };
+
+        c->cut = 1;
+        evtimer_add(c->ping_ev, &tv);
+    }
 }
 
 
@@ -109,6 +154,22 @@ rg_http_chat_ping(evutil_socket_t fd, short what, void *arg)
     struct timeval   tv = { 15, 0 };
 
     c = arg;
+
+    if (c->cut && c->r) {
+        struct evhttp_connection  *evcon;
+
+        rg_log_error(RG_LOG_INFO, c->r->http->engine->log, 0, "http: a "
+                     "streaming client read nothing for send_timeout "
+                     "(%llums): its connection is closed",
+                     (unsigned long long) c->r->http->conf->send_timeout);
+
+        /* freeing it calls rg_http_chat_gone(), which may free c */
+        evcon = evhttp_request_get_connection(c->r->req);
+        if (evcon) {
+            evhttp_connection_free(evcon);
+        }
+        return;
+    }
 
     /* proxies drop a quiet stream: a comment keeps it */
     rg_http_chat_event(c, ": ping", NULL);

@@ -390,6 +390,24 @@ rg_serve_noted(void *data, const char *err)
 }
 
 
+void
+rg_serve_rewrite_kept(rg_serve_t *sv, const char *task_id)
+{
+    rg_uint_t         i;
+    rg_serve_kept_t  *k;
+
+    /* the newest first */
+    for (i = sv->nkept; i > 0; i--) {
+        k = &sv->kept[(sv->kept_next + i - 1) % RG_SERVE_KEPT];
+
+        if (k->task_id && k->result && strcmp(k->task_id, task_id) == 0) {
+            rg_serve_rewrite(sv, k);
+            return;
+        }
+    }
+}
+
+
 /* the record on the queue's list of losses */
 static void
 rg_serve_note(rg_serve_t *sv, rg_store_t *st, rg_uint_t sessions,

@@ -83,12 +83,30 @@ rg_serve_answered(rg_serve_t *sv, const char *err, rg_uint_t level,
 }
 
 
+typedef struct {
+    rg_serve_t         *sv;
+    char                task_id[];
+} rg_serve_wrote_t;
+
+
 static void
 rg_serve_written(void *data, const char *err)
 {
+    rg_serve_t        *sv;
+    rg_serve_wrote_t  *w;
+
+    w = data;
+    sv = w->sv;
+
     /* the entry stays pending: it is taken over, and its session, ended,
-     * gives its result again */
-    rg_serve_answered(data, err, RG_LOG_WARN, "queue: a result was not "
+     * gives its result again; and should the store have lost the entry,
+     * the result is written again until Redis takes it */
+    if (err && !sv->exiting) {
+        rg_serve_rewrite_kept(sv, w->task_id);
+    }
+
+    free(w);
+    rg_serve_answered(sv, err, RG_LOG_WARN, "queue: a result was not "
                       "acknowledged (%s): its task will be taken over and "
                       "answered again from its session");
 }
@@ -98,7 +116,8 @@ static void
 rg_serve_write(rg_serve_t *sv, rg_uint_t shard, const char *entry,
     const char *task_id, const char *sid, json_t *r)
 {
-    char  *text;
+    char              *text;
+    rg_serve_wrote_t  *w;
 
     text = rg_json_dumps(r, 0, NULL);
     if (text == NULL) {
@@ -107,9 +126,18 @@ rg_serve_write(rg_serve_t *sv, rg_uint_t shard, const char *entry,
 
     rg_serve_keep(sv, task_id, sid, shard, text, strlen(text));
 
+    w = malloc(sizeof(rg_serve_wrote_t) + strlen(task_id) + 1);
+    if (w == NULL) {
+        free(text);
+        return;                        /* taken over: answered again */
+    }
+
+    w->sv = sv;
+    memcpy(w->task_id, task_id, strlen(task_id) + 1);
+
     sv->writing++;
     rg_stream_result(sv->queue, shard, entry, task_id, sid, text,
-                     strlen(text), rg_serve_written, sv);
+                     strlen(text), rg_serve_written, w);
     free(text);
 }
 
@@ -223,6 +251,24 @@ typedef struct {
 
 
 static void
+rg_serve_park_acked(void *data, const char *err)
+{
+    rg_serve_t  *sv;
+
+    sv = data;
+    sv->writing--;
+
+    if (err && !sv->exiting) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: a parked "
+                     "task's entry was not acknowledged (%s): it parks again "
+                     "where it is taken over", err);
+    }
+
+    rg_serve_check_exit(sv);
+}
+
+
+static void
 rg_serve_park_listed(void *data, const char *err)
 {
     rg_serve_t         *sv;
@@ -232,7 +278,8 @@ rg_serve_park_listed(void *data, const char *err)
     sv = p->sv;
 
     if (err == NULL && !sv->exiting) {
-        rg_stream_ack(sv->queue, p->shard, p->entry, rg_serve_written, sv);
+        rg_stream_ack(sv->queue, p->shard, p->entry, rg_serve_park_acked,
+                      sv);
         free(p);
         return;
     }
