@@ -66,6 +66,7 @@ rg_serve_later(rg_serve_t *sv, struct event *ev, rg_msec_t ms)
 
 typedef struct {
     rg_serve_t         *sv;
+    char                entry[48];
     char                task_id[];
 } rg_serve_wrote_t;
 
@@ -87,7 +88,7 @@ rg_serve_written(void *data, const char *err)
         rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: a result was "
                      "not acknowledged (%s): its task will be taken over "
                      "and answered again from its session", err);
-        rg_serve_rewrite_kept(sv, w->task_id);
+        rg_serve_rewrite_kept(sv, w->task_id, w->entry);
     }
 
     free(w);
@@ -116,6 +117,7 @@ rg_serve_write(rg_serve_t *sv, rg_uint_t shard, const char *entry,
     }
 
     w->sv = sv;
+    snprintf(w->entry, sizeof(w->entry), "%s", entry);
     memcpy(w->task_id, task_id, strlen(task_id) + 1);
 
     sv->writing++;
