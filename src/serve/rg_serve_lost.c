@@ -267,6 +267,7 @@ struct rg_serve_rewrite_s {
     char                *result;
     size_t               len;
     char                 sid[48];
+    char                 entry[48];   /* to acknowledge; "": none */
     rg_uint_t            shard;
     rg_uint_t            tries;
     struct event        *ev;
@@ -337,14 +338,14 @@ rg_serve_rewritten(void *data, const char *err)
 static void
 rg_serve_rewrite_send(rg_serve_rewrite_t *w)
 {
-    rg_stream_result(w->sv->queue, w->shard, "", w->task_id, w->sid,
+    rg_stream_result(w->sv->queue, w->shard, w->entry, w->task_id, w->sid,
                      w->result, w->len, rg_serve_rewritten, w);
 }
 
 
 /* a kept result, written again (held until Redis takes it) */
 static void
-rg_serve_rewrite(rg_serve_t *sv, rg_serve_kept_t *k)
+rg_serve_rewrite(rg_serve_t *sv, rg_serve_kept_t *k, const char *entry)
 {
     rg_serve_rewrite_t  *w;
 
@@ -370,6 +371,7 @@ rg_serve_rewrite(rg_serve_t *sv, rg_serve_kept_t *k)
     w->shard = k->shard;
     w->sv = sv;
     snprintf(w->sid, sizeof(w->sid), "%s", k->sid);
+    snprintf(w->entry, sizeof(w->entry), "%s", entry);
 
     w->next = sv->rewrites;
     if (w->next) {
@@ -391,7 +393,7 @@ rg_serve_noted(void *data, const char *err)
 
 
 void
-rg_serve_rewrite_kept(rg_serve_t *sv, const char *task_id)
+rg_serve_rewrite_kept(rg_serve_t *sv, const char *task_id, const char *entry)
 {
     rg_uint_t         i;
     rg_serve_kept_t  *k;
@@ -401,7 +403,7 @@ rg_serve_rewrite_kept(rg_serve_t *sv, const char *task_id)
         k = &sv->kept[(sv->kept_next + i - 1) % RG_SERVE_KEPT];
 
         if (k->task_id && k->result && strcmp(k->task_id, task_id) == 0) {
-            rg_serve_rewrite(sv, k);
+            rg_serve_rewrite(sv, k, entry);
             return;
         }
     }
@@ -487,7 +489,7 @@ rg_serve_store_lost(void *data, rg_store_t *st)
         }
 
         if (k->result) {
-            rg_serve_rewrite(sv, k);
+            rg_serve_rewrite(sv, k, "");
             results++;
             continue;
         }

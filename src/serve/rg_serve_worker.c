@@ -85,6 +85,7 @@ rg_serve_answered(rg_serve_t *sv, const char *err, rg_uint_t level,
 
 typedef struct {
     rg_serve_t         *sv;
+    char                entry[48];
     char                task_id[];
 } rg_serve_wrote_t;
 
@@ -102,7 +103,7 @@ rg_serve_written(void *data, const char *err)
      * gives its result again; and should the store have lost the entry,
      * the result is written again until Redis takes it */
     if (err && !sv->exiting) {
-        rg_serve_rewrite_kept(sv, w->task_id);
+        rg_serve_rewrite_kept(sv, w->task_id, w->entry);
     }
 
     free(w);
@@ -133,6 +134,7 @@ rg_serve_write(rg_serve_t *sv, rg_uint_t shard, const char *entry,
     }
 
     w->sv = sv;
+    snprintf(w->entry, sizeof(w->entry), "%s", entry);
     memcpy(w->task_id, task_id, strlen(task_id) + 1);
 
     sv->writing++;

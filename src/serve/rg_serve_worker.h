@@ -122,9 +122,11 @@ void rg_serve_keep(rg_serve_t *sv, const char *task_id, const char *sid,
     rg_uint_t shard, const char *result, size_t len);
 /* a task the store lost that could not be written back: named */
 void rg_serve_forget(rg_serve_t *sv, const char *task_id, const char *why);
-/* the kept result of task_id written again until Redis takes it (its
- * write failed: a store that lost its memory has no entry to take over) */
-void rg_serve_rewrite_kept(rg_serve_t *sv, const char *task_id);
+/* the kept result of task_id written again, entry acknowledged with it,
+ * until Redis takes it (its write failed: a store that lost its memory
+ * has no entry to take over) */
+void rg_serve_rewrite_kept(rg_serve_t *sv, const char *task_id,
+    const char *entry);
 /* a running session was written back: its task is queued again */
 void rg_serve_recovered(rg_session_t *s);
 /* a read or reclaim answered NOGROUP: the groups are made again and the

@@ -291,47 +291,73 @@ wait $master 2>/dev/null
 # a task taken over from a worker that ran it, whose session the store
 # forgot meanwhile (here: its epoch goes once the workers read it, before
 # the take-over 2 s later, so the take-over finds no record, then the
-# loss): ended failed, its outcome said unknown, not run again
-redis-cli -s "$csock" del count:k > /dev/null
+# loss): ended failed, its outcome said unknown, not run again. The loss
+# must come between the take-over and the worker's next look at the
+# epoch (every 5 s); a run where the look came first (a loaded machine)
+# tests nothing and is tried again, up to 3 times.
 S='rg:{q:tasks:0}'
-redis-cli -p "$rport" xadd "$S" '*' task '{"id":"took","input":"compute"}' \
-    > /dev/null
-redis-cli -p "$rport" xreadgroup group workers gone count 1 streams "$S" '>' \
-    > /dev/null
-gone_at=$(date +%s%N)
 sed 's/claim_idle 4s/claim_idle 2s/; s/lease_ttl 2s/lease_ttl 1s/' \
     "$tmp/s.conf" > "$tmp/s4.conf"
-rm -f "$tmp/reagent.pid.epoch"
-: > "$tmp/error.log"
-"$R" -c "$tmp/s4.conf" serve --foreground > "$tmp/serve4.out" 2>&1 &
-master=$!
-pids="$pids $master"
-i=0
-while [ ! -s "$tmp/reagent.pid.epoch" ] && [ $i -lt 300 ]; do
-    sleep 0.01
-    i=$((i + 1))
+
+took_try() {
+    redis-cli -s "$csock" del count:k > /dev/null
+    redis-cli -p "$rport" xadd "$S" '*' task \
+        "{\"id\":\"$1\",\"input\":\"compute\"}" > /dev/null
+    redis-cli -p "$rport" xreadgroup group workers gone count 1 \
+        streams "$S" '>' > /dev/null
+    gone_at=$(date +%s%N)
+    rm -f "$tmp/reagent.pid.epoch"
+    : > "$tmp/error.log"
+    "$R" -c "$tmp/s4.conf" serve --foreground > "$tmp/serve4.out" 2>&1 &
+    master=$!
+    pids="$pids $master"
+    i=0
+    while [ ! -s "$tmp/reagent.pid.epoch" ] && [ $i -lt 300 ]; do
+        sleep 0.01
+        i=$((i + 1))
+    done
+    # just before the entry is idle past claim_idle (2 s)
+    while [ $(( ($(date +%s%N) - gone_at) / 1000000 )) -lt 1600 ]; do
+        sleep 0.05
+    done
+    redis-cli -p "$rport" del rg:epoch > /dev/null
+    i=0
+    while ! redis-cli -p "$rport" xrange 'rg:{q:tasks}:results' - + \
+            | grep -q "\"id\":\"$1\"" && [ $i -lt 150 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    redis-cli -p "$rport" xrange 'rg:{q:tasks}:results' - + \
+        | grep "\"id\":\"$1\"" > "$tmp/took.json"
+    kill -QUIT $master
+    wait $master 2>/dev/null
+    # the take-over came first: the run tested what it means to
+    awk '/took over 1 tasks/ { t = NR }
+         /the store lost its memory: its epoch/ && !l { l = NR }
+         END { exit !(t && l && t < l) }' "$tmp/error.log"
+}
+
+took=
+for n in 1 2 3; do
+    if took_try "took$n"; then
+        took=took$n
+        break
+    fi
 done
-# just before the entry is idle past claim_idle (2 s): the take-over
-# comes after, and long before the workers' next look at the epoch (5 s)
-while [ $(( ($(date +%s%N) - gone_at) / 1000000 )) -lt 1600 ]; do
-    sleep 0.05
-done
-redis-cli -p "$rport" del rg:epoch > /dev/null
-i=0
-while ! redis-cli -p "$rport" xrange 'rg:{q:tasks}:results' - + \
-        | grep -q '"id":"took"' && [ $i -lt 150 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
-redis-cli -p "$rport" xrange 'rg:{q:tasks}:results' - + \
-    | grep '"id":"took"' > "$tmp/took.json"
-rg_check "taken over, then forgotten: it ends failed" \
-    jq -es '.[0].status == "failed"' "$tmp/took.json"
-rg_check "  ... saying its outcome is unknown" \
-    jq -es '.[0].error | test("^outcome unknown: the store lost its memory '\
-'after this task was taken over")' "$tmp/took.json"
-rg_equal "  ... and it was not run again" "$(ccli get count:k)" ""
-kill -QUIT $master
-wait $master 2>/dev/null
+
+if [ -n "$took" ]; then
+    rg_check "taken over, then forgotten: it ends failed" \
+        jq -es '.[0].status == "failed"' "$tmp/took.json"
+    rg_check "  ... saying its outcome is unknown" \
+        jq -es '.[0].error | test("^outcome unknown: the store lost its '\
+'memory after this task was taken over")' "$tmp/took.json"
+    rg_equal "  ... and it was not run again" "$(ccli get count:k)" ""
+else
+    for c in "taken over, then forgotten: it ends failed" \
+             "  ... saying its outcome is unknown" \
+             "  ... and it was not run again"; do
+        rg_ok "$c # skip the worker looked at the epoch before the take-over, 3 times"
+    done
+fi
 
 rg_done
