@@ -245,12 +245,16 @@ struct rg_session_s {
     int64_t             lease;        /* fencing token, 0: none */
     rg_msec_t           created;      /* wall clock */
     rg_msec_t           elapsed;      /* run time before a resume */
-    /* taken over from a worker that ran it (a queue entry delivered
-     * again): its record is expected, and the store's losses when it
-     * was taken; none found after a loss since is a session whose side
-     * effects may have run (rg_durable_loaded) */
+    /* the store's losses when its task was read (a loss since, and its
+     * entry is gone: rg_lease.c); taken over from a worker that ran it
+     * (an entry delivered again): its record is expected, and none found
+     * after a loss since is a session whose side effects may have run
+     * (rg_durable_loaded) */
     uint64_t            taken_losses;
     unsigned            taken_over:1;
+    /* queued again after the store lost it: an earlier run may have made
+     * its side effects, and their claims are gone (rg_turn.c) */
+    unsigned            after_loss:1;
     unsigned            taken_unknown:1;  /* ended so: its owner says it */
 
     unsigned            durable:1;

@@ -891,7 +891,7 @@ static rg_int_t
 rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
     rg_stream_waited_t *t, rg_progress_t *bar)
 {
-    char         err[256], mark[48], sttl[24], keys[4][320];
+    char        *text, err[256], mark[48], sttl[24], keys[4][320];
     redisReply  *r;
     const char  *argv[9];
     long long    taken;
@@ -926,16 +926,26 @@ rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
         return RG_DECLINED;           /* it came back, or Redis is away */
     }
 
-    if (rg_stream_cli_enqueue(c, t->id, t->text, mark, wt->ttl, t->entry,
-                              sizeof(t->entry), err, sizeof(err))
-        != RG_OK)
+    /* an earlier run may have made its side effects: Redis forgot */
+    text = rg_task_after_loss(t->text);
+
+    if (text == NULL
+        || rg_stream_cli_enqueue(c, t->id, text, mark, wt->ttl, t->entry,
+                                 sizeof(t->entry), err, sizeof(err))
+           != RG_OK)
     {
+        if (text == NULL) {
+            snprintf(err, sizeof(err), "out of memory");
+        }
+
+        free(text);
         rg_stream_cli_say_clear(bar);
         fprintf(stderr, "reagent: task %s vanished from Redis, and queueing "
                 "it again failed: %s (tried again later)\n", t->id, err);
         return RG_ERROR;
     }
 
+    free(text);
     wt->again++;
 
     return RG_OK;

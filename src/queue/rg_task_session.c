@@ -34,4 +34,5 @@ rg_task_apply(const rg_task_t *t, rg_session_t *s)
                      "is not valid W3C Trace Context: a new trace");
     }
     s->events = t->events ? 1 : 0;
+    s->after_loss = t->after_loss ? 1 : 0;
 }

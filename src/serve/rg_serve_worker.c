@@ -482,10 +482,13 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     /* the store forgot it and it was written back: queued again */
     s->recovered = rg_serve_recovered;
 
+    /* the losses known when its entry was read: one more by the time
+     * its lease is taken, and the entry is gone (rg_lease.c) */
+    s->taken_losses = rg_store_ctx(sv->engine)->epoch.losses;
+
     /* another worker's: its record is expected (rg_durable_loaded) */
     if (e->delivered > 1) {
         s->taken_over = 1;
-        s->taken_losses = rg_store_ctx(sv->engine)->epoch.losses;
     }
 
     /* a task may tighten or loosen its agent's limits (a resumed session
