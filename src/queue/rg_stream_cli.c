@@ -176,8 +176,8 @@ rg_stream_cli_retry(rg_engine_t *e, rg_redis_t *r, const char *key,
 typedef struct {
     const char         *key;          /* the key whose hash tag it has */
     int                 argc;
-    const char         *argv[6];
-    size_t              lens[6];
+    const char         *argv[8];
+    size_t              lens[8];
     rg_stream_wait_t    w;
 } rg_stream_cli_cmd_t;
 
@@ -565,12 +565,28 @@ typedef struct {
  * submit's "s …" mark and RG_STREAM_SUBMITTING_TTL. The mark is taken (1)
  * only while the task has none of them: one that ran, runs, or was
  * queued again by another meanwhile keeps its one run (0). */
+/* KEYS: the task's mark, meta, result, lease. ARGV: the mark, its ttl,
+ * this submitter's own marks' start ("s TOKEN "): one of them left
+ * alone (a requeue whose answer was lost) is no mark */
 static const char  rg_stream_cli_requeue_lua[] =
-    "if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) > 0 then\n"
+    "if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then\n"
+    "  return 0\n"
+    "end\n"
+    "local m = redis.call('GET', KEYS[1])\n"
+    "if m and string.sub(m, 1, #ARGV[3]) ~= ARGV[3] then\n"
     "  return 0\n"
     "end\n"
     "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "return 1\n";
+
+/* the same keys and ARGV[1] as its third: how many of them are there */
+static const char  rg_stream_cli_look_lua[] =
+    "local n = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4])\n"
+    "local m = redis.call('GET', KEYS[1])\n"
+    "if m and string.sub(m, 1, #ARGV[1]) ~= ARGV[1] then\n"
+    "  n = n + 1\n"
+    "end\n"
+    "return n\n";
 
 
 /* takes text (malloc'ed) */
@@ -891,9 +907,9 @@ static rg_int_t
 rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
     rg_stream_waited_t *t, rg_progress_t *bar)
 {
-    char        *text, err[256], mark[48], sttl[24], keys[4][320];
+    char        *text, err[256], mark[48], own[40], sttl[24], keys[4][320];
     redisReply  *r;
-    const char  *argv[9];
+    const char  *argv[10];
     long long    taken;
 
     rg_stream_cli_task_key(c, t->id, ":task", keys[0], sizeof(keys[0]));
@@ -904,6 +920,7 @@ rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
     snprintf(mark, sizeof(mark), "s %s %lu", wt->token,
              (unsigned long) t->lineno);
     snprintf(sttl, sizeof(sttl), "%d", RG_STREAM_SUBMITTING_TTL);
+    snprintf(own, sizeof(own), "s %s ", wt->token);
 
     argv[0] = "EVAL";
     argv[1] = rg_stream_cli_requeue_lua;
@@ -914,9 +931,10 @@ rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
     argv[6] = keys[3];
     argv[7] = mark;
     argv[8] = sttl;
+    argv[9] = own;
 
     r = rg_stream_cli_call(c->engine, c->redis, keys[0], err, sizeof(err),
-                           9, argv, NULL);
+                           10, argv, NULL);
     taken = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
     if (r) {
         freeReplyObject(r);
@@ -955,14 +973,15 @@ rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
 /* Redis restarted without its data has lost the tasks it held: no
  * worker will run them and their results never come. So, every few
  * seconds of the wait, one round trip asks for each task still waited
- * for whether Redis has its mark, session, result or lease; those with
+ * for whether Redis has its mark (one this submitter left while queueing
+ * it again is none), session, result or lease; those with
  * none of them at two looks in a row and no entry queued are queued
  * again (their ids keep a task that ran meanwhile from running twice). */
 static void
 rg_stream_watch_look(rg_stream_client_t *c, rg_stream_watch_t *wt,
     json_t *want, rg_progress_t *bar)
 {
-    char                 *keys, *k;
+    char                 *keys, *k, own[40];
     size_t                size;
     rg_buf_t              said;
     rg_uint_t             i, j, n, m, again;
@@ -972,6 +991,9 @@ rg_stream_watch_look(rg_stream_client_t *c, rg_stream_watch_t *wt,
 
     static const char  *names[] = { ":task", ":meta", ":result", ":lease" };
 
+    /* a mark of this submitter's left alone is no mark (its requeue's
+     * answer was lost): the task is still gone */
+    snprintf(own, sizeof(own), "s %s ", wt->token);
     size = strlen(c->prefix) + 64;
     cmds = calloc(wt->n ? wt->n : 1, sizeof(rg_stream_cli_cmd_t));
     lost = calloc(wt->n ? wt->n : 1, sizeof(rg_stream_waited_t *));
@@ -986,16 +1008,19 @@ rg_stream_watch_look(rg_stream_client_t *c, rg_stream_watch_t *wt,
             continue;                 /* its result came */
         }
 
-        cmds[n].argc = 5;
-        cmds[n].argv[0] = "EXISTS";
+        cmds[n].argc = 8;
+        cmds[n].argv[0] = "EVAL";
+        cmds[n].argv[1] = rg_stream_cli_look_lua;
+        cmds[n].argv[2] = "4";
 
         for (j = 0; j < 4; j++) {
             k = keys + (n * 4 + j) * size;
-            cmds[n].argv[j + 1] = rg_stream_cli_task_key(c, wt->tasks[i].id,
+            cmds[n].argv[j + 3] = rg_stream_cli_task_key(c, wt->tasks[i].id,
                                                          names[j], k, size);
         }
 
-        cmds[n].key = cmds[n].argv[1];
+        cmds[n].argv[7] = own;
+        cmds[n].key = cmds[n].argv[3];
         lost[n] = &wt->tasks[i];
         n++;
     }
