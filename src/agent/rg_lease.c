@@ -120,7 +120,27 @@ rg_lease_taken(void *data, const rg_store_res_t *res)
         s->dur->lease_next = NULL;
         rg_lease_arm(s, ttl / 3);
 
+        if (s->recovered && !s->taken_over
+            && rg_store_ctx(s->engine)->epoch.losses != s->taken_losses)
+        {
+            /* its task was read from the store that was lost: its entry
+             * is gone; queued again, so that if this worker stops,
+             * another takes it up (the lease held here keeps it single) */
+            s->recovered(s);
+        }
+
         next(s, RG_OK, NULL);
+        return;
+    }
+
+    if (res->rc == RG_DECLINED && res->err
+        && strncmp(res->err, "gone", 4) == 0
+        && rg_monotonic_msec() - s->dur->lease_since
+           < rg_store_timeout(s->engine))
+    {
+        /* the store lost its memory since this process last looked:
+         * asked again once it knows (the store reads its epoch now) */
+        rg_lease_arm(s, 200);
         return;
     }
 

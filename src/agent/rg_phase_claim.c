@@ -34,12 +34,35 @@
 static void rg_phase_claim_done(rg_session_t *s);
 
 
+/* call i, a side effect that may have run before a restart, is not run:
+ * the model is told its outcome is unknown, and why is logged */
+static void
+rg_phase_claim_unknown(rg_session_t *s, rg_uint_t i, const char *why)
+{
+    rg_str_t     name;
+    const char  *tool;
+
+    tool = s->agent->toolset.tools[s->extra[i].tool]->tool->name;
+    name = rg_claim_name(s, i);
+
+    rg_session_preset(s, &s->calls[i], 1, "outcome unknown: %s may or may "
+                      "not have completed before a restart (idempotency "
+                      "key %s:%.*s); check its effect before calling it "
+                      "again", tool, s->id, (int) s->calls[i].key.len,
+                      s->calls[i].key.data);
+    rg_log_error(RG_LOG_WARN, &s->log, 0, "%s (call %.*s) %s: its outcome "
+                 "is unknown (%.*s), so it is not run again", tool,
+                 (int) s->calls[i].id.len, s->calls[i].id.data, why,
+                 (int) name.len, name.data);
+}
+
+
 static void
 rg_phase_claim_answered(void *data, const rg_store_res_t *res)
 {
     int64_t              failed;
     rg_uint_t            i;
-    rg_str_t             r, name;
+    rg_str_t             r;
     rg_session_t        *s;
     rg_session_call_t   *x;
     rg_codec_reader_t    rd;
@@ -97,18 +120,8 @@ rg_phase_claim_answered(void *data, const rg_store_res_t *res)
                          s->calls[i].id.data);
 
         } else {
-            name = rg_claim_name(s, i);
-            rg_session_preset(s, &s->calls[i], 1, "outcome unknown: %s may "
-                              "or may not have completed before a restart "
-                              "(idempotency key %s:%.*s); check its effect "
-                              "before calling it again", tool, s->id,
-                              (int) s->calls[i].key.len,
-                              s->calls[i].key.data);
-            rg_log_error(RG_LOG_WARN, &s->log, 0, "%s (call %.*s) was "
-                         "claimed before a restart and has no result: its "
-                         "outcome is unknown (%.*s), so it is not run "
-                         "again", tool, (int) s->calls[i].id.len,
-                         s->calls[i].id.data, (int) name.len, name.data);
+            rg_phase_claim_unknown(s, i, "was claimed before a restart and "
+                                   "has no result");
         }
 
         rg_codec_done(&rd);
@@ -289,7 +302,19 @@ rg_phase_claim_ask(rg_session_t *s)
     s->phase_step = RG_PHASE_CLAIM_ASKED;
 
     for (i = 0; i < s->ncalls; i++) {
-        if (rg_claim_needed(s, i) && rg_phase_claim_send(s, i) == RG_OK) {
+        if (!rg_claim_needed(s, i)) {
+            continue;
+        }
+
+        if (s->after_loss) {
+            /* its claim, if an earlier run made it, went with the store */
+            rg_phase_claim_unknown(s, i, "may have run before Redis lost "
+                                   "this task (it was queued again after "
+                                   "the loss)");
+            continue;
+        }
+
+        if (rg_phase_claim_send(s, i) == RG_OK) {
             n++;
         }
     }

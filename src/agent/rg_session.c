@@ -525,9 +525,9 @@ rg_session_on_recovered(rg_session_t *s, rg_session_handler_pt h)
 
 
 void
-rg_session_set_taken_over(rg_session_t *s, uint64_t losses)
+rg_session_set_read(rg_session_t *s, uint64_t losses, rg_uint_t taken_over)
 {
-    s->taken_over = 1;
+    s->taken_over = taken_over ? 1 : 0;
     s->taken_losses = losses;
 }
 

@@ -86,6 +86,10 @@ typedef struct {
     size_t                  traceparent_len;
     unsigned                traceparent_invalid:1;  /* said in the log */
     unsigned                events:1;     /* recorded in the store */
+    /* queued again after the store lost it: an earlier run may have
+     * made its side effects, and their claims are gone: each is said
+     * unknown, never run (rg_claim.c) */
+    unsigned                after_loss:1;
 } rg_session_task_t;
 
 
@@ -166,11 +170,13 @@ void rg_session_set_park(rg_session_t *s, const char *line, size_t len);
 /* the store lost it and it was written back (rg_recover.c): h queues
  * its task again; NULL: nothing to do */
 void rg_session_on_recovered(rg_session_t *s, rg_session_handler_pt h);
-/* taken over from a worker that ran it (a queue entry delivered again):
- * its record is expected; losses is the store's count of losses now.
- * None found after a loss since ends it failed, outcome unknown
- * (rg_durable.c) */
-void rg_session_set_taken_over(rg_session_t *s, uint64_t losses);
+/* its task was read from the queue when the store's count of losses was
+ * losses: one more by the time its lease is taken, and its entry is gone
+ * (rg_lease.c: queued again); taken_over, a worker ran it before (an
+ * entry delivered again): its record is expected, and none found after a
+ * loss since ends it failed, outcome unknown (rg_session_open.c) */
+void rg_session_set_read(rg_session_t *s, uint64_t losses,
+    rg_uint_t taken_over);
 /* its events in this process (NULL: none) */
 void rg_session_on_event(rg_session_t *s, rg_session_event_pt h,
     void *data);

@@ -263,11 +263,13 @@ struct rg_session_s {
     int64_t             lease;        /* fencing token, 0: none */
     rg_msec_t           created;      /* wall clock */
     rg_msec_t           elapsed;      /* run time before a resume */
-    /* taken over from a worker that ran it (rg_session_set_taken_over):
-     * the store's losses then; none found after a loss since is a
-     * session whose side effects may have run (rg_durable_loaded) */
+    /* the store's losses when its task was read (rg_session_set_read:
+     * a loss since, and its entry is gone: rg_lease.c); taken over from
+     * a worker that ran it: none found after a loss since is a session
+     * whose side effects may have run (rg_session_open.c) */
     uint64_t            taken_losses;
     unsigned            taken_over:1;
+    unsigned            after_loss:1;  /* rg_session_task_t's */
     unsigned            taken_unknown:1;  /* ended so */
 
     unsigned            durable:1;

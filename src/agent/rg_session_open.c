@@ -615,4 +615,5 @@ rg_session_set_task(rg_session_t *s, const rg_session_task_t *t)
                      "is not valid W3C Trace Context: a new trace");
     }
     s->events = t->events ? 1 : 0;
+    s->after_loss = t->after_loss ? 1 : 0;
 }

@@ -40,8 +40,8 @@ typedef struct {
 typedef struct {
     const char         *key;          /* the key whose hash tag it has */
     int                 argc;
-    const char         *argv[6];
-    size_t              lens[6];
+    const char         *argv[8];
+    size_t              lens[8];
     rg_stream_wait_t    w;
 } rg_stream_cli_cmd_t;
 

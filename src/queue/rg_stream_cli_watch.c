@@ -17,12 +17,28 @@
  * submit's "s …" mark and RG_STREAM_SUBMITTING_TTL. The mark is taken (1)
  * only while the task has none of them: one that ran, runs, or was
  * queued again by another meanwhile keeps its one run (0). */
+/* KEYS: the task's mark, meta, result, lease. ARGV: the mark, its ttl,
+ * this submitter's own marks' start ("s TOKEN "): one of them left
+ * alone (a requeue whose answer was lost) is no mark */
 static const char  rg_stream_cli_requeue_lua[] =
-    "if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[3], KEYS[4]) > 0 then\n"
+    "if redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then\n"
+    "  return 0\n"
+    "end\n"
+    "local m = redis.call('GET', KEYS[1])\n"
+    "if m and string.sub(m, 1, #ARGV[3]) ~= ARGV[3] then\n"
     "  return 0\n"
     "end\n"
     "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
     "return 1\n";
+
+/* the same keys and ARGV[1] as its third: how many of them are there */
+static const char  rg_stream_cli_look_lua[] =
+    "local n = redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4])\n"
+    "local m = redis.call('GET', KEYS[1])\n"
+    "if m and string.sub(m, 1, #ARGV[1]) ~= ARGV[1] then\n"
+    "  n = n + 1\n"
+    "end\n"
+    "return n\n";
 
 
 /* takes text (malloc'ed) */
@@ -343,9 +359,9 @@ static rg_int_t
 rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
     rg_stream_waited_t *t, rg_progress_t *bar)
 {
-    char         err[256], mark[48], sttl[24], keys[4][320];
+    char        *text, err[256], mark[48], own[40], sttl[24], keys[4][320];
     redisReply  *r;
-    const char  *argv[9];
+    const char  *argv[10];
     long long    taken;
 
     rg_stream_cli_task_key(c, t->id, ":task", keys[0], sizeof(keys[0]));
@@ -356,6 +372,7 @@ rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
     snprintf(mark, sizeof(mark), "s %s %lu", wt->token,
              (unsigned long) t->lineno);
     snprintf(sttl, sizeof(sttl), "%d", RG_STREAM_SUBMITTING_TTL);
+    snprintf(own, sizeof(own), "s %s ", wt->token);
 
     argv[0] = "EVAL";
     argv[1] = rg_stream_cli_requeue_lua;
@@ -366,9 +383,10 @@ rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
     argv[6] = keys[3];
     argv[7] = mark;
     argv[8] = sttl;
+    argv[9] = own;
 
     r = rg_stream_cli_call(c->engine, c->redis, keys[0], err, sizeof(err),
-                           9, argv, NULL);
+                           10, argv, NULL);
     taken = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
     if (r) {
         freeReplyObject(r);
@@ -378,16 +396,26 @@ rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
         return RG_DECLINED;           /* it came back, or Redis is away */
     }
 
-    if (rg_stream_cli_enqueue(c, t->id, t->text, mark, wt->ttl, t->entry,
-                              sizeof(t->entry), err, sizeof(err))
-        != RG_OK)
+    /* an earlier run may have made its side effects: Redis forgot */
+    text = rg_task_after_loss(t->text);
+
+    if (text == NULL
+        || rg_stream_cli_enqueue(c, t->id, text, mark, wt->ttl, t->entry,
+                                 sizeof(t->entry), err, sizeof(err))
+           != RG_OK)
     {
+        if (text == NULL) {
+            snprintf(err, sizeof(err), "out of memory");
+        }
+
+        free(text);
         rg_stream_cli_say_clear(bar);
         fprintf(stderr, "reagent: task %s vanished from Redis, and queueing "
                 "it again failed: %s (tried again later)\n", t->id, err);
         return RG_ERROR;
     }
 
+    free(text);
     wt->again++;
 
     return RG_OK;
@@ -397,15 +425,15 @@ rg_stream_watch_requeue(rg_stream_client_t *c, rg_stream_watch_t *wt,
 /* Redis restarted without its data has lost the tasks it held: no
  * worker will run them and their results never come. So, every few
  * seconds of the wait, one round trip asks for each task still waited
- * for whether Redis has its mark, session, result or lease; those with
- * none of them at two looks in a row and no entry queued are queued
- * again (their ids keep a
- * task that ran meanwhile from running twice). */
+ * for whether Redis has its mark (one this submitter left while queueing
+ * it again is none), session, result or lease; those with none of them
+ * at two looks in a row and no entry queued are queued again (their ids
+ * keep a task that ran meanwhile from running twice). */
 void
 rg_stream_watch_look(rg_stream_client_t *c, rg_stream_watch_t *wt,
     json_t *want, rg_progress_t *bar)
 {
-    char                 *keys, *k;
+    char                 *keys, *k, own[40];
     size_t                size;
     rg_buf_t              said;
     rg_uint_t             i, j, n, m, again;
@@ -415,6 +443,9 @@ rg_stream_watch_look(rg_stream_client_t *c, rg_stream_watch_t *wt,
 
     static const char  *names[] = { ":task", ":meta", ":result", ":lease" };
 
+    /* a mark of this submitter's left alone is no mark (its requeue's
+     * answer was lost): the task is still gone */
+    snprintf(own, sizeof(own), "s %s ", wt->token);
     size = strlen(c->prefix) + 64;
     cmds = calloc(wt->n ? wt->n : 1, sizeof(rg_stream_cli_cmd_t));
     lost = calloc(wt->n ? wt->n : 1, sizeof(rg_stream_waited_t *));
@@ -429,16 +460,19 @@ rg_stream_watch_look(rg_stream_client_t *c, rg_stream_watch_t *wt,
             continue;                 /* its result came */
         }
 
-        cmds[n].argc = 5;
-        cmds[n].argv[0] = "EXISTS";
+        cmds[n].argc = 8;
+        cmds[n].argv[0] = "EVAL";
+        cmds[n].argv[1] = rg_stream_cli_look_lua;
+        cmds[n].argv[2] = "4";
 
         for (j = 0; j < 4; j++) {
             k = keys + (n * 4 + j) * size;
-            cmds[n].argv[j + 1] = rg_stream_cli_task_key(c, wt->tasks[i].id,
+            cmds[n].argv[j + 3] = rg_stream_cli_task_key(c, wt->tasks[i].id,
                                                          names[j], k, size);
         }
 
-        cmds[n].key = cmds[n].argv[1];
+        cmds[n].argv[7] = own;
+        cmds[n].key = cmds[n].argv[3];
         lost[n] = &wt->tasks[i];
         n++;
     }

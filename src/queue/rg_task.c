@@ -151,7 +151,39 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
         t->events = json_is_true(v);
     }
 
+    /* queued again by `submit --wait` after Redis lost it: an earlier
+     * run may have made its side effects (rg_turn.c) */
+    v = json_object_get(task, "after_loss");
+    if (v && !json_is_null(v)) {
+        if (!json_is_boolean(v)) {
+            return rg_task_invalid(t, "line %lu: \"after_loss\" must be "
+                                   "true or false", (unsigned long) lineno);
+        }
+        t->after_loss = json_is_true(v);
+    }
+
     return RG_OK;
+}
+
+
+char *
+rg_task_after_loss(const char *text)
+{
+    char    *out;
+    json_t  *task;
+
+    task = json_loads(text, JSON_DISABLE_EOF_CHECK, NULL);
+    if (!json_is_object(task)
+        || json_object_set_new(task, "after_loss", json_true()) != 0)
+    {
+        json_decref(task);
+        return NULL;
+    }
+
+    out = json_dumps(task, JSON_COMPACT);
+    json_decref(task);
+
+    return out;
 }
 
 
@@ -159,7 +191,7 @@ rg_task_limits(rg_task_t *t, json_t *task, rg_uint_t lineno)
 static const char  *rg_task_keys[] = {
     "id", "agent", "input", "max_rounds", "max_tokens", "max_cost",
     "deadline", "tenant",
-    "traceparent", "approval", "events"
+    "traceparent", "approval", "events", "after_loss"
 };
 
 

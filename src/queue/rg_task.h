@@ -37,6 +37,9 @@ typedef struct {
                                          call parks the session until an
                                          operator decides (serve) */
     rg_uint_t           events;       /* record its events (false) */
+    rg_uint_t           after_loss;   /* queued again after Redis lost
+                                         it: its side effects are said
+                                         unknown, never run */
 
     rg_uint_t           line;         /* which line it was, for messages */
 
@@ -52,6 +55,10 @@ typedef struct {
 rg_int_t rg_task_parse(rg_task_t *t, const char *line, size_t len,
     rg_uint_t lineno);
 void rg_task_free(rg_task_t *t);
+
+/* the task of text (a JSON object) with "after_loss": true, malloc'd
+ * (free()); NULL when text is not an object or without memory */
+char *rg_task_after_loss(const char *text);
 
 /* an id a queued task may have, as the API's paths name it: 1 to
  * RG_TASK_ID_MAX bytes, no '/' nor control character, not "." nor ".."

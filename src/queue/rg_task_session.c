@@ -23,6 +23,7 @@ rg_task_apply(const rg_task_t *t, rg_session_t *s)
     st.traceparent_len = t->traceparent_len;
     st.traceparent_invalid = t->traceparent_invalid ? 1 : 0;
     st.events = t->events ? 1 : 0;
+    st.after_loss = t->after_loss ? 1 : 0;
 
     rg_session_set_task(s, &st);
 }

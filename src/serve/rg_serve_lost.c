@@ -296,6 +296,21 @@ rg_serve_rewrite_free(rg_serve_rewrite_t *w)
 }
 
 
+/* a result not written: one with an entry is not lost (the entry, not
+ * acknowledged, is taken over and its session gives it again); one
+ * without (written again after a loss) is, and is named */
+static void
+rg_serve_rewrite_lost(rg_serve_t *sv, rg_serve_rewrite_t *w,
+    const char *why)
+{
+    if (w->entry[0] == '\0') {
+        rg_serve_forget(sv, w->task_id, why);
+    }
+
+    rg_serve_rewrite_free(w);
+}
+
+
 static void
 rg_serve_rewrite_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -314,24 +329,33 @@ rg_serve_rewritten(void *data, const char *err)
     w = data;
     sv = w->sv;
 
-    if (err == NULL || sv->exiting) {
+    if (err == NULL) {
         rg_serve_rewrite_free(w);
         return;
     }
 
-    if (++w->tries < RG_SERVE_REQUEUE_TRIES) {
-        if (w->ev == NULL) {
-            w->ev = evtimer_new(sv->engine->base, rg_serve_rewrite_timer, w);
-        }
-        if (w->ev && evtimer_add(w->ev, &tv) == 0) {
-            return;
-        }
+    /* held while this worker runs: Redis away for long is not a loss */
+    if (++w->tries == RG_SERVE_REQUEUE_TRIES) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: the result of "
+                     "task %s is not written yet (%s): asked again every "
+                     "5s while this worker runs", w->task_id, err);
     }
 
-    snprintf(why, sizeof(why), "its result could not be written again "
-             "after the store lost it (%s)", err);
-    rg_serve_forget(sv, w->task_id, why);
-    rg_serve_rewrite_free(w);
+    if (w->tries >= RG_SERVE_REQUEUE_TRIES) {
+        tv.tv_sec = 5;
+    }
+
+    if (w->ev == NULL) {
+        w->ev = evtimer_new(sv->engine->base, rg_serve_rewrite_timer, w);
+    }
+
+    if (!sv->exiting && w->ev && evtimer_add(w->ev, &tv) == 0) {
+        return;
+    }
+
+    snprintf(why, sizeof(why), "its result could not be written %s (%s)",
+             sv->exiting ? "before this worker stopped" : "again", err);
+    rg_serve_rewrite_lost(sv, w, why);
 }
 
 
@@ -557,7 +581,8 @@ rg_serve_forget(rg_serve_t *sv, const char *task_id, const char *why)
     lost = json_pack("[s]", task_id);
     st = rg_store_ctx(sv->engine);
 
-    if (lost && sv->queue) {
+    /* said on the log only while the queue goes down */
+    if (lost && sv->queue && !sv->exiting) {
         rg_serve_note(sv, st, 0, 0, lost, 1, why);
     }
 
@@ -607,7 +632,8 @@ rg_serve_lost_fini(rg_serve_t *sv)
     rg_store_unwatch(rg_store_ctx(sv->engine), rg_serve_store_lost, sv);
 
     while (sv->rewrites) {
-        rg_serve_rewrite_free(sv->rewrites);
+        rg_serve_rewrite_lost(sv, sv->rewrites, "its result could not be "
+                              "written before this worker stopped");
     }
 
     for (i = 0; i < RG_SERVE_KEPT; i++) {

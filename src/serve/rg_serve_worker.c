@@ -507,10 +507,11 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     /* the store forgot it and it was written back: queued again */
     rg_session_on_recovered(s, rg_serve_recovered);
 
-    /* another worker's: its record is expected (rg_session_open.c) */
-    if (e->delivered > 1) {
-        rg_session_set_taken_over(s, rg_store_ctx(sv->engine)->epoch.losses);
-    }
+    /* the losses known when its entry was read (one more by the time
+     * its lease is taken, and the entry is gone); another worker's: its
+     * record is expected (rg_session_open.c) */
+    rg_session_set_read(s, rg_store_ctx(sv->engine)->epoch.losses,
+                        e->delivered > 1);
 
     /* a task may tighten or loosen its agent's limits (a resumed session
      * keeps the ones it started with) */

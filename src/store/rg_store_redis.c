@@ -528,6 +528,7 @@ rg_store_redis_create(struct event_base *base, struct evdns_base *dns,
     r->prefix_len = strlen(r->prefix);
 
     r->log = log;
+    r->cluster = conf->redis.cluster ? 1 : 0;
     evtimer_assign(&r->epoch_ev, base, rg_sr_epoch_timer, r);
 
     rc = conf->redis;

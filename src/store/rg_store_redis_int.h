@@ -79,6 +79,7 @@ typedef struct {
     unsigned            epoch_again:1;  /* asked while one was */
     unsigned            persist:2;    /* RG_STORE_PERSIST_* */
     unsigned            destroying:1;
+    unsigned            cluster:1;    /* the epoch's slot is another */
 } rg_store_redis_t;
 
 

@@ -91,7 +91,12 @@ rg_redis_script_t  rg_sr_put_lua = { "put",
 };
 
 
-/* KEYS: lease, fence. ARGV: token (0: take), holder, ttl. A renewal of a
+/* KEYS: lease, fence, and the epoch when the process knows one (not in
+ * a cluster: another slot). ARGV: token (0: take), holder, ttl, the epoch
+ * the process knows. A take on a store whose epoch is another is refused
+ * ('gone'): the task it is for was read from the store that was lost,
+ * and the process must know that first (its entry is gone: the task is
+ * queued again). A renewal of a
  * lease that expired (the store was away) while nobody took another
  * succeeds: the fence still holds its token. The fencing
  * counter lives as long as the session's other keys (checkpoint sets its
@@ -120,6 +125,10 @@ rg_redis_script_t  rg_sr_lease_lua = { "lease",
     "end\n"
     "if cur then\n"
     "  return {0, 'held', string.match(cur, '^%d+ (.*)$') or ''}\n"
+    "end\n"
+    "if KEYS[3] and redis.call('GET', KEYS[3]) ~= ARGV[4] then\n"
+    "  return {0, 'gone: the store lost its memory since this process "
+    "last read its epoch'}\n"
     "end\n"
     "if redis.call('EXISTS', KEYS[2]) == 0 then\n"
     "  local now = redis.call('TIME')\n"
@@ -333,9 +342,16 @@ rg_sr_lease(rg_store_t *st, const rg_str_t *id, const rg_str_t *holder,
 
     rg_sr_session_key(r, &a, id, "lease", 5);
     rg_sr_session_key(r, &a, id, "fence", 5);
+
+    if (token == 0 && !r->cluster && st->epoch.id[0] != '\0') {
+        rg_sr_argf(&a, "%sepoch", r->prefix);
+        a.nkeys++;
+    }
+
     rg_sr_num(&a, (int64_t) token);
     rg_sr_arg(&a, holder->data, holder->len);
     rg_sr_num(&a, (int64_t) ttl);
+    rg_sr_arg(&a, st->epoch.id, strlen(st->epoch.id));
 
     return rg_sr_send(st, id, &a, &rg_sr_lease_lua, RG_SR_PAIR, cb, data);
 }

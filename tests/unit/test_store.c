@@ -1293,6 +1293,57 @@ test_redis_forgot(void **state)
 }
 
 
+/* a lease taken on a store whose epoch is not the one this process knows
+ * is refused, 'gone', and the epoch read at once: the task it is for
+ * was read from the store that was lost (its entry is gone), and the
+ * process must know that before it runs it; once it knows, it takes it */
+static void
+test_redis_take_stale(void **state)
+{
+    rg_test_ctx_t  *t = *state;
+    rg_test_ans_t   a;
+    rg_str_t        id, w;
+    rg_uint_t       told, i;
+    char            known[48];
+
+    told = 0;
+    assert_int_equal(rg_store_watch(t->st, rg_test_lost, &told), RG_OK);
+
+    id = rg_test_str("s-stale");
+    w = rg_test_str("w1");
+
+    t->st->lease(t->st, &id, &w, 0, 60000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+    assert_true(t->st->epoch.id[0] != '\0');
+    memcpy(known, t->st->epoch.id, sizeof(known));
+
+    /* as if this process had read the epoch of a store since lost */
+    snprintf(t->st->epoch.id, sizeof(t->st->epoch.id), "an-older-one");
+    id = rg_test_str("s-stale-2");
+
+    t->st->lease(t->st, &id, &w, 0, 60000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_DECLINED);
+    assert_true(strncmp(a.err, "gone", 4) == 0);
+
+    for (i = 0; i < 20 && told == 0; i++) {
+        rg_test_sleep(t, 50);
+    }
+    assert_int_equal(told, 1);
+    assert_string_equal(t->st->epoch.id, known);
+
+    t->st->lease(t->st, &id, &w, 0, 60000, rg_test_answer,
+                 rg_test_ans(t, &a));
+    rg_test_wait(t);
+    assert_int_equal(a.rc, RG_OK);
+
+    rg_store_unwatch(t->st, rg_test_lost, &told);
+}
+
+
 #define RG_TEST_BOTH(f)                                                      \
     cmocka_unit_test_setup_teardown(f, rg_test_setup_memory,                 \
                                     rg_test_teardown),                       \
@@ -1323,6 +1374,9 @@ main(void)
                                         rg_test_setup_redis,
                                         rg_test_teardown),
         cmocka_unit_test_setup_teardown(test_redis_forgot,
+                                        rg_test_setup_redis,
+                                        rg_test_teardown),
+        cmocka_unit_test_setup_teardown(test_redis_take_stale,
                                         rg_test_setup_redis,
                                         rg_test_teardown),
     };

@@ -144,6 +144,42 @@ test_events_field(void **state)
 }
 
 
+/* "after_loss": what submit --wait sets on a task Redis lost; the line
+ * it queues again is the task's own with it added */
+static void
+test_after_loss(void **state)
+{
+    char        *again;
+    rg_int_t     rc;
+    rg_task_t    t;
+    const char  *line;
+
+    (void) state;
+
+    line = "{\"id\":\"a1\",\"input\":\"hi\",\"max_rounds\":3}";
+    rc = rg_task_parse(&t, line, strlen(line), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_int_equal(t.after_loss, 0);
+    rg_task_free(&t);
+
+    again = rg_task_after_loss(line);
+    assert_non_null(again);
+    rc = rg_task_parse(&t, again, strlen(again), 1);
+    assert_int_equal(rc, RG_OK);
+    assert_int_equal(t.after_loss, 1);
+    assert_int_equal(t.max_rounds, 3);
+    assert_string_equal(t.id, "a1");
+    rg_task_free(&t);
+    free(again);
+
+    assert_null(rg_task_after_loss("[1]"));
+    assert_null(rg_task_after_loss("not json"));
+
+    rg_test_refused("{\"id\":\"a2\",\"input\":\"hi\",\"after_loss\":1}",
+                    "line 7: \"after_loss\" must be true or false");
+}
+
+
 static void
 test_messages(void **state)
 {
@@ -227,6 +263,7 @@ main(void)
     const struct CMUnitTest  tests[] = {
         cmocka_unit_test(test_unknown_key),
         cmocka_unit_test(test_events_field),
+        cmocka_unit_test(test_after_loss),
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_messages_refused),
     };
