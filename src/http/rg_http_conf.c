@@ -474,26 +474,24 @@ rg_http_init_master(rg_cycle_t *cycle, char *err, size_t len)
             }
         }
 
-        for (j = 0; s == NULL && j < rg_http_nsockets; j++) {
-            if (rg_http_sockets[j].refs == 0) {
-                s = &rg_http_sockets[j];
-                s->fd = rg_http_socket_open(&l[i], err, len);
-                if (s->fd == -1) {
+        if (s == NULL) {
+            /* a slot no listen holds any more, else a new one */
+            for (j = 0; s == NULL && j < rg_http_nsockets; j++) {
+                if (rg_http_sockets[j].refs == 0) {
+                    s = &rg_http_sockets[j];
+                }
+            }
+
+            if (s == NULL) {
+                if (rg_http_nsockets == RG_HTTP_SOCKETS) {
+                    snprintf(err, len, "listen %s: more than %d addresses",
+                             l[i].text.data, RG_HTTP_SOCKETS);
                     return RG_ERROR;
                 }
-                memcpy(&s->sa, &l[i].sa, l[i].salen);
-                s->salen = l[i].salen;
-            }
-        }
 
-        if (s == NULL) {
-            if (rg_http_nsockets == RG_HTTP_SOCKETS) {
-                snprintf(err, len, "listen %s: more than %d addresses",
-                         l[i].text.data, RG_HTTP_SOCKETS);
-                return RG_ERROR;
+                s = &rg_http_sockets[rg_http_nsockets];
             }
 
-            s = &rg_http_sockets[rg_http_nsockets];
             s->fd = rg_http_socket_open(&l[i], err, len);
             if (s->fd == -1) {
                 return RG_ERROR;
@@ -501,7 +499,10 @@ rg_http_init_master(rg_cycle_t *cycle, char *err, size_t len)
             memcpy(&s->sa, &l[i].sa, l[i].salen);
             s->salen = l[i].salen;
             s->refs = 0;
-            rg_http_nsockets++;
+
+            if (s == &rg_http_sockets[rg_http_nsockets]) {
+                rg_http_nsockets++;
+            }
         }
 
         cln = rg_pool_cleanup_add(cycle->pool, rg_http_socket_release, s);
