@@ -903,12 +903,10 @@ rg_agent_create_conf(rg_cycle_t *cycle)
 {
     rg_agent_main_conf_t  *amcf;
 
-    amcf = rg_conf_create(cycle->pool, sizeof(rg_agent_main_conf_t),
-                          rg_agent_commands, RG_MAIN_CONF);
-    if (amcf == NULL
-        || rg_array_init(&amcf->agents, cycle->pool, 4, sizeof(void *))
-           != RG_OK)
-    {
+    amcf = rg_conf_create_named(cycle->pool, sizeof(rg_agent_main_conf_t),
+                                rg_agent_commands,
+                                offsetof(rg_agent_main_conf_t, agents));
+    if (amcf == NULL) {
         return NULL;
     }
 

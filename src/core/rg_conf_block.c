@@ -65,6 +65,25 @@ rg_conf_create(rg_pool_t *pool, size_t size, rg_command_t *cmds,
 
 
 void *
+rg_conf_create_named(rg_pool_t *pool, size_t size, rg_command_t *cmds,
+    size_t blocks)
+{
+    void  *conf;
+
+    conf = rg_conf_create(pool, size, cmds, RG_MAIN_CONF);
+    if (conf == NULL
+        || rg_array_init((rg_array_t *) ((char *) conf + blocks), pool, 4,
+                         sizeof(void *))
+           != RG_OK)
+    {
+        return NULL;
+    }
+
+    return conf;
+}
+
+
+void *
 rg_conf_find_named(const rg_array_t *blocks, const char *name, size_t len)
 {
     rg_str_t   **b;

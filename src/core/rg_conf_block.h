@@ -14,6 +14,11 @@ void rg_conf_unset(rg_command_t *cmds, rg_uint_t ctx, void *conf);
 void *rg_conf_create(rg_pool_t *pool, size_t size, rg_command_t *cmds,
     rg_uint_t ctx);
 
+/* a part's main conf as rg_conf_create makes it, with the array of its
+ * named blocks (pointers) at offset blocks ready */
+void *rg_conf_create_named(rg_pool_t *pool, size_t size, rg_command_t *cmds,
+    size_t blocks);
+
 /* A named block's struct opens with its rg_str_t name; blocks is an
  * array of pointers to them. The one called name, or NULL. */
 void *rg_conf_find_named(const rg_array_t *blocks, const char *name,

@@ -557,18 +557,9 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
 static void *
 rg_llm_create_conf(rg_cycle_t *cycle)
 {
-    rg_llm_main_conf_t  *lmcf;
-
-    lmcf = rg_conf_create(cycle->pool, sizeof(rg_llm_main_conf_t),
-                          rg_llm_commands, RG_MAIN_CONF);
-    if (lmcf == NULL
-        || rg_array_init(&lmcf->llms, cycle->pool, 4, sizeof(void *))
-           != RG_OK)
-    {
-        return NULL;
-    }
-
-    return lmcf;
+    return rg_conf_create_named(cycle->pool, sizeof(rg_llm_main_conf_t),
+                                rg_llm_commands,
+                                offsetof(rg_llm_main_conf_t, llms));
 }
 
 

@@ -643,17 +643,9 @@ rg_mcp_tool_flags(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 static void *
 rg_mcp_create_conf(rg_cycle_t *cycle)
 {
-    rg_mcp_main_conf_t  *mmcf;
-
-    mmcf = rg_pcalloc(cycle->pool, sizeof(rg_mcp_main_conf_t));
-    if (mmcf == NULL
-        || rg_array_init(&mmcf->servers, cycle->pool, 4, sizeof(void *))
-           != RG_OK)
-    {
-        return NULL;
-    }
-
-    return mmcf;
+    return rg_conf_create_named(cycle->pool, sizeof(rg_mcp_main_conf_t),
+                                rg_mcp_commands,
+                                offsetof(rg_mcp_main_conf_t, servers));
 }
 
 
