@@ -327,7 +327,7 @@ rg_part_t  rg_agent_part = {
 static char *
 rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    rg_agent_conf_t       *agent, **ap;
+    rg_agent_conf_t       *agent;
     rg_agent_main_conf_t  *amcf;
 
     amcf = conf;
@@ -336,35 +336,17 @@ rg_agent_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return "is duplicate: an agent of that name exists";
     }
 
-    agent = rg_pcalloc(cf->pool, sizeof(rg_agent_conf_t));
-    ap = rg_array_push(&amcf->agents);
-    if (agent == NULL || ap == NULL) {
+    agent = rg_conf_add_named(cf, &amcf->agents, sizeof(rg_agent_conf_t),
+                              rg_agent_commands, RG_AGENT_CONF);
+    if (agent == NULL) {
         return RG_CONF_ERROR;
     }
 
-    *ap = agent;
-
-    agent->name = cf->args[1];
     agent->index = amcf->agents.nelts - 1;
     agent->toolset.owner = agent->name;
-    agent->max_rounds = RG_CONF_UNSET;
+    /* what rg_agent_tool_limit sets */
     agent->toolset.timeout = RG_CONF_UNSET_MSEC;
-    agent->temperature = NAN;
-    agent->max_tokens = RG_CONF_UNSET;
-    agent->max_cost = NAN;
-    agent->deadline = RG_CONF_UNSET_MSEC;
-    agent->approval_timeout = RG_CONF_UNSET_MSEC;
     agent->tool_max_calls = RG_CONF_UNSET;
-    agent->max_tool_calls = RG_CONF_UNSET;
-    agent->repeat_window = RG_CONF_UNSET;
-    agent->repeat_limit = RG_CONF_UNSET;
-    agent->dedupe = RG_CONF_UNSET_UINT;
-    agent->dedupe_ttl = RG_CONF_UNSET_MSEC;
-    agent->dedupe_wait = RG_CONF_UNSET_MSEC;
-    agent->context_limit = RG_CONF_UNSET;
-    agent->context_threshold = NAN;
-    agent->keep_rounds = RG_CONF_UNSET;
-    agent->context_summarize = RG_CONF_UNSET;
     agent->file = rg_conf_file_name(cf);
     agent->line = rg_conf_line(cf);
 
@@ -495,21 +477,7 @@ rg_agent_default(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 rg_agent_conf_t *
 rg_agent_find(rg_cycle_t *cycle, const char *name, size_t len)
 {
-    rg_uint_t              i;
-    rg_agent_conf_t      **a;
-    rg_agent_main_conf_t  *amcf;
-
-    amcf = rg_agent_main_conf(cycle);
-    a = amcf->agents.elts;
-
-    for (i = 0; i < amcf->agents.nelts; i++) {
-        if (a[i]->name.len == len && memcmp(a[i]->name.data, name, len) == 0)
-        {
-            return a[i];
-        }
-    }
-
-    return NULL;
+    return rg_conf_find_named(&rg_agent_main_conf(cycle)->agents, name, len);
 }
 
 
@@ -549,24 +517,14 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
         return RG_ERROR;
     }
 
-    if (agent->max_rounds == RG_CONF_UNSET) {
-        agent->max_rounds = 8;
-    }
-    if (ts->timeout == RG_CONF_UNSET_MSEC) {
-        ts->timeout = 30000;
-    }
+    rg_conf_init_value(agent->max_rounds, 8);
+    rg_conf_init_msec_value(ts->timeout, 30000);
     agent->temperature_set = !isnan(agent->temperature)
                              || agent->llm->temperature_set;
 
-    if (isnan(agent->temperature)) {
-        agent->temperature = agent->llm->temperature;
-    }
-    if (agent->max_tokens == RG_CONF_UNSET) {
-        agent->max_tokens = 0;
-    }
-    if (isnan(agent->max_cost)) {
-        agent->max_cost = 0;
-    }
+    rg_conf_init_double_value(agent->temperature, agent->llm->temperature);
+    rg_conf_init_value(agent->max_tokens, 0);
+    rg_conf_init_double_value(agent->max_cost, 0);
 
     /* money is counted by a price: without one, nothing would be */
     if (agent->max_cost > 0 && !agent->llm->priced) {
@@ -578,45 +536,20 @@ rg_agent_init(rg_cycle_t *cycle, rg_agent_conf_t *agent)
                       agent->llm->name.data);
         return RG_ERROR;
     }
-    if (agent->deadline == RG_CONF_UNSET_MSEC) {
-        agent->deadline = 0;
-    }
-    if (agent->approval_timeout == RG_CONF_UNSET_MSEC) {
-        agent->approval_timeout = rg_agent_main_conf(cycle)->approval_timeout;
-    }
-    if (agent->tool_max_calls == RG_CONF_UNSET) {
-        agent->tool_max_calls = 0;
-    }
-    if (agent->max_tool_calls == RG_CONF_UNSET) {
-        agent->max_tool_calls = 128;
-    }
-    if (agent->repeat_window == RG_CONF_UNSET) {
-        agent->repeat_window = 2;
-    }
-    if (agent->repeat_limit == RG_CONF_UNSET) {
-        agent->repeat_limit = 3;
-    }
-    if (agent->dedupe == RG_CONF_UNSET_UINT) {
-        agent->dedupe = RG_DEDUPE_SESSION;
-    }
-    if (agent->dedupe_ttl == RG_CONF_UNSET_MSEC) {
-        agent->dedupe_ttl = 600000;
-    }
-    if (agent->dedupe_wait == RG_CONF_UNSET_MSEC) {
-        agent->dedupe_wait = 10000;
-    }
-    if (agent->context_limit == RG_CONF_UNSET) {
-        agent->context_limit = 0;
-    }
-    if (isnan(agent->context_threshold)) {
-        agent->context_threshold = 0.8;
-    }
-    if (agent->keep_rounds == RG_CONF_UNSET) {
-        agent->keep_rounds = 2;
-    }
-    if (agent->context_summarize == RG_CONF_UNSET) {
-        agent->context_summarize = 0;
-    }
+    rg_conf_init_msec_value(agent->deadline, 0);
+    rg_conf_init_msec_value(agent->approval_timeout,
+                            rg_agent_main_conf(cycle)->approval_timeout);
+    rg_conf_init_value(agent->tool_max_calls, 0);
+    rg_conf_init_value(agent->max_tool_calls, 128);
+    rg_conf_init_value(agent->repeat_window, 2);
+    rg_conf_init_value(agent->repeat_limit, 3);
+    rg_conf_init_uint_value(agent->dedupe, RG_DEDUPE_SESSION);
+    rg_conf_init_msec_value(agent->dedupe_ttl, 600000);
+    rg_conf_init_msec_value(agent->dedupe_wait, 10000);
+    rg_conf_init_value(agent->context_limit, 0);
+    rg_conf_init_double_value(agent->context_threshold, 0.8);
+    rg_conf_init_value(agent->keep_rounds, 2);
+    rg_conf_init_value(agent->context_summarize, 0);
 
     if (rg_agent_resolve(cycle, agent) != RG_OK) {
         return RG_ERROR;
@@ -970,18 +903,16 @@ rg_agent_create_conf(rg_cycle_t *cycle)
 {
     rg_agent_main_conf_t  *amcf;
 
-    amcf = rg_pcalloc(cycle->pool, sizeof(rg_agent_main_conf_t));
-    if (amcf == NULL
-        || rg_array_init(&amcf->agents, cycle->pool, 4, sizeof(void *))
-           != RG_OK)
-    {
+    amcf = rg_conf_create_named(cycle->pool, sizeof(rg_agent_main_conf_t),
+                                rg_agent_commands,
+                                offsetof(rg_agent_main_conf_t, agents));
+    if (amcf == NULL) {
         return NULL;
     }
 
-    amcf->max_agent_depth = RG_CONF_UNSET;
+    /* what rg_agent_tenant_max_tokens and _cost set */
     amcf->tenant_max_tokens = RG_CONF_UNSET;
     amcf->tenant_max_cost = NAN;
-    amcf->approval_timeout = RG_CONF_UNSET_MSEC;
 
     return amcf;
 }
@@ -996,18 +927,10 @@ rg_agent_init_conf(rg_cycle_t *cycle, void *conf)
 
     amcf = conf;
 
-    if (amcf->max_agent_depth == RG_CONF_UNSET) {
-        amcf->max_agent_depth = 3;
-    }
-    if (amcf->tenant_max_tokens == RG_CONF_UNSET) {
-        amcf->tenant_max_tokens = 0;
-    }
-    if (isnan(amcf->tenant_max_cost)) {
-        amcf->tenant_max_cost = 0;
-    }
-    if (amcf->approval_timeout == RG_CONF_UNSET_MSEC) {
-        amcf->approval_timeout = 3600000;
-    }
+    rg_conf_init_value(amcf->max_agent_depth, 3);
+    rg_conf_init_value(amcf->tenant_max_tokens, 0);
+    rg_conf_init_double_value(amcf->tenant_max_cost, 0);
+    rg_conf_init_msec_value(amcf->approval_timeout, 3600000);
 
     agents = amcf->agents.elts;
 

@@ -1202,12 +1202,28 @@ rg_conf_set_str_array_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 }
 
 
+/* what the num and double setters say of a value out of their bounds
+ * (b: NULL, none) */
+static char *
+rg_conf_check_bounds(const rg_conf_num_bounds_t *b, double v)
+{
+    static char  msg[96];
+
+    if (b && (v < b->min || v > b->max)) {
+        snprintf(msg, sizeof(msg), "expects a number from %ld to %ld",
+                 (long) b->min, (long) b->max);
+        return msg;
+    }
+
+    return RG_CONF_OK;
+}
+
+
 char *
 rg_conf_set_num_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    static char            msg[96];
-    rg_int_t              *np, v;
-    rg_conf_num_bounds_t  *b;
+    char      *rv;
+    rg_int_t  *np, v;
 
     np = (rg_int_t *) ((char *) conf + cmd->offset);
 
@@ -1220,11 +1236,9 @@ rg_conf_set_num_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return "expects a non-negative integer";
     }
 
-    b = cmd->post;
-    if (b && (v < b->min || v > b->max)) {
-        snprintf(msg, sizeof(msg), "expects a number from %ld to %ld",
-                 (long) b->min, (long) b->max);
-        return msg;
+    rv = rg_conf_check_bounds(cmd->post, v);
+    if (rv != RG_CONF_OK) {
+        return rv;
     }
 
     *np = v;
@@ -1307,10 +1321,8 @@ rg_conf_set_flag_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 char *
 rg_conf_set_double_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    static char            msg[96];
-    char                  *end;
-    double                *dp, v;
-    rg_conf_num_bounds_t  *b;
+    char    *end, *rv;
+    double  *dp, v;
 
     dp = (double *) ((char *) conf + cmd->offset);
 
@@ -1326,11 +1338,9 @@ rg_conf_set_double_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return "expects a number such as 0.7";
     }
 
-    b = cmd->post;
-    if (b && (v < b->min || v > b->max)) {
-        snprintf(msg, sizeof(msg), "expects a number from %ld to %ld",
-                 (long) b->min, (long) b->max);
-        return msg;
+    rv = rg_conf_check_bounds(cmd->post, v);
+    if (rv != RG_CONF_OK) {
+        return rv;
     }
 
     *dp = v;

@@ -161,4 +161,18 @@ char *rg_conf_set_enum_slot(rg_conf_t *cf, rg_command_t *cmd, void *conf);
 #define rg_conf_merge_value(conf, prev, def)                                 \
     if (conf == RG_CONF_UNSET) { conf = (prev == RG_CONF_UNSET) ? def : prev; }
 
+/* a default for what the file left unset, as nginx's ngx_conf_init_*value */
+#define rg_conf_init_value(conf, def)                                        \
+    if (conf == RG_CONF_UNSET) { conf = def; }
+#define rg_conf_init_uint_value(conf, def)                                   \
+    if (conf == RG_CONF_UNSET_UINT) { conf = def; }
+#define rg_conf_init_size_value(conf, def)                                   \
+    if (conf == RG_CONF_UNSET_SIZE) { conf = def; }
+#define rg_conf_init_msec_value(conf, def)                                   \
+    if (conf == RG_CONF_UNSET_MSEC) { conf = def; }
+#define rg_conf_init_double_value(conf, def)                                 \
+    if (isnan(conf)) { conf = def; }
+#define rg_conf_init_str_value(conf, text)                                   \
+    if ((conf).data == NULL) { rg_str_set(&(conf), text); }
+
 #endif /* RG_CONF_FILE_H */

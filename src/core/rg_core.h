@@ -21,6 +21,7 @@ typedef struct rg_part_s    rg_part_t;
 #include <rg_log.h>
 #include <rg_times.h>
 #include <rg_conf_file.h>
+#include <rg_conf_block.h>
 #include <rg_part.h>
 
 #endif /* RG_CORE_H */

@@ -130,13 +130,13 @@ rg_core_create_conf(rg_cycle_t *cycle)
 {
     rg_core_conf_t  *ccf;
 
-    ccf = rg_pcalloc(cycle->pool, sizeof(rg_core_conf_t));
+    ccf = rg_conf_create(cycle->pool, sizeof(rg_core_conf_t),
+                         rg_core_commands, RG_MAIN_CONF);
     if (ccf == NULL) {
         return NULL;
     }
 
-    ccf->concurrency = RG_CONF_UNSET;
-    ccf->worker_processes = RG_CONF_UNSET;
+    ccf->worker_processes = RG_CONF_UNSET;    /* rg_core_worker_processes */
 
     return ccf;
 }
@@ -149,13 +149,9 @@ rg_core_init_conf(rg_cycle_t *cycle, void *conf)
 
     ccf = conf;
 
-    if (ccf->concurrency == RG_CONF_UNSET) {
-        ccf->concurrency = 64;
-    }
+    rg_conf_init_value(ccf->concurrency, 64);
 
-    if (ccf->worker_processes == RG_CONF_UNSET) {
-        ccf->worker_processes = 1;
-    }
+    rg_conf_init_value(ccf->worker_processes, 1);
 
     return RG_CONF_OK;
 }

@@ -215,6 +215,7 @@ rg_directives_part(FILE *f, const rg_part_t *part, const char *name,
     rg_uint_t *missing)
 {
     char                  context[128];
+    const char           *why;
     rg_uint_t             rows, type;
     const rg_command_t   *c, *o;
     const rg_conf_doc_t  *docs, *d;
@@ -245,26 +246,25 @@ rg_directives_part(FILE *f, const rg_part_t *part, const char *name,
 
         d = rg_directives_entry(docs, &c->name);
 
-        if (d == NULL || d->syntax == NULL || d->what == NULL) {
-            if (name == NULL) {
-                fprintf(stderr, "reagent: directives: \"%s\" (part %s) has "
-                        "no entry in the reference: add one to the part's "
-                        "rg_conf_doc_t table\n", c->name.data, part->name);
-            }
-            (*missing)++;
-            continue;
-        }
+        why = NULL;
 
-        if (d->context) {
+        if (d == NULL || d->syntax == NULL || d->what == NULL) {
+            why = "has no entry in the reference: add one to the part's "
+                  "rg_conf_doc_t table";
+
+        } else if (d->context) {
             snprintf(context, sizeof(context), "%s", d->context);
 
         } else if (rg_directives_context(type, context, sizeof(context))
                    != RG_OK)
         {
+            why = "goes in a block no part names: give its entry a context";
+        }
+
+        if (why) {
             if (name == NULL) {
-                fprintf(stderr, "reagent: directives: \"%s\" (part %s) goes "
-                        "in a block no part names: give its entry a "
-                        "context\n", c->name.data, part->name);
+                fprintf(stderr, "reagent: directives: \"%s\" (part %s) %s\n",
+                        c->name.data, part->name, why);
             }
             (*missing)++;
             continue;

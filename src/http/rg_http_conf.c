@@ -160,22 +160,8 @@ rg_part_t  rg_http_part = {
 static void *
 rg_http_create_conf(rg_cycle_t *cycle)
 {
-    rg_http_conf_t  *hcf;
-
-    hcf = rg_pcalloc(cycle->pool, sizeof(rg_http_conf_t));
-    if (hcf == NULL) {
-        return NULL;
-    }
-
-    hcf->max_body = RG_CONF_UNSET_SIZE;
-    hcf->max_header = RG_CONF_UNSET_SIZE;
-    hcf->client_timeout = RG_CONF_UNSET_MSEC;
-    hcf->send_timeout = RG_CONF_UNSET_MSEC;
-    hcf->max_event_streams = RG_CONF_UNSET;
-    hcf->max_connections = RG_CONF_UNSET;
-    hcf->max_tasks = RG_CONF_UNSET;
-
-    return hcf;
+    return rg_conf_create(cycle->pool, sizeof(rg_http_conf_t),
+                          rg_http_commands, RG_HTTP_CONF);
 }
 
 
@@ -186,15 +172,8 @@ rg_http_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     hcf = conf;
 
-    if (hcf->declared) {
-        return "is duplicate";
-    }
-
-    hcf->declared = 1;
-    hcf->file = rg_conf_file_name(cf);
-    hcf->line = rg_conf_line(cf);
-
-    return rg_conf_block(cf, RG_HTTP_CONF, hcf);
+    return rg_conf_block_once(cf, RG_HTTP_CONF, hcf, &hcf->declared,
+                              &hcf->file, &hcf->line);
 }
 
 
@@ -302,27 +281,13 @@ rg_http_init_conf(rg_cycle_t *cycle, void *conf)
 
     hcf = conf;
 
-    if (hcf->max_body == RG_CONF_UNSET_SIZE) {
-        hcf->max_body = 1024 * 1024;
-    }
-    if (hcf->max_header == RG_CONF_UNSET_SIZE) {
-        hcf->max_header = 16 * 1024;
-    }
-    if (hcf->client_timeout == RG_CONF_UNSET_MSEC) {
-        hcf->client_timeout = 30000;
-    }
-    if (hcf->send_timeout == RG_CONF_UNSET_MSEC) {
-        hcf->send_timeout = 30000;
-    }
-    if (hcf->max_connections == RG_CONF_UNSET) {
-        hcf->max_connections = 4096;
-    }
-    if (hcf->max_event_streams == RG_CONF_UNSET) {
-        hcf->max_event_streams = 1000;
-    }
-    if (hcf->max_tasks == RG_CONF_UNSET) {
-        hcf->max_tasks = 10000;
-    }
+    rg_conf_init_size_value(hcf->max_body, 1024 * 1024);
+    rg_conf_init_size_value(hcf->max_header, 16 * 1024);
+    rg_conf_init_msec_value(hcf->client_timeout, 30000);
+    rg_conf_init_msec_value(hcf->send_timeout, 30000);
+    rg_conf_init_value(hcf->max_connections, 4096);
+    rg_conf_init_value(hcf->max_event_streams, 1000);
+    rg_conf_init_value(hcf->max_tasks, 10000);
 
     if (!hcf->declared) {
         return RG_CONF_OK;
@@ -509,26 +474,24 @@ rg_http_init_master(rg_cycle_t *cycle, char *err, size_t len)
             }
         }
 
-        for (j = 0; s == NULL && j < rg_http_nsockets; j++) {
-            if (rg_http_sockets[j].refs == 0) {
-                s = &rg_http_sockets[j];
-                s->fd = rg_http_socket_open(&l[i], err, len);
-                if (s->fd == -1) {
+        if (s == NULL) {
+            /* a slot no listen holds any more, else a new one */
+            for (j = 0; s == NULL && j < rg_http_nsockets; j++) {
+                if (rg_http_sockets[j].refs == 0) {
+                    s = &rg_http_sockets[j];
+                }
+            }
+
+            if (s == NULL) {
+                if (rg_http_nsockets == RG_HTTP_SOCKETS) {
+                    snprintf(err, len, "listen %s: more than %d addresses",
+                             l[i].text.data, RG_HTTP_SOCKETS);
                     return RG_ERROR;
                 }
-                memcpy(&s->sa, &l[i].sa, l[i].salen);
-                s->salen = l[i].salen;
-            }
-        }
 
-        if (s == NULL) {
-            if (rg_http_nsockets == RG_HTTP_SOCKETS) {
-                snprintf(err, len, "listen %s: more than %d addresses",
-                         l[i].text.data, RG_HTTP_SOCKETS);
-                return RG_ERROR;
+                s = &rg_http_sockets[rg_http_nsockets];
             }
 
-            s = &rg_http_sockets[rg_http_nsockets];
             s->fd = rg_http_socket_open(&l[i], err, len);
             if (s->fd == -1) {
                 return RG_ERROR;
@@ -536,7 +499,10 @@ rg_http_init_master(rg_cycle_t *cycle, char *err, size_t len)
             memcpy(&s->sa, &l[i].sa, l[i].salen);
             s->salen = l[i].salen;
             s->refs = 0;
-            rg_http_nsockets++;
+
+            if (s == &rg_http_sockets[rg_http_nsockets]) {
+                rg_http_nsockets++;
+            }
         }
 
         cln = rg_pool_cleanup_add(cycle->pool, rg_http_socket_release, s);

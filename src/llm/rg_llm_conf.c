@@ -293,7 +293,7 @@ rg_part_t  rg_llm_part = {
 static char *
 rg_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
-    rg_llm_conf_t       *llm, **lp;
+    rg_llm_conf_t       *llm;
     rg_llm_main_conf_t  *lmcf;
 
     lmcf = conf;
@@ -302,34 +302,18 @@ rg_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return "is duplicate: an llm of that name exists";
     }
 
-    llm = rg_pcalloc(cf->pool, sizeof(rg_llm_conf_t));
-    lp = rg_array_push(&lmcf->llms);
-    if (llm == NULL || lp == NULL) {
+    llm = rg_conf_add_named(cf, &lmcf->llms, sizeof(rg_llm_conf_t),
+                            rg_llm_commands, RG_LLM_CONF);
+    if (llm == NULL) {
         return RG_CONF_ERROR;
     }
 
-    *lp = llm;
-
-    llm->name = cf->args[1];
     llm->index = lmcf->llms.nelts - 1;
-    llm->timeout = RG_CONF_UNSET_MSEC;
-    llm->connect_timeout = RG_CONF_UNSET_MSEC;
-    llm->idle_timeout = RG_CONF_UNSET_MSEC;
+    /* what rg_llm_set_limit, _thinking and _price set */
     llm->max_connections = RG_CONF_UNSET;
-    llm->max_retries = RG_CONF_UNSET;
-    llm->retry_base = RG_CONF_UNSET_MSEC;
-    llm->retry_max = RG_CONF_UNSET_MSEC;
-    llm->temperature = NAN;
-    llm->buffer_size = RG_CONF_UNSET_SIZE;
     llm->requests_per_minute = RG_CONF_UNSET;
     llm->tokens_per_minute = RG_CONF_UNSET;
-    llm->retry_budget = RG_CONF_UNSET_MSEC;
-    llm->stream = RG_CONF_UNSET;
-    llm->gzip = RG_CONF_UNSET;
-    llm->shared_fallback = RG_CONF_UNSET_UINT;
-    llm->max_output_tokens = RG_CONF_UNSET;
     llm->thinking = RG_CONF_UNSET;
-    llm->prompt_cache = RG_CONF_UNSET;
     llm->price[0] = NAN;
     llm->price[1] = NAN;
     llm->price[2] = NAN;
@@ -344,21 +328,7 @@ rg_llm_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 rg_llm_conf_t *
 rg_llm_find(rg_cycle_t *cycle, const char *name, size_t len)
 {
-    rg_uint_t            i;
-    rg_llm_conf_t      **l;
-    rg_llm_main_conf_t  *lmcf;
-
-    lmcf = rg_llm_main_conf(cycle);
-    l = lmcf->llms.elts;
-
-    for (i = 0; i < lmcf->llms.nelts; i++) {
-        if (l[i]->name.len == len && memcmp(l[i]->name.data, name, len) == 0)
-        {
-            return l[i];
-        }
-    }
-
-    return NULL;
+    return rg_conf_find_named(&rg_llm_main_conf(cycle)->llms, name, len);
 }
 
 
@@ -521,54 +491,24 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         }
     }
 
-    if (llm->timeout == RG_CONF_UNSET_MSEC) {
-        llm->timeout = 120000;
-    }
-    if (llm->connect_timeout == RG_CONF_UNSET_MSEC) {
-        llm->connect_timeout = 10000;
-    }
-    if (llm->idle_timeout == RG_CONF_UNSET_MSEC) {
-        llm->idle_timeout = 60000;
-    }
-    if (llm->max_connections == RG_CONF_UNSET) {
-        llm->max_connections = 1024;
-    }
-    if (llm->max_retries == RG_CONF_UNSET) {
-        llm->max_retries = 4;
-    }
-    if (llm->retry_base == RG_CONF_UNSET_MSEC) {
-        llm->retry_base = 500;
-    }
-    if (llm->retry_max == RG_CONF_UNSET_MSEC) {
-        llm->retry_max = 30000;
-    }
+    rg_conf_init_msec_value(llm->timeout, 120000);
+    rg_conf_init_msec_value(llm->connect_timeout, 10000);
+    rg_conf_init_msec_value(llm->idle_timeout, 60000);
+    rg_conf_init_value(llm->max_connections, 1024);
+    rg_conf_init_value(llm->max_retries, 4);
+    rg_conf_init_msec_value(llm->retry_base, 500);
+    rg_conf_init_msec_value(llm->retry_max, 30000);
     llm->temperature_set = !isnan(llm->temperature);
 
-    if (isnan(llm->temperature)) {
-        llm->temperature = 0;
-    }
-    if (llm->buffer_size == RG_CONF_UNSET_SIZE) {
-        llm->buffer_size = 4096;
-    }
+    rg_conf_init_double_value(llm->temperature, 0);
+    rg_conf_init_size_value(llm->buffer_size, 4096);
 
-    if (llm->requests_per_minute == RG_CONF_UNSET) {
-        llm->requests_per_minute = 0;
-    }
-    if (llm->tokens_per_minute == RG_CONF_UNSET) {
-        llm->tokens_per_minute = 0;
-    }
-    if (llm->retry_budget == RG_CONF_UNSET_MSEC) {
-        llm->retry_budget = 120000;
-    }
-    if (llm->stream == RG_CONF_UNSET) {
-        llm->stream = 0;
-    }
-    if (llm->gzip == RG_CONF_UNSET) {
-        llm->gzip = !rg_llm_local(llm->url);
-    }
-    if (llm->shared_fallback == RG_CONF_UNSET_UINT) {
-        llm->shared_fallback = RG_LLM_FALLBACK_LOCAL;
-    }
+    rg_conf_init_value(llm->requests_per_minute, 0);
+    rg_conf_init_value(llm->tokens_per_minute, 0);
+    rg_conf_init_msec_value(llm->retry_budget, 120000);
+    rg_conf_init_value(llm->stream, 0);
+    rg_conf_init_value(llm->gzip, !rg_llm_local(llm->url));
+    rg_conf_init_uint_value(llm->shared_fallback, RG_LLM_FALLBACK_LOCAL);
 
     /* waiting for a Redis that is not configured would never end */
     if (llm->shared && llm->shared_fallback == RG_LLM_FALLBACK_WAIT
@@ -617,19 +557,9 @@ rg_llm_init(rg_cycle_t *cycle, rg_llm_conf_t *llm)
 static void *
 rg_llm_create_conf(rg_cycle_t *cycle)
 {
-    rg_llm_main_conf_t  *lmcf;
-
-    lmcf = rg_pcalloc(cycle->pool, sizeof(rg_llm_main_conf_t));
-    if (lmcf == NULL
-        || rg_array_init(&lmcf->llms, cycle->pool, 4, sizeof(void *))
-           != RG_OK)
-    {
-        return NULL;
-    }
-
-    lmcf->response_memory = RG_CONF_UNSET_SIZE;
-
-    return lmcf;
+    return rg_conf_create_named(cycle->pool, sizeof(rg_llm_main_conf_t),
+                                rg_llm_commands,
+                                offsetof(rg_llm_main_conf_t, llms));
 }
 
 
@@ -813,13 +743,11 @@ rg_llm_set_price(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return "needs input=N and output=N (dollars per million tokens)";
     }
 
-    if (isnan(llm->price[RG_LLM_PRICE_CACHED])) {
-        llm->price[RG_LLM_PRICE_CACHED] = llm->price[RG_LLM_PRICE_INPUT];
-    }
+    rg_conf_init_double_value(llm->price[RG_LLM_PRICE_CACHED],
+                              llm->price[RG_LLM_PRICE_INPUT]);
 
-    if (isnan(llm->price[RG_LLM_PRICE_WRITE])) {
-        llm->price[RG_LLM_PRICE_WRITE] = llm->price[RG_LLM_PRICE_INPUT];
-    }
+    rg_conf_init_double_value(llm->price[RG_LLM_PRICE_WRITE],
+                              llm->price[RG_LLM_PRICE_INPUT]);
 
     llm->priced = 1;
 
@@ -934,13 +862,9 @@ rg_llm_init_format(rg_cycle_t *cycle, rg_llm_conf_t *llm)
         }
     }
 
-    if (llm->thinking == RG_CONF_UNSET) {
-        llm->thinking = 0;
-    }
+    rg_conf_init_value(llm->thinking, 0);
 
-    if (llm->prompt_cache == RG_CONF_UNSET) {
-        llm->prompt_cache = 1;
-    }
+    rg_conf_init_value(llm->prompt_cache, 1);
 
     if (llm->max_output_tokens == RG_CONF_UNSET) {
         /* Anthropic asks for one; room for the thinking budget too */

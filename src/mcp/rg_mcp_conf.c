@@ -159,21 +159,7 @@ rg_part_t  rg_mcp_part = {
 rg_mcp_conf_t *
 rg_mcp_find(rg_cycle_t *cycle, const char *name, size_t len)
 {
-    rg_uint_t            i;
-    rg_mcp_conf_t      **s;
-    rg_mcp_main_conf_t  *mmcf;
-
-    mmcf = rg_mcp_main_conf(cycle);
-    s = mmcf->servers.elts;
-
-    for (i = 0; i < mmcf->servers.nelts; i++) {
-        if (s[i]->name.len == len && memcmp(s[i]->name.data, name, len) == 0)
-        {
-            return s[i];
-        }
-    }
-
-    return NULL;
+    return rg_conf_find_named(&rg_mcp_main_conf(cycle)->servers, name, len);
 }
 
 
@@ -205,7 +191,7 @@ rg_mcp_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 {
     char                *rv, pname[64];
     const char          *bad;
-    rg_mcp_conf_t       *mcf, **mp;
+    rg_mcp_conf_t       *mcf;
     rg_mcp_main_conf_t  *mmcf;
 
     mmcf = conf;
@@ -219,22 +205,15 @@ rg_mcp_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
         return "is duplicate: an mcp server of that name exists";
     }
 
-    mcf = rg_pcalloc(cf->pool, sizeof(rg_mcp_conf_t));
-    mp = rg_array_push(&mmcf->servers);
-    if (mcf == NULL || mp == NULL) {
+    mcf = rg_conf_add_named(cf, &mmcf->servers, sizeof(rg_mcp_conf_t),
+                            rg_mcp_commands, RG_MCP_CONF);
+    if (mcf == NULL) {
         return RG_CONF_ERROR;
     }
 
-    *mp = mcf;
-
-    mcf->name = cf->args[1];
     mcf->index = mmcf->servers.nelts - 1;
-    mcf->protocol = RG_CONF_UNSET_UINT;
-    mcf->tool_timeout = RG_CONF_UNSET_MSEC;
-    mcf->start_timeout = RG_CONF_UNSET_MSEC;
-    mcf->restart_min = RG_CONF_UNSET_MSEC;
+    mcf->restart_min = RG_CONF_UNSET_MSEC;    /* what rg_mcp_backoff sets */
     mcf->restart_max = RG_CONF_UNSET_MSEC;
-    mcf->max_message = RG_CONF_UNSET_SIZE;
     mcf->file = rg_conf_file_name(cf);
     mcf->line = rg_conf_line(cf);
 
@@ -664,17 +643,9 @@ rg_mcp_tool_flags(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 static void *
 rg_mcp_create_conf(rg_cycle_t *cycle)
 {
-    rg_mcp_main_conf_t  *mmcf;
-
-    mmcf = rg_pcalloc(cycle->pool, sizeof(rg_mcp_main_conf_t));
-    if (mmcf == NULL
-        || rg_array_init(&mmcf->servers, cycle->pool, 4, sizeof(void *))
-           != RG_OK)
-    {
-        return NULL;
-    }
-
-    return mmcf;
+    return rg_conf_create_named(cycle->pool, sizeof(rg_mcp_main_conf_t),
+                                rg_mcp_commands,
+                                offsetof(rg_mcp_main_conf_t, servers));
 }
 
 
@@ -691,22 +662,14 @@ rg_mcp_init_conf(rg_cycle_t *cycle, void *conf)
     for (i = 0; i < mmcf->servers.nelts; i++) {
         mcf = s[i];
 
-        if (mcf->protocol == RG_CONF_UNSET_UINT) {
-            mcf->protocol = RG_MCP_PROTO_AUTO;
-        }
-        if (mcf->tool_timeout == RG_CONF_UNSET_MSEC) {
-            mcf->tool_timeout = 0;
-        }
-        if (mcf->start_timeout == RG_CONF_UNSET_MSEC) {
-            mcf->start_timeout = 30000;
-        }
+        rg_conf_init_uint_value(mcf->protocol, RG_MCP_PROTO_AUTO);
+        rg_conf_init_msec_value(mcf->tool_timeout, 0);
+        rg_conf_init_msec_value(mcf->start_timeout, 30000);
         if (mcf->restart_min == RG_CONF_UNSET_MSEC) {
             mcf->restart_min = 1000;
             mcf->restart_max = 30000;
         }
-        if (mcf->max_message == RG_CONF_UNSET_SIZE) {
-            mcf->max_message = 4 * 1024 * 1024;
-        }
+        rg_conf_init_size_value(mcf->max_message, 4 * 1024 * 1024);
 
         if (mcf->max_message < 1024) {
             rg_conf_error(cycle, mcf, "max_message", NULL,

@@ -88,20 +88,8 @@ rg_command_t  rg_queue_commands[] = {
 void *
 rg_queue_create_conf(rg_cycle_t *cycle)
 {
-    rg_queue_conf_t  *qcf;
-
-    qcf = rg_pcalloc(cycle->pool, sizeof(rg_queue_conf_t));
-    if (qcf == NULL) {
-        return NULL;
-    }
-
-    qcf->shards = RG_CONF_UNSET;
-    qcf->claim_idle = RG_CONF_UNSET_MSEC;
-    qcf->max_deliveries = RG_CONF_UNSET;
-    qcf->block = RG_CONF_UNSET_MSEC;
-    qcf->results_max = RG_CONF_UNSET;
-
-    return qcf;
+    return rg_conf_create(cycle->pool, sizeof(rg_queue_conf_t),
+                          rg_queue_commands, RG_QUEUE_CONF);
 }
 
 
@@ -112,15 +100,8 @@ rg_queue_block(rg_conf_t *cf, rg_command_t *cmd, void *conf)
 
     qcf = conf;
 
-    if (qcf->declared) {
-        return "is duplicate";
-    }
-
-    qcf->declared = 1;
-    qcf->file = rg_conf_file_name(cf);
-    qcf->line = rg_conf_line(cf);
-
-    return rg_conf_block(cf, RG_QUEUE_CONF, qcf);
+    return rg_conf_block_once(cf, RG_QUEUE_CONF, qcf, &qcf->declared,
+                              &qcf->file, &qcf->line);
 }
 
 
@@ -142,27 +123,13 @@ rg_queue_init_conf(rg_cycle_t *cycle, void *conf)
 
     qcf = conf;
 
-    if (qcf->stream.data == NULL) {
-        rg_str_set(&qcf->stream, "tasks");
-    }
-    if (qcf->group.data == NULL) {
-        rg_str_set(&qcf->group, "workers");
-    }
-    if (qcf->shards == RG_CONF_UNSET) {
-        qcf->shards = 1;
-    }
-    if (qcf->claim_idle == RG_CONF_UNSET_MSEC) {
-        qcf->claim_idle = 30000;
-    }
-    if (qcf->max_deliveries == RG_CONF_UNSET) {
-        qcf->max_deliveries = 5;
-    }
-    if (qcf->block == RG_CONF_UNSET_MSEC) {
-        qcf->block = 2000;
-    }
-    if (qcf->results_max == RG_CONF_UNSET) {
-        qcf->results_max = 100000;
-    }
+    rg_conf_init_str_value(qcf->stream, "tasks");
+    rg_conf_init_str_value(qcf->group, "workers");
+    rg_conf_init_value(qcf->shards, 1);
+    rg_conf_init_msec_value(qcf->claim_idle, 30000);
+    rg_conf_init_value(qcf->max_deliveries, 5);
+    rg_conf_init_msec_value(qcf->block, 2000);
+    rg_conf_init_value(qcf->results_max, 100000);
 
     if (!qcf->declared) {
         return RG_CONF_OK;

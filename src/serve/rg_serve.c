@@ -131,17 +131,8 @@ rg_part_t  rg_serve_part = {
 static void *
 rg_serve_create_conf(rg_cycle_t *cycle)
 {
-    rg_serve_conf_t  *scf;
-
-    scf = rg_pcalloc(cycle->pool, sizeof(rg_serve_conf_t));
-    if (scf == NULL) {
-        return NULL;
-    }
-
-    scf->daemon = RG_CONF_UNSET;
-    scf->drain_timeout = RG_CONF_UNSET_MSEC;
-
-    return scf;
+    return rg_conf_create(cycle->pool, sizeof(rg_serve_conf_t),
+                          rg_serve_commands, RG_MAIN_CONF);
 }
 
 
@@ -152,12 +143,8 @@ rg_serve_init_conf(rg_cycle_t *cycle, void *conf)
 
     scf = conf;
 
-    if (scf->daemon == RG_CONF_UNSET) {
-        scf->daemon = 0;
-    }
-    if (scf->drain_timeout == RG_CONF_UNSET_MSEC) {
-        scf->drain_timeout = 30000;
-    }
+    rg_conf_init_value(scf->daemon, 0);
+    rg_conf_init_msec_value(scf->drain_timeout, 30000);
 
     scf->workers = rg_core_conf(cycle)->worker_processes;
 

@@ -242,22 +242,13 @@ rg_store_create_conf(rg_cycle_t *cycle)
 {
     rg_store_conf_t  *scf;
 
-    scf = rg_pcalloc(cycle->pool, sizeof(rg_store_conf_t));
+    scf = rg_conf_create(cycle->pool, sizeof(rg_store_conf_t),
+                         rg_store_commands, RG_MAIN_CONF|RG_STORE_REDIS_CONF);
     if (scf == NULL) {
         return NULL;
     }
 
-    scf->type = RG_CONF_UNSET_UINT;
-    scf->database = RG_CONF_UNSET;
-    scf->connections = RG_CONF_UNSET;
-    scf->connect_timeout = RG_CONF_UNSET_MSEC;
-    scf->command_timeout = RG_CONF_UNSET_MSEC;
-    scf->cluster = RG_CONF_UNSET;
-    scf->session_ttl = RG_CONF_UNSET_MSEC;
-    scf->store_timeout = RG_CONF_UNSET_MSEC;
-    scf->lease_ttl = RG_CONF_UNSET_MSEC;
-    scf->events_max = RG_CONF_UNSET;
-    scf->events_ttl = RG_CONF_UNSET_MSEC;
+    scf->type = RG_CONF_UNSET_UINT;       /* what rg_store_directive sets */
 
     return scf;
 }
@@ -296,9 +287,7 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
 
     srv = scf->servers->elts;
 
-    if (scf->cluster == RG_CONF_UNSET) {
-        scf->cluster = 0;
-    }
+    rg_conf_init_value(scf->cluster, 0);
 
     if (scf->servers->nelts > 1 && !scf->cluster) {
         rg_conf_error(cycle, scf, "server", NULL,
@@ -367,9 +356,7 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
         }
     }
 
-    if (scf->database == RG_CONF_UNSET) {
-        scf->database = 0;
-    }
+    rg_conf_init_value(scf->database, 0);
 
     if (scf->cluster && scf->database) {
         rg_conf_error(cycle, scf, "database", NULL,
@@ -379,9 +366,7 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
         return RG_CONF_ERROR;
     }
 
-    if (scf->prefix.data == NULL) {
-        rg_str_set(&scf->prefix, "rg:");
-    }
+    rg_conf_init_str_value(scf->prefix, "rg:");
 
     if (memchr(scf->prefix.data, '{', scf->prefix.len)
         || memchr(scf->prefix.data, '}', scf->prefix.len))
@@ -393,12 +378,8 @@ rg_store_init_redis(rg_cycle_t *cycle, rg_store_conf_t *scf)
         return RG_CONF_ERROR;
     }
 
-    if (scf->connections == RG_CONF_UNSET) {
-        scf->connections = 4;
-    }
-    if (scf->connect_timeout == RG_CONF_UNSET_MSEC) {
-        scf->connect_timeout = 1000;
-    }
+    rg_conf_init_value(scf->connections, 4);
+    rg_conf_init_msec_value(scf->connect_timeout, 1000);
     if (scf->command_timeout == RG_CONF_UNSET_MSEC) {
         /* a reply waits behind the others pipelined before it: 10,000
          * checkpoints at once take longer than 500ms in all */
@@ -428,25 +409,15 @@ rg_store_init_conf(rg_cycle_t *cycle, void *conf)
         scf->max_bytes = 64 * 1024 * 1024;
     }
 
-    if (scf->session_ttl == RG_CONF_UNSET_MSEC) {
-        scf->session_ttl = 7 * 24 * 3600 * 1000ULL;
-    }
+    rg_conf_init_msec_value(scf->session_ttl, 7 * 24 * 3600 * 1000ULL);
 
-    if (scf->store_timeout == RG_CONF_UNSET_MSEC) {
-        scf->store_timeout = 60 * 1000;
-    }
+    rg_conf_init_msec_value(scf->store_timeout, 60 * 1000);
 
-    if (scf->lease_ttl == RG_CONF_UNSET_MSEC) {
-        scf->lease_ttl = 15 * 1000;
-    }
+    rg_conf_init_msec_value(scf->lease_ttl, 15 * 1000);
 
-    if (scf->events_max == RG_CONF_UNSET) {
-        scf->events_max = 1000;
-    }
+    rg_conf_init_value(scf->events_max, 1000);
 
-    if (scf->events_ttl == RG_CONF_UNSET_MSEC) {
-        scf->events_ttl = 3600 * 1000;
-    }
+    rg_conf_init_msec_value(scf->events_ttl, 3600 * 1000);
 
     if (scf->lease_ttl < 300) {
         rg_conf_error(cycle, scf, "lease_ttl", NULL,

@@ -91,19 +91,8 @@ rg_part_t  rg_trace_part = {
 static void *
 rg_trace_create_conf(rg_cycle_t *cycle)
 {
-    rg_trace_conf_t  *tcf;
-
-    tcf = rg_pcalloc(cycle->pool, sizeof(rg_trace_conf_t));
-    if (tcf == NULL) {
-        return NULL;
-    }
-
-    tcf->batch = RG_CONF_UNSET;
-    tcf->flush = RG_CONF_UNSET_MSEC;
-    tcf->max_queue = RG_CONF_UNSET;
-    tcf->timeout = RG_CONF_UNSET_MSEC;
-
-    return tcf;
+    return rg_conf_create(cycle->pool, sizeof(rg_trace_conf_t),
+                          rg_trace_commands, RG_MAIN_CONF);
 }
 
 
@@ -114,21 +103,11 @@ rg_trace_init_conf(rg_cycle_t *cycle, void *conf)
 
     tcf = conf;
 
-    if (tcf->service_name.data == NULL) {
-        rg_str_set(&tcf->service_name, "reagent");
-    }
-    if (tcf->batch == RG_CONF_UNSET) {
-        tcf->batch = 512;
-    }
-    if (tcf->flush == RG_CONF_UNSET_MSEC) {
-        tcf->flush = 2000;
-    }
-    if (tcf->max_queue == RG_CONF_UNSET) {
-        tcf->max_queue = 8192;
-    }
-    if (tcf->timeout == RG_CONF_UNSET_MSEC) {
-        tcf->timeout = 5000;
-    }
+    rg_conf_init_str_value(tcf->service_name, "reagent");
+    rg_conf_init_value(tcf->batch, 512);
+    rg_conf_init_msec_value(tcf->flush, 2000);
+    rg_conf_init_value(tcf->max_queue, 8192);
+    rg_conf_init_msec_value(tcf->timeout, 5000);
 
     if (tcf->flush == 0 || tcf->timeout == 0) {
         rg_conf_error(cycle, tcf, tcf->flush ? "otlp_timeout" : "otlp_flush",
@@ -137,9 +116,7 @@ rg_trace_init_conf(rg_cycle_t *cycle, void *conf)
         return RG_CONF_ERROR;
     }
 
-    if (tcf->endpoint.data == NULL) {
-        rg_str_set(&tcf->endpoint, "");
-    }
+    rg_conf_init_str_value(tcf->endpoint, "");
 
     return RG_CONF_OK;
 }
