@@ -169,8 +169,28 @@ typedef void (*rg_llm_delta_pt)(void *data, size_t offset, const char *text,
 typedef struct rg_llm_stream_s  rg_llm_stream_t;
 typedef struct rg_llm_codec_s   rg_llm_codec_t;
 typedef struct rg_llm_body_s    rg_llm_body_t;
-struct rg_llm_prefix_s;
-struct rg_llm_tool_s;
+struct rg_llm_conf_s;
+
+
+/* a tool, as the model is told of it */
+typedef struct rg_llm_tool_s {
+    const char         *name;
+    const char         *description;  /* NULL: none */
+    const char         *parameters;   /* JSON Schema text of an object */
+} rg_llm_tool_t;
+
+
+/* what a request says before its messages */
+typedef struct rg_llm_prefix_s {
+    const char         *model;
+    double              temperature;
+    unsigned            temperature_set:1; /* configured, not a default */
+    unsigned            stream:1;     /* ask for Server-Sent Events */
+    unsigned            summary:1;    /* a call without tools */
+    const rg_str_t     *tools;        /* from rg_llm_tool_text(), or NULL */
+    rg_uint_t           ntools;
+    const struct rg_llm_conf_s *llm;  /* its codec's directives; NULL */
+} rg_llm_prefix_t;
 
 
 /* a request body being put together: the prefix, then each message's
@@ -199,10 +219,9 @@ struct rg_llm_codec_s {
     size_t              tail;           /* bytes a body's end adds */
 
     /* a tool as the model is told of it */
-    rg_int_t          (*tool)(rg_buf_t *out, const struct rg_llm_tool_s *t);
+    rg_int_t          (*tool)(rg_buf_t *out, const rg_llm_tool_t *t);
     /* what comes before the messages */
-    rg_int_t          (*prefix)(rg_buf_t *out,
-                          const struct rg_llm_prefix_s *p);
+    rg_int_t          (*prefix)(rg_buf_t *out, const rg_llm_prefix_t *p);
     /* a message of the session (role 's', 'u', 'a' or 't') as its piece
      * of a body: RG_DECLINED when it goes as it is */
     rg_int_t          (*wire)(rg_buf_t *out, uint8_t role, const char *msg,

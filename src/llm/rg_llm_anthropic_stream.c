@@ -43,7 +43,6 @@ typedef struct {
     rg_uint_t           nblocks;
     rg_uint_t           nalloc;
     rg_uint_t           max_calls;
-    size_t              total;
 
     rg_buf_t            usage;      /* message_start's, JSON */
     rg_buf_t            usage_end;  /* message_delta's, JSON */
@@ -59,7 +58,6 @@ typedef struct {
     unsigned            started:1;  /* message_start */
     unsigned            done:1;     /* message_stop */
     unsigned            nomem:1;
-    unsigned            too_large:1;
     unsigned            malformed:1;
     unsigned            overflow:1;
 } rg_llm_as_t;
@@ -128,22 +126,15 @@ rg_llm_anthropic_stream_feed(rg_llm_stream_t *s, const char *data,
 
     p = (rg_llm_as_t *) s;
 
-    if (p->nomem || p->too_large) {
-        return RG_ERROR;
+    if (!p->nomem
+        && rg_llm_frame_take(&p->frame, data, len, RG_LLM_AS_MAX) == RG_OK)
+    {
+        return RG_OK;
     }
 
-    if (len > RG_LLM_AS_MAX - p->total) {
-        p->too_large = 1;
-        return RG_ERROR;
-    }
+    p->nomem |= p->frame.nomem;
 
-    p->total += len;
-
-    if (rg_llm_frame_feed(&p->frame, data, len) != RG_OK) {
-        p->nomem = 1;
-    }
-
-    return p->nomem ? RG_ERROR : RG_OK;
+    return RG_ERROR;
 }
 
 
@@ -603,7 +594,7 @@ rg_llm_anthropic_stream_finish(rg_llm_stream_t *s, rg_pool_t *pool,
         return rc == RG_OK ? rg_llm_as_partial(p, pool, r) : rc;
     }
 
-    if (p->too_large) {
+    if (p->frame.too_large) {
         rc = rg_llm_json_bad(pool, r, "the stream is larger than 16 MiB",
                              NULL);
 

@@ -238,7 +238,8 @@ rg_llm_next(rg_llm_upstream_t *up)
 
         if (up->shared
             && rg_llm_shared_admit(up->shared, up->queue_head->estimate,
-                                   up->queue_head->qseq, &taken, &slot)
+                                   up->queue_head->qseq, up->qseq, &taken,
+                                   &slot)
                != RG_OK)
         {
             return;                    /* the store answers later */

@@ -276,6 +276,25 @@ rg_llm_frame_feed(rg_llm_frame_t *f, const char *data, size_t len)
 
 
 rg_int_t
+rg_llm_frame_take(rg_llm_frame_t *f, const char *data, size_t len,
+    size_t max)
+{
+    if (f->nomem || f->too_large) {
+        return RG_ERROR;
+    }
+
+    if (len > max - f->total) {
+        f->too_large = 1;
+        return RG_ERROR;
+    }
+
+    f->total += len;
+
+    return rg_llm_frame_feed(f, data, len);
+}
+
+
+rg_int_t
 rg_llm_frame_end(rg_llm_frame_t *f)
 {
     if (f->ended) {

@@ -33,8 +33,10 @@ typedef struct {
     unsigned            mode:2;
     unsigned            cr:1;        /* a line ended with CR: skip a LF */
     unsigned            seen:1;      /* a field of SSE was seen */
+    size_t              total;       /* bytes taken (rg_llm_frame_take) */
     unsigned            nomem:1;
     unsigned            ended:1;
+    unsigned            too_large:1; /* past the taker's max */
 } rg_llm_frame_t;
 
 
@@ -60,6 +62,11 @@ void rg_llm_frame_init(rg_llm_frame_t *f, rg_llm_frame_pt handler,
     void *data);
 /* RG_ERROR once memory ran out */
 rg_int_t rg_llm_frame_feed(rg_llm_frame_t *f, const char *p, size_t len);
+/* What a stream reader's feed does: the bytes counted against max (past
+ * it, too_large is set) and fed. RG_ERROR once the body is too large or
+ * memory ran out (nomem). */
+rg_int_t rg_llm_frame_take(rg_llm_frame_t *f, const char *p, size_t len,
+    size_t max);
 /* the end of the body: a last line and event without their blank line
  * are taken */
 rg_int_t rg_llm_frame_end(rg_llm_frame_t *f);

@@ -108,4 +108,9 @@ rg_int_t rg_llm_json_members(const char *text, size_t len,
 /* what google.rpc details say of a limit: the wait, the period */
 void rg_llm_json_details(json_t *details, rg_llm_error_t *e);
 
+/* a tool as {"type": type (none when NULL), "name",
+ * "description" (when it has one), schema: its parameters}. */
+rg_int_t rg_llm_tool_json(rg_buf_t *out, const rg_llm_tool_t *t,
+    const char *type, const char *schema);
+
 #endif /* RG_LLM_JSON_H */

@@ -9,6 +9,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_json_write.h>
+#include <rg_llm_conf.h>
 #include <rg_llm_openai.h>
 #include <rg_llm_json.h>
 #include <rg_llm_classify.h>

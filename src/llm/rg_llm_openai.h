@@ -9,7 +9,6 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_llm.h>
-#include <rg_llm_request.h>
 
 #include <jansson.h>
 

@@ -143,39 +143,3 @@ rg_llm_message_calls(rg_pool_t *pool, const char *msg, size_t len,
     return RG_OK;
 }
 
-
-rg_int_t
-rg_llm_tool_json(rg_buf_t *out, const rg_llm_tool_t *t, const char *type,
-    const char *schema)
-{
-    int            err;
-    json_t        *def, *params;
-    json_error_t   jerr;
-
-    if (t->parameters != NULL) {
-        params = json_loads(t->parameters, 0, &jerr);
-
-        if (!json_is_object(params)) {
-            json_decref(params);
-            return RG_ERROR;
-        }
-
-    } else {
-        params = json_pack("{s:s, s:{}}", "type", "object", "properties");
-    }
-
-    def = json_object();
-
-    err = type ? json_object_set_new(def, "type", json_string(type)) : 0;
-    err |= json_object_set_new(def, "name", json_string(t->name));
-
-    if (t->description != NULL && t->description[0] != '\0') {
-        err |= json_object_set_new(def, "description",
-                                   rg_llm_json_string(t->description,
-                                                      strlen(t->description)));
-    }
-
-    err |= json_object_set_new(def, schema, params);
-
-    return rg_llm_json_dump(out, def, err);
-}

@@ -13,7 +13,6 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_llm.h>
-#include <rg_llm_conf.h>
 
 
 typedef enum {
@@ -21,27 +20,6 @@ typedef enum {
     RG_LLM_USER,
     RG_LLM_ASSISTANT              /* a text answer of a given history */
 } rg_llm_role_e;
-
-
-/* a tool, as the model is told of it */
-typedef struct rg_llm_tool_s {
-    const char         *name;
-    const char         *description;  /* NULL: none */
-    const char         *parameters;   /* JSON Schema text of an object */
-} rg_llm_tool_t;
-
-
-/* what a request says before its messages */
-typedef struct rg_llm_prefix_s {
-    const char         *model;
-    double              temperature;
-    unsigned            temperature_set:1; /* configured, not a default */
-    unsigned            stream:1;     /* ask for Server-Sent Events */
-    unsigned            summary:1;    /* a call without tools */
-    const rg_str_t     *tools;        /* from rg_llm_tool_text(), or NULL */
-    rg_uint_t           ntools;
-    const rg_llm_conf_t *llm;         /* its codec's directives; NULL */
-} rg_llm_prefix_t;
 
 
 /* what rg_llm_message_edit() asks to make of a message's text */
@@ -54,11 +32,6 @@ typedef rg_int_t (*rg_llm_edit_pt)(const char *text, size_t len,
  * tool, agent and codec. */
 rg_int_t rg_llm_tool_text(const rg_llm_codec_t *codec, rg_buf_t *out,
     const rg_llm_tool_t *t);
-
-/* For the codecs: a tool as {"type": type (none when NULL), "name",
- * "description" (when it has one), schema: its parameters}. */
-rg_int_t rg_llm_tool_json(rg_buf_t *out, const rg_llm_tool_t *t,
-    const char *type, const char *schema);
 
 /* Appends the part of a body that comes before the messages; the tools
  * offered are left out when there are none. */

@@ -15,6 +15,7 @@
 #include <rg_core.h>
 #include <rg_json.h>
 #include <rg_llm.h>
+#include <rg_llm_conf.h>
 #include <rg_llm_json.h>
 #include <rg_llm_openai.h>
 #include <rg_llm_responses.h>

@@ -27,7 +27,6 @@
 
 typedef struct {
     rg_llm_frame_t      frame;
-    size_t              total;
 
     rg_buf_t            response;   /* the final event's data, as it came */
     rg_buf_t            error;      /* the first error event, JSON */
@@ -40,7 +39,6 @@ typedef struct {
 
     unsigned            ended:1;    /* completed, incomplete or failed */
     unsigned            nomem:1;
-    unsigned            too_large:1;
     unsigned            malformed:1;
 } rg_llm_rs_t;
 
@@ -96,22 +94,15 @@ rg_llm_responses_stream_feed(rg_llm_stream_t *s, const char *data,
 
     p = (rg_llm_rs_t *) s;
 
-    if (p->nomem || p->too_large) {
-        return RG_ERROR;
+    if (!p->nomem
+        && rg_llm_frame_take(&p->frame, data, len, RG_LLM_RS_MAX) == RG_OK)
+    {
+        return RG_OK;
     }
 
-    if (len > RG_LLM_RS_MAX - p->total) {
-        p->too_large = 1;
-        return RG_ERROR;
-    }
+    p->nomem |= p->frame.nomem;
 
-    p->total += len;
-
-    if (rg_llm_frame_feed(&p->frame, data, len) != RG_OK) {
-        p->nomem = 1;
-    }
-
-    return p->nomem ? RG_ERROR : RG_OK;
+    return RG_ERROR;
 }
 
 
@@ -334,7 +325,7 @@ rg_llm_responses_stream_finish(rg_llm_stream_t *s, rg_pool_t *pool,
         return rc == RG_OK ? rg_llm_rs_partial(p, pool, r) : rc;
     }
 
-    if (p->too_large) {
+    if (p->frame.too_large) {
         rc = rg_llm_json_bad(pool, r, "the stream is larger than 16 MiB",
                              NULL);
 

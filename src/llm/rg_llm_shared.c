@@ -27,10 +27,11 @@
 
 #include <rg_config.h>
 #include <rg_core.h>
-#include <rg_llm_client.h>
 #include <rg_llm_shared.h>
 #include <rg_digest.h>
 #include <unistd.h>
+#include <event2/event.h>
+#include <event2/event_struct.h>
 
 
 #define RG_LLM_SHARED_RETRY  5000     /* ms before the store is asked again
@@ -39,7 +40,7 @@
                                          for an llm without shared limits */
 
 struct rg_llm_shared_s {
-    rg_llm_upstream_t  *up;
+    rg_llm_shared_owner_t  up;        /* the upstream whose they are */
     rg_store_t         *st;
     char                name[160];    /* "llm:NAME" */
     rg_str_t            key;
@@ -75,12 +76,13 @@ static void rg_llm_shared_slot_handler(void *data,
 
 
 rg_llm_shared_t *
-rg_llm_shared_create(rg_llm_upstream_t *up, rg_store_t *st, rg_uint_t durable)
+rg_llm_shared_create(const rg_llm_shared_owner_t *owner, const char *url,
+    rg_store_t *st, rg_uint_t durable)
 {
     rg_llm_conf_t    *c;
     rg_llm_shared_t  *sh;
 
-    c = up->conf;
+    c = owner->conf;
 
     if (st == NULL || (c->shared == 0 && !durable)) {
         return NULL;
@@ -91,7 +93,7 @@ rg_llm_shared_create(rg_llm_upstream_t *up, rg_store_t *st, rg_uint_t durable)
         return NULL;
     }
 
-    sh->up = up;
+    sh->up = *owner;
     sh->st = st;
     sh->durable = durable != 0;
     sh->cool_only = c->shared == 0;
@@ -99,7 +101,7 @@ rg_llm_shared_create(rg_llm_upstream_t *up, rg_store_t *st, rg_uint_t durable)
                            (int) rg_min(c->name.len, 120), c->name.data);
     sh->key.data = sh->name;
 
-    if (rg_llm_shared_upstream(sh) != RG_OK) {
+    if (rg_llm_shared_upstream(sh, url) != RG_OK) {
         free(sh);
         return NULL;
     }
@@ -128,7 +130,7 @@ rg_llm_shared_create(rg_llm_upstream_t *up, rg_store_t *st, rg_uint_t durable)
     sh->worker[sizeof(sh->worker) - 24] = '\0';
     snprintf(sh->worker + strlen(sh->worker), 24, ":%d", (int) getpid());
 
-    evtimer_assign(&sh->timer, up->base, NULL, NULL);
+    evtimer_assign(&sh->timer, owner->base, NULL, NULL);
 
     if (!sh->durable) {
         sh->down = 1;
@@ -140,12 +142,12 @@ rg_llm_shared_create(rg_llm_upstream_t *up, rg_store_t *st, rg_uint_t durable)
 
 
 rg_int_t
-rg_llm_shared_upstream(rg_llm_shared_t *sh)
+rg_llm_shared_upstream(rg_llm_shared_t *sh, const char *url)
 {
     char            hex[RG_SHA256_HEX], *id, *p;
     size_t          ul, ml, al;
     rg_int_t        rc;
-    const char     *url, *auth;
+    const char     *auth;
     rg_llm_conf_t  *c;
 
     if (sh == NULL) {
@@ -153,9 +155,9 @@ rg_llm_shared_upstream(rg_llm_shared_t *sh)
     }
 
     /* redirected (run --mock): another URL, and no key */
-    c = sh->up->conf;
-    url = sh->up->url ? sh->up->url : c->url;
-    auth = sh->up->url ? NULL : c->auth;
+    c = sh->up.conf;
+    auth = url ? NULL : c->auth;
+    url = url ? url : c->url;
 
     ul = strlen(url);
     ml = c->model.len;
@@ -215,11 +217,11 @@ rg_llm_shared_local(rg_llm_shared_t *sh)
         return RG_LLM_SHARED_RPM | RG_LLM_SHARED_TPM | RG_LLM_SHARED_CONNS;
     }
 
-    if (sh->down && sh->up->conf->shared_fallback == RG_LLM_FALLBACK_LOCAL) {
+    if (sh->down && sh->up.conf->shared_fallback == RG_LLM_FALLBACK_LOCAL) {
         return RG_LLM_SHARED_RPM | RG_LLM_SHARED_TPM | RG_LLM_SHARED_CONNS;
     }
 
-    return ~sh->up->conf->shared & (RG_LLM_SHARED_RPM | RG_LLM_SHARED_TPM
+    return ~sh->up.conf->shared & (RG_LLM_SHARED_RPM | RG_LLM_SHARED_TPM
                                     | RG_LLM_SHARED_CONNS);
 }
 
@@ -232,7 +234,7 @@ rg_llm_shared_timer_handler(evutil_socket_t fd, short what, void *arg)
     sh = arg;
     sh->timer_set = 0;
 
-    rg_llm_next(sh->up);
+    sh->up.wake(sh->up.data);
 }
 
 
@@ -243,7 +245,7 @@ rg_llm_shared_later(rg_llm_shared_t *sh, rg_msec_t ms)
         return;
     }
 
-    evtimer_assign(&sh->timer, sh->up->base, rg_llm_shared_timer_handler, sh);
+    evtimer_assign(&sh->timer, sh->up.base, rg_llm_shared_timer_handler, sh);
     if (rg_timer_add(&sh->timer, ms) == 0) {
         sh->timer_set = 1;
     }
@@ -256,12 +258,12 @@ rg_llm_shared_fail(rg_llm_shared_t *sh, const char *err)
 {
     rg_llm_conf_t  *c;
 
-    c = sh->up->conf;
+    c = sh->up.conf;
     sh->down = 1;
     sh->retry_at = rg_monotonic_msec() + RG_LLM_SHARED_RETRY;
 
     if (sh->cool_only) {
-        rg_store_down(sh->st, sh->up->log, &sh->said, "llm \"%.*s\": the "
+        rg_store_down(sh->st, sh->up.log, &sh->said, "llm \"%.*s\": the "
                       "shared cool-down cannot be read from the store (%s): "
                       "its requests go without it until it answers again",
                       (int) c->name.len, c->name.data,
@@ -269,7 +271,7 @@ rg_llm_shared_fail(rg_llm_shared_t *sh, const char *err)
         return;
     }
 
-    rg_store_down(sh->st, sh->up->log, &sh->said, "llm \"%.*s\": its "
+    rg_store_down(sh->st, sh->up.log, &sh->said, "llm \"%.*s\": its "
                   "shared limits cannot be asked of the store (%s): %s until "
                   "it answers again (shared_limits_fallback %s)",
                   (int) c->name.len, c->name.data, err ? err : "failed",
@@ -297,7 +299,7 @@ rg_llm_shared_holder(rg_llm_shared_t *sh, uint64_t seq, char *buf,
 
 /* an llm without shared limits: may request seq go past the cool-down? */
 static rg_int_t
-rg_llm_shared_cool(rg_llm_shared_t *sh, uint64_t seq)
+rg_llm_shared_cool(rg_llm_shared_t *sh, uint64_t seq, uint64_t newest)
 {
     if (seq <= sh->clear_seq) {
         return RG_OK;
@@ -317,7 +319,7 @@ rg_llm_shared_cool(rg_llm_shared_t *sh, uint64_t seq)
         return RG_OK;                  /* without it */
     }
 
-    sh->ask_seq = sh->up->qseq;
+    sh->ask_seq = newest;
     sh->op = sh->st->take(sh->st, &sh->cool, NULL, 0, rg_llm_shared_handler,
                           sh);
     if (sh->op == NULL) {
@@ -331,7 +333,7 @@ rg_llm_shared_cool(rg_llm_shared_t *sh, uint64_t seq)
 
 rg_int_t
 rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, uint64_t seq,
-    size_t *taken, uint64_t *slot)
+    uint64_t newest, size_t *taken, uint64_t *slot)
 {
     char       buf[160];
     rg_str_t   h;
@@ -342,7 +344,7 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, uint64_t seq,
     *slot = 0;
 
     if (sh->cool_only) {
-        return rg_llm_shared_cool(sh, seq);
+        return rg_llm_shared_cool(sh, seq, newest);
     }
 
     if (sh->has_grant) {
@@ -358,7 +360,7 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, uint64_t seq,
     }
 
     if (sh->down && rg_monotonic_msec() < sh->retry_at) {
-        if (sh->up->conf->shared_fallback == RG_LLM_FALLBACK_LOCAL) {
+        if (sh->up.conf->shared_fallback == RG_LLM_FALLBACK_LOCAL) {
             return RG_OK;              /* the local limits hold */
         }
 
@@ -367,15 +369,15 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, uint64_t seq,
     }
 
     /* a connection slot first, then the buckets */
-    if ((sh->up->conf->shared & RG_LLM_SHARED_CONNS) && sh->slot == 0) {
+    if ((sh->up.conf->shared & RG_LLM_SHARED_CONNS) && sh->slot == 0) {
         h = rg_llm_shared_holder(sh, ++sh->seq, buf, sizeof(buf));
         sh->op = sh->st->slot(sh->st, &sh->cool, &sh->key, &h,
-                              (rg_uint_t) sh->up->conf->max_connections,
-                              sh->up->conf->timeout + 5000,
+                              (rg_uint_t) sh->up.conf->max_connections,
+                              sh->up.conf->timeout + 5000,
                               rg_llm_shared_slot_handler, sh);
         if (sh->op == NULL) {
             rg_llm_shared_fail(sh, "out of memory");
-            return rg_llm_shared_admit(sh, cost, seq, taken, slot);
+            return rg_llm_shared_admit(sh, cost, seq, newest, taken, slot);
         }
 
         return RG_AGAIN;
@@ -406,7 +408,7 @@ rg_llm_shared_admit(rg_llm_shared_t *sh, size_t cost, uint64_t seq,
                           rg_llm_shared_handler, sh);
     if (sh->op == NULL) {
         rg_llm_shared_fail(sh, "out of memory");
-        return rg_llm_shared_admit(sh, cost, seq, taken, slot);
+        return rg_llm_shared_admit(sh, cost, seq, newest, taken, slot);
     }
 
     return RG_AGAIN;
@@ -422,12 +424,12 @@ rg_llm_shared_answered(rg_llm_shared_t *sh, const rg_store_res_t *res)
 
     if (res->rc != RG_OK) {
         rg_llm_shared_fail(sh, res->err);
-        rg_llm_next(sh->up);
+        sh->up.wake(sh->up.data);
         return RG_DONE;
     }
 
     sh->down = 0;
-    rg_store_up(sh->st, sh->up->log, res);
+    rg_store_up(sh->st, sh->up.log, res);
 
     if (res->num > 0) {
         rg_llm_shared_later(sh, (rg_msec_t) res->num);
@@ -452,7 +454,7 @@ rg_llm_shared_handler(void *data, const rg_store_res_t *res)
     if (sh->cool_only) {
         sh->clear_seq = sh->ask_seq;
         sh->fresh_until = rg_monotonic_msec() + RG_LLM_SHARED_FRESH;
-        rg_llm_next(sh->up);
+        sh->up.wake(sh->up.data);
         return;
     }
 
@@ -461,7 +463,7 @@ rg_llm_shared_handler(void *data, const rg_store_res_t *res)
     sh->grant_slot = sh->slot;
     sh->slot = 0;
 
-    rg_llm_next(sh->up);
+    sh->up.wake(sh->up.data);
 }
 
 
@@ -477,7 +479,7 @@ rg_llm_shared_slot_handler(void *data, const rg_store_res_t *res)
     }
 
     sh->slot = sh->seq;
-    rg_llm_next(sh->up);
+    sh->up.wake(sh->up.data);
 }
 
 

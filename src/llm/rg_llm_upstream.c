@@ -394,7 +394,7 @@ rg_llm_redirect(rg_engine_t *e, const char *base_url)
         rg_llm_headers_free(up->headers);
         up->headers = h;
 
-        if (rg_llm_shared_upstream(up->shared) != RG_OK) {
+        if (rg_llm_shared_upstream(up->shared, up->url) != RG_OK) {
             return RG_ERROR;
         }
     }
@@ -506,14 +506,24 @@ rg_llm_lane_release(rg_llm_upstream_t *up, rg_int_t lane)
 }
 
 
+/* the shared limits answered, or their wait ended */
+static void
+rg_llm_upstream_wake(void *data)
+{
+    rg_llm_next(data);
+}
+
+
 rg_int_t
 rg_llm_init_worker(rg_engine_t *e)
 {
-    rg_uint_t            i;
-    rg_store_t          *st;
-    rg_llm_ctx_t        *ctx;
-    rg_llm_conf_t      **llms;
-    rg_llm_main_conf_t  *lmcf;
+    rg_uint_t               i;
+    rg_store_t             *st;
+    rg_llm_ctx_t           *ctx;
+    rg_llm_conf_t         **llms;
+    rg_llm_upstream_t      *up;
+    rg_llm_main_conf_t     *lmcf;
+    rg_llm_shared_owner_t   owner;
 
     lmcf = rg_llm_main_conf(e->cycle);
 
@@ -548,8 +558,14 @@ rg_llm_init_worker(rg_engine_t *e)
             continue;
         }
 
-        ctx->upstreams[i]->shared = rg_llm_shared_create(ctx->upstreams[i],
-                                                         st, st->durable);
+        up = ctx->upstreams[i];
+        owner.conf = up->conf;
+        owner.base = up->base;
+        owner.log = up->log;
+        owner.wake = rg_llm_upstream_wake;
+        owner.data = up;
+
+        up->shared = rg_llm_shared_create(&owner, up->url, st, st->durable);
         if (ctx->upstreams[i]->shared == NULL) {
             return RG_ERROR;
         }
