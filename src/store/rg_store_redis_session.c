@@ -156,9 +156,6 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
     rg_uint_t          i;
     rg_sr_args_t      *a;
     rg_store_op_t     *op;
-    rg_store_redis_t  *r;
-
-    r = (rg_store_redis_t *) st;
 
     /* 5 keys and 5 numbers, the records, the meta's pairs */
     if (cp->nmsgs > (rg_uint_t) INT_MAX / 4
@@ -175,7 +172,7 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
         return NULL;
     }
 
-    rg_sr_args_init(a);
+    rg_sr_args_init(a, st);
 
     if (n > RG_STORE_REDIS_ARGS) {
         a->argv = malloc(n * sizeof(const char *));
@@ -190,11 +187,10 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
         }
     }
 
-    rg_sr_session_key(r, a, &cp->id, "meta", 4);
-    rg_sr_session_key(r, a, &cp->id, "msgs", 4);
-    rg_sr_session_key(r, a, &cp->id, "lease", 5);
-    rg_sr_session_key(r, a, &cp->id, "fence", 5);
-    rg_sr_session_key(r, a, &cp->id, "kept", 4);
+    rg_sr_session_key(a, &cp->id, "meta", 4);
+    rg_sr_session_key(a, &cp->id, "msgs", 4);
+    rg_sr_fence_keys(a, &cp->id);
+    rg_sr_session_key(a, &cp->id, "kept", 4);
     rg_sr_num(a, (int64_t) cp->lease);
     rg_sr_num(a, (int64_t) cp->base);
     rg_sr_num(a, (int64_t) cp->ttl);
@@ -226,14 +222,12 @@ rg_sr_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
 rg_store_op_t *
 rg_sr_load(rg_store_t *st, const rg_str_t *id, rg_store_pt cb, void *data)
 {
-    rg_sr_args_t       a;
-    rg_store_redis_t  *r;
+    rg_sr_args_t  a;
 
-    r = (rg_store_redis_t *) st;
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
 
-    rg_sr_session_key(r, &a, id, "meta", 4);
-    rg_sr_session_key(r, &a, id, "msgs", 4);
+    rg_sr_session_key(&a, id, "meta", 4);
+    rg_sr_session_key(&a, id, "msgs", 4);
 
     return rg_sr_send(st, id, &a, &rg_sr_load_lua, RG_SR_LOAD, cb, data);
 }
@@ -301,16 +295,13 @@ rg_store_op_t *
 rg_sr_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     void *data)
 {
-    rg_sr_args_t       a;
-    rg_store_redis_t  *r;
+    rg_sr_args_t  a;
 
-    r = (rg_store_redis_t *) st;
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
 
-    rg_sr_session_key(r, &a, &p->id, p->name.data, p->name.len);
-    rg_sr_session_key(r, &a, &p->id, "lease", 5);
-    rg_sr_session_key(r, &a, &p->id, "fence", 5);
-    rg_sr_session_key(r, &a, &p->id, "kept", 4);
+    rg_sr_session_key(&a, &p->id, p->name.data, p->name.len);
+    rg_sr_fence_keys(&a, &p->id);
+    rg_sr_session_key(&a, &p->id, "kept", 4);
     rg_sr_argf(&a, "%lld", (long long) p->lease);
     rg_sr_arg(&a, p->value.data, p->value.len);
     rg_sr_argf(&a, "%llu", (unsigned long long) p->ttl);
@@ -325,14 +316,11 @@ rg_store_op_t *
 rg_sr_lease(rg_store_t *st, const rg_str_t *id, const rg_str_t *holder,
     int64_t token, rg_msec_t ttl, rg_store_pt cb, void *data)
 {
-    rg_sr_args_t       a;
-    rg_store_redis_t  *r;
+    rg_sr_args_t  a;
 
-    r = (rg_store_redis_t *) st;
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
 
-    rg_sr_session_key(r, &a, id, "lease", 5);
-    rg_sr_session_key(r, &a, id, "fence", 5);
+    rg_sr_fence_keys(&a, id);
     rg_sr_num(&a, (int64_t) token);
     rg_sr_arg(&a, holder->data, holder->len);
     rg_sr_num(&a, (int64_t) ttl);
@@ -345,13 +333,11 @@ rg_store_op_t *
 rg_sr_release(rg_store_t *st, const rg_str_t *id, int64_t token,
     rg_store_pt cb, void *data)
 {
-    rg_sr_args_t       a;
-    rg_store_redis_t  *r;
+    rg_sr_args_t  a;
 
-    r = (rg_store_redis_t *) st;
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
 
-    rg_sr_session_key(r, &a, id, "lease", 5);
+    rg_sr_session_key(&a, id, "lease", 5);
     rg_sr_num(&a, (int64_t) token);
 
     return rg_sr_send(st, id, &a, &rg_sr_release_lua, RG_SR_PAIR, cb, data);
@@ -376,16 +362,13 @@ rg_store_op_t *
 rg_sr_append(rg_store_t *st, const rg_store_event_t *ev, rg_store_pt cb,
     void *data)
 {
-    rg_sr_args_t       a;
-    rg_store_redis_t  *r;
+    rg_sr_args_t  a;
 
-    r = (rg_store_redis_t *) st;
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
     a.overflow = ev->max == 0 || ev->ttl == 0;
 
-    rg_sr_session_key(r, &a, &ev->id, "events", 6);
-    rg_sr_session_key(r, &a, &ev->id, "lease", 5);
-    rg_sr_session_key(r, &a, &ev->id, "fence", 5);
+    rg_sr_session_key(&a, &ev->id, "events", 6);
+    rg_sr_fence_keys(&a, &ev->id);
     rg_sr_argf(&a, "%lld", (long long) ev->lease);
     rg_sr_argf(&a, "%lu", (unsigned long) ev->max);
     rg_sr_argf(&a, "%llu", (unsigned long long) ev->ttl);
@@ -481,15 +464,13 @@ rg_sr_range(rg_store_t *st, const rg_str_t *id, const char *after,
     rg_uint_t count, rg_store_pt cb, void *data)
 {
     uint64_t           ms, seq;
-    rg_sr_args_t       a;
-    rg_store_redis_t  *r;
+    rg_sr_args_t  a;
 
-    r = (rg_store_redis_t *) st;
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
     a.overflow = count == 0;
 
     rg_sr_arg(&a, "XRANGE", 6);
-    rg_sr_session_key(r, &a, id, "events", 6);
+    rg_sr_session_key(&a, id, "events", 6);
 
     if (after && after[0]) {
         /* exclusive: the entries after it (Redis 6.2) */
