@@ -224,19 +224,7 @@ rg_pfree(rg_pool_t *pool, void *p)
 char *
 rg_pstrdup(rg_pool_t *pool, const char *s, size_t len)
 {
-    char  *p;
-
-    p = rg_palloc(pool, len + 1);
-    if (p == NULL) {
-        return NULL;
-    }
-
-    if (len) {
-        memcpy(p, s, len);
-    }
-    p[len] = '\0';
-
-    return p;
+    return rg_strterm(rg_palloc(pool, len + 1), s, len);
 }
 
 
