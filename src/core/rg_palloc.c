@@ -228,6 +228,34 @@ rg_pstrdup(rg_pool_t *pool, const char *s, size_t len)
 }
 
 
+/* fmt formatted into the pool, NUL-ended; its length in *len */
+char *
+rg_pvsprintf(rg_pool_t *pool, size_t *len, const char *fmt, va_list args)
+{
+    int       n;
+    char     *p;
+    va_list   aq;
+
+    va_copy(aq, args);
+    n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+
+    if (n < 0) {
+        return NULL;
+    }
+
+    p = rg_palloc(pool, (size_t) n + 1);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    vsnprintf(p, (size_t) n + 1, fmt, args);
+    *len = n;
+
+    return p;
+}
+
+
 rg_pool_cleanup_t *
 rg_pool_cleanup_add(rg_pool_t *pool, rg_pool_cleanup_pt h, void *data)
 {
