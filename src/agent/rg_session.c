@@ -235,25 +235,20 @@ rg_int_t
 rg_session_preset(rg_session_t *s, rg_tool_request_t *c, rg_uint_t failed,
     const char *fmt, ...)
 {
-    int      n;
-    char    *p;
     va_list  args;
 
     va_start(args, fmt);
-    n = vasprintf(&p, fmt, args);
+    c->preset.data = rg_pvsprintf(s->pool, &c->preset.len, fmt, args);
     va_end(args);
 
-    if (n < 0) {
+    if (c->preset.data == NULL) {
         return RG_ERROR;
     }
 
-    c->preset.data = rg_pstrdup(s->pool, p, n);
-    c->preset.len = n;
     c->has_preset = 1;
     c->preset_failed = failed;
-    free(p);
 
-    return c->preset.data ? RG_OK : RG_ERROR;
+    return RG_OK;
 }
 
 

@@ -224,17 +224,33 @@ rg_pfree(rg_pool_t *pool, void *p)
 char *
 rg_pstrdup(rg_pool_t *pool, const char *s, size_t len)
 {
-    char  *p;
+    return rg_strterm(rg_palloc(pool, len + 1), s, len);
+}
 
-    p = rg_palloc(pool, len + 1);
+
+/* fmt formatted into the pool, NUL-ended; its length in *len */
+char *
+rg_pvsprintf(rg_pool_t *pool, size_t *len, const char *fmt, va_list args)
+{
+    int       n;
+    char     *p;
+    va_list   aq;
+
+    va_copy(aq, args);
+    n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+
+    if (n < 0) {
+        return NULL;
+    }
+
+    p = rg_palloc(pool, (size_t) n + 1);
     if (p == NULL) {
         return NULL;
     }
 
-    if (len) {
-        memcpy(p, s, len);
-    }
-    p[len] = '\0';
+    vsnprintf(p, (size_t) n + 1, fmt, args);
+    *len = n;
 
     return p;
 }

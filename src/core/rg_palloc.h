@@ -36,6 +36,8 @@ void *rg_palloc(rg_pool_t *pool, size_t size);
 void *rg_pcalloc(rg_pool_t *pool, size_t size);
 rg_int_t rg_pfree(rg_pool_t *pool, void *p);
 char *rg_pstrdup(rg_pool_t *pool, const char *s, size_t len);
+char *rg_pvsprintf(rg_pool_t *pool, size_t *len, const char *fmt,
+    va_list args);
 rg_pool_cleanup_t *rg_pool_cleanup_add(rg_pool_t *pool, rg_pool_cleanup_pt h,
     void *data);
 

@@ -19,12 +19,11 @@ rg_str_cmp(const rg_str_t *a, const rg_str_t *b)
 }
 
 
+/* len bytes of s into p (len + 1 bytes), ended by a NUL: the copy of
+ * every strdup here, whatever the memory came from; NULL stays NULL */
 char *
-rg_strdup_len(const char *s, size_t len)
+rg_strterm(char *p, const char *s, size_t len)
 {
-    char  *p;
-
-    p = malloc(len + 1);
     if (p == NULL) {
         return NULL;
     }
@@ -35,6 +34,13 @@ rg_strdup_len(const char *s, size_t len)
     p[len] = '\0';
 
     return p;
+}
+
+
+char *
+rg_strdup_len(const char *s, size_t len)
+{
+    return rg_strterm(malloc(len + 1), s, len);
 }
 
 

@@ -18,6 +18,7 @@ typedef struct {
     ((s)->len == sizeof(lit) - 1 && memcmp((s)->data, lit, sizeof(lit) - 1) == 0)
 
 int rg_str_cmp(const rg_str_t *a, const rg_str_t *b);
+char *rg_strterm(char *p, const char *s, size_t len);
 char *rg_strdup_len(const char *s, size_t len);
 char *rg_cstr(rg_pool_t *pool, const rg_str_t *s);
 rg_int_t rg_atoi(const char *s, size_t len);

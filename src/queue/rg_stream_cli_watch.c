@@ -7,6 +7,7 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_stream_cli_int.h>
+#include <rg_task.h>
 
 
 /* the tasks queued again that a line names */

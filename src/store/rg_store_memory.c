@@ -137,6 +137,23 @@ rg_mem_touch(rg_store_memory_t *m, rg_mem_entry_t *e)
 }
 
 
+/* room for more bytes in e, written to (the newest), which the room
+ * made never takes */
+static rg_int_t
+rg_mem_reserve(rg_store_memory_t *m, rg_mem_entry_t *e, size_t more)
+{
+    rg_int_t  rc;
+
+    rg_mem_touch(m, e);
+
+    e->pinned++;
+    rc = rg_mem_room(m, more, 0);
+    e->pinned--;
+
+    return rc;
+}
+
+
 rg_mem_entry_t *
 rg_mem_create(rg_store_memory_t *m, const rg_str_t *key, rg_uint_t list)
 {
@@ -182,15 +199,9 @@ rg_mem_set_value(rg_store_memory_t *m, rg_mem_entry_t *e, const char *p,
 {
     char  *copy;
 
-    rg_mem_touch(m, e);
-    e->pinned++;
-
-    if (rg_mem_room(m, len, 0) != RG_OK) {
-        e->pinned--;
+    if (rg_mem_reserve(m, e, len) != RG_OK) {
         return RG_ERROR;
     }
-
-    e->pinned--;
 
     copy = malloc(len + 1);
     if (copy == NULL) {
@@ -221,15 +232,9 @@ rg_mem_push(rg_store_memory_t *m, rg_mem_entry_t *e, const char *p,
     rg_uint_t   cap;
     rg_str_t   *items;
 
-    rg_mem_touch(m, e);
-    e->pinned++;
-
-    if (rg_mem_room(m, len + sizeof(rg_str_t), 0) != RG_OK) {
-        e->pinned--;
+    if (rg_mem_reserve(m, e, len + sizeof(rg_str_t)) != RG_OK) {
         return RG_ERROR;
     }
-
-    e->pinned--;
 
     if (e->nitems == e->cap) {
         cap = e->cap ? e->cap * 2 : 8;
@@ -253,6 +258,30 @@ rg_mem_push(rg_store_memory_t *m, rg_mem_entry_t *e, const char *p,
     m->store.stats.bytes = m->bytes;
 
     return RG_OK;
+}
+
+
+/* the n items of a list from first on go */
+void
+rg_mem_trim(rg_store_memory_t *m, rg_mem_entry_t *e, rg_uint_t first,
+    rg_uint_t n)
+{
+    size_t     drop;
+    rg_uint_t  i;
+
+    drop = 0;
+
+    for (i = first; i < first + n; i++) {
+        drop += e->items[i].len + sizeof(rg_str_t);
+        free(e->items[i].data);
+    }
+
+    memmove(e->items + first, e->items + first + n,
+            (e->nitems - first - n) * sizeof(rg_str_t));
+    e->nitems -= n;
+    e->bytes -= drop;
+    m->bytes -= drop;
+    m->store.stats.bytes = m->bytes;
 }
 
 
@@ -403,6 +432,28 @@ rg_mem_copy_value(rg_store_op_t *op, const rg_str_t *v)
 }
 
 
+/* a write that found no room: counted, and refused */
+void
+rg_mem_full(rg_store_memory_t *m, rg_store_op_t *op)
+{
+    m->store.stats.errors++;
+    rg_mem_refuse(op, RG_ERROR, RG_MEM_FULL " (max_bytes)");
+}
+
+
+/* a write "only if not there" (RG_STORE_NX) that found e: refused with
+ * what e holds, as SET … NX GET answers */
+void
+rg_mem_exists(rg_store_op_t *op, rg_mem_entry_t *e)
+{
+    rg_mem_refuse(op, RG_DECLINED, "exists");
+
+    if (!e->list) {
+        rg_mem_copy_value(op, &e->value);
+    }
+}
+
+
 /* the plain operations --------------------------------------------- */
 
 static rg_store_op_t *
@@ -452,10 +503,7 @@ rg_mem_set(rg_store_t *st, const rg_str_t *key, const rg_str_t *value,
     e = rg_mem_find(m, key);
 
     if (e && (flags & RG_STORE_NX)) {
-        rg_mem_refuse(op, RG_DECLINED, "exists");
-        if (!e->list) {
-            rg_mem_copy_value(op, &e->value);
-        }
+        rg_mem_exists(op, e);
         return op;
     }
 

@@ -83,6 +83,8 @@ rg_int_t rg_mem_set_value(rg_store_memory_t *m, rg_mem_entry_t *e,
     const char *p, size_t len);
 rg_int_t rg_mem_push(rg_store_memory_t *m, rg_mem_entry_t *e, const char *p,
     size_t len);
+void rg_mem_trim(rg_store_memory_t *m, rg_mem_entry_t *e, rg_uint_t first,
+    rg_uint_t n);
 void rg_mem_expire(rg_mem_entry_t *e, rg_msec_t ttl);
 rg_int_t rg_mem_number(rg_mem_entry_t *e, int64_t *n);
 rg_int_t rg_mem_set_number(rg_store_memory_t *m, rg_mem_entry_t *e,
@@ -93,6 +95,8 @@ rg_store_op_t *rg_mem_post(rg_store_memory_t *m, rg_store_pt cb,
     void *data);
 void rg_mem_refuse(rg_store_op_t *op, rg_int_t rc, const char *err);
 void rg_mem_copy_value(rg_store_op_t *op, const rg_str_t *v);
+void rg_mem_full(rg_store_memory_t *m, rg_store_op_t *op);
+void rg_mem_exists(rg_store_op_t *op, rg_mem_entry_t *e);
 
 /* sessions (rg_store_memory_session.c) */
 rg_mem_entry_t *rg_mem_session(rg_store_memory_t *m, const rg_str_t *id,

@@ -58,13 +58,27 @@ rg_mem_lease_token(rg_store_memory_t *m, const rg_str_t *id)
 }
 
 
+/* the fencing counter of a session is at token: the last lease handed
+ * out was token's */
+static rg_uint_t
+rg_mem_fence_at(rg_store_memory_t *m, const rg_str_t *id, int64_t token)
+{
+    int64_t          fence;
+    rg_mem_entry_t  *f;
+
+    f = rg_mem_session(m, id, "fence", 5, RG_MEM_FIND);
+    fence = 0;
+
+    return f && rg_mem_number(f, &fence) == RG_OK && fence == token;
+}
+
+
 /* the lease of a session admits a write: token holds it, or it expired
  * while nobody took another (the fence still at token), as in Redis */
 rg_uint_t
 rg_mem_lease_admits(rg_store_memory_t *m, const rg_str_t *id, int64_t token)
 {
-    int64_t          fence;
-    rg_mem_entry_t  *e, *f;
+    rg_mem_entry_t  *e;
 
     if (token == 0) {
         return 1;
@@ -75,10 +89,24 @@ rg_mem_lease_admits(rg_store_memory_t *m, const rg_str_t *id, int64_t token)
         return rg_mem_lease_token(m, id) == token;
     }
 
-    f = rg_mem_session(m, id, "fence", 5, RG_MEM_FIND);
-    fence = 0;
+    return rg_mem_fence_at(m, id, token);
+}
 
-    return f && rg_mem_number(f, &fence) == RG_OK && fence == token;
+
+/* the lease of a session goes when token holds it; 1 when it went */
+static rg_uint_t
+rg_mem_lease_drop(rg_store_memory_t *m, const rg_str_t *id, int64_t token)
+{
+    rg_mem_entry_t  *e;
+
+    if (token == 0 || rg_mem_lease_token(m, id) != token) {
+        return 0;
+    }
+
+    e = rg_mem_session(m, id, "lease", 5, RG_MEM_FIND);
+    rg_mem_unlink(m, e);
+
+    return 1;
 }
 
 
@@ -194,12 +222,7 @@ rg_mem_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
 
     if (rc != RG_OK) {
         /* out of memory: the messages go back to what they were */
-        while (msgs->nitems > before) {
-            msgs->nitems--;
-            m->bytes -= msgs->items[msgs->nitems].len + sizeof(rg_str_t);
-            msgs->bytes -= msgs->items[msgs->nitems].len + sizeof(rg_str_t);
-            free(msgs->items[msgs->nitems].data);
-        }
+        rg_mem_trim(m, msgs, before, msgs->nitems - before);
     }
 
     rg_mem_expire(meta, cp->ttl);
@@ -224,11 +247,7 @@ rg_mem_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
 
     if (rc == RG_OK) {
         if (cp->release && cp->lease) {
-            e = rg_mem_session(m, &cp->id, "lease", 5, RG_MEM_FIND);
-            if (e && !e->list && strtoll(e->value.data, NULL, 10) == cp->lease)
-            {
-                rg_mem_unlink(m, e);
-            }
+            rg_mem_lease_drop(m, &cp->id, cp->lease);
         }
 
         return op;
@@ -236,8 +255,7 @@ rg_mem_checkpoint(rg_store_t *st, const rg_store_checkpoint_t *cp,
 
 full:
 
-    st->stats.errors++;
-    rg_mem_refuse(op, RG_ERROR, RG_MEM_FULL " (max_bytes)");
+    rg_mem_full(m, op);
 
     return op;
 }
@@ -339,25 +357,19 @@ rg_mem_keep(rg_store_memory_t *m, const rg_store_put_t *p, rg_store_op_t *op)
         }
     }
 
-    kept->pinned++;
-
     if (i == kept->nitems
-        && (rg_mem_room(m, p->name.len + sizeof(rg_str_t), 0) != RG_OK
-            || rg_mem_push(m, kept, p->name.data, p->name.len) != RG_OK))
+        && rg_mem_push(m, kept, p->name.data, p->name.len) != RG_OK)
     {
-        kept->pinned--;
         goto full;
     }
 
-    kept->pinned--;
     rg_mem_expire(kept, p->ttl);
 
     return;
 
 full:
 
-    m->store.stats.errors++;
-    rg_mem_refuse(op, RG_ERROR, RG_MEM_FULL " (max_bytes)");
+    rg_mem_full(m, op);
 }
 
 
@@ -384,10 +396,7 @@ rg_mem_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     e = rg_mem_session(m, &p->id, p->name.data, p->name.len, RG_MEM_FIND);
 
     if (e && (p->flags & RG_STORE_NX)) {
-        rg_mem_refuse(op, RG_DECLINED, "exists");
-        if (!e->list) {
-            rg_mem_copy_value(op, &e->value);
-        }
+        rg_mem_exists(op, e);
         return op;
     }
 
@@ -399,8 +408,7 @@ rg_mem_put(rg_store_t *st, const rg_store_put_t *p, rg_store_pt cb,
     if (e == NULL || rg_mem_set_value(m, e, p->value.data, p->value.len)
                      != RG_OK)
     {
-        st->stats.errors++;
-        rg_mem_refuse(op, RG_ERROR, RG_MEM_FULL " (max_bytes)");
+        rg_mem_full(m, op);
         return op;
     }
 
@@ -459,16 +467,9 @@ rg_mem_lease(rg_store_t *st, const rg_str_t *id, const rg_str_t *holder,
     if (token) {
         /* a renewal: while it is still ours, or ran out with nobody
          * taking another (the fence still at its token) */
-        if (e == NULL) {
-            f = rg_mem_session(m, id, "fence", 5, RG_MEM_FIND);
-            fence = 0;
-
-            if (f && f->value.len && rg_mem_number(f, &fence) == RG_OK
-                && fence == token)
-            {
-                rg_mem_lease_write(m, op, id, token, holder, ttl);
-                return op;
-            }
+        if (e == NULL && rg_mem_fence_at(m, id, token)) {
+            rg_mem_lease_write(m, op, id, token, holder, ttl);
+            return op;
         }
 
         if (now != token) {
@@ -515,7 +516,6 @@ rg_mem_release(rg_store_t *st, const rg_str_t *id, int64_t token,
     rg_store_pt cb, void *data)
 {
     rg_store_op_t      *op;
-    rg_mem_entry_t     *e;
     rg_store_memory_t  *m;
 
     m = (rg_store_memory_t *) st;
@@ -525,9 +525,7 @@ rg_mem_release(rg_store_t *st, const rg_str_t *id, int64_t token,
         return NULL;
     }
 
-    e = rg_mem_session(m, id, "lease", 5, RG_MEM_FIND);
-    if (e && strtoll(e->value.data, NULL, 10) == token) {
-        rg_mem_unlink(m, e);
+    if (rg_mem_lease_drop(m, id, token)) {
         op->res.num = 1;
     } else {
         op->res.rc = RG_DECLINED;
@@ -598,9 +596,9 @@ rg_mem_append(rg_store_t *st, const rg_store_event_t *ev, rg_store_pt cb,
     void *data)
 {
     char                idbuf[48], *item;
-    size_t              idlen, len, drop;
+    size_t              idlen, len;
     uint64_t            ms, seq, lms, lseq;
-    rg_uint_t           i, n;
+    rg_int_t            rc;
     rg_str_t            v;
     rg_store_op_t      *op;
     rg_mem_entry_t     *e;
@@ -656,32 +654,16 @@ rg_mem_append(rg_store_t *st, const rg_store_event_t *ev, rg_store_pt cb,
     item[idlen + 1 + ev->type.len] = '\0';
     memcpy(item + idlen + 2 + ev->type.len, ev->data.data, ev->data.len);
 
-    e->pinned++;
+    rc = rg_mem_push(m, e, item, len);
+    free(item);
 
-    if (rg_mem_push(m, e, item, len) != RG_OK) {
-        e->pinned--;
-        free(item);
+    if (rc != RG_OK) {
         goto full;
     }
 
-    e->pinned--;
-    free(item);
-
     /* at most max: the oldest go */
     if (ev->max && e->nitems > ev->max) {
-        n = e->nitems - ev->max;
-        drop = 0;
-
-        for (i = 0; i < n; i++) {
-            drop += e->items[i].len + sizeof(rg_str_t);
-            free(e->items[i].data);
-        }
-
-        memmove(e->items, e->items + n, (e->nitems - n) * sizeof(rg_str_t));
-        e->nitems -= n;
-        e->bytes -= drop;
-        m->bytes -= drop;
-        m->store.stats.bytes = m->bytes;
+        rg_mem_trim(m, e, 0, e->nitems - ev->max);
     }
 
     v.data = idbuf;
@@ -692,8 +674,7 @@ rg_mem_append(rg_store_t *st, const rg_store_event_t *ev, rg_store_pt cb,
 
 full:
 
-    st->stats.errors++;
-    rg_mem_refuse(op, RG_ERROR, RG_MEM_FULL " (max_bytes)");
+    rg_mem_full(m, op);
 
     return op;
 }

@@ -35,9 +35,11 @@ static rg_redis_script_t  *rg_sr_scripts[] = {
 };
 
 
+/* the arguments of a command to the store st: its keys take st's prefix */
 void
-rg_sr_args_init(rg_sr_args_t *a)
+rg_sr_args_init(rg_sr_args_t *a, rg_store_t *st)
 {
+    a->r = (rg_store_redis_t *) st;
     a->argc = 0;
     a->nargs = RG_STORE_REDIS_ARGS;
     a->nkeys = 0;
@@ -102,11 +104,14 @@ rg_sr_num(rg_sr_args_t *a, int64_t v)
 
 /* prefix + "{id}:name" */
 void
-rg_sr_session_key(rg_store_redis_t *r, rg_sr_args_t *a, const rg_str_t *id,
-    const char *name, size_t len)
+rg_sr_session_key(rg_sr_args_t *a, const rg_str_t *id, const char *name,
+    size_t len)
 {
-    char    *p;
-    size_t   n;
+    char                    *p;
+    size_t                   n;
+    const rg_store_redis_t  *r;
+
+    r = a->r;
 
     n = r->prefix_len + 1 + id->len + 2 + len;
 
@@ -132,10 +137,20 @@ rg_sr_session_key(rg_store_redis_t *r, rg_sr_args_t *a, const rg_str_t *id,
 }
 
 
-static void
-rg_sr_key(rg_store_redis_t *r, rg_sr_args_t *a, const rg_str_t *key)
+/* the keys the fencing of a write reads (RG_SR_FENCE_LUA): the session's
+ * lease and its fencing counter */
+void
+rg_sr_fence_keys(rg_sr_args_t *a, const rg_str_t *id)
 {
-    rg_sr_argf(a, "%s%.*s", r->prefix, (int) key->len, key->data);
+    rg_sr_session_key(a, id, "lease", 5);
+    rg_sr_session_key(a, id, "fence", 5);
+}
+
+
+static void
+rg_sr_key(rg_sr_args_t *a, const rg_str_t *key)
+{
+    rg_sr_argf(a, "%s%.*s", a->r->prefix, (int) key->len, key->data);
     a->nkeys++;
 }
 
@@ -395,9 +410,9 @@ rg_sr_key_command(rg_store_t *st, const char *name, const rg_str_t *key,
     rg_str_t      tag;
     rg_sr_args_t  a;
 
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
     rg_sr_arg(&a, name, strlen(name));
-    rg_sr_key((rg_store_redis_t *) st, &a, key);
+    rg_sr_key(&a, key);
     tag = rg_sr_sent_tag(&a, 1);
 
     return rg_sr_send(st, &tag, &a, NULL, kind, cb, data);
@@ -420,11 +435,11 @@ rg_sr_set(rg_store_t *st, const rg_str_t *key, const rg_str_t *value,
     rg_sr_args_t  a;
     rg_str_t      tag;
 
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
     st->stats.sets++;
 
     rg_sr_arg(&a, "SET", 3);
-    rg_sr_key((rg_store_redis_t *) st, &a, key);
+    rg_sr_key(&a, key);
     rg_sr_arg(&a, value->data, value->len);
 
     if (ttl) {
@@ -460,8 +475,8 @@ rg_sr_incr(rg_store_t *st, const rg_str_t *key, int64_t by, rg_msec_t ttl,
     rg_str_t      tag;
     rg_sr_args_t  a;
 
-    rg_sr_args_init(&a);
-    rg_sr_key((rg_store_redis_t *) st, &a, key);
+    rg_sr_args_init(&a, st);
+    rg_sr_key(&a, key);
     rg_sr_argf(&a, "%lld", (long long) by);
     rg_sr_argf(&a, "%llu", (unsigned long long) ttl);
     tag = rg_sr_sent_tag(&a, 0);
@@ -665,9 +680,9 @@ rg_redis_script_t  rg_sr_slot_lua = { "slot",
 
 /* the cool-down's key, "PREFIXcd:{cool}" */
 static void
-rg_sr_cool_key(rg_store_redis_t *r, rg_sr_args_t *a, const rg_str_t *cool)
+rg_sr_cool_key(rg_sr_args_t *a, const rg_str_t *cool)
 {
-    rg_sr_argf(a, "%scd:{%.*s}", r->prefix, (int) cool->len, cool->data);
+    rg_sr_argf(a, "%scd:{%.*s}", a->r->prefix, (int) cool->len, cool->data);
     a->nkeys++;
 }
 
@@ -676,18 +691,16 @@ rg_store_op_t *
 rg_sr_take(rg_store_t *st, const rg_str_t *cool, const rg_store_bucket_t *b,
     rg_uint_t nb, rg_store_pt cb, void *data)
 {
-    rg_uint_t          i;
-    rg_sr_args_t       a;
-    rg_store_redis_t  *r;
+    rg_uint_t     i;
+    rg_sr_args_t  a;
 
-    r = (rg_store_redis_t *) st;
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
     a.overflow = nb > 8;
 
-    rg_sr_cool_key(r, &a, cool);
+    rg_sr_cool_key(&a, cool);
 
     for (i = 0; i < nb; i++) {
-        rg_sr_argf(&a, "%srl:{%.*s}:%.*s:%lu", r->prefix, (int) cool->len,
+        rg_sr_argf(&a, "%srl:{%.*s}:%.*s:%lu", a.r->prefix, (int) cool->len,
                    cool->data, (int) b[i].name.len, b[i].name.data,
                    (unsigned long) i);
         a.nkeys++;
@@ -710,14 +723,12 @@ rg_store_op_t *
 rg_sr_cooldown(rg_store_t *st, const rg_str_t *cool, rg_msec_t ms,
     rg_store_pt cb, void *data)
 {
-    rg_sr_args_t       a;
-    rg_store_redis_t  *r;
+    rg_sr_args_t  a;
 
-    r = (rg_store_redis_t *) st;
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
     a.overflow = ms == 0;
 
-    rg_sr_cool_key(r, &a, cool);
+    rg_sr_cool_key(&a, cool);
     rg_sr_argf(&a, "%llu", (unsigned long long) ms);
 
     return rg_sr_send(st, cool, &a, &rg_sr_cooldown_lua, RG_SR_INT, cb, data);
@@ -729,16 +740,14 @@ rg_sr_slot(rg_store_t *st, const rg_str_t *cool, const rg_str_t *name,
     const rg_str_t *holder, rg_uint_t max, rg_msec_t ttl, rg_store_pt cb,
     void *data)
 {
-    rg_sr_args_t       a;
-    rg_store_redis_t  *r;
+    rg_sr_args_t  a;
 
-    r = (rg_store_redis_t *) st;
-    rg_sr_args_init(&a);
+    rg_sr_args_init(&a, st);
 
-    rg_sr_argf(&a, "%ssl:{%.*s}:%.*s", r->prefix, (int) cool->len,
+    rg_sr_argf(&a, "%ssl:{%.*s}:%.*s", a.r->prefix, (int) cool->len,
                cool->data, (int) name->len, name->data);
     a.nkeys++;
-    rg_sr_cool_key(r, &a, cool);
+    rg_sr_cool_key(&a, cool);
     rg_sr_argf(&a, "%.*s", (int) holder->len, holder->data);
     rg_sr_argf(&a, "%lu", (unsigned long) max);
     rg_sr_argf(&a, "%llu", (unsigned long long) (ttl ? ttl : 1));

@@ -86,6 +86,7 @@ typedef struct {
 /* arguments of one command, built on the stack of the caller; a
  * checkpoint, whose count grows with its records, sizes its own arrays */
 typedef struct {
+    const rg_store_redis_t  *r;       /* whose prefix the keys take */
     int                 argc;
     int                 nargs;        /* room in argv and lens */
     int                 nkeys;
@@ -100,12 +101,13 @@ typedef struct {
 
 
 /* arguments and answers (rg_store_redis.c) */
-void rg_sr_args_init(rg_sr_args_t *a);
+void rg_sr_args_init(rg_sr_args_t *a, rg_store_t *st);
 void rg_sr_arg(rg_sr_args_t *a, const char *p, size_t len);
 void rg_sr_argf(rg_sr_args_t *a, const char *fmt, ...);
 void rg_sr_num(rg_sr_args_t *a, int64_t v);
-void rg_sr_session_key(rg_store_redis_t *r, rg_sr_args_t *a,
-    const rg_str_t *id, const char *name, size_t len);
+void rg_sr_session_key(rg_sr_args_t *a, const rg_str_t *id, const char *name,
+    size_t len);
+void rg_sr_fence_keys(rg_sr_args_t *a, const rg_str_t *id);
 rg_store_op_t *rg_sr_send(rg_store_t *st, const rg_str_t *tag,
     rg_sr_args_t *a, rg_redis_script_t *script, rg_store_redis_kind_e kind,
     rg_store_pt cb, void *data);
