@@ -384,39 +384,38 @@ rg_metrics_tool_call(const char *name, rg_metrics_tool_e outcome,
 }
 
 
+/* the counter at offset in this process's slot (none: not counted) */
 static inline void
-rg_metrics_dedupe_hit(void)
+rg_metrics_count(size_t offset, uint64_t n)
 {
     rg_metrics_slot_t  *s;
 
     s = rg_metrics_slot();
     if (s) {
-        rg_metrics_add(&s->dedupe_hits, 1);
+        rg_metrics_add((rg_metrics_u64_t *) ((char *) s + offset), n);
     }
+}
+
+
+static inline void
+rg_metrics_dedupe_hit(void)
+{
+    rg_metrics_count(offsetof(rg_metrics_slot_t, dedupe_hits), 1);
 }
 
 
 static inline void
 rg_metrics_store_loss(void)
 {
-    rg_metrics_slot_t  *s;
-
-    s = rg_metrics_slot();
-    if (s) {
-        rg_metrics_add(&s->store_losses, 1);
-    }
+    rg_metrics_count(offsetof(rg_metrics_slot_t, store_losses), 1);
 }
 
 
 static inline void
 rg_metrics_task(rg_metrics_task_e outcome, uint64_t n)
 {
-    rg_metrics_slot_t  *s;
-
-    s = rg_metrics_slot();
-    if (s) {
-        rg_metrics_add(&s->tasks[outcome], n);
-    }
+    rg_metrics_count(offsetof(rg_metrics_slot_t, tasks)
+                     + outcome * sizeof(rg_metrics_u64_t), n);
 }
 
 
@@ -436,12 +435,8 @@ rg_metrics_redis_command(uint64_t usec)
 static inline void
 rg_metrics_redis_error(rg_metrics_redis_e kind)
 {
-    rg_metrics_slot_t  *s;
-
-    s = rg_metrics_slot();
-    if (s) {
-        rg_metrics_add(&s->redis_errors[kind], 1);
-    }
+    rg_metrics_count(offsetof(rg_metrics_slot_t, redis_errors)
+                     + kind * sizeof(rg_metrics_u64_t), 1);
 }
 
 
@@ -450,13 +445,9 @@ rg_metrics_redis_error(rg_metrics_redis_e kind)
 static inline void
 rg_metrics_trace_spans(uint64_t exported, uint64_t dropped)
 {
-    rg_metrics_slot_t  *s;
-
-    s = rg_metrics_slot();
-    if (s) {
-        rg_metrics_add(&s->trace_spans[0], exported);
-        rg_metrics_add(&s->trace_spans[1], dropped);
-    }
+    rg_metrics_count(offsetof(rg_metrics_slot_t, trace_spans), exported);
+    rg_metrics_count(offsetof(rg_metrics_slot_t, trace_spans)
+                     + sizeof(rg_metrics_u64_t), dropped);
 }
 
 #endif /* RG_METRICS_H */

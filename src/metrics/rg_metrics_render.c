@@ -321,116 +321,173 @@ rg_metrics_sessions(rg_metrics_w_t *w)
 }
 
 
+/* the groups whose entries' histograms counted nothing lose their name
+ * (nothing is said of them): the "other" group alone, or (all) any */
+static void
+rg_metrics_quiet(rg_metrics_w_t *w, rg_metrics_group_t *groups,
+    rg_uint_t n, const rg_metrics_hist_t *h0, rg_uint_t all)
+{
+    rg_uint_t  i;
+
+    for (i = 0; i < n; i++) {
+        if ((all || groups[i].other_only)
+            && rg_metrics_hist_count(w, &groups[i], h0,
+                                     sizeof(rg_metrics_hist_t)) == 0)
+        {
+            groups[i].name = NULL;
+        }
+    }
+}
+
+
+/* a counter family of a table's groups: each group (its value named
+ * "label") has one at "offset" of a slot, "stride" apart, or one a kind
+ * where kinds are given (the kind o at "kstride" further; "key" names
+ * it); micro: the counter holds millionths, said as a fraction */
+typedef struct {
+    const char          *name;
+    const char          *help;
+    const char          *label;
+    size_t               offset;
+    size_t               stride;
+    const char          *key;
+    const char *const   *kinds;
+    rg_uint_t            nkinds;
+    size_t               kstride;
+    unsigned             micro:1;
+} rg_metrics_counter_t;
+
+
+#define rg_metrics_field(f)                                                   \
+    offsetof(rg_metrics_slot_t, f), sizeof(((rg_metrics_slot_t *) 0)->f[0])
+
+
+static void
+rg_metrics_counters(rg_metrics_w_t *w, const rg_metrics_counter_t *c,
+    const rg_metrics_group_t *groups, rg_uint_t n)
+{
+    char                    esc[160], kind[96];
+    uint64_t                v;
+    rg_uint_t               i, o;
+    const rg_metrics_u64_t *p0;
+
+    rg_metrics_family(w, c->name, "counter", c->help);
+
+    p0 = (const rg_metrics_u64_t *) ((const char *) &w->zone->slots[0]
+                                     + c->offset);
+
+    for (i = 0; i < n; i++) {
+        if (groups[i].name == NULL) {
+            continue;
+        }
+        rg_metrics_esc(groups[i].name, esc, sizeof(esc));
+
+        for (o = 0; o < (c->kinds ? c->nkinds : 1); o++) {
+            v = rg_metrics_gsum(w, &groups[i], (const rg_metrics_u64_t *)
+                                ((const char *) p0 + o * c->kstride),
+                                c->stride);
+            kind[0] = '\0';
+            if (c->kinds) {
+                snprintf(kind, sizeof(kind), ",%s=\"%s\"", c->key,
+                         c->kinds[o]);
+            }
+
+            if (c->micro) {
+                rg_metrics_printf(w, "%s{%s=\"%s\"%s} %.6f\n", c->name,
+                                  c->label, esc, kind, (double) v / 1e6);
+
+            } else {
+                rg_metrics_printf(w, "%s{%s=\"%s\"%s} %llu\n", c->name,
+                                  c->label, esc, kind,
+                                  (unsigned long long) v);
+            }
+        }
+    }
+}
+
+
+/* a histogram family: the histogram of each group still named */
+static void
+rg_metrics_group_hists(rg_metrics_w_t *w, const char *name,
+    const char *help, const char *label, rg_metrics_hist_e kind,
+    const rg_metrics_group_t *groups, rg_uint_t n, const rg_metrics_hist_t *h0)
+{
+    char       esc[160], labels[256];
+    rg_uint_t  i;
+
+    rg_metrics_family(w, name, "histogram", help);
+
+    for (i = 0; i < n; i++) {
+        if (groups[i].name == NULL) {
+            continue;
+        }
+        snprintf(labels, sizeof(labels), "%s=\"%s\"", label,
+                 rg_metrics_esc(groups[i].name, esc, sizeof(esc)));
+        rg_metrics_hist(w, name, labels, kind, &groups[i], h0,
+                        sizeof(rg_metrics_hist_t));
+    }
+}
+
+
+static const char  *rg_metrics_tokens[] = { "prompt", "completion" };
+static const char  *rg_metrics_cache[] = { "read", "write" };
+static const char  *rg_metrics_tool_outcomes[RG_METRICS_TOOL_OUTCOMES] = {
+    "ok", "error", "timeout", "denied"
+};
+
+
+/* by upstream: the calls, then (after their histogram) the rest */
+static const rg_metrics_counter_t  rg_metrics_model_counters[] = {
+    { "reagent_model_calls_total", "Model calls ended (retries included), "
+      "by upstream and outcome.", "upstream",
+      rg_metrics_field(model_calls), "outcome", rg_metrics_outcomes,
+      RG_METRICS_OUTCOMES, sizeof(rg_metrics_u64_t), 0 },
+    { "reagent_model_tokens_total", "Tokens the upstreams counted, by kind.",
+      "upstream", rg_metrics_field(model_tokens), "kind", rg_metrics_tokens,
+      2, sizeof(rg_metrics_u64_t), 0 },
+    { "reagent_model_cache_tokens_total", "Prompt tokens read from a prompt "
+      "cache, or written to one, by upstream.", "upstream",
+      rg_metrics_field(model_cache), "kind", rg_metrics_cache, 2,
+      sizeof(rg_metrics_u64_t), 0 },
+    { "reagent_model_cost_dollars_total", "What the model calls cost by the "
+      "llms' prices, by upstream.", "upstream", rg_metrics_field(model_cost),
+      NULL, NULL, 0, 0, 1 },
+    { "reagent_model_retries_total", "Model call attempts that were retried, "
+      "by upstream.", "upstream", rg_metrics_field(model_retries), NULL,
+      NULL, 0, 0, 0 }
+};
+
+
+static const rg_metrics_counter_t  rg_metrics_tool_counter = {
+    "reagent_tool_calls_total", "Tool calls ended, by tool and outcome.",
+    "tool", rg_metrics_field(tool_calls), "outcome", rg_metrics_tool_outcomes,
+    RG_METRICS_TOOL_OUTCOMES, sizeof(rg_metrics_u64_t), 0
+};
+
+
 static void
 rg_metrics_models(rg_metrics_w_t *w)
 {
-    char                 esc[160], labels[256];
-    uint64_t             v;
-    rg_uint_t            i, n, o;
+    rg_uint_t            i, n;
     rg_metrics_slot_t   *s0;
     rg_metrics_group_t   groups[RG_METRICS_UPSTREAMS];
 
     s0 = &w->zone->slots[0];
     n = rg_metrics_groups(w, RG_METRICS_UPSTREAM, groups);
 
-    rg_metrics_family(w, "reagent_model_calls_total", "counter",
-                      "Model calls ended (retries included), by upstream "
-                      "and outcome.");
-    for (i = 0; i < n; i++) {
-        if (groups[i].other_only
-            && rg_metrics_hist_count(w, &groups[i], &s0->model_seconds[0],
-                                     sizeof(rg_metrics_hist_t)) == 0)
-        {
-            groups[i].name = NULL;     /* nothing under "other" */
-            continue;
-        }
+    /* nothing under "other" */
+    rg_metrics_quiet(w, groups, n, &s0->model_seconds[0], 0);
 
-        rg_metrics_esc(groups[i].name, esc, sizeof(esc));
-        for (o = 0; o < RG_METRICS_OUTCOMES; o++) {
-            v = rg_metrics_gsum(w, &groups[i], &s0->model_calls[0][o],
-                                sizeof(s0->model_calls[0]));
-            rg_metrics_printf(w, "reagent_model_calls_total{upstream=\"%s\","
-                              "outcome=\"%s\"} %llu\n", esc,
-                              rg_metrics_outcomes[o],
-                              (unsigned long long) v);
-        }
-    }
+    rg_metrics_counters(w, &rg_metrics_model_counters[0], groups, n);
 
-    rg_metrics_family(w, "reagent_model_call_duration_seconds", "histogram",
-                      "Time from a model call's first attempt to its end, "
-                      "by upstream.");
-    for (i = 0; i < n; i++) {
-        if (groups[i].name == NULL) {
-            continue;
-        }
-        snprintf(labels, sizeof(labels), "upstream=\"%s\"",
-                 rg_metrics_esc(groups[i].name, esc, sizeof(esc)));
-        rg_metrics_hist(w, "reagent_model_call_duration_seconds", labels,
-                        RG_METRICS_H_MODEL, &groups[i], &s0->model_seconds[0],
-                        sizeof(rg_metrics_hist_t));
-    }
+    rg_metrics_group_hists(w, "reagent_model_call_duration_seconds",
+                           "Time from a model call's first attempt to its "
+                           "end, by upstream.", "upstream",
+                           RG_METRICS_H_MODEL, groups, n,
+                           &s0->model_seconds[0]);
 
-    rg_metrics_family(w, "reagent_model_tokens_total", "counter",
-                      "Tokens the upstreams counted, by kind.");
-    for (i = 0; i < n; i++) {
-        if (groups[i].name == NULL) {
-            continue;
-        }
-        rg_metrics_esc(groups[i].name, esc, sizeof(esc));
-        for (o = 0; o < 2; o++) {
-            v = rg_metrics_gsum(w, &groups[i], &s0->model_tokens[0][o],
-                                sizeof(s0->model_tokens[0]));
-            rg_metrics_printf(w, "reagent_model_tokens_total{upstream=\"%s\","
-                              "kind=\"%s\"} %llu\n", esc,
-                              o ? "completion" : "prompt",
-                              (unsigned long long) v);
-        }
-    }
-
-    rg_metrics_family(w, "reagent_model_cache_tokens_total", "counter",
-                      "Prompt tokens read from a prompt cache, or written "
-                      "to one, by upstream.");
-    for (i = 0; i < n; i++) {
-        if (groups[i].name == NULL) {
-            continue;
-        }
-        rg_metrics_esc(groups[i].name, esc, sizeof(esc));
-        for (o = 0; o < 2; o++) {
-            v = rg_metrics_gsum(w, &groups[i], &s0->model_cache[0][o],
-                                sizeof(s0->model_cache[0]));
-            rg_metrics_printf(w, "reagent_model_cache_tokens_total{upstream="
-                              "\"%s\",kind=\"%s\"} %llu\n", esc,
-                              o ? "write" : "read", (unsigned long long) v);
-        }
-    }
-
-    rg_metrics_family(w, "reagent_model_cost_dollars_total", "counter",
-                      "What the model calls cost by the llms' prices, by "
-                      "upstream.");
-    for (i = 0; i < n; i++) {
-        if (groups[i].name == NULL) {
-            continue;
-        }
-        v = rg_metrics_gsum(w, &groups[i], &s0->model_cost[0],
-                            sizeof(s0->model_cost[0]));
-        rg_metrics_printf(w, "reagent_model_cost_dollars_total{upstream="
-                          "\"%s\"} %.6f\n",
-                          rg_metrics_esc(groups[i].name, esc, sizeof(esc)),
-                          (double) v / 1e6);
-    }
-
-    rg_metrics_family(w, "reagent_model_retries_total", "counter",
-                      "Model call attempts that were retried, by upstream.");
-    for (i = 0; i < n; i++) {
-        if (groups[i].name == NULL) {
-            continue;
-        }
-        v = rg_metrics_gsum(w, &groups[i], &s0->model_retries[0],
-                            sizeof(s0->model_retries[0]));
-        rg_metrics_printf(w, "reagent_model_retries_total{upstream=\"%s\"} "
-                          "%llu\n", rg_metrics_esc(groups[i].name, esc,
-                                                   sizeof(esc)),
-                          (unsigned long long) v);
+    for (i = 1; i < rg_nelems(rg_metrics_model_counters); i++) {
+        rg_metrics_counters(w, &rg_metrics_model_counters[i], groups, n);
     }
 }
 
@@ -438,15 +495,9 @@ rg_metrics_models(rg_metrics_w_t *w)
 static void
 rg_metrics_tools(rg_metrics_w_t *w)
 {
-    char                 esc[160], labels[256];
-    uint64_t             v;
-    rg_uint_t            i, n, o;
+    rg_uint_t            n;
     rg_metrics_slot_t   *s0;
     rg_metrics_group_t  *groups;
-
-    static const char  *outcomes[RG_METRICS_TOOL_OUTCOMES] = {
-        "ok", "error", "timeout", "denied"
-    };
 
     groups = malloc(RG_METRICS_TOOLS * sizeof(rg_metrics_group_t));
     if (groups == NULL) {
@@ -457,41 +508,33 @@ rg_metrics_tools(rg_metrics_w_t *w)
     s0 = &w->zone->slots[0];
     n = rg_metrics_groups(w, RG_METRICS_TOOL, groups);
 
-    rg_metrics_family(w, "reagent_tool_calls_total", "counter",
-                      "Tool calls ended, by tool and outcome.");
-    for (i = 0; i < n; i++) {
-        if (groups[i].other_only
-            && rg_metrics_hist_count(w, &groups[i], &s0->tool_seconds[0],
-                                     sizeof(rg_metrics_hist_t)) == 0)
-        {
-            groups[i].name = NULL;
-            continue;
-        }
+    rg_metrics_quiet(w, groups, n, &s0->tool_seconds[0], 0);
 
-        rg_metrics_esc(groups[i].name, esc, sizeof(esc));
-        for (o = 0; o < RG_METRICS_TOOL_OUTCOMES; o++) {
-            v = rg_metrics_gsum(w, &groups[i], &s0->tool_calls[0][o],
-                                sizeof(s0->tool_calls[0]));
-            rg_metrics_printf(w, "reagent_tool_calls_total{tool=\"%s\","
-                              "outcome=\"%s\"} %llu\n", esc, outcomes[o],
-                              (unsigned long long) v);
-        }
-    }
+    rg_metrics_counters(w, &rg_metrics_tool_counter, groups, n);
 
-    rg_metrics_family(w, "reagent_tool_call_duration_seconds", "histogram",
-                      "Time a tool call ran, by tool.");
-    for (i = 0; i < n; i++) {
-        if (groups[i].name == NULL) {
-            continue;
-        }
-        snprintf(labels, sizeof(labels), "tool=\"%s\"",
-                 rg_metrics_esc(groups[i].name, esc, sizeof(esc)));
-        rg_metrics_hist(w, "reagent_tool_call_duration_seconds", labels,
-                        RG_METRICS_H_TOOL, &groups[i], &s0->tool_seconds[0],
-                        sizeof(rg_metrics_hist_t));
-    }
+    rg_metrics_group_hists(w, "reagent_tool_call_duration_seconds",
+                           "Time a tool call ran, by tool.", "tool",
+                           RG_METRICS_H_TOOL, groups, n,
+                           &s0->tool_seconds[0]);
 
     free(groups);
+}
+
+
+/* a gauge of each shard, as the worker that read the queue last saw it */
+static void
+rg_metrics_shards(rg_metrics_w_t *w, const char *name, const char *help,
+    const rg_metrics_u64_t *p, rg_uint_t nshards)
+{
+    rg_uint_t  shard;
+
+    rg_metrics_family(w, name, "gauge", help);
+
+    for (shard = 0; shard < nshards; shard++) {
+        rg_metrics_printf(w, "%s{shard=\"%lu\"} %llu\n", name,
+                          (unsigned long) shard, (unsigned long long)
+                          rg_metrics_load(&p[shard]));
+    }
 }
 
 
@@ -499,7 +542,7 @@ static void
 rg_metrics_queue_text(rg_metrics_w_t *w)
 {
     uint64_t            at, best_at;
-    rg_uint_t           i, shard, nshards;
+    rg_uint_t           i, nshards;
     rg_metrics_slot_t  *s0, *best;
 
     static const char  *outcomes[RG_METRICS_TASK_OUTCOMES] = {
@@ -549,31 +592,13 @@ rg_metrics_queue_text(rg_metrics_w_t *w)
     nshards = rg_min(rg_metrics_load(&best->queue_shards),
                      RG_METRICS_SHARDS);
 
-    rg_metrics_family(w, "reagent_queue_depth", "gauge",
-                      "Entries in a shard's stream (XLEN).");
-    for (shard = 0; shard < nshards; shard++) {
-        rg_metrics_printf(w, "reagent_queue_depth{shard=\"%lu\"} %llu\n",
-                          (unsigned long) shard, (unsigned long long)
-                          rg_metrics_load(&best->queue_depth[shard]));
-    }
-
-    rg_metrics_family(w, "reagent_queue_pending", "gauge",
-                      "Entries delivered and not yet acknowledged "
-                      "(XPENDING).");
-    for (shard = 0; shard < nshards; shard++) {
-        rg_metrics_printf(w, "reagent_queue_pending{shard=\"%lu\"} %llu\n",
-                          (unsigned long) shard, (unsigned long long)
-                          rg_metrics_load(&best->queue_pending[shard]));
-    }
-
-    rg_metrics_family(w, "reagent_queue_dead_letters", "gauge",
-                      "Entries in a shard's dead-letter stream.");
-    for (shard = 0; shard < nshards; shard++) {
-        rg_metrics_printf(w, "reagent_queue_dead_letters{shard=\"%lu\"} "
-                          "%llu\n", (unsigned long) shard,
-                          (unsigned long long)
-                          rg_metrics_load(&best->queue_dead[shard]));
-    }
+    rg_metrics_shards(w, "reagent_queue_depth", "Entries in a shard's "
+                      "stream (XLEN).", best->queue_depth, nshards);
+    rg_metrics_shards(w, "reagent_queue_pending", "Entries delivered and not "
+                      "yet acknowledged (XPENDING).", best->queue_pending,
+                      nshards);
+    rg_metrics_shards(w, "reagent_queue_dead_letters", "Entries in a shard's "
+                      "dead-letter stream.", best->queue_dead, nshards);
 
     rg_metrics_family(w, "reagent_tasks_parked", "gauge",
                       "Tasks parked for an operator's decision on their "
@@ -674,7 +699,7 @@ rg_metrics_process_text(rg_metrics_w_t *w)
 static void
 rg_metrics_http_text(rg_metrics_w_t *w)
 {
-    char                 esc[160], code[8], labels[256];
+    char                 esc[160], code[8];
     uint64_t             v;
     rg_uint_t            i, n, mi, ci;
     rg_metrics_slot_t   *s0;
@@ -705,21 +730,11 @@ rg_metrics_http_text(rg_metrics_w_t *w)
         }
     }
 
-    rg_metrics_family(w, "reagent_http_request_duration_seconds",
-                      "histogram", "Time to answer a request of the HTTP "
-                      "API, by route.");
-    for (i = 0; i < n; i++) {
-        if (rg_metrics_hist_count(w, &groups[i], &s0->http_seconds[0],
-                                  sizeof(rg_metrics_hist_t)) == 0)
-        {
-            continue;
-        }
-        snprintf(labels, sizeof(labels), "route=\"%s\"",
-                 rg_metrics_esc(groups[i].name, esc, sizeof(esc)));
-        rg_metrics_hist(w, "reagent_http_request_duration_seconds", labels,
-                        RG_METRICS_H_HTTP, &groups[i], &s0->http_seconds[0],
-                        sizeof(rg_metrics_hist_t));
-    }
+    rg_metrics_quiet(w, groups, n, &s0->http_seconds[0], 1);
+    rg_metrics_group_hists(w, "reagent_http_request_duration_seconds",
+                           "Time to answer a request of the HTTP API, by "
+                           "route.", "route", RG_METRICS_H_HTTP, groups, n,
+                           &s0->http_seconds[0]);
 }
 
 

@@ -105,17 +105,23 @@ static rg_redis_script_t  rg_approval_timeout_lua = { "approval_timeout",
 };
 
 
+/* whom an op answers: one of the callbacks, with data */
+typedef struct {
+    rg_approval_pt          cb;
+    rg_approval_expired_pt  expired;
+    rg_approval_count_pt    counted;
+    rg_stream_done_pt       done;
+    void                   *data;
+} rg_approval_to_t;
+
+
 typedef struct {
     rg_stream_t            *q;
     char                   *task_id;
     char                   *key;
     char                   *call_id;
     rg_uint_t               approve;
-    rg_approval_pt          cb;
-    rg_approval_expired_pt  expired;
-    rg_approval_count_pt    counted;
-    rg_stream_done_pt       done;
-    void                   *data;
+    rg_approval_to_t        to;
 } rg_approval_op_t;
 
 
@@ -163,22 +169,41 @@ rg_approval_op_free(rg_approval_op_t *op)
 }
 
 
-/* an op whose answer goes to cb; NULL when memory ran out, which cb was
- * told */
+/* an answer (msg: the failure, for all but cb) told to whichever
+ * callback is set (none: nobody waits for it) */
+static void
+rg_approval_tell(const rg_approval_to_t *to, rg_int_t rc, const char *msg)
+{
+    if (to->cb) {
+        to->cb(to->data, rc, msg);
+
+    } else if (to->done) {
+        to->done(to->data, msg);
+
+    } else if (to->counted) {
+        to->counted(to->data, 0, msg);
+
+    } else if (to->expired) {
+        to->expired(to->data, 0, msg);
+    }
+}
+
+
+/* an op whose answer goes to "to"; NULL when memory ran out, which it
+ * was told */
 static rg_approval_op_t *
 rg_approval_start(rg_stream_t *q, const char *task_id, const char *tail,
-    rg_approval_pt cb, void *data)
+    const rg_approval_to_t *to)
 {
     rg_approval_op_t  *op;
 
     op = rg_approval_op(q, task_id, tail);
     if (op == NULL) {
-        cb(data, RG_ERROR, "out of memory");
+        rg_approval_tell(to, RG_ERROR, "out of memory");
         return NULL;
     }
 
-    op->cb = cb;
-    op->data = data;
+    op->to = *to;
 
     return op;
 }
@@ -194,10 +219,7 @@ rg_approval_end(rg_approval_op_t *op, rg_int_t rc, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, args);
     va_end(args);
 
-    if (op->cb) {
-        op->cb(op->data, rc, msg);
-    }
-
+    rg_approval_tell(&op->to, rc, msg);
     rg_approval_op_free(op);
 }
 
@@ -295,6 +317,47 @@ rg_approval_command(rg_approval_op_t *op, rg_redis_reply_pt cb, int argc,
 }
 
 
+/* op's script (or, script NULL, its command on the key argv[1]) sent,
+ * its answer to handler; out of memory told and op ended */
+static void
+rg_approval_send(rg_approval_op_t *op, rg_redis_script_t *script,
+    rg_redis_reply_pt handler, int argc, const char **argv)
+{
+    rg_int_t  rc;
+
+    rc = script ? rg_approval_eval(op, script, handler, argc, argv, NULL)
+                : rg_approval_command(op, handler, argc, argv);
+
+    if (rc != RG_OK) {
+        rg_approval_end(op, RG_ERROR, "out of memory");
+    }
+}
+
+
+/* an op on the key of task_id (NULL: of the queue) and tail, answering
+ * "to": its script (or command) sent with argv, the key in place of each
+ * NULL there */
+static void
+rg_approval_run(rg_stream_t *q, const char *task_id, const char *tail,
+    const rg_approval_to_t *to, rg_redis_script_t *script,
+    rg_redis_reply_pt handler, int argc, const char **argv)
+{
+    int                i;
+    rg_approval_op_t  *op;
+
+    op = rg_approval_start(q, task_id, tail, to);
+    if (op == NULL) {
+        return;
+    }
+
+    for (i = 0; i < argc; i++) {
+        argv[i] = argv[i] ? argv[i] : op->key;
+    }
+
+    rg_approval_send(op, script, handler, argc, argv);
+}
+
+
 /* the answer of a read: v (taken) as JSON text, or out of memory */
 static void
 rg_approval_answer(rg_approval_op_t *op, json_t *v)
@@ -309,10 +372,7 @@ rg_approval_answer(rg_approval_op_t *op, json_t *v)
         return;
     }
 
-    if (op->cb) {
-        op->cb(op->data, RG_OK, text);
-    }
-
+    rg_approval_tell(&op->to, RG_OK, text);
     free(text);
     rg_approval_op_free(op);
 }
@@ -381,6 +441,15 @@ rg_approval_queued(void *data, rg_int_t rc, const char *entry_or_err)
 }
 
 
+/* the task's line queued again, under its id: its wait is over */
+static void
+rg_approval_queue(rg_approval_op_t *op, rg_str_t line)
+{
+    rg_stream_submit(op->q, op->task_id, line.data, line.len, 1,
+                     rg_approval_queued, op);
+}
+
+
 static void
 rg_approval_decided(void *data, redisReply *reply, const char *err)
 {
@@ -438,8 +507,7 @@ rg_approval_decided(void *data, redisReply *reply, const char *err)
 
     if (rg_approval_is(what, "complete") && a.len) {
         /* this decision completed it: it alone queues the task */
-        rg_stream_submit(op->q, op->task_id, a.data, a.len, 1,
-                         rg_approval_queued, op);
+        rg_approval_queue(op, a);
         return;
     }
 
@@ -455,23 +523,20 @@ rg_approval_decide(rg_stream_t *q, const char *task_id,
     char               now[24];
     rg_approval_op_t  *op;
     const char        *argv[5];
+    rg_approval_to_t   to = { .cb = cb, .data = data };
 
-    op = rg_approval_op(q, task_id, ":approval");
-    if (op) {
-        op->call_id = strdup(call_id ? call_id : "");
+    op = rg_approval_start(q, task_id, ":approval", &to);
+    if (op == NULL) {
+        return;
     }
 
-    if (op == NULL || op->call_id == NULL) {
-        if (op) {
-            rg_approval_op_free(op);
-        }
-        cb(data, RG_ERROR, "out of memory");
+    op->call_id = strdup(call_id ? call_id : "");
+    if (op->call_id == NULL) {
+        rg_approval_end(op, RG_ERROR, "out of memory");
         return;
     }
 
     op->approve = approve;
-    op->cb = cb;
-    op->data = data;
 
     snprintf(now, sizeof(now), "%llu", (unsigned long long) rg_wall_msec());
 
@@ -481,11 +546,8 @@ rg_approval_decide(rg_stream_t *q, const char *task_id,
     argv[3] = note ? note : "";
     argv[4] = now;
 
-    if (rg_approval_eval(op, &rg_approval_decide_lua, rg_approval_decided, 5,
-                         argv, NULL) != RG_OK)
-    {
-        rg_approval_end(op, RG_ERROR, "out of memory");
-    }
+    rg_approval_send(op, &rg_approval_decide_lua, rg_approval_decided, 5,
+                     argv);
 }
 
 
@@ -555,20 +617,11 @@ void
 rg_approval_get(rg_stream_t *q, const char *task_id, rg_approval_pt cb,
     void *data)
 {
-    rg_approval_op_t  *op;
-    const char        *argv[2];
+    const char        *argv[] = { "GET", NULL };
+    rg_approval_to_t   to = { .cb = cb, .data = data };
 
-    op = rg_approval_start(q, task_id, ":approval", cb, data);
-    if (op == NULL) {
-        return;
-    }
-
-    argv[0] = "GET";
-    argv[1] = op->key;
-
-    if (rg_approval_command(op, rg_approval_got, 2, argv) != RG_OK) {
-        rg_approval_end(op, RG_ERROR, "out of memory");
-    }
+    rg_approval_run(q, task_id, ":approval", &to, NULL, rg_approval_got, 2,
+                    argv);
 }
 
 
@@ -618,25 +671,13 @@ rg_approval_list(rg_stream_t *q, rg_uint_t max, rg_approval_pt cb,
     void *data)
 {
     char               stop[24];
-    rg_approval_op_t  *op;
-    const char        *argv[5];
-
-    op = rg_approval_start(q, NULL, ":parked", cb, data);
-    if (op == NULL) {
-        return;
-    }
+    const char        *argv[] = { "ZRANGE", NULL, "0", stop, "WITHSCORES" };
+    rg_approval_to_t   to = { .cb = cb, .data = data };
 
     snprintf(stop, sizeof(stop), "%ld", (long) (max ? max : 1) - 1);
 
-    argv[0] = "ZRANGE";
-    argv[1] = op->key;
-    argv[2] = "0";
-    argv[3] = stop;
-    argv[4] = "WITHSCORES";
-
-    if (rg_approval_command(op, rg_approval_listed, 5, argv) != RG_OK) {
-        rg_approval_end(op, RG_ERROR, "out of memory");
-    }
+    rg_approval_run(q, NULL, ":parked", &to, NULL, rg_approval_listed, 5,
+                    argv);
 }
 
 
@@ -649,10 +690,7 @@ rg_approval_watched(void *data, redisReply *reply, const char *err)
 
     op = data;
 
-    if (op->done) {
-        op->done(op->data, err);
-    }
-
+    rg_approval_tell(&op->to, RG_OK, err);
     rg_approval_op_free(op);
 }
 
@@ -662,33 +700,13 @@ rg_approval_watch(rg_stream_t *q, const char *task_id, rg_msec_t deadline,
     rg_stream_done_pt cb, void *data)
 {
     char               score[24];
-    rg_approval_op_t  *op;
-    const char        *argv[4];
-
-    op = rg_approval_op(q, NULL, ":parked");
-    if (op == NULL) {
-        if (cb) {
-            cb(data, "out of memory");
-        }
-        return;
-    }
-
-    op->done = cb;
-    op->data = data;
+    const char        *argv[] = { "ZADD", NULL, score, task_id };
+    rg_approval_to_t   to = { .done = cb, .data = data };
 
     snprintf(score, sizeof(score), "%llu", (unsigned long long) deadline);
 
-    argv[0] = "ZADD";
-    argv[1] = op->key;
-    argv[2] = score;
-    argv[3] = task_id;
-
-    if (rg_approval_command(op, rg_approval_watched, 4, argv) != RG_OK) {
-        rg_approval_op_free(op);
-        if (cb) {
-            cb(data, "out of memory");
-        }
-    }
+    rg_approval_run(q, NULL, ":parked", &to, NULL, rg_approval_watched, 4,
+                    argv);
 }
 
 
@@ -703,7 +721,7 @@ rg_approval_counted(void *data, redisReply *reply, const char *err)
         err = "ZCARD answered no integer";
     }
 
-    op->counted(op->data, err ? 0 : (int64_t) reply->integer, err);
+    op->to.counted(op->to.data, err ? 0 : (int64_t) reply->integer, err);
     rg_approval_op_free(op);
 }
 
@@ -711,25 +729,11 @@ rg_approval_counted(void *data, redisReply *reply, const char *err)
 void
 rg_approval_count(rg_stream_t *q, rg_approval_count_pt cb, void *data)
 {
-    rg_approval_op_t  *op;
-    const char        *argv[2];
+    const char        *argv[] = { "ZCARD", NULL };
+    rg_approval_to_t   to = { .counted = cb, .data = data };
 
-    op = rg_approval_op(q, NULL, ":parked");
-    if (op == NULL) {
-        cb(data, 0, "out of memory");
-        return;
-    }
-
-    op->counted = cb;
-    op->data = data;
-
-    argv[0] = "ZCARD";
-    argv[1] = op->key;
-
-    if (rg_approval_command(op, rg_approval_counted, 2, argv) != RG_OK) {
-        rg_approval_op_free(op);
-        cb(data, 0, "out of memory");
-    }
+    rg_approval_run(q, NULL, ":parked", &to, NULL, rg_approval_counted, 2,
+                    argv);
 }
 
 
@@ -837,8 +841,8 @@ rg_approval_popped(void *data, redisReply *reply, const char *err)
         n++;
     }
 
-    if (op->expired) {
-        op->expired(op->data, n, err);
+    if (op->to.expired) {
+        op->to.expired(op->to.data, n, err);
     }
 
     rg_approval_op_free(op);
@@ -850,32 +854,14 @@ rg_approval_expire(rg_stream_t *q, rg_uint_t max,
     rg_approval_expired_pt cb, void *data)
 {
     char               now[24], count[24];
-    rg_approval_op_t  *op;
-    const char        *argv[3];
-
-    op = rg_approval_op(q, NULL, ":parked");
-    if (op == NULL) {
-        cb(data, 0, "out of memory");
-        return;
-    }
-
-    op->expired = cb;
-    op->data = data;
+    const char        *argv[] = { NULL, now, count };
+    rg_approval_to_t   to = { .expired = cb, .data = data };
 
     snprintf(now, sizeof(now), "%llu", (unsigned long long) rg_wall_msec());
     snprintf(count, sizeof(count), "%lu", (unsigned long) (max ? max : 1));
 
-    argv[0] = op->key;
-    argv[1] = now;
-    argv[2] = count;
-
-    if (rg_approval_eval(op, &rg_approval_pop_lua, rg_approval_popped, 3,
-                         argv, NULL) != RG_OK)
-    {
-        op->expired = NULL;
-        rg_approval_op_free(op);
-        cb(data, 0, "out of memory");
-    }
+    rg_approval_run(q, NULL, ":parked", &to, &rg_approval_pop_lua,
+                    rg_approval_popped, 3, argv);
 }
 
 
@@ -915,8 +901,7 @@ rg_approval_cancelled(void *data, redisReply *reply, const char *err)
 
     if (rg_approval_is(what, "cancelled") && line.len) {
         /* its session, resumed, ends cancelled at once */
-        rg_stream_submit(op->q, op->task_id, line.data, line.len, 1,
-                         rg_approval_queued, op);
+        rg_approval_queue(op, line);
         return;
     }
 
@@ -929,24 +914,11 @@ rg_approval_cancel(rg_stream_t *q, const char *task_id, const char *why,
     rg_approval_pt cb, void *data)
 {
     char               now[24];
-    rg_approval_op_t  *op;
-    const char        *argv[3];
-
-    op = rg_approval_start(q, task_id, ":approval", cb, data);
-    if (op == NULL) {
-        return;
-    }
+    const char        *argv[] = { NULL, why, now };
+    rg_approval_to_t   to = { .cb = cb, .data = data };
 
     snprintf(now, sizeof(now), "%llu", (unsigned long long) rg_wall_msec());
 
-    argv[0] = op->key;
-    argv[1] = why;
-    argv[2] = now;
-
-    if (rg_approval_eval(op, &rg_approval_cancel_lua, rg_approval_cancelled,
-                         3, argv, NULL) != RG_OK)
-    {
-        rg_approval_op_free(op);
-        cb(data, RG_ERROR, "out of memory");
-    }
+    rg_approval_run(q, task_id, ":approval", &to, &rg_approval_cancel_lua,
+                    rg_approval_cancelled, 3, argv);
 }

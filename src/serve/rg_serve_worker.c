@@ -42,7 +42,6 @@
 
 
 static void rg_serve_reclaim(rg_serve_t *sv);
-static void rg_serve_check_exit(rg_serve_t *sv);
 
 
 static void
@@ -59,268 +58,45 @@ rg_serve_later(rg_serve_t *sv, struct event *ev, rg_msec_t ms)
 }
 
 
-/* results -------------------------------------------------------------- */
-
-void
-rg_serve_said(rg_serve_t *sv, const char *err, rg_uint_t level,
-    const char *fmt)
-{
-    if (err && !sv->exiting) {
-        rg_log_error(level, sv->engine->log, 0, fmt, err);
-    }
-}
-
-
-/* a write of this worker's to the queue answered (sv->writing counts
- * them): its failure said, then whether the worker may exit now */
 static void
-rg_serve_answered(rg_serve_t *sv, const char *err, rg_uint_t level,
-    const char *fmt)
+rg_serve_task_free(rg_serve_task_t *t)
 {
-    sv->writing--;
-    rg_serve_said(sv, err, level, fmt);
-    rg_serve_check_exit(sv);
+    free(t->task_id);
+    free(t->line);
+    free(t);
 }
 
 
-typedef struct {
-    rg_serve_t         *sv;
-    char                entry[48];
-    char                task_id[];
-} rg_serve_wrote_t;
-
-
-static void
-rg_serve_written(void *data, const char *err)
-{
-    rg_serve_t        *sv;
-    rg_serve_wrote_t  *w;
-
-    w = data;
-    sv = w->sv;
-
-    /* the entry stays pending: it is taken over, and its session, ended,
-     * gives its result again; and should the store have lost the entry,
-     * the result is written again until Redis takes it */
-    if (err && !sv->exiting) {
-        rg_serve_rewrite_kept(sv, w->task_id, w->entry);
-    }
-
-    free(w);
-    rg_serve_answered(sv, err, RG_LOG_WARN, "queue: a result was not "
-                      "acknowledged (%s): its task will be taken over and "
-                      "answered again from its session");
-}
-
-
-static void
-rg_serve_write(rg_serve_t *sv, rg_uint_t shard, const char *entry,
-    const char *task_id, const char *sid, json_t *r)
-{
-    char              *text;
-    rg_serve_wrote_t  *w;
-
-    text = rg_json_dumps(r, 0, NULL);
-    if (text == NULL) {
-        return;
-    }
-
-    rg_serve_keep(sv, task_id, sid, shard, text, strlen(text));
-
-    w = malloc(sizeof(rg_serve_wrote_t) + strlen(task_id) + 1);
-    if (w == NULL) {
-        free(text);
-        return;                        /* taken over: answered again */
-    }
-
-    w->sv = sv;
-    snprintf(w->entry, sizeof(w->entry), "%s", entry);
-    memcpy(w->task_id, task_id, strlen(task_id) + 1);
-
-    sv->writing++;
-    rg_stream_result(sv->queue, shard, entry, task_id, sid, text,
-                     strlen(text), rg_serve_written, w);
-    free(text);
-}
-
-
-/* an entry that cannot run: its result says why, and it is acknowledged */
-static void
-rg_serve_refuse(rg_serve_t *sv, const rg_stream_entry_t *e,
-    const char *task_id, const char *status, const char *why)
-{
-    char     sid[48];
-    json_t  *r;
-
-    rg_stream_session_id(task_id, sid, sizeof(sid));
-
-    r = json_pack("{s:s, s:s, s:n, s:i, s:i, s:i, s:s}",
-                  "id", task_id, "status", status, "answer", "rounds", 0,
-                  "tokens", 0, "ms", 0, "error", why);
-    if (r) {
-        rg_serve_write(sv, e->shard, e->id, task_id, sid, r);
-        json_decref(r);
-    }
-
-    rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: task %s (entry "
-                 "%s): %s", task_id, e->id, why);
-}
-
-
-/* an entry given up on: its result is written (and the entry
- * acknowledged) only once its dead letter is, so that neither goes
- * without the other */
-typedef struct {
-    rg_serve_t         *sv;
-    rg_stream_entry_t   e;            /* its task line not kept */
-    char               *task_id;
-    char                why[160];
-} rg_serve_dead_t;
-
-
-static void
-rg_serve_buried(void *data, const char *err)
-{
-    rg_serve_t       *sv;
-    rg_serve_dead_t  *d;
-
-    d = data;
-    sv = d->sv;
-    sv->writing--;
-
-    if (err) {
-        if (!sv->exiting) {
-            rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: task %s "
-                         "(entry %s): its dead letter was not written (%s): "
-                         "it stays pending, to be given up on again",
-                         d->task_id, d->e.id, err);
-        }
-
-    } else {
-        rg_serve_refuse(sv, &d->e, d->task_id, "failed", d->why);
-        sv->dead++;
-        rg_metrics_task(RG_METRICS_TASK_DEAD, 1);
-    }
-
-    free(d->task_id);
-    free(d);
-    rg_serve_check_exit(sv);
-}
-
-
-static void
-rg_serve_bury(rg_serve_t *sv, const rg_stream_entry_t *e,
-    const char *task_id, const char *why)
-{
-    rg_serve_dead_t  *d;
-
-    d = calloc(1, sizeof(rg_serve_dead_t));
-    if (d) {
-        d->task_id = strdup(task_id ? task_id : e->id);
-    }
-    if (d == NULL || d->task_id == NULL) {
-        free(d);
-        return;                        /* no memory: given up on later */
-    }
-
-    d->sv = sv;
-    d->e = *e;
-    d->e.task = NULL;
-    d->e.len = 0;
-    snprintf(d->why, sizeof(d->why), "%s", why);
-
-    sv->writing++;
-    rg_stream_dead(sv->queue, e, why, rg_serve_buried, d);
-}
-
-
+/* a task off the ring of running ones, and freed (its session is not) */
 static void
 rg_serve_unlink(rg_serve_task_t *t)
 {
     t->prev->next = t->next;
     t->next->prev = t->prev;
-    t->next = t->prev = t;
+    t->sv->running--;
+
+    rg_serve_task_free(t);
 }
 
 
-/* a parked task: on the list of parked tasks, then its entry
- * acknowledged without a result (it is not final); its session is gone */
-typedef struct {
-    rg_serve_t         *sv;
-    rg_uint_t           shard;
-    char                entry[48];
-} rg_serve_parked_t;
-
-
+/* the running sessions stop here, their handlers not called; what they
+ * stored stays */
 static void
-rg_serve_park_acked(void *data, const char *err)
+rg_serve_stop_all(rg_serve_t *sv)
 {
-    rg_serve_t  *sv;
+    rg_serve_task_t  *t, *next;
 
-    sv = data;
-    sv->writing--;
-
-    if (err && !sv->exiting) {
-        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: a parked "
-                     "task's entry was not acknowledged (%s): it parks again "
-                     "where it is taken over", err);
+    for (t = sv->head.next; t != &sv->head; t = next) {
+        next = t->next;
+        rg_session_destroy(t->session);
+        rg_serve_unlink(t);
     }
-
-    rg_serve_check_exit(sv);
-}
-
-
-static void
-rg_serve_park_listed(void *data, const char *err)
-{
-    rg_serve_t         *sv;
-    rg_serve_parked_t  *p;
-
-    p = data;
-    sv = p->sv;
-
-    if (err == NULL && !sv->exiting) {
-        rg_stream_ack(sv->queue, p->shard, p->entry, rg_serve_park_acked,
-                      sv);
-        free(p);
-        return;
-    }
-
-    free(p);
-    rg_serve_answered(sv, err, RG_LOG_WARN, "queue: a parked task was not "
-                      "listed (%s): its entry stays, and it parks again "
-                      "where it is taken over");
-}
-
-
-static void
-rg_serve_park(rg_serve_t *sv, rg_serve_task_t *t, rg_msec_t deadline)
-{
-    rg_serve_parked_t  *p;
-
-    sv->parked++;
-
-    p = calloc(1, sizeof(rg_serve_parked_t));
-    if (p == NULL) {
-        return;                        /* taken over later: parks again */
-    }
-
-    p->sv = sv;
-    p->shard = t->shard;
-    snprintf(p->entry, sizeof(p->entry), "%s", t->entry);
-
-    rg_serve_keep(sv, t->task_id, t->sid, t->shard, NULL, 0);
-
-    sv->writing++;
-    rg_approval_watch(sv->queue, t->task_id, deadline,
-                      rg_serve_park_listed, p);
 }
 
 
 static void
 rg_serve_session_done(rg_session_t *s)
 {
-    json_t                *r;
     rg_serve_t            *sv;
     rg_serve_task_t       *t;
     rg_session_outcome_t   o;
@@ -335,13 +111,7 @@ rg_serve_session_done(rg_session_t *s)
 
     } else if (o.taken_unknown) {
         /* taken over, then forgotten by the store: ended, said unknown */
-        r = rg_session_result(s);
-        if (r) {
-            json_object_set_new(r, "id", json_string(t->task_id));
-            json_object_set_new(r, "session", json_string(t->sid));
-            rg_serve_write(sv, t->shard, t->entry, t->task_id, t->sid, r);
-            json_decref(r);
-        }
+        rg_serve_answer(sv, t, s);
 
         sv->forgotten++;
         rg_metrics_task(RG_METRICS_TASK_FORGOTTEN, 1);
@@ -361,26 +131,15 @@ rg_serve_session_done(rg_session_t *s)
                      o.reason ? o.reason : "another worker runs it");
 
     } else {
-        r = rg_session_result(s);
-        if (r) {
-            json_object_set_new(r, "id", json_string(t->task_id));
-            json_object_set_new(r, "session", json_string(t->sid));
-            rg_serve_write(sv, t->shard, t->entry, t->task_id, t->sid, r);
-            json_decref(r);
-        }
+        rg_serve_answer(sv, t, s);
 
         sv->done++;
         rg_metrics_task(RG_METRICS_TASK_DONE, 1);
     }
 
-    rg_serve_unlink(t);
-    sv->running--;
-
     t->session = NULL;
     rg_session_destroy(s);
-    free(t->task_id);
-    free(t->line);
-    free(t);
+    rg_serve_unlink(t);
 
     rg_serve_pump(sv);
     rg_serve_check_exit(sv);
@@ -467,10 +226,8 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     }
     if (t == NULL || t->task_id == NULL || t->line == NULL) {
         if (t) {
-            free(t->task_id);
-            free(t->line);
+            rg_serve_task_free(t);
         }
-        free(t);
         rg_task_free(&task);
         return;
     }
@@ -497,9 +254,7 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
 
     s = rg_session_open(sv->engine, &args);
     if (s == NULL) {
-        free(t->task_id);
-        free(t->line);
-        free(t);
+        rg_serve_task_free(t);
         rg_task_free(&task);
         return;
     }
@@ -579,54 +334,110 @@ rg_serve_regroup(rg_serve_t *sv, const char *err)
 }
 
 
+/* a read or its wait failed: said once in a row, and asked again (at
+ * once when it was a shard that lost its group, made again now) */
 static void
-rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
-    const char *err)
+rg_serve_read_failed(rg_serve_t *sv, const char *what, const char *err)
 {
-    rg_uint_t    i;
-    rg_serve_t  *sv;
+    if (!sv->read_failed) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: %s failed "
+                     "(%s); trying again", what, err);
+    }
+    sv->read_failed = 1;
+    sv->empty = 0;
+    sv->waiting = 0;
 
-    sv = data;
-    sv->reading = 0;
+    if (rg_serve_regroup(sv, err) != RG_OK) {
+        rg_serve_later(sv, sv->pump_ev, 1000);
+    }
+}
 
-    if (rg_serve_slots_back(sv, &sv->read_asked) != RG_OK) {
+
+/* entries given to this worker, by a read (reclaim 0) or by a take-over
+ * of others' idle ones (reclaim 1): each started where a slot is free */
+static void
+rg_serve_took(rg_serve_t *sv, rg_uint_t reclaim, rg_stream_entry_t *e,
+    rg_uint_t n, const char *err)
+{
+    rg_uint_t  i;
+
+    if (reclaim) {
+        sv->reclaiming = 0;
+        if (rg_serve_slots_back(sv, &sv->reclaim_asked) != RG_OK) {
+            return;
+        }
+
+    } else {
+        sv->reading = 0;
+        if (rg_serve_slots_back(sv, &sv->read_asked) != RG_OK) {
+            return;
+        }
+    }
+
+    if (err && reclaim) {
+        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: taking over "
+                     "idle tasks failed (%s); trying again later", err);
+
+        if (rg_serve_regroup(sv, err) != RG_OK) {
+            rg_serve_pump(sv);
+        }
         return;
     }
 
     if (err) {
-        if (!sv->read_failed) {
-            rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: reading "
-                         "the tasks failed (%s); trying again", err);
-        }
-        sv->read_failed = 1;
-        sv->empty = 0;
-        sv->waiting = 0;
-
-        if (rg_serve_regroup(sv, err) != RG_OK) {
-            rg_serve_later(sv, sv->pump_ev, 1000);
-        }
+        rg_serve_read_failed(sv, "reading the tasks", err);
         return;
     }
 
-    if (sv->read_failed) {
-        rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: reading "
-                     "the tasks again");
-        sv->read_failed = 0;
+    if (reclaim && n) {
+        rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: took over "
+                     "%lu tasks idle past claim_idle (their worker stopped)",
+                     (unsigned long) n);
+        sv->reclaimed += n;
+        rg_metrics_task(RG_METRICS_TASK_RECLAIMED, n);
     }
 
-    sv->reads++;
-    sv->read += n;
+    if (!reclaim) {
+        if (sv->read_failed) {
+            rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: "
+                         "reading the tasks again");
+            sv->read_failed = 0;
+        }
 
-    /* a read that waited starts a new round, as one that found some */
-    sv->empty = (n || sv->waiting) ? 0 : sv->empty + 1;
-    sv->waiting = 0;
+        sv->reads++;
+        sv->read += n;
 
-    for (i = 0; i < n; i++) {
+        /* a read that waited starts a new round, as one that found some */
+        sv->empty = (n || sv->waiting) ? 0 : sv->empty + 1;
+        sv->waiting = 0;
+    }
+
+    for (i = 0; i < n && !sv->exiting; i++) {
         rg_serve_start(sv, &e[i]);
     }
 
+    /* a read held back for a reclaim goes now */
     rg_serve_pump(sv);
-    rg_serve_check_exit(sv);
+
+    if (!reclaim) {
+        rg_serve_check_exit(sv);
+    }
+}
+
+
+static void
+rg_serve_read_handler(void *data, rg_stream_entry_t *e, rg_uint_t n,
+    const char *err)
+{
+    rg_serve_took(data, 0, e, n, err);
+}
+
+
+static void
+rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
+    const char *err)
+{
+    rg_serve_took(data, 1, e, n, err);
 }
 
 
@@ -646,15 +457,7 @@ rg_serve_waited(void *data, const char *err)
     }
 
     if (err) {
-        if (!sv->read_failed) {
-            rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: waiting "
-                         "for tasks failed (%s); trying again", err);
-        }
-        sv->read_failed = 1;
-
-        if (rg_serve_regroup(sv, err) != RG_OK) {
-            rg_serve_later(sv, sv->pump_ev, 1000);
-        }
+        rg_serve_read_failed(sv, "waiting for tasks", err);
         return;
     }
 
@@ -773,15 +576,19 @@ rg_serve_prepare(rg_serve_t *sv)
 
 /* keeping entries, taking over others' ---------------------------------- */
 
+typedef void (*rg_serve_entries_pt)(rg_serve_t *sv, rg_uint_t shard,
+    const char **ids, rg_uint_t n);
+
+
+/* the entries of the running tasks, a shard's at a time (one command
+ * each): kept fresh, or handed back */
 static void
-rg_serve_keep_handler(evutil_socket_t fd, short what, void *arg)
+rg_serve_each_shard(rg_serve_t *sv, rg_serve_entries_pt handler)
 {
     rg_uint_t         shard, n, cap;
-    rg_serve_t       *sv;
     rg_serve_task_t  *t;
     const char      **ids;
 
-    sv = arg;
     cap = sv->running;
     ids = cap ? malloc(cap * sizeof(char *)) : NULL;
 
@@ -794,54 +601,31 @@ rg_serve_keep_handler(evutil_socket_t fd, short what, void *arg)
         }
 
         if (n) {
-            rg_stream_touch(sv->queue, shard, ids, n);
+            handler(sv, shard, ids, n);
         }
     }
 
     free(ids);
-
-    rg_serve_later(sv, sv->keep_ev, sv->qcf->claim_idle / 3);
 }
 
 
 static void
-rg_serve_reclaimed(void *data, rg_stream_entry_t *e, rg_uint_t n,
-    const char *err)
+rg_serve_touch(rg_serve_t *sv, rg_uint_t shard, const char **ids,
+    rg_uint_t n)
 {
-    rg_uint_t    i;
+    rg_stream_touch(sv->queue, shard, ids, n);
+}
+
+
+static void
+rg_serve_keep_handler(evutil_socket_t fd, short what, void *arg)
+{
     rg_serve_t  *sv;
 
-    sv = data;
-    sv->reclaiming = 0;
+    sv = arg;
+    rg_serve_each_shard(sv, rg_serve_touch);
 
-    if (rg_serve_slots_back(sv, &sv->reclaim_asked) != RG_OK) {
-        return;
-    }
-
-    if (err) {
-        rg_log_error(RG_LOG_WARN, sv->engine->log, 0, "queue: taking over "
-                     "idle tasks failed (%s); trying again later", err);
-
-        if (rg_serve_regroup(sv, err) != RG_OK) {
-            rg_serve_pump(sv);
-        }
-        return;
-    }
-
-    if (n) {
-        rg_log_error(RG_LOG_NOTICE, sv->engine->log, 0, "queue: took over "
-                     "%lu tasks idle past claim_idle (their worker stopped)",
-                     (unsigned long) n);
-        sv->reclaimed += n;
-        rg_metrics_task(RG_METRICS_TASK_RECLAIMED, n);
-
-        for (i = 0; i < n && !sv->exiting; i++) {
-            rg_serve_start(sv, &e[i]);
-        }
-    }
-
-    /* a read held back for it goes now */
-    rg_serve_pump(sv);
+    rg_serve_later(sv, sv->keep_ev, sv->qcf->claim_idle / 3);
 }
 
 
@@ -976,7 +760,7 @@ rg_serve_left(void *data, const char *err)
 }
 
 
-static void
+void
 rg_serve_check_exit(rg_serve_t *sv)
 {
     rg_uint_t  shard;
@@ -1153,12 +937,20 @@ rg_serve_last_handler(evutil_socket_t fd, short what, void *arg)
 
 
 static void
+rg_serve_hand_back(rg_serve_t *sv, rg_uint_t shard, const char **ids,
+    rg_uint_t n)
+{
+    /* the reactor runs until Redis has them (the connection is not
+     * flushed when it is freed) */
+    sv->writing++;
+    rg_stream_hand_back(sv->queue, shard, ids, n, rg_serve_handed, sv);
+}
+
+
+static void
 rg_serve_drain_expired(evutil_socket_t fd, short what, void *arg)
 {
-    rg_uint_t         shard, n;
-    rg_serve_t       *sv;
-    rg_serve_task_t  *t, *next;
-    const char      **ids;
+    rg_serve_t  *sv;
 
     sv = arg;
 
@@ -1166,36 +958,10 @@ rg_serve_drain_expired(evutil_socket_t fd, short what, void *arg)
                  "passed with %lu tasks running: they go back to the queue "
                  "from their last checkpoint", (unsigned long) sv->running);
 
-    ids = sv->running ? malloc(sv->running * sizeof(char *)) : NULL;
-
-    for (shard = 0; ids && shard < rg_stream_shards(sv->queue); shard++) {
-        n = 0;
-        for (t = sv->head.next; t != &sv->head; t = t->next) {
-            if (t->shard == shard) {
-                ids[n++] = t->entry;
-            }
-        }
-
-        if (n) {
-            /* the reactor runs until Redis has them (the connection is
-             * not flushed when it is freed) */
-            sv->writing++;
-            rg_stream_hand_back(sv->queue, shard, ids, n, rg_serve_handed,
-                                sv);
-        }
-    }
-
-    free(ids);
+    rg_serve_each_shard(sv, rg_serve_hand_back);
 
     /* their sessions stop here; what they stored stays */
-    for (t = sv->head.next; t != &sv->head; t = next) {
-        next = t->next;
-        rg_session_destroy(t->session);   /* its handler is not called */
-        rg_serve_unlink(t);
-        free(t->task_id);
-        free(t);
-        sv->running--;
-    }
+    rg_serve_stop_all(sv);
 
     /* what the API still holds is cut with the engine */
     sv->engine->holds = 0;
@@ -1288,13 +1054,30 @@ rg_serve_worker_reopen(rg_worker_t *w)
 }
 
 
+/* a worker's timers: where each is kept, what it calls */
+static const struct rg_serve_timer_s {
+    size_t                offset;
+    event_callback_fn     handler;
+} rg_serve_timers[] = {
+    { offsetof(rg_serve_t, pump_ev), rg_serve_pump_handler },
+    { offsetof(rg_serve_t, keep_ev), rg_serve_keep_handler },
+    { offsetof(rg_serve_t, reclaim_ev), rg_serve_reclaim_handler },
+    { offsetof(rg_serve_t, drain_ev), rg_serve_drain_expired },
+    { offsetof(rg_serve_t, last_ev), rg_serve_last_handler },
+    { offsetof(rg_serve_t, cancel_ev), rg_serve_cancel_handler },
+    { offsetof(rg_serve_t, sizes_ev), rg_serve_sizes_handler },
+    { 0, NULL }
+};
+
+
 int
 rg_serve_worker_run(rg_worker_t *w)
 {
     int               rc;
     rg_cycle_t       *cycle;
     rg_serve_t        sv;
-    rg_serve_task_t  *t, *next;
+    struct event    **ev;
+    const struct rg_serve_timer_s  *timer;
 
     cycle = w->cycle;
     memset(&sv, 0, sizeof(sv));
@@ -1338,20 +1121,12 @@ rg_serve_worker_run(rg_worker_t *w)
         }
     }
 
-    sv.pump_ev = evtimer_new(sv.engine->base, rg_serve_pump_handler, &sv);
-    sv.keep_ev = evtimer_new(sv.engine->base, rg_serve_keep_handler, &sv);
-    sv.reclaim_ev = evtimer_new(sv.engine->base, rg_serve_reclaim_handler,
-                                &sv);
-    sv.drain_ev = evtimer_new(sv.engine->base, rg_serve_drain_expired, &sv);
-    sv.last_ev = evtimer_new(sv.engine->base, rg_serve_last_handler, &sv);
-    sv.cancel_ev = evtimer_new(sv.engine->base, rg_serve_cancel_handler, &sv);
-    sv.sizes_ev = evtimer_new(sv.engine->base, rg_serve_sizes_handler, &sv);
-
-    if (sv.pump_ev == NULL || sv.keep_ev == NULL
-        || sv.reclaim_ev == NULL || sv.drain_ev == NULL || sv.last_ev == NULL
-        || sv.cancel_ev == NULL || sv.sizes_ev == NULL)
-    {
-        goto done;
+    for (timer = rg_serve_timers; timer->handler; timer++) {
+        ev = (struct event **) ((char *) &sv + timer->offset);
+        *ev = evtimer_new(sv.engine->base, timer->handler, &sv);
+        if (*ev == NULL) {
+            goto done;
+        }
     }
 
     /* the metrics of this worker go to its slot of the shared zone */
@@ -1394,13 +1169,7 @@ rg_serve_worker_run(rg_worker_t *w)
 
     /* stopped: the sessions' checkpoints stay, their entries are taken
      * over after claim_idle */
-    for (t = sv.head.next; t != &sv.head; t = next) {
-        next = t->next;
-        rg_session_destroy(t->session);   /* its handler is not called */
-        free(t->task_id);
-        free(t->line);
-        free(t);
-    }
+    rg_serve_stop_all(&sv);
 
     rg_worker_detach(w);
 
@@ -1412,28 +1181,14 @@ done:
     rg_stream_destroy(sv.queue);
     sv.queue = NULL;
 
-    if (sv.pump_ev) {
-        event_free(sv.pump_ev);
-    }
-    if (sv.keep_ev) {
-        event_free(sv.keep_ev);
-    }
-    if (sv.reclaim_ev) {
-        event_free(sv.reclaim_ev);
-    }
-    if (sv.drain_ev) {
-        event_free(sv.drain_ev);
-    }
-    if (sv.last_ev) {
-        event_free(sv.last_ev);
-    }
-    if (sv.cancel_ev) {
-        event_free(sv.cancel_ev);
-    }
     rg_serve_asked_free(&sv);
     rg_serve_lost_fini(&sv);
-    if (sv.sizes_ev) {
-        event_free(sv.sizes_ev);
+
+    for (timer = rg_serve_timers; timer->handler; timer++) {
+        ev = (struct event **) ((char *) &sv + timer->offset);
+        if (*ev) {
+            event_free(*ev);
+        }
     }
 
     rg_engine_destroy(sv.engine);

@@ -1,6 +1,7 @@
 /* rg_serve_worker.h: what a worker of serve keeps (rg_serve_worker.c),
- * shared with the part that writes it back when the store loses its
- * memory (rg_serve_lost.c). Not for other parts. */
+ * shared with what it writes to the queue (rg_serve_result.c) and with
+ * the part that writes it back when the store loses its memory
+ * (rg_serve_lost.c). Not for other parts. */
 
 #ifndef RG_SERVE_WORKER_H
 #define RG_SERVE_WORKER_H
@@ -109,10 +110,29 @@ struct rg_serve_s {
 /* rg_serve_worker.c */
 void rg_serve_prepare(rg_serve_t *sv);
 void rg_serve_pump(rg_serve_t *sv);
+/* a drain ends (the consumer leaves, then the loop) once nothing runs
+ * and no write is in flight */
+void rg_serve_check_exit(rg_serve_t *sv);
+
+/* rg_serve_result.c */
 /* a write to the queue failed: err said at level, unless the worker
  * exits (fmt has one %s, for err) */
 void rg_serve_said(rg_serve_t *sv, const char *err, rg_uint_t level,
     const char *fmt);
+/* a write of the worker's answered: sv->writing less, err said, and the
+ * worker may exit now */
+void rg_serve_answered(rg_serve_t *sv, const char *err, rg_uint_t level,
+    const char *fmt);
+/* a task's session ended: its result written, its entry acknowledged */
+void rg_serve_answer(rg_serve_t *sv, rg_serve_task_t *t, rg_session_t *s);
+/* an entry that cannot run: its result (status, why) written */
+void rg_serve_refuse(rg_serve_t *sv, const rg_stream_entry_t *e,
+    const char *task_id, const char *status, const char *why);
+/* an entry delivered too often: its dead letter, then its result */
+void rg_serve_bury(rg_serve_t *sv, const rg_stream_entry_t *e,
+    const char *task_id, const char *why);
+/* a task parked for an operator: listed, its entry acknowledged */
+void rg_serve_park(rg_serve_t *sv, rg_serve_task_t *t, rg_msec_t deadline);
 
 /* rg_serve_lost.c */
 rg_int_t rg_serve_lost_init(rg_serve_t *sv);
