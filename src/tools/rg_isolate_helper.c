@@ -226,18 +226,27 @@ rg_isolate_host_timer_add(rg_tool_host_t *host, uint64_t msec,
 }
 
 
+/* what needs the engine (HTTP, child agents) is refused in a helper:
+ * the call's error says which */
 static int
-rg_isolate_host_http_get(rg_tool_call_t *call, const char *url,
-    size_t max_bytes, uint64_t timeout_ms, rg_tool_http_pt cb, void *data)
+rg_isolate_host_unavailable(rg_tool_call_t *call, const char *what)
 {
     rg_isolate_ccall_t  *cc;
 
     cc = (rg_isolate_ccall_t *) call;
 
     snprintf(cc->error, sizeof(cc->error),
-             "http_get is not available in an isolated module");
+             "%s is not available in an isolated module", what);
 
     return -1;
+}
+
+
+static int
+rg_isolate_host_http_get(rg_tool_call_t *call, const char *url,
+    size_t max_bytes, uint64_t timeout_ms, rg_tool_http_pt cb, void *data)
+{
+    return rg_isolate_host_unavailable(call, "http_get");
 }
 
 
@@ -251,14 +260,7 @@ static int
 rg_isolate_host_agent_run(rg_tool_call_t *call, const char *agent,
     const char *input, size_t len, rg_tool_agent_pt cb, void *data)
 {
-    rg_isolate_ccall_t  *cc;
-
-    cc = (rg_isolate_ccall_t *) call;
-
-    snprintf(cc->error, sizeof(cc->error),
-             "agent_run is not available in an isolated module");
-
-    return -1;
+    return rg_isolate_host_unavailable(call, "agent_run");
 }
 
 

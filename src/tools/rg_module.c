@@ -12,7 +12,6 @@
 #include <rg_cycle.h>
 #include <rg_module.h>
 #include <rg_tools_conf.h>
-#include <rg_tools.h>
 #include <dlfcn.h>
 #include <jansson.h>
 #include <libgen.h>
@@ -379,7 +378,8 @@ rg_module_init_all(rg_cycle_t *cycle)
 }
 
 
-void
+/* a pool cleanup: the modules of a tools conf go */
+static void
 rg_module_unload_all(void *data)
 {
     rg_uint_t         i;
@@ -409,6 +409,25 @@ rg_module_unload_all(void *data)
         }
 #endif
     }
+}
+
+
+rg_int_t
+rg_module_conf_init(rg_tools_conf_t *tcf, rg_pool_t *pool)
+{
+    if (rg_array_init(&tcf->modules, pool, 8, sizeof(void *)) != RG_OK
+        || rg_array_init(&tcf->tools, pool, 16, sizeof(rg_tool_entry_t))
+           != RG_OK)
+    {
+        return RG_ERROR;
+    }
+
+    /* modules are unloaded with the pool */
+    if (rg_pool_cleanup_add(pool, rg_module_unload_all, tcf) == NULL) {
+        return RG_ERROR;
+    }
+
+    return RG_OK;
 }
 
 

@@ -11,24 +11,13 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_tool_module.h>
+#include <rg_tool_bind.h>
 #include <jansson.h>
 
 /* directives inside module NAME { } (the module's own) */
 #define RG_MODULE_CONF      0x0008
 
-typedef struct rg_module_s      rg_module_t;
 typedef struct rg_tool_entry_s  rg_tool_entry_t;
-typedef struct rg_tools_ctx_s   rg_tools_ctx_t;
-
-
-/* What a host table serves: a module, and the engine whose tools part
- * runs its calls (rg_tools.h), or none while the configuration is read
- * (the table a module's create_conf, directives, init and exit get:
- * its log and its units work there, what waits on a reactor does not). */
-typedef struct {
-    rg_module_t        *module;
-    rg_tools_ctx_t     *ctx;          /* NULL: the configuration's */
-} rg_tool_bind_t;
 
 
 struct rg_module_s {
@@ -72,12 +61,6 @@ typedef struct {
 } rg_toolset_t;
 
 
-char *rg_module_load_directive(rg_conf_t *cf, rg_command_t *cmd, void *conf);
-char *rg_module_block_directive(rg_conf_t *cf, rg_command_t *cmd,
-    void *conf);
-rg_int_t rg_module_init_all(rg_cycle_t *cycle);
-/* a pool cleanup: the modules of a tools conf go */
-void rg_module_unload_all(void *tcf);
 /* te is the tool named name[0..len): the one comparison of a tool lookup
  * (the registry, a toolset, a provider's list) */
 rg_uint_t rg_tool_entry_is(const rg_tool_entry_t *te, const char *name,

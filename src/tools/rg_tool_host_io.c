@@ -6,15 +6,15 @@
  * reap children of others (the isolated helpers, the tests' mocks). The
  * host reaps every child it was given, also once its module stopped
  * caring. The reactor is that of the engine whose host table is called
- * (rg_tools_ctx_t.io, from rg_tools_ctx_create to rg_tools_ctx_destroy);
- * the children are the process's: one can outlive the engine that was
- * given it, and is then watched on another engine's reactor, or on the
- * next one to start. */
+ * (rg_tools_ctx_t.io, from rg_tools_ctx_create to rg_tools_ctx_destroy;
+ * the table's bind points to it); the children are the process's: one
+ * can outlive the engine that was given it, and is then watched on
+ * another engine's reactor, or on the next one to start. */
 
 #include <rg_config.h>
 #include <rg_core.h>
+#include <rg_tool_bind.h>
 #include <rg_tool_host_io.h>
-#include <rg_tools.h>
 #include <event2/event_struct.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -61,11 +61,11 @@ rg_tool_host_io_ctx(rg_tool_host_t *host)
 
     bind = host->data;
 
-    if (bind == NULL || bind->ctx == NULL || bind->ctx->io.base == NULL) {
+    if (bind == NULL || bind->io == NULL || bind->io->base == NULL) {
         return NULL;
     }
 
-    return &bind->ctx->io;
+    return bind->io;
 }
 
 

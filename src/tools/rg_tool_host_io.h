@@ -8,12 +8,11 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_tool_module.h>
+#include <rg_tool_bind.h>
 #include <event2/event.h>
 
 /* The reactor of one engine's tools part, in its rg_tools_ctx_t: io of
- * that engine's host tables is watched there. */
-typedef struct rg_tool_io_ctx_s  rg_tool_io_ctx_t;
-
+ * that engine's host tables (their binds' io) is watched there. */
 struct rg_tool_io_ctx_s {
     struct event_base   *base;
     rg_log_t            *log;

@@ -257,46 +257,42 @@ rg_tool_args_equal(json_t *a, json_t *b)
 }
 
 
-/* the strictest of minimum/exclusiveMinimum and maximum/exclusiveMaximum;
- * the draft 4 boolean exclusiveM* make minimum/maximum exclusive */
+/* the stricter of one side's inclusive and exclusive keys (sign: 1 for
+ * a lower bound, where the greater is stricter; -1 for an upper one);
+ * the draft 4 boolean exclusiveM* makes the inclusive one exclusive */
+static void
+rg_tool_args_bound(json_t *schema, const char *key, const char *xkey,
+    int sign, rg_tool_args_bound_t *b)
+{
+    json_t  *n, *x;
+
+    b->n = NULL;
+    b->excl = 0;
+
+    n = json_object_get(schema, key);
+    x = json_object_get(schema, xkey);
+
+    if (json_is_number(n)) {
+        b->n = n;
+        b->excl = json_is_true(x);
+    }
+
+    if (json_is_number(x)
+        && (b->n == NULL || sign * rg_tool_args_cmp(x, b->n) >= 0))
+    {
+        b->n = x;
+        b->excl = 1;
+    }
+}
+
+
+/* the strictest of minimum/exclusiveMinimum and maximum/exclusiveMaximum */
 static void
 rg_tool_args_bounds(json_t *schema, rg_tool_args_bound_t *lo,
     rg_tool_args_bound_t *hi)
 {
-    json_t  *n, *x;
-
-    lo->n = NULL;
-    lo->excl = 0;
-    hi->n = NULL;
-    hi->excl = 0;
-
-    n = json_object_get(schema, "minimum");
-    x = json_object_get(schema, "exclusiveMinimum");
-
-    if (json_is_number(n)) {
-        lo->n = n;
-        lo->excl = json_is_true(x);
-    }
-
-    if (json_is_number(x) && (lo->n == NULL || rg_tool_args_cmp(x, lo->n) >= 0))
-    {
-        lo->n = x;
-        lo->excl = 1;
-    }
-
-    n = json_object_get(schema, "maximum");
-    x = json_object_get(schema, "exclusiveMaximum");
-
-    if (json_is_number(n)) {
-        hi->n = n;
-        hi->excl = json_is_true(x);
-    }
-
-    if (json_is_number(x) && (hi->n == NULL || rg_tool_args_cmp(x, hi->n) <= 0))
-    {
-        hi->n = x;
-        hi->excl = 1;
-    }
+    rg_tool_args_bound(schema, "minimum", "exclusiveMinimum", 1, lo);
+    rg_tool_args_bound(schema, "maximum", "exclusiveMaximum", -1, hi);
 }
 
 

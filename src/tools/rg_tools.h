@@ -221,11 +221,6 @@ struct rg_tools_ctx_s {
 #define rg_tools_ctx(e)                                                      \
     ((rg_tools_ctx_t *) rg_engine_ctx(e, &rg_tools_part))
 
-/* the part's runtime: helpers for isolated modules (before any thread),
- * the thread pool, a host table per module */
-rg_int_t rg_tools_init_worker(rg_engine_t *e);
-void rg_tools_exit_worker(rg_engine_t *e);
-
 /* The same, by hand (for a reactor of one's own): a runtime for nmods
  * modules, each then bound with rg_tools_ctx_bind() (an isolated one has
  * its helpers started there); destroy takes down the helpers and the
@@ -261,10 +256,6 @@ void rg_tool_list_unref(rg_tool_list_t *list);
 /* in a provider's cancel(): whether the call is cancelled because its
  * tool_timeout passed (else its session or turn ended) */
 rg_uint_t rg_tools_call_timed_out(const rg_tool_call_t *call);
-
-/* fills a host table for module m in ctx (NULL: the configuration's) */
-void rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
-    rg_module_t *m, rg_tools_ctx_t *ctx);
 
 /* the arguments of a call to te: repaired where that is safe, checked
  * and coerced against its schema; NULL with err ("error: …") otherwise */

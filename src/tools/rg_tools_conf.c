@@ -7,9 +7,8 @@
 #include <rg_config.h>
 #include <rg_core.h>
 #include <rg_cycle.h>
-#include <rg_module.h>
 #include <rg_tools_conf.h>
-#include <rg_tools.h>
+#include <rg_tool_module.h>
 #include <rg_confine.h>
 
 
@@ -205,12 +204,7 @@ rg_tools_create_conf(rg_cycle_t *cycle)
     rg_tools_conf_t  *tcf;
 
     tcf = rg_pcalloc(cycle->pool, sizeof(rg_tools_conf_t));
-    if (tcf == NULL
-        || rg_array_init(&tcf->modules, cycle->pool, 8, sizeof(void *))
-           != RG_OK
-        || rg_array_init(&tcf->tools, cycle->pool, 16,
-                         sizeof(rg_tool_entry_t)) != RG_OK)
-    {
+    if (tcf == NULL || rg_module_conf_init(tcf, cycle->pool) != RG_OK) {
         return NULL;
     }
 
@@ -218,13 +212,6 @@ rg_tools_create_conf(rg_cycle_t *cycle)
     tcf->pool_max_queue = RG_CONF_UNSET;
     tcf->isolated_helpers = RG_CONF_UNSET;
     tcf->tool_result_limit = RG_CONF_UNSET_SIZE;
-
-    /* modules are unloaded with the pool */
-    if (rg_pool_cleanup_add(cycle->pool, rg_module_unload_all, tcf)
-        == NULL)
-    {
-        return NULL;
-    }
 
     return tcf;
 }

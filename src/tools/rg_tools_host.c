@@ -503,6 +503,7 @@ rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
 
     bind->module = m;
     bind->ctx = ctx;
+    bind->io = ctx ? &ctx->io : NULL;
 
     host->abi_version = RG_TOOL_ABI_VERSION;
     host->size = sizeof(rg_tool_host_t);

@@ -59,8 +59,6 @@ void rg_tools_finish(rg_tool_run_t *run);
 void rg_tools_launch(rg_tool_run_t *run);
 
 /* rg_tools_host.c: the host table */
-void rg_tools_host_init(rg_tool_host_t *host, rg_tool_bind_t *bind,
-    rg_module_t *m, rg_tools_ctx_t *ctx);
 void rg_tools_isolated_done(rg_isolate_call_t *c, int failed,
     const char *text, size_t len);
 void rg_tools_http_reset(rg_tools_ctx_t *ctx);
