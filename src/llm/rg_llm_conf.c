@@ -8,7 +8,7 @@
 #include <rg_core.h>
 #include <rg_cycle.h>
 #include <rg_llm_conf.h>
-#include <rg_llm_openai.h>
+#include <rg_llm.h>
 #include <rg_secret.h>
 #include <rg_store_conf.h>
 #include <arpa/inet.h>
