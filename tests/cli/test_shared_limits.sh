@@ -248,8 +248,9 @@ agent a { llm m; }
 CONF
 "$R" -c "$tmp/wait.conf" -t > "$tmp/wait.out" 2>&1
 rg_equal "fallback wait without store redis is refused" "$?" 1
+# the directive's own line (2), not its block's
 rg_expect "and says why, with file:line" "$tmp/wait.out" \
-    'shared_limits_fallback wait" needs "store redis.*wait.conf:1'
+    'shared_limits_fallback wait" needs "store redis.*wait.conf:2'
 
 sed 's/shared_limits_fallback wait;//' "$tmp/wait.conf" > "$tmp/local.conf"
 "$R" -c "$tmp/local.conf" run -a a "hi" > /dev/null 2> "$tmp/local.err"
