@@ -133,14 +133,19 @@ rg_lease_taken(void *data, const rg_store_res_t *res)
         return;
     }
 
-    if (res->rc == RG_DECLINED && res->err
-        && strncmp(res->err, "gone", 4) == 0
-        && rg_monotonic_msec() - s->dur->lease_since
-           < rg_store_timeout(s->engine))
-    {
+    if (rg_store_gone(res)) {
         /* the store lost its memory since this process last looked:
-         * asked again once it knows (the store reads its epoch now) */
-        rg_lease_arm(s, 200);
+         * asked again once it knows (the store reads its epoch now),
+         * within store_timeout; not "held" by anyone */
+        if (rg_monotonic_msec() - s->dur->lease_since
+            < rg_store_timeout(s->engine))
+        {
+            rg_lease_arm(s, 200);
+            return;
+        }
+
+        s->dur->lease_next = NULL;
+        next(s, RG_ERROR, res->err);
         return;
     }
 
@@ -193,9 +198,7 @@ rg_lease_renewed(void *data, const rg_store_res_t *res)
         return;
     }
 
-    if (res->rc == RG_DECLINED && res->err
-        && strncmp(res->err, "gone", 4) == 0)
-    {
+    if (rg_store_gone(res)) {
         /* nobody took it over: the store forgot it (rg_recover.c) */
         rg_session_lost(s);
         return;

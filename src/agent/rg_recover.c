@@ -125,9 +125,7 @@ rg_recover_leased(void *data, const rg_store_res_t *res)
         return;
     }
 
-    if (res->rc == RG_DECLINED
-        && !(res->err && strncmp(res->err, "gone", 4) == 0))
-    {
+    if (res->rc == RG_DECLINED && !rg_store_gone(res)) {
         /* another worker took it up meanwhile (its task was queued
          * again): it runs it now */
         snprintf(why, sizeof(why), "the store lost the session and another "

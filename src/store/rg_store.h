@@ -200,7 +200,8 @@ struct rg_store_s {
     /* the session's lease for ttl: num is the fencing token (a new one
      * when taken, the same when renewed); RG_DECLINED "held" when another
      * token holds it (value: its holder), on a renewal "lost" when
-     * another token holds it now, "expired" when none does */
+     * another token holds it now, "expired" when none does; "gone…"
+     * when the store lost its memory (rg_store_gone) */
     rg_store_op_t    *(*lease)(rg_store_t *st, const rg_str_t *id,
                                const rg_str_t *holder, int64_t token,
                                rg_msec_t ttl, rg_store_pt cb, void *data);
@@ -283,6 +284,12 @@ rg_int_t rg_store_event_id(const char *s, size_t len, uint64_t *ms,
 /* cb is told when the store loses its memory; RG_ERROR: too many */
 rg_int_t rg_store_watch(rg_store_t *st, rg_store_lost_pt cb, void *data);
 void rg_store_unwatch(rg_store_t *st, rg_store_lost_pt cb, void *data);
+
+/* an answer that says the store lost its memory (a lease it forgot, or
+ * an epoch other than the one this process knows) */
+#define rg_store_gone(res)                                                  \
+    ((res)->rc == RG_DECLINED && (res)->err                                 \
+     && strncmp((res)->err, "gone", 4) == 0)
 
 /* the epoch is kept in the file at path too (serve: beside its pid
  * file), so that a loss while no process of it ran is said when one
