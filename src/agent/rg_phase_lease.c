@@ -11,12 +11,23 @@
 #include <rg_session_int.h>
 #include <rg_phase_lease.h>
 #include <rg_lease.h>
+#include <rg_store_conf.h>
 
 
 static void
 rg_phase_lease_taken(rg_session_t *s, rg_int_t rc, const char *why)
 {
     if (rc == RG_OK) {
+        if (s->taken_over && !s->resumed
+            && rg_store_ctx(s->engine)->epoch.losses != s->taken_losses)
+        {
+            /* read as not in the store before its loss was known (the
+             * epoch's answer came after the record's): the take was
+             * refused "gone" until it was */
+            rg_session_taken_unknown(s);
+            return;
+        }
+
         rg_session_phase_done(s);
         return;
     }

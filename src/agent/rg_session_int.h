@@ -426,5 +426,8 @@ void rg_session_handler(rg_session_t *s);
 void rg_session_drop(rg_session_t *s, const char *why);
 /* the store says it lost the session: it is written back (rg_recover.c) */
 void rg_session_lost(rg_session_t *s);
+/* taken over, and the store lost its memory since: ended failed, its
+ * outcome said unknown, not run (rg_session_open.c) */
+void rg_session_taken_unknown(rg_session_t *s);
 
 #endif /* RG_SESSION_INT_H */

@@ -12,6 +12,7 @@
 #include <rg_core.h>
 #include <rg_session_int.h>
 #include <rg_durable.h>
+#include <rg_lease.h>
 #include <rg_session_trace.h>
 #include <rg_store_conf.h>
 #include <rg_digest.h>
@@ -335,9 +336,11 @@ rg_session_loaded(void *data, const rg_store_res_t *res)
         }
 
         if (s->taken_over && !o->checked) {
-            /* the epoch is read first, then the session again: on one
-             * connection the answers keep their order, so a store that
-             * forgot it is known before the second answer */
+            /* the epoch is read first, then the session again: a store
+             * that forgot it is mostly known before the second answer
+             * (the epoch's read may take another connection and answer
+             * after it: then the lease's take, refused "gone", tells;
+             * rg_phase_lease.c) */
             o->checked = 1;
             if (rg_store_ctx(s->engine)->check) {
                 rg_store_ctx(s->engine)->check(rg_store_ctx(s->engine));
@@ -349,16 +352,7 @@ rg_session_loaded(void *data, const rg_store_res_t *res)
         if (s->taken_over
             && rg_store_ctx(s->engine)->epoch.losses != s->taken_losses)
         {
-            /* no lease of it is held: nothing of it is written but its
-             * owner's result */
-            s->fenced = 1;
-            s->taken_unknown = 1;
-            rg_session_finish(s, RG_SESSION_FAILED, "outcome unknown: the "
-                              "store lost its memory after this task was "
-                              "taken over from a worker that ran it; its "
-                              "session and claims are gone, so whether its "
-                              "side effects ran is unknown: it is not run "
-                              "again");
+            rg_session_taken_unknown(s);
             return;
         }
 
@@ -587,6 +581,25 @@ rg_session_open(rg_engine_t *e, const rg_session_args_t *a)
     }
 
     return s;
+}
+
+
+/* taken over, read as not in the store, and the store lost its memory
+ * since its entry was read: its record and claims may be what it lost.
+ * Nothing of it is written but its owner's result (a lease just taken
+ * is let expire) */
+void
+rg_session_taken_unknown(rg_session_t *s)
+{
+    rg_lease_stop(s);
+
+    s->fenced = 1;
+    s->taken_unknown = 1;
+    rg_session_finish(s, RG_SESSION_FAILED, "outcome unknown: the store "
+                      "lost its memory after this task was taken over from "
+                      "a worker that ran it; its session and claims are "
+                      "gone, so whether its side effects ran is unknown: it "
+                      "is not run again");
 }
 
 
