@@ -17,6 +17,8 @@ rg_cleanup() {
         kill -9 "$p" 2>/dev/null
         wait "$p" 2>/dev/null
     done
+    # RG_KEEP=1: the run's folder stays, for its logs
+    [ -n "$RG_KEEP" ] && [ "$failed" -gt 0 ] && echo "# kept: $tmp" && return
     rm -rf "$tmp"
 }
 
