@@ -766,10 +766,12 @@ typedef struct {
     struct event          retry;    /* the read, asked again */
     unsigned              retry_set:1;
     unsigned              checked:1;  /* read again after the epoch */
+    uint64_t              epoch_read; /* the epoch read that tells */
 } rg_durable_open_t;
 
 
 static void rg_durable_load(rg_durable_open_t *o);
+static void rg_durable_checked(evutil_socket_t fd, short what, void *arg);
 static void rg_durable_reload(evutil_socket_t fd, short what, void *arg);
 
 
@@ -1165,14 +1167,16 @@ rg_durable_loaded(void *data, const rg_store_res_t *res)
         }
 
         if (s->taken_over && !o->checked) {
-            /* the epoch is read first, then the session again: on one
-             * connection the answers keep their order, so a store that
-             * forgot it is known before the second answer */
+            /* the epoch is read first, then the session again once that
+             * read answered (it may go on another connection, or after
+             * one under way), so a store that forgot it is known before
+             * the second answer */
             o->checked = 1;
             if (rg_store_ctx(s->engine)->check) {
-                rg_store_ctx(s->engine)->check(rg_store_ctx(s->engine));
+                o->epoch_read = rg_store_ctx(s->engine)->check(
+                                                rg_store_ctx(s->engine));
             }
-            rg_durable_load(o);
+            rg_durable_checked(0, 0, o);
             return;
         }
 
@@ -1365,6 +1369,32 @@ rg_durable_reload(evutil_socket_t fd, short what, void *arg)
 
     o = arg;
     o->retry_set = 0;
+
+    rg_durable_load(o);
+}
+
+
+/* the epoch read asked for a taken-over session answered: its record
+ * is read again (asked again every 20 ms, up to store_timeout) */
+static void
+rg_durable_checked(evutil_socket_t fd, short what, void *arg)
+{
+    rg_durable_open_t  *o;
+    struct timeval      tv = { 0, 20 * 1000 };
+
+    o = arg;
+    o->retry_set = 0;
+
+    if (rg_store_ctx(o->s->engine)->epoch.answered < o->epoch_read
+        && rg_monotonic_msec() - o->s->started
+           < rg_store_timeout(o->s->engine))
+    {
+        evtimer_assign(&o->retry, o->s->engine->base, rg_durable_checked, o);
+        if (evtimer_add(&o->retry, &tv) == 0) {
+            o->retry_set = 1;
+            return;
+        }
+    }
 
     rg_durable_load(o);
 }

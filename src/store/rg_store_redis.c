@@ -29,7 +29,7 @@
 #define RG_STORE_REDIS_ITEMS 512      /* reply items read without malloc */
 
 
-static void rg_sr_check(rg_store_t *st);
+static uint64_t rg_sr_check(rg_store_t *st);
 
 
 typedef enum {
@@ -1322,6 +1322,9 @@ rg_sr_epoch_reply(void *data, redisReply *reply, const char *err)
         }
     }
 
+    /* a loss it found is counted by now */
+    r->store.epoch.answered++;
+
     if (r->epoch_again) {
         r->epoch_again = 0;
         rg_sr_epoch_read(r);
@@ -1367,7 +1370,10 @@ rg_sr_epoch_read(rg_store_redis_t *r)
                                  rg_sr_epoch_reply, r, 1, 2, argv, lens);
     if (r->epoch_cmd == NULL) {
         rg_sr_epoch_arm(r);
+        return;
     }
+
+    r->store.epoch.sent++;
 }
 
 
@@ -1379,10 +1385,16 @@ rg_sr_up(void *data)
 }
 
 
-static void
+static uint64_t
 rg_sr_check(rg_store_t *st)
 {
-    rg_sr_epoch_read((rg_store_redis_t *) st);
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    rg_sr_epoch_read(r);
+
+    /* one under way started before: the one after it tells */
+    return r->epoch_again ? st->epoch.sent + 1 : st->epoch.sent;
 }
 
 
