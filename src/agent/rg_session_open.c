@@ -37,10 +37,14 @@ typedef struct {
     struct event          retry;    /* the read, asked again */
     unsigned              retry_set:1;
     unsigned              checked:1;  /* read again after the epoch */
+    unsigned              check_set:1;
+    struct event          check;    /* the epoch's read awaited */
+    uint64_t              epoch_read; /* the epoch read that tells */
 } rg_session_load_t;
 
 
 static void rg_session_load(evutil_socket_t fd, short what, void *arg);
+static void rg_session_checked(evutil_socket_t fd, short what, void *arg);
 
 
 static size_t
@@ -336,16 +340,17 @@ rg_session_loaded(void *data, const rg_store_res_t *res)
         }
 
         if (s->taken_over && !o->checked) {
-            /* the epoch is read first, then the session again: a store
-             * that forgot it is mostly known before the second answer
-             * (the epoch's read may take another connection and answer
-             * after it: then the lease's take, refused "gone", tells;
-             * rg_phase_lease.c) */
+            /* the epoch is read first, then the session again once that
+             * read answered (it may take another connection, or wait
+             * behind one under way), so a store that forgot it is known
+             * before the second answer; the lease's take, refused
+             * "gone", tells too (rg_phase_lease.c) */
             o->checked = 1;
             if (rg_store_ctx(s->engine)->check) {
-                rg_store_ctx(s->engine)->check(rg_store_ctx(s->engine));
+                o->epoch_read = rg_store_ctx(s->engine)->check(
+                                                rg_store_ctx(s->engine));
             }
-            rg_session_load(-1, EV_TIMEOUT, o);
+            rg_session_checked(-1, EV_TIMEOUT, o);
             return;
         }
 
@@ -455,6 +460,35 @@ rg_session_load_cleanup(void *data)
         evtimer_del(&o->retry);
         o->retry_set = 0;
     }
+
+    if (o->check_set) {
+        evtimer_del(&o->check);
+        o->check_set = 0;
+    }
+}
+
+
+/* the epoch read asked for a taken-over session answered: its record is
+ * read again (asked again every 20 ms, up to store_timeout) */
+static void
+rg_session_checked(evutil_socket_t fd, short what, void *arg)
+{
+    rg_session_load_t  *o;
+    struct timeval      tv = { 0, 20 * 1000 };
+
+    o = arg;
+    o->check_set = 0;
+
+    if (rg_store_ctx(o->s->engine)->epoch.answered < o->epoch_read
+        && rg_monotonic_msec() - o->s->started
+           < rg_store_timeout(o->s->engine)
+        && evtimer_add(&o->check, &tv) == 0)
+    {
+        o->check_set = 1;
+        return;
+    }
+
+    rg_session_load(-1, EV_TIMEOUT, o);
 }
 
 
@@ -504,6 +538,7 @@ rg_session_open_stored(rg_engine_t *e, const rg_session_args_t *a)
 
     o->s = s;
     evtimer_assign(&o->retry, e->base, rg_session_load, o);
+    evtimer_assign(&o->check, e->base, rg_session_checked, o);
 
     /* a task's messages, copied: the task is gone when the store answers */
     if (a->input) {

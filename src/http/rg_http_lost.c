@@ -2,12 +2,17 @@
  * remembered (the last RG_HTTP_LOST_KEPT, within session_ttl) for the
  * day the store loses its memory. A task queued and not yet taken was
  * only in the store: nobody can run it again, but the API that accepted
- * it can name it. Once the workers had time to write back what they hold
- * (twice lease_ttl, and a little), each remembered task that has nothing
- * left in the store (no mark, no session, no result: nobody wrote it
- * back nor queued it again) is named lost, on the log, in the metrics
- * and on the queue's list of losses (rg_stream_lost.c), which /readyz
- * and `reagent queue` show. */
+ * it can name it. When this worker finds a loss it hands the ids over
+ * to the store and looks itself once the workers had time to write back
+ * what they hold (twice lease_ttl, and a little); should it stop before
+ * (a drain, a master killed), any worker alive a lease later takes the
+ * look from the store. The look names each task that has nothing left
+ * in the store (no record, no session, no result: nobody wrote it back
+ * nor queued it again) lost: its result says so (status "lost", for
+ * GET /v1/tasks/ID), and the log, the metrics and the queue's list of
+ * losses (rg_stream_lost.c), which /readyz and `reagent queue` show. A
+ * task named is named once: its result is there for a later look, and
+ * this worker forgets it. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -38,13 +43,47 @@ struct rg_http_lost_s {
     rg_http_accepted_t  ring[RG_HTTP_LOST_KEPT];
     rg_uint_t           n;
     rg_uint_t           next;         /* the oldest, once full */
-    struct event       *ev;           /* the look, after the holders' time */
+    struct event       *ev;           /* the next take (or own look) */
+    json_t             *own;          /* this worker's look, when due */
+    char               *own_text;     /* as handed over (NULL: not) */
+    rg_msec_t           own_due;
+    rg_uint_t           own_look:1;   /* the look under way is own */
+    rg_uint_t           taking:1;     /* a take asked, not answered */
+    rg_uint_t           dropping:1;
+    rg_uint_t           exiting:1;    /* freed by the last answer */
     rg_uint_t           asking;       /* answers to come */
+    rg_uint_t           noting;       /* records written */
+    rg_uint_t           handing;      /* looks handed over */
     rg_uint_t           gone;
     json_t             *named;
+    char                whose[160];   /* the worker that queued them */
     char                ids[512];
     size_t              off;
 };
+
+
+static void rg_http_lost_later(rg_http_lost_t *l, rg_msec_t ms);
+static void rg_http_lost_free(rg_http_lost_t *l);
+static void rg_http_lost_forget(rg_http_lost_t *l, const char *id);
+
+
+/* the queue's client calls back what it still holds as it closes,
+ * after rg_http_lost_exit: the last answer frees */
+static rg_uint_t
+rg_http_lost_gone(rg_http_lost_t *l)
+{
+    if (!l->exiting) {
+        return 0;
+    }
+
+    if (!l->asking && !l->taking && !l->handing && !l->noting
+        && !l->dropping)
+    {
+        rg_http_lost_free(l);
+    }
+
+    return 1;
+}
 
 
 void
@@ -82,6 +121,11 @@ rg_http_lost_noted(void *data, const char *err)
     rg_http_lost_t  *l;
 
     l = data;
+    l->noting--;
+
+    if (rg_http_lost_gone(l)) {
+        return;
+    }
 
     if (err) {
         rg_log_error(RG_LOG_WARN, l->ts->h->engine->log, 0, "http: the "
@@ -92,22 +136,38 @@ rg_http_lost_noted(void *data, const char *err)
 
 
 static void
+rg_http_lost_dropped(void *data, redisReply *reply, const char *err)
+{
+    rg_http_lost_t  *l;
+
+    l = data;
+    l->dropping = 0;
+
+    rg_http_lost_gone(l);
+}
+
+
+static void
 rg_http_lost_said(rg_http_lost_t *l)
 {
     char         *text;
     json_t       *o;
+    rg_uint_t     own;
     rg_engine_t  *e;
 
     e = l->ts->h->engine;
+    own = strcmp(l->whose, rg_agent_ctx(e)->worker) == 0;
 
     if (l->gone) {
         rg_metrics_task(RG_METRICS_TASK_FORGOTTEN, l->gone);
 
         rg_log_error(RG_LOG_ERR, e->log, 0, "http: the store lost its "
-                     "memory, and with it %lu task%s this worker's API "
-                     "queued that no worker held (nothing of %s is left: "
-                     "if %s ran, %s result is gone too; submit %s again): "
-                     "%s%s", (unsigned long) l->gone, l->gone == 1 ? "" : "s",
+                     "memory, and with it %lu task%s %s%s%s API queued "
+                     "that no worker held (nothing of %s is left: if %s "
+                     "ran, %s result is gone too; submit %s again): %s%s",
+                     (unsigned long) l->gone, l->gone == 1 ? "" : "s",
+                     own ? "this" : "worker ", own ? "" : l->whose,
+                     own ? " worker's" : "'s",
                      l->gone == 1 ? "it" : "them",
                      l->gone == 1 ? "it" : "one",
                      "its", l->gone == 1 ? "it" : "them", l->ids,
@@ -115,7 +175,7 @@ rg_http_lost_said(rg_http_lost_t *l)
 
         o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:O, s:s}",
                       "at", (json_int_t) rg_wall_msec(),
-                      "worker", rg_agent_ctx(e)->worker,
+                      "worker", l->whose,
                       "epoch", l->ts->store->epoch.id,
                       "sessions_written_back", (json_int_t) 0,
                       "results_written_again", (json_int_t) 0,
@@ -128,14 +188,53 @@ rg_http_lost_said(rg_http_lost_t *l)
         json_decref(o);
 
         if (text) {
+            l->noting++;
             rg_stream_note_loss(l->ts->queue, text, strlen(text),
                                 rg_http_lost_noted, l);
-            free(text);
         }
+        free(text);
     }
 
     json_decref(l->named);
     l->named = NULL;
+
+    /* looked: nobody else need */
+    if (l->own_look && l->own_text && !l->dropping) {
+        l->dropping = 1;
+
+        if (rg_stream_drop_look(l->ts->queue, l->own_text,
+                                strlen(l->own_text), rg_http_lost_dropped, l)
+            == NULL)
+        {
+            l->dropping = 0;
+        }
+    }
+
+    l->own_look = 0;
+    free(l->own_text);
+    l->own_text = NULL;
+
+    /* another may be due */
+    rg_http_lost_later(l, 0);
+}
+
+
+/* a task named lost by this worker's own look: a later loss would find
+ * its result gone and name it again */
+static void
+rg_http_lost_forget(rg_http_lost_t *l, const char *id)
+{
+    rg_uint_t            i;
+    rg_http_accepted_t  *a;
+
+    for (i = 0; i < l->n; i++) {
+        a = &l->ring[(l->next + i) % RG_HTTP_LOST_KEPT];
+
+        if (a->id && strcmp(a->id, id) == 0) {
+            free(a->id);
+            a->id = NULL;
+        }
+    }
 }
 
 
@@ -155,12 +254,24 @@ rg_http_lost_exists(void *data, redisReply *reply, const char *err)
     k = data;
     l = k->l;
 
-    /* nothing of it: its mark, its session and its result are gone (an
-     * error says nothing: it is not named) */
+    if (l->exiting) {
+        free(k->id);
+        free(k);
+        l->asking--;
+        rg_http_lost_gone(l);
+        return;
+    }
+
+    /* nothing of it: its session and its result were gone, and it has
+     * one now that says so (an error says nothing: it is not named) */
     if (err == NULL && reply->type == REDIS_REPLY_INTEGER
         && reply->integer == 0)
     {
         l->gone++;
+
+        if (l->own_look) {
+            rg_http_lost_forget(l, k->id);
+        }
 
         if (l->gone <= RG_HTTP_LOST_NAMED) {
             if (l->named) {
@@ -182,76 +293,60 @@ rg_http_lost_exists(void *data, redisReply *reply, const char *err)
 }
 
 
-/* the holders had their time: what is left of each task */
+/* the holders had their time: what is left of each task of a look
+ * ({"worker", "ids"}) */
 static void
-rg_http_lost_look(evutil_socket_t fd, short what, void *arg)
+rg_http_lost_look(rg_http_lost_t *l, json_t *look)
 {
-    char             *keys[3];
-    size_t            lens[4];
-    rg_str_t          tag;
-    rg_uint_t         i, j;
-    rg_msec_t         now, ttl;
-    const char       *argv[4];
-    rg_http_look_t   *k;
-    rg_http_lost_t   *l;
-    rg_http_accepted_t  *a;
+    char            *text;
+    size_t           i;
+    json_t          *id, *o;
+    const char      *whose;
+    rg_http_look_t  *k;
 
-    l = arg;
+    whose = json_string_value(json_object_get(look, "worker"));
+    snprintf(l->whose, sizeof(l->whose), "%s", whose ? whose : "a worker");
 
-    if (l->asking) {
-        return;                       /* a look is under way */
-    }
-
-    now = rg_wall_msec();
-    ttl = rg_store_session_ttl(l->ts->h->engine);
     l->gone = 0;
     l->off = 0;
     l->ids[0] = '\0';
     l->named = json_array();
     l->asking = 1;                    /* held while asking */
 
-    for (i = 0; i < l->n; i++) {
-        a = &l->ring[(l->next + i) % RG_HTTP_LOST_KEPT];
-
-        if (a->id == NULL || now - a->at > ttl) {
+    json_array_foreach(json_object_get(look, "ids"), i, id) {
+        if (!json_is_string(id)) {
             continue;
         }
 
-        keys[0] = rg_stream_task_key(l->ts->queue, a->id, ":task");
-        keys[1] = rg_stream_task_key(l->ts->queue, a->id, ":meta");
-        keys[2] = rg_stream_task_key(l->ts->queue, a->id, ":result");
+        /* its result says it, to whoever asks for the task */
+        o = json_pack("{s:s, s:s, s:n, s:i, s:i, s:i, s:s}",
+                      "id", json_string_value(id), "status", "lost",
+                      "answer", "rounds", 0, "tokens", 0, "ms", 0,
+                      "error", "the store lost its memory before a worker "
+                      "took this task: nothing of it is left (if it ran, "
+                      "its result is gone too); submit it again");
+        text = o ? rg_json_dumps(o, JSON_COMPACT, NULL) : NULL;
+        json_decref(o);
+
         k = calloc(1, sizeof(rg_http_look_t));
         if (k) {
             k->l = l;
-            k->id = strdup(a->id);
+            k->id = strdup(json_string_value(id));
         }
 
-        if (keys[0] && keys[1] && keys[2] && k && k->id) {
-            /* one slot: the three share the session's hash tag */
-            argv[0] = "EXISTS";
-            lens[0] = 6;
-            for (j = 0; j < 3; j++) {
-                argv[j + 1] = keys[j];
-                lens[j + 1] = strlen(keys[j]);
-            }
-            tag = rg_stream_key_tag(keys[0]);
-
-            if (rg_redis_command(l->ts->redis, &tag, 0, rg_http_lost_exists,
-                                 k, 4, argv, lens))
-            {
-                l->asking++;
-                k = NULL;
-            }
+        if (text && k && k->id
+            && rg_stream_lost_task(l->ts->queue, k->id, text, strlen(text),
+                                   rg_http_lost_exists, k))
+        {
+            l->asking++;
+            k = NULL;
         }
 
         if (k) {
             free(k->id);
             free(k);
         }
-
-        for (j = 0; j < 3; j++) {
-            free(keys[j]);
-        }
+        free(text);
     }
 
     if (--l->asking == 0) {
@@ -260,20 +355,227 @@ rg_http_lost_look(evutil_socket_t fd, short what, void *arg)
 }
 
 
-/* the store lost its memory: a look once the holders had their time */
+/* a take answered: a look (now this worker's), when the next is due, or
+ * none; an error is asked again a lease later */
+static void
+rg_http_lost_taken(void *data, redisReply *reply, const char *err)
+{
+    json_t          *look;
+    rg_msec_t        now;
+    rg_http_lost_t  *l;
+
+    l = data;
+    l->taking = 0;
+
+    if (rg_http_lost_gone(l)) {
+        return;
+    }
+
+    if (err) {
+        rg_http_lost_later(l, rg_store_lease_ttl(l->ts->h->engine));
+        return;
+    }
+
+    if (reply->type == REDIS_REPLY_INTEGER) {
+        now = rg_wall_msec();
+        rg_http_lost_later(l, (rg_msec_t) reply->integer > now
+                              ? (rg_msec_t) reply->integer - now : 0);
+        return;
+    }
+
+    if (reply->type != REDIS_REPLY_STRING) {
+        return;                       /* none waits */
+    }
+
+    look = json_loadb(reply->str, reply->len, 0, NULL);
+
+    if (!json_is_object(look)) {
+        rg_log_error(RG_LOG_WARN, l->ts->h->engine->log, 0, "http: a look "
+                     "at the tasks a loss took was not readable: dropped");
+        json_decref(look);
+        rg_http_lost_later(l, 0);
+        return;
+    }
+
+    rg_http_lost_look(l, look);
+    json_decref(look);
+}
+
+
+/* the timer: this worker's own look when due, else a take */
+static void
+rg_http_lost_tick(evutil_socket_t fd, short what, void *arg)
+{
+    rg_msec_t        now;
+    rg_http_lost_t  *l;
+
+    l = arg;
+
+    if (l->asking || l->taking) {
+        return;                       /* a look or a take is under way */
+    }
+
+    if (l->own) {
+        now = rg_wall_msec();
+
+        if (now < l->own_due) {
+            rg_http_lost_later(l, l->own_due - now);
+            return;
+        }
+
+        l->own_look = 1;
+        rg_http_lost_look(l, l->own);
+        json_decref(l->own);
+        l->own = NULL;
+        return;
+    }
+
+    l->taking = 1;
+
+    if (rg_stream_take_look(l->ts->queue, rg_wall_msec(), rg_http_lost_taken,
+                            l) == NULL)
+    {
+        l->taking = 0;
+        rg_http_lost_later(l, rg_store_lease_ttl(l->ts->h->engine));
+    }
+}
+
+
+static void
+rg_http_lost_later(rg_http_lost_t *l, rg_msec_t ms)
+{
+    struct timeval  tv;
+
+    if (l->exiting) {
+        return;
+    }
+
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
+    evtimer_add(l->ev, &tv);
+}
+
+
+/* a look handed over: any worker takes it when due (this one too) */
+typedef struct {
+    rg_http_lost_t     *l;
+    json_t             *look;
+    char               *text;
+    rg_msec_t           due;
+} rg_http_hand_t;
+
+
+static void
+rg_http_lost_handed(void *data, redisReply *reply, const char *err)
+{
+    rg_msec_t        now;
+    rg_http_hand_t  *hd;
+    rg_http_lost_t  *l;
+
+    hd = data;
+    l = hd->l;
+    l->handing--;
+    rg_engine_release(l->ts->h->engine);
+
+    if (rg_http_lost_gone(l)) {
+        json_decref(hd->look);
+        free(hd->text);
+        free(hd);
+        return;
+    }
+
+    if (err) {
+        rg_log_error(RG_LOG_WARN, l->ts->h->engine->log, 0, "http: the "
+                     "look at the tasks the loss took was not handed to "
+                     "the store (%s): only this worker can make it", err);
+        free(hd->text);
+        hd->text = NULL;
+    }
+
+    /* the newest loss's look holds every id the one before would */
+    json_decref(l->own);
+    free(l->own_text);
+    l->own = hd->look;
+    l->own_text = hd->text;
+    l->own_due = hd->due;
+
+    now = rg_wall_msec();
+    rg_http_lost_later(l, hd->due > now ? hd->due - now : 0);
+
+    free(hd);
+}
+
+
+/* the store lost its memory: the tasks this API queued before, handed
+ * over with when to look */
 static void
 rg_http_store_lost(void *data, rg_store_t *st)
 {
-    rg_msec_t        wait;
-    rg_http_lost_t  *l;
-    struct timeval   tv;
+    json_t              *ids;
+    rg_uint_t            i;
+    rg_msec_t            now, ttl, wait;
+    rg_engine_t         *e;
+    rg_http_hand_t      *hd;
+    rg_http_lost_t      *l;
+    rg_http_accepted_t  *a;
 
     l = data;
+    e = l->ts->h->engine;
+    now = rg_wall_msec();
+    ttl = rg_store_session_ttl(e);
+    wait = 2 * rg_store_lease_ttl(e) + 2000;
 
-    wait = 2 * rg_store_lease_ttl(l->ts->h->engine) + 2000;
-    tv.tv_sec = wait / 1000;
-    tv.tv_usec = (wait % 1000) * 1000;
-    evtimer_add(l->ev, &tv);
+    ids = json_array();
+    for (i = 0; ids && i < l->n; i++) {
+        a = &l->ring[(l->next + i) % RG_HTTP_LOST_KEPT];
+
+        if (a->id && now - a->at <= ttl) {
+            json_array_append_new(ids, json_string(a->id));
+        }
+    }
+
+    if (ids == NULL || json_array_size(ids) == 0) {
+        json_decref(ids);
+        rg_http_lost_later(l, wait);  /* another's look may come */
+        return;
+    }
+
+    hd = calloc(1, sizeof(rg_http_hand_t));
+    if (hd) {
+        hd->l = l;
+        hd->due = now + wait;
+        hd->look = json_pack("{s:s, s:s, s:o}", "worker",
+                             rg_agent_ctx(e)->worker, "epoch", st->epoch.id,
+                             "ids", ids);
+        ids = NULL;
+    }
+
+    json_decref(ids);
+
+    if (hd == NULL || hd->look == NULL) {
+        if (hd) {
+            json_decref(hd->look);
+            free(hd);
+        }
+        rg_log_error(RG_LOG_WARN, e->log, 0, "http: no look at the tasks "
+                     "the loss took (out of memory)");
+        return;
+    }
+
+    hd->text = rg_json_dumps(hd->look, JSON_COMPACT, NULL);
+
+    /* a drain waits for it: the look outlives this worker; the others
+     * take it a lease after this one would have */
+    l->handing++;
+    rg_engine_hold(e);
+
+    if (hd->text == NULL
+        || rg_stream_hand_look(l->ts->queue, hd->text, strlen(hd->text),
+                               hd->due + rg_store_lease_ttl(e), ttl + wait,
+                               rg_http_lost_handed, hd) == NULL)
+    {
+        rg_http_lost_handed(hd, NULL, "out of memory");
+    }
 }
 
 
@@ -292,7 +594,7 @@ rg_http_lost_init(rg_http_tasks_t *ts)
     }
 
     l->ts = ts;
-    l->ev = evtimer_new(ts->h->engine->base, rg_http_lost_look, l);
+    l->ev = evtimer_new(ts->h->engine->base, rg_http_lost_tick, l);
 
     if (l->ev == NULL
         || rg_store_watch(ts->store, rg_http_store_lost, l) != RG_OK)
@@ -306,14 +608,34 @@ rg_http_lost_init(rg_http_tasks_t *ts)
 
     ts->lost = l;
 
+    /* a look handed over by a worker that stopped since */
+    rg_http_lost_later(l, 0);
+
     return RG_OK;
+}
+
+
+static void
+rg_http_lost_free(rg_http_lost_t *l)
+{
+    rg_uint_t  i;
+
+    event_free(l->ev);
+    json_decref(l->own);
+    free(l->own_text);
+
+    for (i = 0; i < RG_HTTP_LOST_KEPT; i++) {
+        free(l->ring[i].id);
+    }
+
+    json_decref(l->named);
+    free(l);
 }
 
 
 void
 rg_http_lost_exit(rg_http_tasks_t *ts)
 {
-    rg_uint_t        i;
     rg_http_lost_t  *l;
 
     l = ts->lost;
@@ -322,13 +644,9 @@ rg_http_lost_exit(rg_http_tasks_t *ts)
     }
 
     rg_store_unwatch(ts->store, rg_http_store_lost, l);
-    event_free(l->ev);
-
-    for (i = 0; i < RG_HTTP_LOST_KEPT; i++) {
-        free(l->ring[i].id);
-    }
-
-    json_decref(l->named);
-    free(l);
+    evtimer_del(l->ev);
     ts->lost = NULL;
+    l->exiting = 1;
+
+    rg_http_lost_gone(l);
 }

@@ -167,6 +167,22 @@ void rg_stream_note_loss(rg_stream_t *q, const char *line, size_t len,
 rg_redis_cmd_t *rg_stream_losses(rg_stream_t *q, rg_uint_t n,
     rg_redis_reply_pt cb, void *data);
 
+/* A look at which tasks a loss took, handed over to be asked when due by
+ * any worker (rg_stream_lost.c); a take answers the look (a string, now
+ * this worker's), when the next is due (an integer) or nil; a drop takes
+ * one away (made by the worker that handed it). */
+rg_redis_cmd_t *rg_stream_hand_look(rg_stream_t *q, const char *look,
+    size_t len, rg_msec_t due, rg_msec_t ttl, rg_redis_reply_pt cb,
+    void *data);
+rg_redis_cmd_t *rg_stream_take_look(rg_stream_t *q, rg_msec_t now,
+    rg_redis_reply_pt cb, void *data);
+rg_redis_cmd_t *rg_stream_drop_look(rg_stream_t *q, const char *look,
+    size_t len, rg_redis_reply_pt cb, void *data);
+/* a task with nothing left in the store (no record, meta nor result) is
+ * given result (its status "lost"): 0; 1: something is left */
+rg_redis_cmd_t *rg_stream_lost_task(rg_stream_t *q, const char *task_id,
+    const char *result, size_t len, rg_redis_reply_pt cb, void *data);
+
 /* the queue's commands (rg_stream_cli.c) */
 extern const rg_cli_t  rg_submit_cli;
 extern const rg_cli_t  rg_results_cli;

@@ -65,6 +65,8 @@ typedef struct {
     char                file[PATH_MAX];
     uint64_t            losses;
     uint64_t            lost_at;      /* wall ms of the last loss, 0 */
+    uint64_t            sent;         /* reads asked, */
+    uint64_t            answered;     /* and answered (in order) */
     rg_store_lost_pt    cb[RG_STORE_WATCHERS];
     void               *data[RG_STORE_WATCHERS];
     rg_uint_t           n;
@@ -242,8 +244,10 @@ struct rg_store_s {
     void              (*destroy)(rg_store_t *st);
 
     /* reads the epoch now (after an answer that says the store may
-     * have lost its memory); NULL: a store that cannot lose it */
-    void              (*check)(rg_store_t *st);
+     * have lost its memory); NULL: a store that cannot lose it. It
+     * answers the read that tells: known once epoch.answered reaches it
+     * (a read already under way when asked may have come too early) */
+    uint64_t          (*check)(rg_store_t *st);
 
     rg_store_stats_t    stats;
     rg_store_down_t     down;

@@ -133,6 +133,9 @@ rg_sr_epoch_reply(void *data, redisReply *reply, const char *err)
         }
     }
 
+    /* a loss it found is counted by now */
+    r->store.epoch.answered++;
+
     if (r->epoch_again) {
         r->epoch_again = 0;
         rg_sr_epoch_read(r);
@@ -178,7 +181,10 @@ rg_sr_epoch_read(rg_store_redis_t *r)
                                  rg_sr_epoch_reply, r, 1, 2, argv, lens);
     if (r->epoch_cmd == NULL) {
         rg_sr_epoch_arm(r);
+        return;
     }
+
+    r->store.epoch.sent++;
 }
 
 
@@ -190,8 +196,14 @@ rg_sr_up(void *data)
 }
 
 
-void
+uint64_t
 rg_sr_check(rg_store_t *st)
 {
-    rg_sr_epoch_read((rg_store_redis_t *) st);
+    rg_store_redis_t  *r;
+
+    r = (rg_store_redis_t *) st;
+    rg_sr_epoch_read(r);
+
+    /* one under way started before: the one after it tells */
+    return r->epoch_again ? st->epoch.sent + 1 : st->epoch.sent;
 }

@@ -162,7 +162,7 @@ extern rg_redis_script_t  rg_sr_epoch_lua;
 
 void rg_sr_epoch_timer(evutil_socket_t fd, short what, void *arg);
 void rg_sr_up(void *data);
-void rg_sr_check(rg_store_t *st);
+uint64_t rg_sr_check(rg_store_t *st);
 
 
 #endif /* RG_STORE_REDIS_INT_H */

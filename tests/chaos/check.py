@@ -465,7 +465,8 @@ def check(d, name, seed, json_out):
                 wrong.append((i, "answer %r" % rs[0][1].get("answer")))
 
         elif accepted:
-            if i in named_ids:
+            # said in a log, or by the task's own result (GET: "lost")
+            if i in named_ids or g.get("status") == "lost":
                 named.append(i)
             elif trace:
                 stuck.append((i, s))

@@ -173,6 +173,7 @@ lease_ttl 2s;
 store_timeout 30s;
 queue { claim_idle 4s; block 500ms; }
 http { listen 127.0.0.1:$hport; }
+drain_timeout 1s;
 CONF
 
 "$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve.out" 2>&1 &
@@ -260,6 +261,61 @@ rg_check "the metrics count the loss, the tasks queued again and those lost" \
          $1 == "reagent_queue_tasks_total{outcome=\"forgotten\"}" && $2 >= 1 { c = 1 }
          END { exit !(a && b && c) }' "$tmp/metrics"
 
+# the API's tasks queued when Redis forgets, and every worker stopped
+# before it was time to look at them (a drain of 1 s, long before the 6 s
+# the holders have): the look was handed to the store, and the workers
+# of the next serve take it and name them
+i=0
+while [ $i -lt 10 ]; do
+    echo "{\"id\":\"f$i\",\"input\":\"compute\"}"
+    i=$((i + 1))
+done | "$R" -c "$tmp/s.conf" submit - > /dev/null 2>&1
+n0=$(curl -s "http://127.0.0.1:$sport/stats" | jq .requests)
+i=0
+while [ "$(curl -s "http://127.0.0.1:$sport/stats" | jq .requests)" \
+        -lt $((n0 + 10)) ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+i=0
+while [ $i -lt 3 ]; do
+    curl -s -o /dev/null "$U/v1/tasks" -d "{\"id\":\"gone$i\",\"input\":\"x\"}"
+    i=$((i + 1))
+done
+losses=$(grep -c 'queue: the store lost its memory' "$tmp/error.log")
+redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
+wait $redis_pid 2>/dev/null
+start_redis
+rg_wait_for "$tmp/error.log" "queue: the store lost its memory" \
+    $((losses + 2))
+kill -QUIT $master
+wait $master 2>/dev/null
+rg_lacks "the workers stopped before naming the API's tasks" \
+    "$tmp/error.log" "API queued that no worker held.*gone[0-2]"
+# one look for each worker that had accepted some of them
+looks=$(redis-cli -p "$rport" zcard 'rg:{q:tasks}:looks')
+rg_check "  they handed the look to the store ($looks)" \
+    test "$looks" -ge 1 -a "$looks" -le 2
+
+: > "$tmp/error.log"
+"$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve1.out" 2>&1 &
+master=$!
+pids="$pids $master"
+rg_wait_for "$tmp/error.log" "API queued that no worker held" "$looks"
+grep "API queued that no worker held" "$tmp/error.log" > "$tmp/named"
+for t in gone0 gone1 gone2; do
+    rg_expect "a worker of the next serve names $t, and whose API queued it" \
+        "$tmp/named" "worker [^ ]+:[0-9]+'s API queued that no worker held.*$t"
+    rg_equal "  GET says it is lost" \
+        "$(curl -s "$U/v1/tasks/$t" | jq -r '.status + ": " + .reason')" \
+        "lost: the store lost its memory before a worker took this task: nothing of it is left (if it ran, its result is gone too); submit it again"
+done
+sleep 1
+rg_equal "  each look made once" \
+    "$(grep -c 'API queued that no worker held' "$tmp/error.log")" "$looks"
+rg_equal "  and the store holds no look any more" \
+    "$(redis-cli -p "$rport" zcard 'rg:{q:tasks}:looks')" 0
+
 kill -QUIT $master
 wait $master 2>/dev/null
 
@@ -301,7 +357,8 @@ wait $master 2>/dev/null
 # loss): ended failed, its outcome said unknown, not run again. The loss
 # must come between the take-over and the worker's next look at the
 # epoch (every 5 s); a run where the look came first (a loaded machine)
-# tests nothing and is tried again, up to 3 times.
+# tests nothing and is tried again, up to 3 times; so does one where the
+# worker that takes it over read the epoch first after it went.
 S='rg:{q:tasks:0}'
 sed 's/claim_idle 4s/claim_idle 2s/; s/lease_ttl 2s/lease_ttl 1s/' \
     "$tmp/s.conf" > "$tmp/s4.conf"
@@ -338,9 +395,11 @@ took_try() {
         | grep "\"id\":\"$1\"" > "$tmp/took.json"
     kill -QUIT $master
     wait $master 2>/dev/null
-    # the take-over came first: the run tested what it means to
-    awk '/took over 1 tasks/ { t = NR }
-         /the store lost its memory: its epoch/ && !l { l = NR }
+    # the take-over came first, and the worker that took it over had read
+    # the epoch before it went (one that reads it first only after finds
+    # a new store, not a loss): the run tested what it means to
+    awk '/took over 1 tasks/ { t = NR; w = $4 }
+         /the store lost its memory: its epoch/ && $4 == w && !l { l = NR }
          END { exit !(t && l && t < l) }' "$tmp/error.log"
 }
 
