@@ -12,7 +12,12 @@
  * GET /v1/tasks/ID), and the log, the metrics and the queue's list of
  * losses (rg_stream_lost.c), which /readyz and `reagent queue` show. A
  * task named is named once: its result is there for a later look, and
- * this worker forgets it. */
+ * this worker forgets it.
+ *
+ * The ids are written down too, beside the pid file ("PID.api.SLOT", a
+ * line each, as the access log is: a write of a line), so that the
+ * worker that takes the slot of one killed knows what it had accepted:
+ * a loss that comes after the kill still names them. */
 
 #include <rg_config.h>
 #include <rg_core.h>
@@ -26,6 +31,11 @@
 #include <rg_metrics.h>
 #include <rg_json_write.h>
 #include <jansson.h>
+
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdio.h>
 
 
 #define RG_HTTP_LOST_KEPT    4096
@@ -51,6 +61,10 @@ struct rg_http_lost_s {
     rg_uint_t           taking:1;     /* a take asked, not answered */
     rg_uint_t           dropping:1;
     rg_uint_t           exiting:1;    /* freed by the last answer */
+    rg_uint_t           journal_read:1;
+    int                 journal;      /* the ids written down; -1 */
+    rg_uint_t           journal_lines;
+    char                journal_path[PATH_MAX];
     rg_uint_t           asking;       /* answers to come */
     rg_uint_t           noting;       /* records written */
     rg_uint_t           handing;      /* looks handed over */
@@ -86,16 +100,10 @@ rg_http_lost_gone(rg_http_lost_t *l)
 }
 
 
-void
-rg_http_lost_accepted(rg_http_tasks_t *ts, const char *id)
+static void
+rg_http_lost_keep(rg_http_lost_t *l, const char *id, rg_msec_t at)
 {
-    rg_http_lost_t      *l;
     rg_http_accepted_t  *a;
-
-    l = ts->lost;
-    if (l == NULL) {
-        return;
-    }
 
     a = &l->ring[(l->next + l->n) % RG_HTTP_LOST_KEPT];
 
@@ -107,10 +115,176 @@ rg_http_lost_accepted(rg_http_tasks_t *ts, const char *id)
 
     free(a->id);
     a->id = strdup(id);
-    a->at = rg_wall_msec();
+    a->at = at;
 
     if (a->id) {
         l->n++;
+    }
+}
+
+
+/* the ring written down anew (the file only grows between): a new file
+ * renamed over the old one */
+static void
+rg_http_lost_compact(rg_http_lost_t *l)
+{
+    int                  fd;
+    char                 tmp[PATH_MAX + 8];
+    FILE                *f;
+    rg_uint_t            i;
+    rg_http_accepted_t  *a;
+
+    snprintf(tmp, sizeof(tmp), "%s.new", l->journal_path);
+
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return;
+    }
+
+    l->journal_lines = 0;
+    for (i = 0; i < l->n; i++) {
+        a = &l->ring[(l->next + i) % RG_HTTP_LOST_KEPT];
+        if (a->id) {
+            fprintf(f, "%llu %s\n", (unsigned long long) a->at, a->id);
+            l->journal_lines++;
+        }
+    }
+
+    if (fclose(f) == 0 && rename(tmp, l->journal_path) == 0) {
+        close(l->journal);
+        l->journal = open(l->journal_path,
+                          O_WRONLY | O_APPEND | O_CLOEXEC);
+    } else {
+        unlink(tmp);
+    }
+}
+
+
+/* the ids the worker in this slot before this one wrote down (killed:
+ * nothing else knows them), then this worker's own: once, when the pid
+ * file's place is known */
+static void
+rg_http_lost_journal(rg_http_lost_t *l)
+{
+    char          *line, *sp;
+    FILE          *f;
+    size_t         cap;
+    json_t        *ids;
+    ssize_t        len;
+    rg_msec_t      now, ttl, at, wait;
+    rg_store_t    *st;
+    rg_engine_t   *e;
+
+    if (l->journal_read) {
+        return;
+    }
+
+    e = l->ts->h->engine;
+    st = l->ts->store;
+
+    /* "PID.epoch", set by serve once its worker's engine exists */
+    len = (ssize_t) strlen(st->epoch.file);
+    if (len <= 6 || strcmp(st->epoch.file + len - 6, ".epoch") != 0) {
+        return;
+    }
+
+    l->journal_read = 1;
+    snprintf(l->journal_path, sizeof(l->journal_path), "%.*s.api.%lu",
+             (int) (len - 6), st->epoch.file, (unsigned long) e->worker);
+
+    now = rg_wall_msec();
+    ttl = rg_store_session_ttl(e);
+    wait = 2 * rg_store_lease_ttl(e) + 2000;
+    ids = json_array();
+
+    f = fopen(l->journal_path, "re");
+    if (f) {
+        line = NULL;
+        cap = 0;
+
+        while ((len = getline(&line, &cap, f)) > 0) {
+            if (line[len - 1] == '\n') {
+                line[len - 1] = '\0';
+            }
+
+            at = strtoull(line, &sp, 10);
+            if (*sp != ' ' || sp[1] == '\0' || now - at > ttl) {
+                continue;
+            }
+
+            rg_http_lost_keep(l, sp + 1, at);
+
+            if (ids && now - at + wait + 60000 <= ttl) {
+                json_array_append_new(ids, json_string(sp + 1));
+            }
+        }
+
+        free(line);
+        fclose(f);
+    }
+
+    /* the one before in this slot may have been killed, and the store may
+     * have lost its memory since, told to a sibling first (a loss while
+     * no worker ran is said once): what it accepted is looked at, once
+     * the holders had their time */
+    if (json_array_size(ids) && l->own == NULL) {
+        l->own = json_pack("{s:s, s:o}", "worker", rg_agent_ctx(e)->worker,
+                           "ids", ids);
+        l->own_due = now + wait;
+        ids = NULL;
+        rg_http_lost_later(l, wait);
+    }
+
+    json_decref(ids);
+
+    l->journal = open(l->journal_path,
+                      O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (l->journal < 0) {
+        rg_log_error(RG_LOG_WARN, e->log, errno, "http: the tasks this "
+                     "worker's API accepts cannot be written down in \"%s\" "
+                     "(a loss after this worker is killed will not name "
+                     "them)", l->journal_path);
+        return;
+    }
+
+    rg_http_lost_compact(l);
+}
+
+
+void
+rg_http_lost_accepted(rg_http_tasks_t *ts, const char *id)
+{
+    int              n;
+    char             line[320];
+    rg_msec_t        now;
+    rg_http_lost_t  *l;
+
+    l = ts->lost;
+    if (l == NULL) {
+        return;
+    }
+
+    rg_http_lost_journal(l);
+
+    now = rg_wall_msec();
+    rg_http_lost_keep(l, id, now);
+
+    if (l->journal < 0) {
+        return;
+    }
+
+    /* one write of a line, as the access log's */
+    n = snprintf(line, sizeof(line), "%llu %s\n", (unsigned long long) now,
+                 id);
+    if (n > 0 && (size_t) n < sizeof(line)
+        && write(l->journal, line, (size_t) n) == n
+        && ++l->journal_lines > 2 * RG_HTTP_LOST_KEPT)
+    {
+        rg_http_lost_compact(l);
     }
 }
 
@@ -208,6 +382,11 @@ rg_http_lost_said(rg_http_lost_t *l)
         {
             l->dropping = 0;
         }
+    }
+
+    /* those it named are written down no more */
+    if (l->own_look && l->gone && l->journal >= 0) {
+        rg_http_lost_compact(l);
     }
 
     l->own_look = 0;
@@ -411,6 +590,8 @@ rg_http_lost_tick(evutil_socket_t fd, short what, void *arg)
 
     l = arg;
 
+    rg_http_lost_journal(l);
+
     if (l->asking || l->taking) {
         return;                       /* a look or a take is under way */
     }
@@ -525,11 +706,15 @@ rg_http_store_lost(void *data, rg_store_t *st)
     ttl = rg_store_session_ttl(e);
     wait = 2 * rg_store_lease_ttl(e) + 2000;
 
+    rg_http_lost_journal(l);
+
     ids = json_array();
     for (i = 0; ids && i < l->n; i++) {
         a = &l->ring[(l->next + i) % RG_HTTP_LOST_KEPT];
 
-        if (a->id && now - a->at <= ttl) {
+        /* its mark still there when looked at: else nothing left says
+         * nothing */
+        if (a->id && now - a->at + wait + 60000 <= ttl) {
             json_array_append_new(ids, json_string(a->id));
         }
     }
@@ -594,6 +779,7 @@ rg_http_lost_init(rg_http_tasks_t *ts)
     }
 
     l->ts = ts;
+    l->journal = -1;
     l->ev = evtimer_new(ts->h->engine->base, rg_http_lost_tick, l);
 
     if (l->ev == NULL
@@ -623,6 +809,10 @@ rg_http_lost_free(rg_http_lost_t *l)
     event_free(l->ev);
     json_decref(l->own);
     free(l->own_text);
+
+    if (l->journal >= 0) {
+        close(l->journal);
+    }
 
     for (i = 0; i < RG_HTTP_LOST_KEPT; i++) {
         free(l->ring[i].id);

@@ -314,6 +314,9 @@ looks=$(redis-cli -p "$rport" zcard 'rg:{q:tasks}:looks')
 rg_check "  they handed the look to the store ($looks)" \
     test "$looks" -ge 1 -a "$looks" -le 2
 
+# the next serve as if on another machine: without what the API wrote
+# down beside the pid file (below), only the store's look names them
+rm -f "$tmp"/reagent.pid.api.*
 : > "$tmp/error.log"
 "$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve1.out" 2>&1 &
 master=$!
@@ -332,6 +335,53 @@ rg_equal "  each look made once" \
     "$(grep -c 'API queued that no worker held' "$tmp/error.log")" "$looks"
 rg_equal "  and the store holds no look any more" \
     "$(redis-cli -p "$rport" zcard 'rg:{q:tasks}:looks')" 0
+
+# the API's tasks queued, then the workers that accepted them killed
+# (kill -9: their memory is gone) and, before others start (the master
+# stopped meanwhile), Redis forgets: the workers started in their slots
+# read what their API wrote down beside the pid file, and name them (a
+# loss while no worker ran is said by one worker, not by each)
+i=0
+while [ $i -lt 10 ]; do
+    echo "{\"id\":\"k$i\",\"input\":\"compute\"}"
+    i=$((i + 1))
+done | "$R" -c "$tmp/s.conf" submit - > /dev/null 2>&1
+n0=$(curl -s "http://127.0.0.1:$sport/stats" | jq .requests)
+i=0
+while [ "$(curl -s "http://127.0.0.1:$sport/stats" | jq .requests)" \
+        -lt $((n0 + 10)) ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+i=0
+while [ $i -lt 3 ]; do
+    curl -s -o /dev/null "$U/v1/tasks" -d "{\"id\":\"dead$i\",\"input\":\"x\"}"
+    i=$((i + 1))
+done
+rg_equal "  each API worker wrote them down beside the pid file" \
+    "$(cat "$tmp"/reagent.pid.api.* | grep -c ' dead[0-2]$')" 3
+starts=$(grep -c 'start worker process' "$tmp/error.log")
+kill -STOP $master
+kill -9 $(pgrep -P $master)
+sleep 0.3
+redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
+wait $redis_pid 2>/dev/null
+start_redis
+kill -CONT $master
+rg_wait_for "$tmp/error.log" "start worker process" $((starts + 2))
+i=0
+while [ "$(grep -c 'API queued that no worker held.*dead' "$tmp/error.log")" \
+        -lt 2 ] && [ $i -lt 300 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+grep "API queued that no worker held" "$tmp/error.log" > "$tmp/named2"
+for t in dead0 dead1 dead2; do
+    rg_expect "killed before the loss, $t is named by the worker in its slot" \
+        "$tmp/named2" "this worker's API queued that no worker held.*$t"
+done
+rg_equal "  GET says it is lost" \
+    "$(curl -s "$U/v1/tasks/dead1" | jq -r .status)" lost
 
 kill -QUIT $master
 wait $master 2>/dev/null
