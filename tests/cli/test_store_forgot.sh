@@ -243,7 +243,11 @@ rg_expect "  it says which vanished and were queued again" "$tmp/wait.err" \
 unknown=$(grep -c "may have run before Redis lost this task" "$tmp/error.log")
 rg_check "the side effects of the tasks queued again are said unknown" \
     test "$unknown" -ge 1
-rg_equal "  the others ran once" "$(( $(ccli get count:k) + unknown ))" 30
+# (one queued again may have run it before the loss: said unknown and
+# counted, so the two add up to 30 or more; never more than 30 runs)
+ran=$(ccli get count:k)
+rg_check "  the others ran once ($ran ran, $unknown said unknown)" \
+    test "$ran" -le 30 -a $((ran + unknown)) -ge 30
 
 rg_equal "each worker says the loss once" \
     "$(grep -c 'queue: the store lost its memory' "$tmp/error.log")" 2
