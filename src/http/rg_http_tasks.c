@@ -540,7 +540,7 @@ rg_http_submitted(void *data, rg_int_t rc, const char *what)
 
     if (rc == RG_OK) {
         o->sub->accepted++;
-        rg_http_lost_accepted(o->sub->ts, o->id);
+        rg_stream_ledger_note(o->sub->ts->h->engine, o->id);
         rg_http_one_answer(o, json_pack("{s:s, s:s}", "id", o->id, "status",
                                         "queued"));
         return;
@@ -1668,10 +1668,6 @@ rg_http_tasks_init(rg_http_t *h)
     if (ts->queue) {
         ts->redis = rg_stream_redis(ts->queue);
 
-        if (rg_http_lost_init(ts) != RG_OK) {
-            return RG_ERROR;
-        }
-
     } else {
         ts->redis = rg_store_redis_new(h->engine, 1, 0);
         ts->own_redis = ts->redis != NULL;
@@ -1691,8 +1687,6 @@ rg_http_tasks_exit(rg_http_t *h)
     if (ts == NULL) {
         return;
     }
-
-    rg_http_lost_exit(ts);
 
     /* sessions first: their handlers would start the waiting ones */
     while (ts->waiting.next != &ts->waiting) {

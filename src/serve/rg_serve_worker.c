@@ -482,6 +482,10 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     /* the store forgot it and it was written back: queued again */
     s->recovered = rg_serve_recovered;
 
+    /* should this worker be killed and the store forget it, the next in
+     * this slot names it */
+    rg_stream_ledger_note(sv->engine, task.id);
+
     /* the losses known when its entry was read: one more by the time
      * its lease is taken, and the entry is gone (rg_lease.c) */
     s->taken_losses = rg_store_ctx(sv->engine)->epoch.losses;
@@ -1356,7 +1360,9 @@ rg_serve_worker_run(rg_worker_t *w)
                      "the queue (%lu sessions at most)", (int) getpid(),
                      (unsigned long) sv.concurrency);
 
-        if (rg_serve_lost_init(&sv) != RG_OK) {
+        if (rg_serve_lost_init(&sv) != RG_OK
+            || rg_stream_ledger_start(sv.engine) != RG_OK)
+        {
             goto done;
         }
 
@@ -1394,6 +1400,7 @@ done:
     /* the queue first: taking its connections down answers what was in
      * flight, and those answers must find the timers still there */
     sv.exiting = 1;
+    rg_stream_ledger_stop(sv.engine);
     rg_stream_destroy(sv.queue);
     sv.queue = NULL;
 
