@@ -199,7 +199,7 @@ rg_http_submitted(void *data, rg_int_t rc, const char *what)
 
     if (rc == RG_OK) {
         o->sub->accepted++;
-        rg_http_lost_accepted(o->sub->ts, o->id);
+        rg_stream_ledger_note(o->sub->ts->h->engine, o->id);
         rg_http_one_answer(o, json_pack("{s:s, s:s}", "id", o->id, "status",
                                         "queued"));
         return;

@@ -546,10 +546,6 @@ rg_http_tasks_init(rg_http_t *h)
     if (ts->queue) {
         ts->redis = rg_stream_redis(ts->queue);
 
-        if (rg_http_lost_init(ts) != RG_OK) {
-            return RG_ERROR;
-        }
-
     } else {
         ts->redis = rg_store_redis_new(h->engine, 1, 0);
         ts->own_redis = ts->redis != NULL;
@@ -569,8 +565,6 @@ rg_http_tasks_exit(rg_http_t *h)
     if (ts == NULL) {
         return;
     }
-
-    rg_http_lost_exit(ts);
 
     /* sessions first: their handlers would start the waiting ones */
     while (ts->waiting.next != &ts->waiting) {

@@ -35,11 +35,9 @@ struct rg_http_task_s {
 };
 
 
-typedef struct rg_http_lost_s  rg_http_lost_t;    /* rg_http_lost.c */
 
 struct rg_http_tasks_s {
     rg_http_t          *h;
-    rg_http_lost_t     *lost;             /* the tasks it queued, kept */
     struct rg_stream_s *queue;            /* with a queue { }, else NULL */
     rg_redis_t         *redis;            /* reads of the tasks' state */
     rg_uint_t           own_redis;        /* not the queue's */
@@ -59,11 +57,6 @@ struct rg_http_tasks_s {
 rg_http_task_t *rg_http_task_run(rg_http_t *h, const char *id,
     json_t *task);
 void rg_http_task_go(rg_http_t *h);
-/* the tasks this worker queued, remembered for the day the store forgets
- * them: those nothing holds then are named lost (rg_http_lost.c) */
-rg_int_t rg_http_lost_init(rg_http_tasks_t *ts);
-void rg_http_lost_accepted(rg_http_tasks_t *ts, const char *id);
-void rg_http_lost_exit(rg_http_tasks_t *ts);
 
 /* the configuration's agents, each as one makes it: a new array (NULL:
  * no memory) */

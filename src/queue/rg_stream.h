@@ -178,6 +178,15 @@ rg_redis_cmd_t *rg_stream_take_look(rg_stream_t *q, rg_msec_t now,
     rg_redis_reply_pt cb, void *data);
 rg_redis_cmd_t *rg_stream_drop_look(rg_stream_t *q, const char *look,
     size_t len, rg_redis_reply_pt cb, void *data);
+/* The ledger of a serve worker (rg_stream_ledger.c): the tasks its
+ * process queued (its API) or took, remembered and written down beside
+ * the pid file, named lost when the store forgets them and no worker
+ * holds them. Started by serve's worker once the pid file's place is
+ * known; note() does nothing in another process. */
+rg_int_t rg_stream_ledger_start(rg_engine_t *e);
+void rg_stream_ledger_note(rg_engine_t *e, const char *id);
+void rg_stream_ledger_stop(rg_engine_t *e);
+
 /* a task with nothing left in the store (no record, meta nor result) is
  * given result (its status "lost"): 0; 1: something is left */
 rg_redis_cmd_t *rg_stream_lost_task(rg_stream_t *q, const char *task_id,

@@ -6,10 +6,10 @@
  * RG_STREAM_LOSSES_TTL after the last; `reagent queue` and /readyz show
  * them.
  *
- * It also holds, under "{q:NAME}:looks", the looks the API's workers
- * hand over when they find a loss (rg_http_lost.c): which of the tasks
- * they queued are gone, to be asked once the holders had their time, by
- * whichever worker is alive then (the one that accepted them may have
+ * It also holds, under "{q:NAME}:looks", the looks the workers hand over
+ * when they find a loss (rg_stream_ledger.c): which of the tasks they
+ * queued or took are gone, to be asked once the holders had their time,
+ * by whichever worker is alive then (the one that knew them may have
  * stopped by that time). */
 
 #include <rg_config.h>

@@ -262,6 +262,10 @@ rg_serve_start(rg_serve_t *sv, const rg_stream_entry_t *e)
     /* the store forgot it and it was written back: queued again */
     rg_session_on_recovered(s, rg_serve_recovered);
 
+    /* should this worker be killed and the store forget it, the next in
+     * this slot names it */
+    rg_stream_ledger_note(sv->engine, task.id);
+
     /* the losses known when its entry was read (one more by the time
      * its lease is taken, and the entry is gone); another worker's: its
      * record is expected (rg_session_open.c) */
@@ -1147,7 +1151,9 @@ rg_serve_worker_run(rg_worker_t *w)
                      "the queue (%lu sessions at most)", (int) getpid(),
                      (unsigned long) sv.concurrency);
 
-        if (rg_serve_lost_init(&sv) != RG_OK) {
+        if (rg_serve_lost_init(&sv) != RG_OK
+            || rg_stream_ledger_start(sv.engine) != RG_OK)
+        {
             goto done;
         }
 
@@ -1178,6 +1184,7 @@ done:
     /* the queue first: taking its connections down answers what was in
      * flight, and those answers must find the timers still there */
     sv.exiting = 1;
+    rg_stream_ledger_stop(sv.engine);
     rg_stream_destroy(sv.queue);
     sv.queue = NULL;
 

@@ -66,6 +66,10 @@ LOST_ID_RES = (
     re.compile(r"\blost task \"?([A-Za-z0-9._:-]+)\"?"),
 )
 LOST_LIST_RE = re.compile(r"\btasks? (?:were |was )?lost[^:]*: (.*)$")
+# the ledger's (src/queue/rg_stream_ledger.c): "N tasks that this worker
+# queued or took were lost with the store's memory (…): ID, ID"
+LEDGER_RE = re.compile(r"queued or took (?:was|were) lost with the store's "
+                       r"memory \(.*\): (.*)$")
 LOST_COUNT_RES = (
     re.compile(r"\b(\d+) (?:queued |accepted |running )?tasks? "
                r"(?:\w+ )?(?:were |was |are |is |have been )?lost\b"),
@@ -287,7 +291,7 @@ def named_losses(d, ids):
                     for m in rx.finditer(line):
                         if m.group(1) in idset:
                             named_here.add(m.group(1))
-                m = LOST_LIST_RE.search(line)
+                m = LOST_LIST_RE.search(line) or LEDGER_RE.search(line)
                 if m:
                     for tok in re.split(r"[,\s\"()]+", m.group(1)):
                         if tok in idset:

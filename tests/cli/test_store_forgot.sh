@@ -226,7 +226,11 @@ rg_expect "  it says which vanished and were queued again" "$tmp/wait.err" \
 unknown=$(grep -c "may have run before Redis lost this task" "$tmp/error.log")
 rg_check "the side effects of the tasks queued again are said unknown" \
     test "$unknown" -ge 1
-rg_equal "  the others ran once" "$(( $(ccli get count:k) + unknown ))" 30
+# (one queued again may have run it before the loss: said unknown and
+# counted, so the two add up to 30 or more; never more than 30 runs)
+ran=$(ccli get count:k)
+rg_check "  the others ran once ($ran ran, $unknown said unknown)" \
+    test "$ran" -le 30 -a $((ran + unknown)) -ge 30
 
 rg_equal "each worker says the loss once" \
     "$(grep -c 'queue: the store lost its memory' "$tmp/error.log")" 2
@@ -244,9 +248,9 @@ rg_equal "a task submitted after the loss runs (the group was made again)" \
     "$(jq -r .status "$tmp/late.out")" done
 
 # the API's tasks nobody held: named by the worker that queued them
-rg_wait_for "$tmp/error.log" "this worker's API queued that no worker held" 1
+rg_wait_for "$tmp/error.log" "this worker queued or took" 1
 rg_expect "the API's lost tasks are named on the log" "$tmp/error.log" \
-    "API queued that no worker held .*api[0-5]"
+    "queued or took (was|were) lost with the store's memory.*api[0-5]"
 curl -s "$U/readyz" > "$tmp/ready.json"
 rg_check "/readyz says the loss and names them" \
     rg_jq_true '.store_losses >= 1 and (.last_store_loss.lost | length) >= 1' \
@@ -291,30 +295,95 @@ rg_wait_for "$tmp/error.log" "queue: the store lost its memory" \
 kill -QUIT $master
 wait $master 2>/dev/null
 rg_lacks "the workers stopped before naming the API's tasks" \
-    "$tmp/error.log" "API queued that no worker held.*gone[0-2]"
+    "$tmp/error.log" "lost with the store's memory.*gone[0-2]"
 # one look for each worker that had accepted some of them
 looks=$(redis-cli -p "$rport" zcard 'rg:{q:tasks}:looks')
 rg_check "  they handed the look to the store ($looks)" \
     test "$looks" -ge 1 -a "$looks" -le 2
 
+# the next serve as if on another machine: without what the API wrote
+# down beside the pid file (below), only the store's look names them
+rm -f "$tmp"/reagent.pid.ledger.*
 : > "$tmp/error.log"
 "$R" -c "$tmp/s.conf" serve --foreground > "$tmp/serve1.out" 2>&1 &
 master=$!
 pids="$pids $master"
-rg_wait_for "$tmp/error.log" "API queued that no worker held" "$looks"
-grep "API queued that no worker held" "$tmp/error.log" > "$tmp/named"
+# named: how many of the ids $1 the log names as lost
+named() {
+    grep "lost with the store's memory" "$tmp/error.log" | grep -o "$1" | sort -u | wc -l
+}
+i=0
+while [ "$(named 'gone[0-2]')" -lt 3 ] && [ $i -lt 300 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+grep "lost with the store's memory" "$tmp/error.log" > "$tmp/named"
 for t in gone0 gone1 gone2; do
     rg_expect "a worker of the next serve names $t, and whose API queued it" \
-        "$tmp/named" "worker [^ ]+:[0-9]+'s API queued that no worker held.*$t"
+        "$tmp/named" "that worker [^ ]+:[0-9]+ queued or took .*$t"
     rg_equal "  GET says it is lost" \
         "$(curl -s "$U/v1/tasks/$t" | jq -r '.status + ": " + .reason')" \
-        "lost: the store lost its memory before a worker took this task: nothing of it is left (if it ran, its result is gone too); submit it again"
+        "lost: the store lost its memory while no worker held this task: nothing of it is left (if it ran, its result is gone too); submit it again"
 done
 sleep 1
-rg_equal "  each look made once" \
-    "$(grep -c 'API queued that no worker held' "$tmp/error.log")" "$looks"
+rg_equal "  each named once" \
+    "$(grep "lost with the store's memory" "$tmp/error.log" | grep -o 'gone[0-2]' | wc -l)" 3
 rg_equal "  and the store holds no look any more" \
     "$(redis-cli -p "$rport" zcard 'rg:{q:tasks}:looks')" 0
+
+# the API's tasks queued, then the workers that accepted them and ran
+# others killed (kill -9: their memory is gone) and, before others start
+# (the master stopped meanwhile), Redis forgets: the workers started in
+# their slots read what the ones before wrote down beside the pid file,
+# and name them (a loss while no worker ran is said by one worker, not by
+# each)
+i=0
+while [ $i -lt 10 ]; do
+    echo "{\"id\":\"k$i\",\"input\":\"compute\"}"
+    i=$((i + 1))
+done | "$R" -c "$tmp/s.conf" submit - > /dev/null 2>&1
+n0=$(curl -s "http://127.0.0.1:$sport/stats" | jq .requests)
+i=0
+while [ "$(curl -s "http://127.0.0.1:$sport/stats" | jq .requests)" \
+        -lt $((n0 + 10)) ] && [ $i -lt 200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+i=0
+while [ $i -lt 3 ]; do
+    curl -s -o /dev/null "$U/v1/tasks" -d "{\"id\":\"dead$i\",\"input\":\"x\"}"
+    i=$((i + 1))
+done
+rg_equal "  each API worker wrote them down beside the pid file" \
+    "$(cat "$tmp"/reagent.pid.ledger.* | grep -c ' dead[0-2]$')" 3
+starts=$(grep -c 'start worker process' "$tmp/error.log")
+kill -STOP $master
+kill -9 $(pgrep -P $master)
+sleep 0.3
+redis-cli -p "$rport" shutdown nosave > /dev/null 2>&1
+wait $redis_pid 2>/dev/null
+start_redis
+kill -CONT $master
+rg_wait_for "$tmp/error.log" "start worker process" $((starts + 2))
+i=0
+while [ "$(named 'dead[0-2]')" -lt 3 ] && [ $i -lt 300 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+grep "lost with the store's memory" "$tmp/error.log" > "$tmp/named2"
+for t in dead0 dead1 dead2; do
+    rg_expect "killed before the loss, $t is named by the worker in its slot" \
+        "$tmp/named2" "that this worker queued or took .*$t"
+done
+rg_equal "  GET says it is lost" \
+    "$(curl -s "$U/v1/tasks/dead1" | jq -r .status)" lost
+i=0
+while [ "$(named 'k[0-9]')" -lt 10 ] && [ $i -lt 100 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+rg_equal "  and so are the tasks the killed workers ran (submitted without --wait)" \
+    "$(named 'k[0-9]')" 10
 
 kill -QUIT $master
 wait $master 2>/dev/null
