@@ -48,7 +48,9 @@ rg_wait_for "$tmp/error.log" "http: worker .* answers"
 U=http://127.0.0.1:$hport
 
 # reader.py PORT REQUEST_FILE WAIT: a client with a small receive buffer
-# sends the request, reads nothing for WAIT s, then reads to the end;
+# sends the request, waits for the answer's first byte (peeked, not read:
+# a loaded machine may take seconds to make it), reads nothing for WAIT s
+# more, then reads to the end;
 # prints "length L got N end" (L: the Content-Length, or -1 when
 # chunked; N: the body's bytes that came; end: EOF or a reset)
 cat > "$tmp/reader.py" <<'PY'
@@ -59,8 +61,12 @@ s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 s.connect(("127.0.0.1", port))
 s.sendall(req)
-time.sleep(wait)
 s.settimeout(60)
+try:
+    s.recv(1, socket.MSG_PEEK)
+except socket.timeout:
+    pass
+time.sleep(wait)
 data, end = b"", "open"
 try:
     while True:
