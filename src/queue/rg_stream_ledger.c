@@ -32,15 +32,13 @@
 #include <rg_metrics.h>
 #include <rg_json_write.h>
 #include <jansson.h>
-
-
 #include <fcntl.h>
 #include <unistd.h>
 #include <stdio.h>
 
 
-#define RG_STREAM_LEDGER_KEPT    4096
-#define RG_STREAM_LEDGER_NAMED   50       /* ids a record names */
+#define RG_STREAM_LEDGER_KEPT   4096
+#define RG_STREAM_LEDGER_NAMED  50        /* ids a record names */
 
 
 typedef struct {
@@ -53,9 +51,9 @@ typedef struct rg_stream_ledger_s  rg_stream_ledger_t;
 
 struct rg_stream_ledger_s {
     rg_engine_t        *e;
-    rg_stream_t        *q;          /* its own connections */
+    rg_stream_t        *q;            /* its own connections */
     rg_store_t         *st;
-    rg_stream_noted_t  ring[RG_STREAM_LEDGER_KEPT];
+    rg_stream_noted_t   ring[RG_STREAM_LEDGER_KEPT];
     rg_uint_t           n;
     rg_uint_t           next;         /* the oldest, once full */
     struct event       *ev;           /* the next take (or own look) */
@@ -123,10 +121,10 @@ rg_stream_ledger_keep(rg_stream_ledger_t *l, const char *id, rg_msec_t at)
 static void
 rg_stream_ledger_compact(rg_stream_ledger_t *l)
 {
-    int                  fd;
-    char                 tmp[PATH_MAX + 8];
-    FILE                *f;
-    rg_uint_t            i;
+    int                 fd;
+    char                tmp[PATH_MAX + 8];
+    FILE               *f;
+    rg_uint_t           i;
     rg_stream_noted_t  *a;
 
     snprintf(tmp, sizeof(tmp), "%s.new", l->journal_path);
@@ -165,14 +163,14 @@ rg_stream_ledger_compact(rg_stream_ledger_t *l)
 static void
 rg_stream_ledger_journal(rg_stream_ledger_t *l)
 {
-    char          *line, *sp;
-    FILE          *f;
-    size_t         cap;
-    json_t        *ids;
-    ssize_t        len;
-    rg_msec_t      now, ttl, at, wait;
-    rg_store_t    *st;
-    rg_engine_t   *e;
+    char         *line, *sp;
+    FILE         *f;
+    size_t        cap;
+    json_t       *ids;
+    ssize_t       len;
+    rg_msec_t     now, ttl, at, wait;
+    rg_store_t   *st;
+    rg_engine_t  *e;
 
     if (l->journal_read) {
         return;
@@ -401,7 +399,7 @@ rg_stream_ledger_said(rg_stream_ledger_t *l)
 static void
 rg_stream_ledger_forget(rg_stream_ledger_t *l, const char *id)
 {
-    rg_uint_t            i;
+    rg_uint_t           i;
     rg_stream_noted_t  *a;
 
     for (i = 0; i < l->n; i++) {
@@ -417,7 +415,7 @@ rg_stream_ledger_forget(rg_stream_ledger_t *l, const char *id)
 
 /* one task's look: {the look, its id} */
 typedef struct {
-    rg_stream_ledger_t     *l;
+    rg_stream_ledger_t *l;
     char               *id;
 } rg_stream_look_t;
 
@@ -425,7 +423,7 @@ typedef struct {
 static void
 rg_stream_ledger_exists(void *data, redisReply *reply, const char *err)
 {
-    rg_stream_look_t  *k;
+    rg_stream_look_t    *k;
     rg_stream_ledger_t  *l;
 
     k = data;
@@ -475,10 +473,10 @@ rg_stream_ledger_exists(void *data, redisReply *reply, const char *err)
 static void
 rg_stream_ledger_look(rg_stream_ledger_t *l, json_t *look)
 {
-    char            *text;
-    size_t           i;
-    json_t          *id, *o;
-    const char      *whose;
+    char              *text;
+    size_t             i;
+    json_t            *id, *o;
+    const char        *whose;
     rg_stream_look_t  *k;
 
     whose = json_string_value(json_object_get(look, "worker"));
@@ -537,8 +535,8 @@ rg_stream_ledger_look(rg_stream_ledger_t *l, json_t *look)
 static void
 rg_stream_ledger_taken(void *data, redisReply *reply, const char *err)
 {
-    json_t          *look;
-    rg_msec_t        now;
+    json_t              *look;
+    rg_msec_t            now;
     rg_stream_ledger_t  *l;
 
     l = data;
@@ -583,7 +581,7 @@ rg_stream_ledger_taken(void *data, redisReply *reply, const char *err)
 static void
 rg_stream_ledger_tick(evutil_socket_t fd, short what, void *arg)
 {
-    rg_msec_t        now;
+    rg_msec_t            now;
     rg_stream_ledger_t  *l;
 
     l = arg;
@@ -637,7 +635,7 @@ rg_stream_ledger_later(rg_stream_ledger_t *l, rg_msec_t ms)
 
 /* a look handed over: any worker takes it when due (this one too) */
 typedef struct {
-    rg_stream_ledger_t     *l;
+    rg_stream_ledger_t *l;
     json_t             *look;
     char               *text;
     rg_msec_t           due;
@@ -647,8 +645,8 @@ typedef struct {
 static void
 rg_stream_ledger_handed(void *data, redisReply *reply, const char *err)
 {
-    rg_msec_t        now;
-    rg_stream_hand_t  *hd;
+    rg_msec_t            now;
+    rg_stream_hand_t    *hd;
     rg_stream_ledger_t  *l;
 
     hd = data;
@@ -694,9 +692,9 @@ rg_stream_ledger_store_lost(void *data, rg_store_t *st)
     rg_uint_t            i;
     rg_msec_t            now, ttl, wait;
     rg_engine_t         *e;
-    rg_stream_hand_t      *hd;
-    rg_stream_ledger_t      *l;
-    rg_stream_noted_t  *a;
+    rg_stream_hand_t    *hd;
+    rg_stream_ledger_t  *l;
+    rg_stream_noted_t   *a;
 
     l = data;
     e = l->e;
